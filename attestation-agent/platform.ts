@@ -1,0 +1,52 @@
+/**
+ * What this machine can attest: detected once at start (configfs-tsm provider, TPM presence),
+ * or forced with `--platform`.
+ */
+import type { TpmClient } from "./tpm/client.ts";
+import type { TsmClient } from "./tsm/report.ts";
+
+export type PlatformName = "auto" | "snp" | "tdx" | "vtpm" | "snp-vtpm" | "none";
+export const PLATFORM_NAMES: readonly PlatformName[] = ["auto", "snp", "tdx", "vtpm", "snp-vtpm", "none"];
+
+/** The evidence sources available for the process lifetime. */
+export interface Capabilities {
+  name: Exclude<PlatformName, "auto">;
+  snp: boolean;
+  tdx: boolean;
+  tpm: boolean;
+  /** What detection saw, for the start-up log line. */
+  detail: string;
+}
+
+export function fromName(name: Exclude<PlatformName, "auto">, detail = "forced with --platform"): Capabilities {
+  return {
+    name,
+    snp: name === "snp" || name === "snp-vtpm",
+    tdx: name === "tdx",
+    tpm: name === "vtpm" || name === "snp-vtpm",
+    detail,
+  };
+}
+
+/** Probes the configfs-tsm provider and the TPM (bounded by `timeoutMs`). */
+export async function detect(tsm: TsmClient, tpm: TpmClient | undefined, timeoutMs = 2000): Promise<Capabilities> {
+  const provider = await tsm.provider();
+  let tpmOk = false;
+  let tpmWhy = "no TPM configured";
+  if (tpm) {
+    try {
+      await Promise.race([
+        tpm.getRandom(1),
+        new Promise((_, rej) => setTimeout(() => rej(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref()),
+      ]);
+      tpmOk = true;
+      tpmWhy = `TPM at ${tpm.transport.describe}`;
+    } catch (e) {
+      tpmWhy = `no TPM at ${tpm.transport.describe} (${(e as Error).message})`;
+    }
+  }
+  const snp = provider === "sev_guest";
+  const tdx = provider === "tdx_guest";
+  const name = snp && tpmOk ? "snp-vtpm" : snp ? "snp" : tdx ? "tdx" : tpmOk ? "vtpm" : "none";
+  return { name, snp, tdx, tpm: tpmOk, detail: `configfs-tsm provider ${provider ?? "none"}; ${tpmWhy}` };
+}

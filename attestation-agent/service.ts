@@ -1,0 +1,151 @@
+/**
+ * AttestationService (attestation.v1): input rules first, then the platform check, then the
+ * device. Every failure is a ConnectError with a specific code; nothing returns canned evidence.
+ *
+ * | Case | Code |
+ * |---|---|
+ * | report_data > 64 bytes, nonce > 32 bytes | INVALID_ARGUMENT |
+ * | platform_type UNSPECIFIED, CLOUD, or not in the enum | INVALID_ARGUMENT |
+ * | platform_type NO_CC (no evidence exists) | FAILED_PRECONDITION |
+ * | platform type this machine does not have | FAILED_PRECONDITION |
+ * | TPM or configfs-tsm unreachable / busy / timed out | UNAVAILABLE |
+ * | TPM error code, malformed device output | INTERNAL |
+ * | FetchCloudToken without a configured provider | FAILED_PRECONDITION |
+ */
+import { createHash } from "node:crypto";
+import { toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { AttestationService, PlatformType, type AttestationRequest, type CloudTokenRequest } from "./gen/attestation/v1/attestation_pb.ts";
+import { AttestationSchema as SnpAttestationSchema, type Attestation as SnpAttestation } from "./gen/sevsnp/sevsnp_pb.ts";
+import type { Capabilities } from "./platform.ts";
+import { CloudError, type CloudTokenProvider } from "./cloud/provider.ts";
+import { TpmError } from "./tpm/client.ts";
+import { TpmParseError, RC } from "./tpm/marshal.ts";
+import { TpmTransportError } from "./tpm/transport.ts";
+import { serializeAttestation, type VtpmAttester } from "./tpm/vtpm.ts";
+import { SnpFormatError, snpAttestation } from "./tsm/snp.ts";
+import { TsmError, type TsmClient } from "./tsm/report.ts";
+import { VerifyError } from "./verify/tpm.ts";
+
+export const REPORT_DATA_SIZE = 64;
+export const NONCE_SIZE = 32;
+/** Upper bound on device work per call, whatever the client's deadline. */
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+
+export interface Devices {
+  caps: Capabilities;
+  vtpm?: VtpmAttester;
+  tsm?: TsmClient;
+  /** VMPL written to configfs `privlevel` for SNP reports; unset leaves the kernel default. */
+  snpPrivilege?: number;
+  cloud?: CloudTokenProvider;
+  callTimeoutMs?: number;
+}
+
+/** Zero-pads `b` to `size` bytes (callers checked the length). */
+export function pad(b: Uint8Array, size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  out.set(b);
+  return out;
+}
+
+/** SNP_VTPM binding as cocos makes it: REPORT_DATA = SHA3-512(report_data64 ‖ AK TPMT_PUBLIC). */
+export function bindAk(reportData64: Uint8Array, akPub: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash("sha3-512").update(reportData64).update(akPub).digest());
+}
+
+const NAMES: Record<number, string> = Object.fromEntries(Object.entries(PlatformType).map(([k, v]) => [v, `PLATFORM_TYPE_${k}`]));
+
+/** Maps device-layer failures to gRPC codes; ConnectErrors and aborts pass through. */
+export function toConnectError(e: unknown, signal: AbortSignal): ConnectError {
+  if (e instanceof ConnectError) return e;
+  if (signal.aborted) {
+    const reason = signal.reason;
+    if (reason instanceof ConnectError) return reason;
+    const timeout = reason instanceof DOMException && reason.name === "TimeoutError";
+    return new ConnectError(timeout ? "device work exceeded the agent's call timeout" : "call cancelled", timeout ? Code.DeadlineExceeded : Code.Canceled);
+  }
+  const msg = (e as Error)?.message ?? String(e);
+  if (e instanceof TpmTransportError) return new ConnectError(msg, Code.Unavailable);
+  if (e instanceof TpmError) return new ConnectError(msg, e.rc === RC.RETRY || e.rc === RC.YIELDED || e.rc === RC.TESTING ? Code.Unavailable : Code.Internal);
+  if (e instanceof TsmError) {
+    const unavailable = ["ENXIO", "ENOENT", "EBUSY", "ETIMEDOUT", "ENOTTY", "EAGAIN"];
+    return new ConnectError(msg, e.errno && unavailable.includes(e.errno) ? Code.Unavailable : Code.Internal);
+  }
+  if (e instanceof CloudError) return new ConnectError(msg, e.kind === "invalid" ? Code.InvalidArgument : e.kind === "unavailable" ? Code.Unavailable : Code.Internal);
+  if (e instanceof TpmParseError || e instanceof SnpFormatError || e instanceof VerifyError) return new ConnectError(`device returned malformed evidence: ${msg}`, Code.Internal);
+  return new ConnectError(`internal error: ${msg}`, Code.Internal);
+}
+
+export function createAttestationService(dev: Devices): ServiceImpl<typeof AttestationService> {
+  const callTimeout = dev.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+
+  async function snp(reportData64: Uint8Array, signal: AbortSignal): Promise<SnpAttestation> {
+    const r = await dev.tsm!.getReport({ inblob: reportData64, privilege: dev.snpPrivilege, getAuxblob: true }, signal);
+    if (r.provider !== "sev_guest") throw new TsmError(`configfs-tsm provider is ${r.provider}, not sev_guest`);
+    return snpAttestation(r.outblob, r.auxblob);
+  }
+
+  async function evidence(req: AttestationRequest, signal: AbortSignal): Promise<Uint8Array> {
+    const reportData = pad(req.reportData, REPORT_DATA_SIZE);
+    const nonce = pad(req.nonce, NONCE_SIZE);
+    switch (req.platformType) {
+      case PlatformType.SNP:
+        return toBinary(SnpAttestationSchema, await snp(reportData, signal));
+      case PlatformType.TDX: {
+        const r = await dev.tsm!.getReport({ inblob: reportData }, signal);
+        if (r.provider !== "tdx_guest") throw new TsmError(`configfs-tsm provider is ${r.provider}, not tdx_guest`);
+        return r.outblob;
+      }
+      case PlatformType.VTPM:
+        return serializeAttestation(await dev.vtpm!.attest(nonce, signal));
+      case PlatformType.SNP_VTPM: {
+        const att = await dev.vtpm!.attest(nonce, signal);
+        const tee = await snp(bindAk(reportData, att.akPub), signal);
+        att.teeAttestation = { case: "sevSnpAttestation", value: tee };
+        return serializeAttestation(att);
+      }
+    }
+    throw new ConnectError("unreachable platform type", Code.Internal);
+  }
+
+  return {
+    async fetchAttestation(req: AttestationRequest, ctx: HandlerContext) {
+      // Input rule 1: lengths are checked before anything else (shorter values are zero-padded).
+      if (req.reportData.length > REPORT_DATA_SIZE)
+        throw new ConnectError(`report_data is ${req.reportData.length} bytes; at most ${REPORT_DATA_SIZE} are allowed`, Code.InvalidArgument);
+      if (req.nonce.length > NONCE_SIZE) throw new ConnectError(`nonce is ${req.nonce.length} bytes; at most ${NONCE_SIZE} are allowed`, Code.InvalidArgument);
+      // Input rule 2: the platform type must name evidence.
+      const t = req.platformType;
+      if (t === PlatformType.UNSPECIFIED) throw new ConnectError("platform_type is required", Code.InvalidArgument);
+      if (t === PlatformType.CLOUD) throw new ConnectError("PLATFORM_TYPE_CLOUD has no quote; call FetchCloudToken", Code.InvalidArgument);
+      if (!(t in NAMES)) throw new ConnectError(`unknown platform_type ${t}`, Code.InvalidArgument);
+      if (t === PlatformType.NO_CC) throw new ConnectError("PLATFORM_TYPE_NO_CC has no hardware evidence; the agent never returns canned evidence", Code.FailedPrecondition);
+      // Platform rule: only evidence this machine has.
+      const c = dev.caps;
+      const have =
+        (t === PlatformType.SNP && c.snp && dev.tsm) ||
+        (t === PlatformType.TDX && c.tdx && dev.tsm) ||
+        (t === PlatformType.VTPM && c.tpm && dev.vtpm) ||
+        (t === PlatformType.SNP_VTPM && c.snp && c.tpm && dev.tsm && dev.vtpm);
+      if (!have) throw new ConnectError(`${NAMES[t]} is not available on this machine (platform ${c.name})`, Code.FailedPrecondition);
+      const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(callTimeout)]);
+      try {
+        return { quote: await evidence(req, signal) };
+      } catch (e) {
+        throw toConnectError(e, signal);
+      }
+    },
+
+    async fetchCloudToken(req: CloudTokenRequest, ctx: HandlerContext) {
+      if (!dev.cloud) throw new ConnectError("no cloud attestation provider is configured", Code.FailedPrecondition);
+      const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(callTimeout)]);
+      try {
+        return { token: await dev.cloud.token(req.nonce, signal) };
+      } catch (e) {
+        throw toConnectError(e, signal);
+      }
+    },
+  };
+}
+

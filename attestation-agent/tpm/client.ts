@@ -1,0 +1,142 @@
+/**
+ * A TPM 2.0 client over one transport: exactly one command in flight, retries on
+ * TPM_RC_RETRY/YIELDED/TESTING, and `AbortSignal` checked before every command.
+ */
+import {
+  ALG,
+  RC,
+  createPrimaryCommand,
+  describeRc,
+  evictControlCommand,
+  flushContextCommand,
+  getCapabilityPcrsCommand,
+  getRandomCommand,
+  paramsReader,
+  parseCreatePrimary,
+  parseGetCapabilityPcrs,
+  parsePcrRead,
+  parseQuote,
+  parseReadPublic,
+  parseResponse,
+  pcrReadCommand,
+  quoteCommand,
+  readPublicCommand,
+  type PcrBankSelection,
+  type Response,
+} from "./marshal.ts";
+import type { TpmTransport } from "./transport.ts";
+
+/** The TPM answered with a non-success response code. */
+export class TpmError extends Error {
+  override name = "TpmError";
+  readonly rc: number;
+  readonly command: string;
+  constructor(command: string, rc: number) {
+    super(`TPM2_${command} failed: ${describeRc(rc)}`);
+    this.rc = rc;
+    this.command = command;
+  }
+}
+
+const RETRYABLE = new Set<number>([RC.RETRY, RC.YIELDED, RC.TESTING]);
+const MAX_RETRIES = 50;
+
+function abortError(signal: AbortSignal): Error {
+  const r = signal.reason;
+  return r instanceof Error ? r : new DOMException("aborted", "AbortError");
+}
+
+export class TpmClient {
+  readonly transport: TpmTransport;
+  private tail: Promise<unknown> = Promise.resolve();
+  constructor(transport: TpmTransport) {
+    this.transport = transport;
+  }
+
+  /**
+   * Sends one command (queued behind any in flight), retrying the TPM's warning codes with a
+   * short backoff. Returns the parsed response; throws TpmError on any other non-zero code.
+   */
+  async run(name: string, cmd: Uint8Array, signal?: AbortSignal): Promise<Response> {
+    const job = this.tail.then(async () => {
+      for (let attempt = 0; ; attempt++) {
+        if (signal?.aborted) throw abortError(signal);
+        const res = parseResponse(await this.transport.send(cmd));
+        if (res.rc === RC.SUCCESS) return res;
+        if (RETRYABLE.has(res.rc) && attempt < MAX_RETRIES) {
+          await new Promise((r) => setTimeout(r, Math.min(2 + attempt * 5, 100)));
+          continue;
+        }
+        throw new TpmError(name, res.rc);
+      }
+    });
+    this.tail = job.catch(() => {});
+    return job;
+  }
+
+  async getRandom(n: number, signal?: AbortSignal): Promise<Uint8Array> {
+    const res = await this.run("GetRandom", getRandomCommand(n), signal);
+    return paramsReader(res, 0).r.tpm2b().slice();
+  }
+
+  /** Allocated PCR banks that have at least one PCR selected. */
+  async allocatedBanks(signal?: AbortSignal): Promise<number[]> {
+    const sel = parseGetCapabilityPcrs(await this.run("GetCapability", getCapabilityPcrsCommand(), signal));
+    return sel.filter((b) => b.pcrs.length > 0).map((b) => b.alg);
+  }
+
+  async createPrimary(hierarchy: number, template: Uint8Array, signal?: AbortSignal): Promise<{ handle: number; publicArea: Uint8Array }> {
+    return parseCreatePrimary(await this.run("CreatePrimary", createPrimaryCommand(hierarchy, template), signal));
+  }
+
+  /** TPMT_PUBLIC of a loaded or persistent object, or undefined when the handle is absent. */
+  async readPublic(handle: number, signal?: AbortSignal): Promise<Uint8Array | undefined> {
+    try {
+      return parseReadPublic(await this.run("ReadPublic", readPublicCommand(handle), signal)).slice();
+    } catch (e) {
+      // TPM_RC_HANDLE on handle 1 (0x18B): nothing at that handle.
+      if (e instanceof TpmError && (e.rc & 0xbf) === 0x8b) return undefined;
+      throw e;
+    }
+  }
+
+  async evictControl(auth: number, object: number, persistent: number, signal?: AbortSignal): Promise<void> {
+    await this.run("EvictControl", evictControlCommand(auth, object, persistent), signal);
+  }
+
+  /** Flushes a transient object; never aborted, so a created object cannot leak. */
+  async flush(handle: number): Promise<void> {
+    await this.run("FlushContext", flushContextCommand(handle));
+  }
+
+  async quote(ak: number, nonce: Uint8Array, banks: PcrBankSelection[], signal?: AbortSignal) {
+    return parseQuote(await this.run("Quote", quoteCommand(ak, nonce, banks), signal));
+  }
+
+  /**
+   * Reads `pcrs` of one bank, at most 8 per command as TPMs allow. Returns the values and the
+   * update counters seen, so a caller can detect a concurrent extend.
+   */
+  async pcrRead(alg: number, pcrs: number[], signal?: AbortSignal): Promise<{ values: Map<number, Uint8Array>; counters: number[] }> {
+    const values = new Map<number, Uint8Array>();
+    const counters: number[] = [];
+    let todo = [...pcrs];
+    while (todo.length > 0) {
+      const chunk = todo.slice(0, 8);
+      const out = parsePcrRead(await this.run("PCR_Read", pcrReadCommand(alg, chunk), signal));
+      counters.push(out.updateCounter);
+      const got = out.selection.find((s) => s.alg === alg)?.pcrs ?? [];
+      if (got.length === 0) throw new TpmError("PCR_Read", 0x1c4 /* TPM_RC_VALUE, bank empty */);
+      got.forEach((p, i) => values.set(p, out.digests[i]));
+      todo = todo.filter((p) => !values.has(p));
+    }
+    return { values, counters };
+  }
+
+  async close(): Promise<void> {
+    await this.tail;
+    await this.transport.close();
+  }
+}
+
+export { ALG };

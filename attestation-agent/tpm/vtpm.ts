@@ -1,0 +1,130 @@
+/**
+ * vTPM evidence as go-tpm-tools `Attest` makes it: the AttestationKeyRSA AK (owner hierarchy,
+ * cached at 0x81008F01), one quote per allocated bank over exactly PCRs 0-23 with the values
+ * read alongside, and the TCG event log when readable. Never extends PCRs.
+ */
+import { readFile } from "node:fs/promises";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { AttestationSchema, type Attestation } from "../gen/attest/attest_pb.ts";
+import { QuoteSchema } from "../gen/tpm/tpm_pb.ts";
+import { verifyQuote, akPublicKey } from "../verify/tpm.ts";
+import { TpmClient, TpmError } from "./client.ts";
+import { AK_RSA_PERSISTENT_HANDLE, HASHES, PCR_COUNT, RH, akTemplateRsa, publicMatchesTemplate } from "./marshal.ts";
+
+const ALL_PCRS = Array.from({ length: PCR_COUNT }, (_, i) => i);
+const MAX_PCR_RACE_RETRIES = 3;
+
+export interface Ak {
+  handle: number;
+  publicArea: Uint8Array;
+}
+
+export interface VtpmOptions {
+  /** Path of the binary TCG event log; omitted from evidence when unreadable. */
+  eventLog?: string;
+  log?: (msg: string) => void;
+}
+
+export class VtpmAttester {
+  readonly tpm: TpmClient;
+  private readonly opts: VtpmOptions;
+  private akPromise: Promise<Ak> | undefined;
+  private banksPromise: Promise<number[]> | undefined;
+
+  constructor(tpm: TpmClient, opts: VtpmOptions = {}) {
+    this.tpm = tpm;
+    this.opts = opts;
+  }
+
+  /**
+   * The AK at 0x81008F01, as go-tpm-tools' NewCachedKey does it: reuse it when its public area
+   * matches the template; otherwise (re)create it with CreatePrimary, persist it with
+   * EvictControl and flush the transient copy.
+   */
+  ak(signal?: AbortSignal): Promise<Ak> {
+    this.akPromise ??= this.loadAk(signal).catch((e) => {
+      this.akPromise = undefined;
+      throw e;
+    });
+    return this.akPromise;
+  }
+
+  private async loadAk(signal?: AbortSignal): Promise<Ak> {
+    const template = akTemplateRsa();
+    const existing = await this.tpm.readPublic(AK_RSA_PERSISTENT_HANDLE, signal);
+    if (existing && publicMatchesTemplate(existing, template)) return { handle: AK_RSA_PERSISTENT_HANDLE, publicArea: existing };
+    if (existing) await this.tpm.evictControl(RH.OWNER, AK_RSA_PERSISTENT_HANDLE, AK_RSA_PERSISTENT_HANDLE, signal);
+    const made = await this.tpm.createPrimary(RH.OWNER, template, signal);
+    try {
+      await this.tpm.evictControl(RH.OWNER, made.handle, AK_RSA_PERSISTENT_HANDLE);
+    } finally {
+      await this.tpm.flush(made.handle);
+    }
+    this.opts.log?.(`created AK at persistent handle 0x${AK_RSA_PERSISTENT_HANDLE.toString(16)}`);
+    return { handle: AK_RSA_PERSISTENT_HANDLE, publicArea: made.publicArea.slice() };
+  }
+
+  banks(signal?: AbortSignal): Promise<number[]> {
+    this.banksPromise ??= this.tpm.allocatedBanks(signal).then((b) => {
+      const known = b.filter((a) => HASHES[a]);
+      if (known.length === 0) throw new TpmError("GetCapability", 0x1c4);
+      return known;
+    });
+    this.banksPromise.catch(() => (this.banksPromise = undefined));
+    return this.banksPromise;
+  }
+
+  /** Builds an `attest.Attestation` for a nonce (already padded by the caller). */
+  async attest(nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
+    let ak: Ak;
+    try {
+      ak = await this.ak(signal);
+      return await this.attestWith(ak, nonce, signal);
+    } catch (e) {
+      // The persisted AK vanished (evicted by someone else): recreate once.
+      if (e instanceof TpmError && e.command === "Quote" && (e.rc & 0xbf) === 0x8b) {
+        this.akPromise = undefined;
+        return this.attestWith(await this.ak(signal), nonce, signal);
+      }
+      throw e;
+    }
+  }
+
+  private async attestWith(ak: Ak, nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
+    const key = akPublicKey(ak.publicArea);
+    const quotes = [];
+    for (const alg of await this.banks(signal)) {
+      for (let attempt = 0; ; attempt++) {
+        const { values } = await this.tpm.pcrRead(alg, ALL_PCRS, signal);
+        const q = await this.tpm.quote(ak.handle, nonce, [{ alg, pcrs: ALL_PCRS }], signal);
+        try {
+          // Same check go-tpm-tools makes before returning: signature, nonce, digest of the values.
+          verifyQuote(key, { quote: q.attest, rawSig: q.signature, hash: alg, pcrs: values }, nonce);
+        } catch (e) {
+          // A PCR extended between PCR_Read and Quote: read and quote again.
+          if ((e as { check?: string }).check === "pcr-digest" && attempt < MAX_PCR_RACE_RETRIES) continue;
+          throw e;
+        }
+        quotes.push(create(QuoteSchema, { quote: q.attest.slice(), rawSig: q.signature, pcrs: { hash: alg, pcrs: Object.fromEntries(values) } }));
+        break;
+      }
+    }
+    return create(AttestationSchema, { akPub: ak.publicArea, quotes, eventLog: await this.eventLog() });
+  }
+
+  /** The event log byte for byte, or empty when absent or unreadable (e.g. swtpm, no securityfs). */
+  private async eventLog(): Promise<Uint8Array> {
+    if (!this.opts.eventLog) return new Uint8Array(0);
+    try {
+      return new Uint8Array(await readFile(this.opts.eventLog));
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "EACCES" && code !== "EPERM") this.opts.log?.(`event log ${this.opts.eventLog} unreadable: ${(e as Error).message}`);
+      return new Uint8Array(0);
+    }
+  }
+}
+
+export function serializeAttestation(a: Attestation): Uint8Array {
+  return toBinary(AttestationSchema, a);
+}

@@ -1,0 +1,100 @@
+/**
+ * Verification of vTPM evidence (go-tpm-tools `attest.Attestation`): each quote's RSASSA
+ * signature under the AK, its nonce (extraData), its PCR selection (exactly 0..23 of the bank)
+ * and its PCR digest over the reported PCR values. Usable by relying parties.
+ */
+import { createHash, createPublicKey, verify as cryptoVerify, type KeyObject } from "node:crypto";
+import { fromBinary } from "@bufbuild/protobuf";
+import { AttestationSchema, type Attestation } from "../gen/attest/attest_pb.ts";
+import { ALG, HASHES, PCR_COUNT, parseAttest, parseSignature, rsaPublicJwk, type QuoteInfo } from "../tpm/marshal.ts";
+
+/** Evidence failed a check; `check` names which. */
+export class VerifyError extends Error {
+  override name = "VerifyError";
+  readonly check: string;
+  constructor(check: string, message: string) {
+    super(`${check}: ${message}`);
+    this.check = check;
+  }
+}
+
+export interface VerifiedQuote {
+  bank: string;
+  info: QuoteInfo;
+  pcrs: Map<number, Uint8Array>;
+}
+
+export function akPublicKey(akPub: Uint8Array): KeyObject {
+  try {
+    return createPublicKey({ key: rsaPublicJwk(akPub), format: "jwk" });
+  } catch (e) {
+    throw new VerifyError("ak", `cannot read AK public area: ${(e as Error).message}`);
+  }
+}
+
+/** Checks one quote; returns its decoded TPMS_ATTEST. */
+export function verifyQuote(ak: KeyObject, q: { quote: Uint8Array; rawSig: Uint8Array; hash: number; pcrs: Map<number, Uint8Array> }, nonce: Uint8Array): VerifiedQuote {
+  const bank = HASHES[q.hash];
+  if (!bank) throw new VerifyError("bank", `unsupported PCR bank 0x${q.hash.toString(16)}`);
+  let sig;
+  let info: QuoteInfo;
+  try {
+    sig = parseSignature(q.rawSig);
+    info = parseAttest(q.quote);
+  } catch (e) {
+    throw new VerifyError("format", (e as Error).message);
+  }
+  if (!sig.rsa || sig.alg !== ALG.RSASSA) throw new VerifyError("signature", `scheme 0x${sig.alg.toString(16)} is not RSASSA`);
+  const sigHash = HASHES[sig.hash];
+  if (!sigHash) throw new VerifyError("signature", `unsupported signature hash 0x${sig.hash.toString(16)}`);
+  if (!cryptoVerify(sigHash.name, q.quote, ak, sig.rsa)) throw new VerifyError("signature", `${bank.name} quote signature does not verify under the AK`);
+  if (Buffer.compare(Buffer.from(info.extraData), Buffer.from(nonce)) !== 0)
+    throw new VerifyError("nonce", `${bank.name} quote extraData ${Buffer.from(info.extraData).toString("hex")} != nonce ${Buffer.from(nonce).toString("hex")}`);
+  if (info.selection.length !== 1 || info.selection[0].alg !== q.hash)
+    throw new VerifyError("selection", `${bank.name} quote does not select exactly its own bank`);
+  const sel = info.selection[0].pcrs;
+  if (sel.length !== PCR_COUNT || sel.some((p, i) => p !== i)) throw new VerifyError("selection", `${bank.name} quote selects PCRs ${sel.join(",")}, not 0-23`);
+  const h = createHash(sigHash.name);
+  for (const p of sel) {
+    const v = q.pcrs.get(p);
+    if (!v) throw new VerifyError("pcrs", `${bank.name} PCR ${p} missing`);
+    if (v.length !== bank.size) throw new VerifyError("pcrs", `${bank.name} PCR ${p} has ${v.length} bytes`);
+    h.update(v);
+  }
+  if (q.pcrs.size !== PCR_COUNT) throw new VerifyError("pcrs", `${bank.name} reports ${q.pcrs.size} PCRs, want ${PCR_COUNT}`);
+  const digest = h.digest();
+  if (Buffer.compare(digest, Buffer.from(info.pcrDigest)) !== 0) throw new VerifyError("pcr-digest", `${bank.name} PCR values do not match the quoted digest`);
+  return { bank: bank.name, info, pcrs: q.pcrs };
+}
+
+function pcrMap(m: { [k: number]: Uint8Array }): Map<number, Uint8Array> {
+  return new Map(Object.entries(m).map(([k, v]) => [Number(k), v]));
+}
+
+export interface VerifiedVtpm {
+  attestation: Attestation;
+  quotes: VerifiedQuote[];
+}
+
+/**
+ * Verifies a serialized `attest.Attestation`: every quote against `nonce` (the 32-byte padded
+ * nonce the agent used). Throws VerifyError on the first failed check.
+ */
+export function verifyVtpmAttestation(bytes: Uint8Array | Attestation, nonce: Uint8Array, opts: { requireBanks?: number[] } = {}): VerifiedVtpm {
+  let att: Attestation;
+  try {
+    att = bytes instanceof Uint8Array ? fromBinary(AttestationSchema, bytes) : bytes;
+  } catch (e) {
+    throw new VerifyError("format", `not an attest.Attestation: ${(e as Error).message}`);
+  }
+  if (att.quotes.length === 0) throw new VerifyError("quotes", "no quotes");
+  const ak = akPublicKey(att.akPub);
+  const quotes = att.quotes.map((q) => {
+    if (!q.pcrs) throw new VerifyError("pcrs", "quote without PCR values");
+    return verifyQuote(ak, { quote: q.quote, rawSig: q.rawSig, hash: q.pcrs.hash, pcrs: pcrMap(q.pcrs.pcrs) }, nonce);
+  });
+  const banks = new Set(att.quotes.map((q) => q.pcrs!.hash as number));
+  if (banks.size !== att.quotes.length) throw new VerifyError("quotes", "two quotes for the same bank");
+  for (const b of opts.requireBanks ?? []) if (!banks.has(b)) throw new VerifyError("quotes", `no quote for bank 0x${b.toString(16)}`);
+  return { attestation: att, quotes };
+}
