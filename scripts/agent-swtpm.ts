@@ -48,7 +48,7 @@ export async function startSwtpm(opts: { banks?: string } = {}): Promise<Swtpm> 
   const child = spawn(
     "swtpm",
     ["socket", "--tpm2", "--tpmstate", `dir=${dir}`, "--server", `type=unixio,path=${sock}`, "--ctrl", `type=unixio,path=${sock}.ctrl`, "--flags", "not-need-init,startup-clear"],
-    { detached: true, stdio: ["ignore", "ignore", "inherit"] },
+    { detached: true, stdio: "ignore" },
   );
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   try {
