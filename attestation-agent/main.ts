@@ -20,6 +20,7 @@ const FLAGS = {
   "gcp-audience": "ATTESTATION_GCP_AUDIENCE",
   "gcp-token-type": "ATTESTATION_GCP_TOKEN_TYPE",
   "call-timeout-ms": "ATTESTATION_CALL_TIMEOUT_MS",
+  "tpm-timeout-ms": "ATTESTATION_TPM_TIMEOUT_MS",
 } as const;
 
 function usage(msg?: string): never {
@@ -62,6 +63,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig
     gcpAudience: get("gcp-audience"),
     gcpTokenType: get("gcp-token-type"),
     callTimeoutMs: int("call-timeout-ms") ?? DEFAULTS.callTimeoutMs,
+    tpmTimeoutMs: int("tpm-timeout-ms") ?? DEFAULTS.tpmTimeoutMs,
   };
 }
 

@@ -9,6 +9,7 @@
  * | platform_type NO_CC (no evidence exists) | FAILED_PRECONDITION |
  * | platform type this machine does not have | FAILED_PRECONDITION |
  * | TPM or configfs-tsm unreachable / busy / timed out | UNAVAILABLE |
+ * | configfs-tsm entry written by someone else (generation mismatch, after retries) | ABORTED |
  * | TPM error code, malformed device output | INTERNAL |
  * | FetchCloudToken without a configured provider | FAILED_PRECONDITION |
  */
@@ -24,7 +25,7 @@ import { TpmParseError, RC } from "./tpm/marshal.ts";
 import { TpmTransportError } from "./tpm/transport.ts";
 import { serializeAttestation, type VtpmAttester } from "./tpm/vtpm.ts";
 import { SnpFormatError, snpAttestation } from "./tsm/snp.ts";
-import { TsmError, type TsmClient } from "./tsm/report.ts";
+import { GenerationError, TsmError, type TsmClient } from "./tsm/report.ts";
 import { VerifyError } from "./verify/tpm.ts";
 
 export const REPORT_DATA_SIZE = 64;
@@ -68,6 +69,7 @@ export function toConnectError(e: unknown, signal: AbortSignal): ConnectError {
   const msg = (e as Error)?.message ?? String(e);
   if (e instanceof TpmTransportError) return new ConnectError(msg, Code.Unavailable);
   if (e instanceof TpmError) return new ConnectError(msg, e.rc === RC.RETRY || e.rc === RC.YIELDED || e.rc === RC.TESTING ? Code.Unavailable : Code.Internal);
+  if (e instanceof GenerationError) return new ConnectError(msg, Code.Aborted);
   if (e instanceof TsmError) {
     const unavailable = ["ENXIO", "ENOENT", "EBUSY", "ETIMEDOUT", "ENOTTY", "EAGAIN"];
     return new ConnectError(msg, e.errno && unavailable.includes(e.errno) ? Code.Unavailable : Code.Internal);

@@ -1,0 +1,214 @@
+/**
+ * SNP, TDX and SNP_VTPM evidence through configfs-tsm, against a filesystem double with the
+ * kernel's semantics and reports signed by test keys; the agent runs in-process (real gRPC on a
+ * unix socket, grpc-js client) because the double lives in this process.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fromBinary } from "@bufbuild/protobuf";
+import * as grpc from "@grpc/grpc-js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startAgent, DEFAULTS, type Agent } from "../../attestation-agent/agent.ts";
+import { AttestationSchema as SnpAttestationSchema } from "../../attestation-agent/gen/sevsnp/sevsnp_pb.ts";
+import { AttestationSchema } from "../../attestation-agent/gen/attest/attest_pb.ts";
+import type { PlatformName } from "../../attestation-agent/platform.ts";
+import { TsmClient } from "../../attestation-agent/tsm/report.ts";
+import { CERT_GUID, buildCertTable } from "../../attestation-agent/tsm/snp.ts";
+import { verifySnpAttestation } from "../../attestation-agent/verify/snp.ts";
+import { verifyTdxQuote } from "../../attestation-agent/verify/tdx.ts";
+import { verifyVtpmAttestation } from "../../attestation-agent/verify/tpm.ts";
+import { startSwtpm, type Swtpm } from "../../scripts/agent-swtpm.ts";
+import { FakeConfigFs } from "./fixtures/fake-configfs.ts";
+import { makePckChain, makeSnpChain, signedSnpReport, signedTdxQuote, type PckChain, type SnpChain } from "./fixtures/evidence.ts";
+import { grpcJsClient } from "./helpers.ts";
+
+const S = grpc.status;
+const ROOT = "/sys/kernel/config/tsm/report"; // only a name inside the double
+
+let dir: string;
+let chain: SnpChain;
+let pck: PckChain;
+let swtpm: Swtpm;
+let running: { agent: Agent; client: ReturnType<typeof grpcJsClient> }[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "agent-tsm-"));
+  [chain, pck, swtpm] = await Promise.all([makeSnpChain(), makePckChain(), startSwtpm()]);
+});
+
+afterEach(async () => {
+  for (const r of running) {
+    r.client.close();
+    await r.agent.stop();
+  }
+  running = [];
+});
+
+afterAll(async () => {
+  await swtpm?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function snpFs(): FakeConfigFs {
+  const table = buildCertTable([
+    [CERT_GUID.VCEK, chain.vcek],
+    [CERT_GUID.ASK, chain.ask],
+    [CERT_GUID.ARK, chain.ark],
+  ]);
+  return new FakeConfigFs(ROOT, "sev_guest", (inblob, vmpl) => ({ outblob: signedSnpReport(inblob, chain.vcekKey, { vmpl }), auxblob: table }));
+}
+
+function tdxFs(): FakeConfigFs {
+  return new FakeConfigFs(ROOT, "tdx_guest", (inblob) => ({ outblob: signedTdxQuote(inblob, pck) }));
+}
+
+async function agentWith(fs: FakeConfigFs, platform: PlatformName, extra: Partial<typeof DEFAULTS> = {}) {
+  const logs: string[] = [];
+  const agent = await startAgent(
+    { ...DEFAULTS, socket: path.join(dir, `a${running.length}-${randomBytes(3).toString("hex")}.sock`), tsmRoot: ROOT, tpm: path.join(dir, "no-tpm"), eventLog: path.join(dir, "none"), platform, ...extra },
+    { configFs: fs, log: (m) => logs.push(m) },
+  );
+  const client = grpcJsClient(agent.server.server.address() as string);
+  running.push({ agent, client });
+  return { agent, client, logs };
+}
+
+describe("SNP via configfs-tsm", () => {
+  it("auto-detects sev_guest, logs it once, and leaves no probe entry behind", async () => {
+    const fs = snpFs();
+    const { agent, logs } = await agentWith(fs, "auto");
+    expect(agent.caps.name).toBe("snp");
+    expect(logs.filter((l) => l.startsWith("platform "))).toEqual([expect.stringMatching(/^platform snp \(configfs-tsm provider sev_guest; no TPM at /)]);
+    expect(fs.entries.size).toBe(0);
+  });
+
+  it("returns sevsnp.Attestation: zero-padded report_data, ASK and ARK in their fields, chain and signature verify", async () => {
+    const fs = snpFs();
+    const { client } = await agentWith(fs, "snp");
+    const rd = randomBytes(20);
+    const r = await client.fetchAttestation({ reportData: rd, platformType: "PLATFORM_TYPE_SNP" });
+    expect(r.code).toBe(0);
+    const att = fromBinary(SnpAttestationSchema, r.value!.quote);
+    expect(Buffer.from(att.certificateChain!.askCert)).toEqual(chain.ask);
+    expect(Buffer.from(att.certificateChain!.arkCert)).toEqual(chain.ark);
+    expect(Buffer.from(att.certificateChain!.vcekCert)).toEqual(chain.vcek);
+    expect(att.product?.name).toBe(2); // SEV_PRODUCT_GENOA from CPUID family 19h model 11h
+    const padded = Buffer.concat([rd, Buffer.alloc(44)]);
+    const v = verifySnpAttestation(r.value!.quote, { trustedArk: chain.ark, reportData: padded });
+    expect(v.report.version).toBe(3);
+    // One entry per request, removed afterwards; exactly one write (inblob) before the read.
+    expect(fs.made).toHaveLength(1);
+    expect(fs.removed).toEqual(fs.made);
+    expect(fs.entries.size).toBe(0);
+  });
+
+  it("writes privlevel as ASCII decimal when --snp-vmpl is set; below the floor → INTERNAL, entry still removed", async () => {
+    const fs = snpFs();
+    const { client } = await agentWith(fs, "snp", { snpVmpl: 2 });
+    const ok = await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" });
+    expect(fromBinary(SnpAttestationSchema, ok.value!.quote).report!.vmpl).toBe(2);
+    fs.privlevelFloor = 3;
+    const bad = await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" });
+    expect(bad.code).toBe(S.INTERNAL);
+    expect(bad.details).toMatch(/write privlevel.*EINVAL/);
+    expect(fs.entries.size).toBe(0);
+  });
+
+  it("retries EBUSY and then succeeds", async () => {
+    const fs = snpFs();
+    fs.busy = 2;
+    const { client } = await agentWith(fs, "snp");
+    const r = await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" });
+    expect(r.code).toBe(0);
+    expect(fs.made).toHaveLength(3);
+    expect(fs.entries.size).toBe(0);
+  });
+
+  it("a concurrent writer on the entry (generation mismatch every time) → ABORTED, entries removed", async () => {
+    const fs = snpFs();
+    fs.afterGenerate = (entry) => fs.touch(entry);
+    const { client } = await agentWith(fs, "snp");
+    const r = await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" });
+    expect(r.code).toBe(S.ABORTED);
+    expect(r.details).toMatch(/generation/);
+    expect(fs.entries.size).toBe(0);
+  });
+
+  it("provider gone (mkdir ENXIO) → UNAVAILABLE", async () => {
+    const fs = snpFs();
+    const { client } = await agentWith(fs, "snp");
+    fs.provider = undefined;
+    const r = await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" });
+    expect(r.code).toBe(S.UNAVAILABLE);
+    expect(r.details).toMatch(/ENXIO/);
+  });
+
+  it("the verifier rejects a tampered report and an untrusted ARK", async () => {
+    const fs = snpFs();
+    const { client } = await agentWith(fs, "snp");
+    const r = await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" });
+    const att = fromBinary(SnpAttestationSchema, r.value!.quote);
+    att.report!.measurement[0] ^= 1;
+    expect(() => verifySnpAttestation(att)).toThrow(/signature does not verify/);
+    const other = await makePckChain();
+    expect(() => verifySnpAttestation(r.value!.quote, { trustedArk: other.root })).toThrow(/not the trusted ARK/);
+  });
+
+  it("16 concurrent SNP callers each get their own report", async () => {
+    const fs = snpFs();
+    const { client } = await agentWith(fs, "snp");
+    const rds = Array.from({ length: 16 }, () => randomBytes(64));
+    const rs = await Promise.all(rds.map((reportData) => client.fetchAttestation({ reportData, platformType: "PLATFORM_TYPE_SNP" })));
+    rs.forEach((r, i) => verifySnpAttestation(r.value!.quote, { reportData: rds[i] }));
+    expect(fs.entries.size).toBe(0);
+  });
+});
+
+describe("TDX via configfs-tsm", () => {
+  it("returns the raw quote; its signatures, QE binding and PCK chain verify; REPORTDATA is the padded report_data", async () => {
+    const fs = tdxFs();
+    const { client, agent } = await agentWith(fs, "auto");
+    expect(agent.caps.name).toBe("tdx");
+    const rd = randomBytes(64);
+    const r = await client.fetchAttestation({ reportData: rd, platformType: "PLATFORM_TYPE_TDX" });
+    expect(r.code).toBe(0);
+    const q = verifyTdxQuote(r.value!.quote, { trustedRoot: pck.root, reportData: rd });
+    expect(q.version).toBe(4);
+    const bad = Buffer.from(r.value!.quote);
+    bad[0x100] ^= 1;
+    expect(() => verifyTdxQuote(bad)).toThrow(/quote signature/);
+    expect((await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" })).code).toBe(S.FAILED_PRECONDITION);
+  });
+
+  it("the TsmClient refuses an inblob that is not exactly 64 bytes, and the double enforces the kernel's size rules", async () => {
+    const fs = tdxFs();
+    await expect(new TsmClient(ROOT, fs).getReport({ inblob: new Uint8Array(63) })).rejects.toThrow(/exactly 64/);
+    const d = await fs.mkdtemp(`${ROOT}/x-`);
+    await expect(fs.writeFile(`${d}/inblob`, new Uint8Array(65))).rejects.toMatchObject({ code: "EFBIG" });
+    await fs.writeFile(`${d}/inblob`, new Uint8Array(10));
+    await expect(fs.readFile(`${d}/outblob`)).rejects.toMatchObject({ code: "EINVAL" });
+    await fs.rmdir(d);
+  });
+});
+
+describe("SNP_VTPM", () => {
+  it("binds the AK: the SNP REPORT_DATA is SHA3-512(report_data ‖ AK TPMT_PUBLIC), both parts verify", async () => {
+    const fs = snpFs();
+    const { client, agent } = await agentWith(fs, "auto", { tpm: swtpm.tpm });
+    expect(agent.caps.name).toBe("snp-vtpm");
+    const rd = randomBytes(64);
+    const nonce = randomBytes(32);
+    const r = await client.fetchAttestation({ reportData: rd, nonce, platformType: "PLATFORM_TYPE_SNP_VTPM" });
+    expect(r.code).toBe(0);
+    const att = fromBinary(AttestationSchema, r.value!.quote);
+    verifyVtpmAttestation(att, nonce);
+    expect(att.teeAttestation.case).toBe("sevSnpAttestation");
+    const bound = createHash("sha3-512").update(rd).update(att.akPub).digest();
+    verifySnpAttestation(att.teeAttestation.value as never, { trustedArk: chain.ark, reportData: bound });
+    // VTPM and SNP alone also work on this platform.
+    expect((await client.fetchAttestation({ nonce, platformType: "PLATFORM_TYPE_VTPM" })).code).toBe(0);
+    expect((await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" })).code).toBe(0);
+  });
+});
