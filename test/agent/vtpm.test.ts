@@ -98,6 +98,21 @@ describe("VTPM evidence", () => {
     await expect(run("tpm2_checkquote", [...args, "-q", nonceOf(32).toString("hex")])).rejects.toThrow();
   });
 
+  it("`npm run attest` CLI: fetch from the agent, verify (exit 0), and reject a wrong nonce (exit 1)", async () => {
+    const cli = path.join(ROOT, "attestation-agent/verify/cli.ts");
+    const nonce = nonceOf(32).toString("hex");
+    const file = path.join(dir, "evidence.bin");
+    await run(process.execPath, [cli, "fetch", "--socket", agent.socket, "--platform", "vtpm", "--nonce", nonce, "--out", file]);
+    const { stdout } = await run(process.execPath, [cli, "verify", "--type", "vtpm", "--in", file, "--nonce", nonce]);
+    const summary = JSON.parse(stdout);
+    expect(summary.ok).toBe(true);
+    expect(summary.quotes.map((q: { bank: string }) => q.bank)).toEqual(["sha1", "sha256"]);
+    expect(summary.quotes[1].pcrs["16"]).toBe(pcr16);
+    const bad = await run(process.execPath, [cli, "verify", "--type", "vtpm", "--in", file, "--nonce", "00"]).catch((e) => e);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ ok: false, check: "nonce" });
+  });
+
   it("zero-pads a nonce shorter than 32 bytes", async () => {
     const nonce = Buffer.from("short");
     const r = await client.fetchAttestation({ nonce, platformType: "PLATFORM_TYPE_VTPM" });
