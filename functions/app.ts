@@ -1,0 +1,102 @@
+/**
+ * createApp(): the one Hono app both runtimes serve. It owns the middleware (settings, metered
+ * database, security headers, body limit, credentials, Server-Timing), mounts every route group
+ * under /api/v1, renders errors as Gitea does, and serves the API documents.
+ */
+import type { Client } from "@libsql/client";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import { createDb, newMeter } from "./db/client.ts";
+import { credentials } from "./lib/auth.ts";
+import { createRouter, type AppEnv } from "./lib/context.ts";
+import { notFound, renderError } from "./lib/errors.ts";
+import { GITEA_API_VERSION, security, securitySchemes } from "./lib/openapi.ts";
+import type { Settings } from "./lib/settings.ts";
+import { toSwagger2 } from "./lib/swagger2.ts";
+import { SWAGGER_ASSETS, swaggerPage, type SwaggerAsset } from "./lib/swagger-ui.ts";
+import { admin } from "./routes/admin.ts";
+import { misc } from "./routes/misc.ts";
+import { orgs } from "./routes/orgs.ts";
+import { users } from "./routes/users.ts";
+
+export interface AppDeps {
+  settings: Settings;
+  /** The libSQL client for this request (shared on Node, per request on the Worker). */
+  client: (env: Record<string, unknown>) => Client;
+  /** Swagger UI's static files (read from swagger-ui-dist by each entry point). */
+  assets: (name: SwaggerAsset) => Promise<string | null>;
+}
+
+/** Every route group, in registration order (static paths before parameterized ones). */
+export const routeGroups = [misc, users, orgs, admin];
+
+/** The API sub-app mounted at /api/v1; its OpenAPI registry is the source of both documents. */
+export function createApi() {
+  const api = createRouter();
+  for (const group of routeGroups) api.route("/", group);
+  for (const [name, scheme] of Object.entries(securitySchemes)) api.openAPIRegistry.registerComponent("securitySchemes", name, scheme as never);
+  return api;
+}
+
+/** The OpenAPI 3.0 document of the API, generated from the route definitions. */
+export function openApiDocument(api: OpenAPIHono<AppEnv>, rootUrl: string) {
+  return api.getOpenAPIDocument({
+    openapi: "3.0.3",
+    info: {
+      title: "Gitea API",
+      description: "This documentation describes the Gitea API.",
+      version: GITEA_API_VERSION,
+      license: { name: "MIT", url: "http://opensource.org/licenses/MIT" },
+    },
+    servers: [{ url: `${rootUrl}api/v1` }],
+    security,
+  });
+}
+
+export function createApp(deps: AppDeps) {
+  const app = new OpenAPIHono<AppEnv>();
+  const api = createApi();
+  let docs: { key: string; v3: unknown; v2: unknown } | null = null;
+  const documents = (rootUrl: string) => {
+    if (docs?.key !== rootUrl) {
+      const v3 = openApiDocument(api, rootUrl);
+      docs = { key: rootUrl, v3, v2: toSwagger2(v3 as never) };
+    }
+    return docs;
+  };
+
+  app.use(async (c, next) => {
+    const { settings } = deps;
+    c.set("settings", settings);
+    c.set("rootUrl", settings.server.rootUrl ?? `${new URL(c.req.url).origin}/`);
+    const meter = newMeter();
+    c.set("meter", meter);
+    c.set("db", createDb(deps.client(c.env ?? {}), meter));
+    await next();
+    c.header("X-Content-Type-Options", "nosniff");
+    if (settings.server.enableServerTiming) {
+      c.header("Server-Timing", `db;dur=${meter.ms.toFixed(1)};desc="${meter.roundTrips}"`);
+    }
+  });
+  app.use("/api/v1/*", bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413) }));
+  app.use("/api/v1/*", credentials());
+
+  app.route("/api/v1", api);
+
+  app.get("/openapi3.v1.json", (c) => c.json(documents(c.get("rootUrl")).v3 as object));
+  app.get("/swagger.v1.json", (c) => c.json(documents(c.get("rootUrl")).v2 as object));
+  app.get("/api/swagger", (c) => (c.get("settings").api.enableSwagger ? c.html(swaggerPage(c.get("rootUrl"))) : c.notFound()));
+  app.get("/api/v1/swagger", (c) => (c.get("settings").api.enableSwagger ? c.redirect(`${c.get("rootUrl")}api/swagger`, 307) : c.notFound()));
+  app.get("/assets/swagger-ui/:file", async (c) => {
+    const file = c.req.param("file") as SwaggerAsset;
+    const body = SWAGGER_ASSETS.includes(file) ? await deps.assets(file) : null;
+    if (body === null) return renderError(notFound(), c);
+    c.header("Cache-Control", "public, max-age=86400");
+    return c.body(body, 200, { "Content-Type": file.endsWith(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8" });
+  });
+  app.get("/", (c) => c.redirect(`${c.get("rootUrl")}api/swagger`, 302));
+
+  app.notFound((c) => renderError(notFound(), c));
+  app.onError((err, c) => renderError(err, c));
+  return app;
+}

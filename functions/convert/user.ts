@@ -1,0 +1,124 @@
+/**
+ * Rows → Gitea's JSON for users, organizations and tokens. Pure: everything arrives as arguments,
+ * and only this folder writes snake_case keys. Key order follows Gitea's structs.
+ */
+import type { AccessTokenRow, UserRow } from "../db/schema.ts";
+
+export const VISIBILITY = ["public", "limited", "private"] as const;
+export const visibilityOf = (n: number) => VISIBILITY[n] ?? "public";
+export const visibilityCode = (s: string) => Math.max(0, VISIBILITY.indexOf(s as (typeof VISIBILITY)[number]));
+
+/** Go's zero time.Time, which Gitea emits for unset times. */
+export const ZERO_TIME = "0001-01-01T00:00:00Z";
+
+/** Unix seconds → RFC 3339 in UTC, as Go marshals time.Time (no fractional seconds). */
+export const isoTime = (unix: number) => new Date(unix * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+export interface Viewer {
+  id: number;
+  isAdmin: boolean;
+}
+
+export interface Site {
+  rootUrl: string;
+  /** Domain for placeholder e-mails (`[service] NO_REPLY_ADDRESS`, default `noreply.<host>`). */
+  noReplyAddress: string;
+}
+
+export const avatarUrl = (site: Site, _u: Pick<UserRow, "id">) => `${site.rootUrl}assets/img/avatar_default.png`;
+
+/**
+ * Gitea's convert.ToUser: the e-mail only for signed-in viewers (unless kept private, then only
+ * for self and admins); login_name, source_id, language, is_admin, last_login, active and
+ * prohibit_login only for self and site admins.
+ */
+export function toUser(u: UserRow, viewer: Viewer | null, site: Site) {
+  const authed = !!viewer && (viewer.isAdmin || viewer.id === u.id);
+  const signed = !!viewer;
+  const email = signed && (!u.keepEmailPrivate || authed) && u.email ? u.email : `${u.lowerName}@${site.noReplyAddress}`;
+  return {
+    id: u.id,
+    login: u.name,
+    login_name: authed ? u.loginName : "",
+    source_id: authed ? u.loginSource : 0,
+    full_name: u.fullName,
+    email,
+    avatar_url: avatarUrl(site, u),
+    html_url: `${site.rootUrl}${encodeURIComponent(u.name)}`,
+    language: authed ? u.language : "",
+    is_admin: authed ? u.isAdmin : false,
+    last_login: authed ? isoTime(u.lastLoginUnix) : ZERO_TIME,
+    created: isoTime(u.createdUnix),
+    restricted: u.isRestricted,
+    active: authed ? u.isActive : false,
+    prohibit_login: authed ? u.prohibitLogin : false,
+    location: u.location,
+    website: u.website,
+    description: u.description,
+    visibility: visibilityOf(u.visibility),
+    followers_count: u.numFollowers,
+    following_count: u.numFollowing,
+    starred_repos_count: u.numStars,
+    username: u.name,
+  };
+}
+
+/** Gitea's convert.ToOrganization. */
+export function toOrganization(o: UserRow, site: Site) {
+  return {
+    id: o.id,
+    name: o.name,
+    full_name: o.fullName,
+    email: o.email,
+    avatar_url: avatarUrl(site, o),
+    description: o.description,
+    website: o.website,
+    location: o.location,
+    visibility: visibilityOf(o.visibility),
+    repo_admin_change_team_access: o.repoAdminChangeTeamAccess,
+    username: o.name,
+  };
+}
+
+/** An access token; `sha1` carries the plain token only in the create response. */
+export function toAccessToken(t: AccessTokenRow, plain = "") {
+  return {
+    id: t.id,
+    name: t.name,
+    sha1: plain,
+    token_last_eight: t.tokenLastEight,
+    scopes: t.scope ? t.scope.split(",") : [],
+    created_at: isoTime(t.createdUnix),
+    last_used_at: isoTime(t.updatedUnix),
+  };
+}
+
+/** Gitea's pseudo users for `/users/search?uid=-1|-2`. */
+export function pseudoUser(id: -1 | -2, site: Site) {
+  const name = id === -1 ? "Ghost" : "gitea-actions";
+  const row = {
+    id,
+    lowerName: name.toLowerCase(),
+    name,
+    fullName: name,
+    email: "",
+    keepEmailPrivate: false,
+    loginName: "",
+    loginSource: 0,
+    language: "",
+    isAdmin: false,
+    lastLoginUnix: 0,
+    createdUnix: 0,
+    isRestricted: false,
+    isActive: false,
+    prohibitLogin: false,
+    location: "",
+    website: "",
+    description: "",
+    visibility: 0,
+    numFollowers: 0,
+    numFollowing: 0,
+    numStars: 0,
+  } as UserRow;
+  return toUser(row, null, site);
+}

@@ -1,0 +1,75 @@
+/**
+ * The database handle every request uses: a drizzle instance over a libSQL client that counts
+ * round trips. The entry points create the libSQL client (`@libsql/client` on Node,
+ * `@libsql/client/web` on the Worker); this module only wraps it, so it runs in both runtimes.
+ */
+import type { Client, InStatement, TransactionMode } from "@libsql/client";
+import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import * as schema from "./schema.ts";
+
+export type Db = LibSQLDatabase<typeof schema>;
+
+/** Per-request database accounting, reported in `Server-Timing: db;dur=<ms>;desc="<N>"`. */
+export interface DbMeter {
+  roundTrips: number;
+  ms: number;
+}
+
+export const newMeter = (): DbMeter => ({ roundTrips: 0, ms: 0 });
+
+const READ_ONLY = /^\s*(select|with|pragma|explain)\b/i;
+const sqlOf = (s: InStatement) => (typeof s === "string" ? s : s.sql);
+
+/**
+ * Wraps a libSQL client so that every network round trip (`execute`, `batch`, `migrate`,
+ * `executeMultiple`, `transaction`) is counted into `meter`. Batches without an explicit mode are
+ * sent as `read` when every statement reads and as `write` otherwise, so that a write batch takes
+ * the write lock up front instead of failing to upgrade a deferred transaction under contention.
+ */
+export function meteredClient(client: Client, meter: DbMeter): Client {
+  const timed = async <T>(fn: () => Promise<T>): Promise<T> => {
+    meter.roundTrips += 1;
+    const start = performance.now();
+    try {
+      return await fn();
+    } finally {
+      meter.ms += performance.now() - start;
+    }
+  };
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      switch (prop) {
+        case "execute":
+          return (stmt: InStatement, args?: unknown) =>
+            timed(() => (args === undefined ? target.execute(stmt) : target.execute(stmt as string, args as never)));
+        case "batch":
+          return (stmts: InStatement[], mode?: TransactionMode) =>
+            timed(() => target.batch(stmts, mode ?? (stmts.every((s) => READ_ONLY.test(sqlOf(s))) ? "read" : "write")));
+        case "migrate":
+        case "executeMultiple":
+        case "transaction":
+          return (...args: unknown[]) =>
+            timed(() => (target[prop] as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+        default: {
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+      }
+    },
+  }) as Client;
+}
+
+/** A drizzle database over `client`, counting round trips into `meter`. */
+export function createDb(client: Client, meter: DbMeter): Db {
+  return drizzle(meteredClient(client, meter), { schema });
+}
+
+/** Whether a libSQL/SQLite error is a UNIQUE constraint violation, and on which index/columns. */
+export function uniqueViolation(err: unknown): string | null {
+  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    const msg = String((e as { message?: unknown }).message ?? "");
+    const m = /UNIQUE constraint failed: ([\w.,\s]+)/.exec(msg);
+    if (m) return m[1].trim();
+  }
+  return null;
+}

@@ -1,0 +1,191 @@
+/**
+ * The database schema (drizzle, SQLite/libSQL dialect). Table and column names follow Gitea's
+ * (`user`, `access_token`, `team_user`, `*_unix` timestamps) so that the rules read like Gitea's.
+ * Uniqueness is enforced by the database (case-insensitive names via `lower_*` columns), never by
+ * a read-then-write check alone.
+ */
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+const bool = (name: string) => integer(name, { mode: "boolean" }).notNull().default(false);
+const int = (name: string) => integer(name).notNull().default(0);
+const str = (name: string) => text(name).notNull().default("");
+const unixNow = sql`(unixepoch())`;
+
+/** Users and organizations (type 1), as Gitea's `user` table. */
+export const user = sqliteTable(
+  "user",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    lowerName: text("lower_name").notNull(),
+    name: text("name").notNull(),
+    fullName: str("full_name"),
+    email: str("email"),
+    keepEmailPrivate: bool("keep_email_private"),
+    passwd: str("passwd"),
+    passwdHashAlgo: str("passwd_hash_algo"),
+    mustChangePassword: bool("must_change_password"),
+    /** 0 = local (plain) account; otherwise the type of the external login source. */
+    loginType: int("login_type"),
+    loginSource: int("login_source"),
+    loginName: str("login_name"),
+    /** 0 = individual, 1 = organization. */
+    type: int("type"),
+    location: str("location"),
+    website: str("website"),
+    description: str("description"),
+    language: str("language"),
+    /** 0 = public, 1 = limited, 2 = private (Gitea's VisibleType). */
+    visibility: int("visibility"),
+    isAdmin: bool("is_admin"),
+    isActive: bool("is_active"),
+    prohibitLogin: bool("prohibit_login"),
+    isRestricted: bool("is_restricted"),
+    allowCreateOrganization: integer("allow_create_organization", { mode: "boolean" }).notNull().default(true),
+    allowGitHook: bool("allow_git_hook"),
+    allowImportLocal: bool("allow_import_local"),
+    maxRepoCreation: integer("max_repo_creation").notNull().default(-1),
+    repoAdminChangeTeamAccess: bool("repo_admin_change_team_access"),
+    numFollowers: int("num_followers"),
+    numFollowing: int("num_following"),
+    numStars: int("num_stars"),
+    numRepos: int("num_repos"),
+    numTeams: int("num_teams"),
+    numMembers: int("num_members"),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+    updatedUnix: integer("updated_unix").notNull().default(unixNow),
+    lastLoginUnix: int("last_login_unix"),
+  },
+  (t) => [uniqueIndex("UQE_user_lower_name").on(t.lowerName), index("IDX_user_type").on(t.type)],
+);
+
+/** E-mail addresses; `lower_email` is unique across the instance (Gitea's `email_address`). */
+export const emailAddress = sqliteTable(
+  "email_address",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    uid: integer("uid").notNull(),
+    email: text("email").notNull(),
+    lowerEmail: text("lower_email").notNull(),
+    isActivated: bool("is_activated"),
+    isPrimary: bool("is_primary"),
+  },
+  (t) => [uniqueIndex("UQE_email_address_lower_email").on(t.lowerEmail), index("IDX_email_address_uid").on(t.uid)],
+);
+
+/** External login sources (LDAP, OAuth2, …) an account can be bound to by `source_id`. */
+export const loginSource = sqliteTable(
+  "login_source",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    type: integer("type").notNull(),
+    name: text("name").notNull(),
+    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+  },
+  (t) => [uniqueIndex("UQE_login_source_name").on(t.name)],
+);
+
+/** Personal access tokens. Only the SHA-256 of the token is stored. */
+export const accessToken = sqliteTable(
+  "access_token",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    uid: integer("uid").notNull(),
+    name: text("name").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    tokenLastEight: text("token_last_eight").notNull(),
+    scope: str("scope"),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+    updatedUnix: integer("updated_unix").notNull().default(unixNow),
+  },
+  (t) => [
+    uniqueIndex("UQE_access_token_token_hash").on(t.tokenHash),
+    uniqueIndex("UQE_access_token_uid_name").on(t.uid, t.name),
+  ],
+);
+
+/** Organization membership (Gitea's `org_user`). */
+export const orgUser = sqliteTable(
+  "org_user",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    uid: integer("uid").notNull(),
+    orgId: integer("org_id").notNull(),
+    isPublic: bool("is_public"),
+  },
+  (t) => [uniqueIndex("UQE_org_user_s").on(t.uid, t.orgId), index("IDX_org_user_org_id").on(t.orgId)],
+);
+
+/** Teams of an organization. `authorize` is the access mode (0 none … 4 owner). */
+export const team = sqliteTable(
+  "team",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull(),
+    lowerName: text("lower_name").notNull(),
+    name: text("name").notNull(),
+    description: str("description"),
+    authorize: int("authorize"),
+    numRepos: int("num_repos"),
+    numMembers: int("num_members"),
+    includesAllRepositories: bool("includes_all_repositories"),
+    canCreateOrgRepo: bool("can_create_org_repo"),
+    /** `private`, `limited` or `public`. */
+    visibility: text("visibility").notNull().default("private"),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+    updatedUnix: integer("updated_unix").notNull().default(unixNow),
+  },
+  (t) => [uniqueIndex("UQE_team_org_lower_name").on(t.orgId, t.lowerName)],
+);
+
+export const teamUser = sqliteTable(
+  "team_user",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull(),
+    teamId: integer("team_id").notNull(),
+    uid: integer("uid").notNull(),
+  },
+  (t) => [uniqueIndex("UQE_team_user_s").on(t.teamId, t.uid), index("IDX_team_user_uid_org").on(t.uid, t.orgId)],
+);
+
+export const teamUnit = sqliteTable(
+  "team_unit",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull(),
+    teamId: integer("team_id").notNull(),
+    type: integer("type").notNull(),
+    accessMode: int("access_mode"),
+  },
+  (t) => [uniqueIndex("UQE_team_unit_s").on(t.teamId, t.type)],
+);
+
+export const teamRepo = sqliteTable(
+  "team_repo",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull(),
+    teamId: integer("team_id").notNull(),
+    repoId: integer("repo_id").notNull(),
+  },
+  (t) => [uniqueIndex("UQE_team_repo_s").on(t.teamId, t.repoId), index("IDX_team_repo_repo").on(t.repoId)],
+);
+
+/** A user (or organization) blocking another user. */
+export const userBlocking = sqliteTable(
+  "user_blocking",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    blockerId: integer("blocker_id").notNull(),
+    blockeeId: integer("blockee_id").notNull(),
+    note: str("note"),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+  },
+  (t) => [uniqueIndex("UQE_user_blocking_s").on(t.blockerId, t.blockeeId), index("IDX_user_blocking_blockee").on(t.blockeeId)],
+);
+
+export type UserRow = typeof user.$inferSelect;
+export type AccessTokenRow = typeof accessToken.$inferSelect;
+export type TeamRow = typeof team.$inferSelect;

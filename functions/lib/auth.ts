@@ -1,0 +1,317 @@
+/**
+ * The one auth module (Gitea reference §3). The middleware parses credentials without I/O;
+ * services put `callerQuery()` in the same `db.batch` as their own reads and embed
+ * `viewerSql(creds)` where a query depends on who asks, then call `resolveCaller()` on the rows.
+ * Pure guards named like Gitea's (`reqSiteAdmin`, `reqSelfOrAdmin`, …) decide afterwards.
+ * May not see → 404; may see, may not act → 403.
+ */
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { MiddlewareHandler } from "hono";
+import type { Db } from "../db/client.ts";
+import { accessToken, user, type UserRow } from "../db/schema.ts";
+import { looksLikeToken, tokenHash, verifyPassword } from "./crypto.ts";
+import { bareForbidden, forbidden, notFound, unauthorized } from "./errors.ts";
+import type { Settings } from "./settings.ts";
+
+export const SCOPE_CATEGORIES = ["activitypub", "admin", "misc", "notification", "organization", "package", "issue", "repository", "user"] as const;
+export type ScopeCategory = (typeof SCOPE_CATEGORIES)[number];
+
+/** What a route requires of its caller (Gitea's route-group middleware, declared per route). */
+export interface RouteAuth {
+  /** tokenRequiresScopes: every listed category, `read:` for GET/HEAD, `write:` otherwise. */
+  scopes: readonly ScopeCategory[];
+  /** reqToken: the caller must be signed in. */
+  signIn?: boolean;
+  /** reqBasicOrRevProxyAuth: basic authentication only (token management). */
+  basicOnly?: boolean;
+  /** reqSiteAdmin. */
+  siteAdmin?: boolean;
+  /** rejectPublicOnly: endpoints that only serve private data. */
+  rejectPublicOnly?: boolean;
+}
+
+/** Credentials as sent, parsed without I/O. */
+export interface Credentials {
+  /** SHA-256 of a presented token (header, query, basic user-as-token, or basic password that looks like a token). */
+  tokenHash: string | null;
+  /** Basic authentication with a user name and password. */
+  username: string | null;
+  password: string | null;
+  /** The credential arrived through the Basic scheme. */
+  basic: boolean;
+  sudo: string | null;
+}
+
+export const ANONYMOUS: Credentials = { tokenHash: null, username: null, password: null, basic: false, sudo: null };
+
+/** The signed-in caller after `resolveCaller`. */
+export interface Caller {
+  id: number;
+  row: UserRow;
+  isAdmin: boolean;
+  /** Authenticated with a token (scopes apply). */
+  viaToken: boolean;
+  /** The token carries `public-only`. */
+  publicOnly: boolean;
+  scope: string;
+}
+
+const decodeBase64 = (s: string) => {
+  try {
+    const bin = atob(s);
+    return new TextDecoder().decode(Uint8Array.from(bin, (ch) => ch.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+};
+
+/** Parses `?token=`/`?access_token=` (first, unless disabled), then `Authorization`, and `sudo`. */
+export async function parseCredentials(req: Request, settings: Settings): Promise<{ creds: Credentials; queryToken: boolean }> {
+  const url = new URL(req.url);
+  const sudo = url.searchParams.get("sudo") || req.headers.get("Sudo") || null;
+  const q = url.searchParams.get("token") || url.searchParams.get("access_token");
+  const queryTokenPresent = url.searchParams.has("token") || url.searchParams.has("access_token");
+  if (q && !settings.security.disableQueryAuthToken) {
+    return { creds: { ...ANONYMOUS, tokenHash: await tokenHash(q), sudo }, queryToken: true };
+  }
+  const header = req.headers.get("Authorization")?.trim() ?? "";
+  const sp = header.indexOf(" ");
+  const scheme = (sp < 0 ? header : header.slice(0, sp)).toLowerCase();
+  const value = sp < 0 ? "" : header.slice(sp + 1).trim();
+  if ((scheme === "token" || scheme === "bearer") && value) {
+    return { creds: { ...ANONYMOUS, tokenHash: await tokenHash(value), sudo }, queryToken: queryTokenPresent };
+  }
+  if (scheme === "basic" && value) {
+    const decoded = decodeBase64(value);
+    const colon = decoded?.indexOf(":") ?? -1;
+    if (decoded && colon >= 0) {
+      const name = decoded.slice(0, colon);
+      const password = decoded.slice(colon + 1);
+      if (password === "" || password === "x-oauth-basic") {
+        return { creds: { ...ANONYMOUS, tokenHash: await tokenHash(name), basic: true, sudo }, queryToken: queryTokenPresent };
+      }
+      return {
+        creds: { tokenHash: looksLikeToken(password) ? await tokenHash(password) : null, username: name, password, basic: true, sudo },
+        queryToken: queryTokenPresent,
+      };
+    }
+    // A malformed Basic header is a failed sign-in, not an anonymous request.
+    return { creds: { ...ANONYMOUS, username: "", password: "", basic: true, sudo }, queryToken: queryTokenPresent };
+  }
+  return { creds: { ...ANONYMOUS, sudo }, queryToken: queryTokenPresent };
+}
+
+/** Whether any credential was presented. */
+export const hasCredentials = (c: Credentials) => c.tokenHash !== null || c.username !== null;
+const anyCreds = hasCredentials;
+
+/** SQL for the id of the authenticated principal (before sudo), or NULL. */
+function authIdSql(c: Credentials): SQL {
+  const byToken = c.tokenHash === null ? null : sql`(SELECT uid FROM access_token WHERE token_hash = ${c.tokenHash})`;
+  const byName = c.username === null ? null : sql`(SELECT id FROM user WHERE lower_name = ${c.username.toLowerCase()} AND type = 0)`;
+  if (byToken && byName) return sql`COALESCE(${byToken}, ${byName})`;
+  return byToken ?? byName ?? sql`NULL`;
+}
+
+/** SQL pieces describing the viewer, for embedding in queries that depend on who asks. */
+export interface ViewerSql {
+  /** The effective caller id (after sudo), or NULL for anonymous. */
+  id: SQL;
+  /** Caller is a site admin and not limited to public data. */
+  isAdmin: SQL;
+  /** The caller's token is limited to public data. */
+  publicOnly: SQL;
+  /** Caller is a restricted user. */
+  restricted: SQL;
+}
+
+export function viewerSql(c: Credentials): ViewerSql {
+  const auth = authIdSql(c);
+  const id = c.sudo
+    ? sql`(CASE WHEN EXISTS (SELECT 1 FROM user sa WHERE sa.id = ${auth} AND sa.is_admin = 1) THEN (SELECT su.id FROM user su WHERE su.lower_name = ${c.sudo.toLowerCase()}) ELSE ${auth} END)`
+    : auth;
+  const publicOnly =
+    c.tokenHash === null
+      ? sql`0`
+      : sql`EXISTS (SELECT 1 FROM access_token pt WHERE pt.token_hash = ${c.tokenHash} AND (',' || pt.scope || ',') LIKE '%,public-only,%')`;
+  return {
+    id,
+    publicOnly,
+    isAdmin: sql`(EXISTS (SELECT 1 FROM user va WHERE va.id = ${id} AND va.is_admin = 1) AND NOT ${publicOnly})`,
+    restricted: sql`EXISTS (SELECT 1 FROM user vr WHERE vr.id = ${id} AND vr.is_restricted = 1)`,
+  };
+}
+
+/**
+ * SQL: may the viewer see this user or organization (Gitea's IsUserVisibleToViewer /
+ * HasOrgOrUserVisible)? public → everyone; limited → signed-in users (restricted users only when
+ * they share an organization); private → self, site admins, and users sharing an organization
+ * (for an organization: its members). A public-only token sees public owners only.
+ */
+export function userVisibleSql(v: ViewerSql, idCol: SQL | typeof user.id, visibilityCol: SQL | typeof user.visibility): SQL {
+  const together = sql`EXISTS (SELECT 1 FROM org_user vo WHERE vo.uid = ${v.id} AND (vo.org_id = ${idCol} OR vo.org_id IN (SELECT vo2.org_id FROM org_user vo2 WHERE vo2.uid = ${idCol})))`;
+  return sql`(${visibilityCol} = 0 OR (NOT ${v.publicOnly} AND (
+    ${v.isAdmin} OR ${idCol} = ${v.id}
+    OR (${visibilityCol} = 1 AND ${v.id} IS NOT NULL AND (NOT ${v.restricted} OR ${together}))
+    OR (${visibilityCol} = 2 AND ${together}))))`;
+}
+
+/** The authenticated principal's row and token scope, for the request's first batch. */
+export function callerQuery(db: Db, c: Credentials) {
+  return db
+    .select({ user, tokenId: accessToken.id, scope: accessToken.scope })
+    .from(user)
+    .leftJoin(accessToken, and(eq(accessToken.tokenHash, c.tokenHash ?? ""), eq(accessToken.uid, user.id)))
+    .where(eq(user.id, authIdSql(c)))
+    .limit(1);
+}
+
+/** The sudo target, when `sudo` was given (an empty result otherwise). */
+export function sudoQuery(db: Db, c: Credentials) {
+  return db
+    .select()
+    .from(user)
+    .where(eq(user.lowerName, (c.sudo ?? "").toLowerCase()))
+    .limit(c.sudo ? 1 : 0);
+}
+
+export type CallerRows = Awaited<ReturnType<typeof callerQuery>>;
+export type SudoRows = Awaited<ReturnType<typeof sudoQuery>>;
+
+// ---- token scopes (Gitea models/auth/access_token_scope.go) ----
+
+const ALL_SCOPES = SCOPE_CATEGORIES.flatMap((c) => [`read:${c}`, `write:${c}`]);
+const KNOWN = new Set(["all", "public-only", ...ALL_SCOPES]);
+
+export class ScopeError extends Error {}
+
+/** Normalizes a scope list as Gitea stores it: public-only first, write implies read, full write set → `all`. */
+export function normalizeScope(scopes: string[]): string {
+  const set = new Set<string>();
+  for (const raw of scopes.flatMap((s) => s.split(","))) {
+    const s = raw.trim();
+    if (!s) continue;
+    if (!KNOWN.has(s)) throw new ScopeError(`invalid access token scope: ${s}`);
+    if (s === "all") for (const c of SCOPE_CATEGORIES) set.add(`write:${c}`);
+    else set.add(s);
+  }
+  const out: string[] = [];
+  if (set.has("public-only")) out.push("public-only");
+  const writes = SCOPE_CATEGORIES.filter((c) => set.has(`write:${c}`));
+  if (writes.length === SCOPE_CATEGORIES.length) {
+    out.push("all");
+    return out.join(",");
+  }
+  for (const c of SCOPE_CATEGORIES) {
+    if (set.has(`write:${c}`)) out.push(`write:${c}`);
+    else if (set.has(`read:${c}`)) out.push(`read:${c}`);
+  }
+  return out.join(",");
+}
+
+/** Whether a stored scope grants every required scope (`write:X` implies `read:X`, `all` implies every write). */
+export function hasScopes(stored: string, required: string[]): boolean {
+  const have = new Set(stored.split(",").map((s) => s.trim()).filter(Boolean));
+  for (const s of have) if (!KNOWN.has(s)) throw new ScopeError(`invalid access token scope: ${s}`);
+  return required.every((r) => {
+    const [level, cat] = r.split(":");
+    return have.has("all") || have.has(`write:${cat}`) || (level === "read" && have.has(`read:${cat}`));
+  });
+}
+
+export const isPublicOnly = (scope: string) => scope.split(",").includes("public-only");
+
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** Gitea's user-visible `must change password` message. */
+const changePasswordMessage = (rootUrl: string) => `You must change your password. Change it at: ${rootUrl}user/change_password`;
+
+/**
+ * Authenticates the caller from the batch rows and applies the route's requirements, in Gitea's
+ * order: bad credentials 401 → account state 403 → sudo → token scopes 403 → reqToken 401 →
+ * basic-only 401 → site admin 403 → public-only rejection 403. Returns null for anonymous.
+ */
+export async function resolveCaller(
+  ctx: { creds: Credentials; route: RouteAuth; method: string; settings: Settings; rootUrl: string },
+  callerRows: CallerRows,
+  sudoRows: SudoRows,
+): Promise<Caller | null> {
+  const { creds, route, settings } = ctx;
+  let caller: Caller | null = null;
+  if (anyCreds(creds)) {
+    const row = callerRows[0];
+    let viaToken = row?.tokenId != null;
+    if (!viaToken) {
+      // Password sign-in: only local accounts with a password; the dummy hash keeps timing flat.
+      const ok = creds.password !== null && (await verifyPassword(creds.password, row && row.user.loginType === 0 ? row.user.passwd : null));
+      if (!ok || !row) throw unauthorized();
+      viaToken = false;
+    }
+    const u = row.user;
+    if (!u.isActive) throw bareForbidden("This account is prohibited from signing in, please contact your site administrator.");
+    if (u.prohibitLogin) throw bareForbidden("This account is prohibited from signing in, please contact your site administrator.");
+    if (u.mustChangePassword) throw bareForbidden(changePasswordMessage(ctx.rootUrl));
+    const scope = viaToken ? (row.scope ?? "") : "";
+    caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken, publicOnly: viaToken && isPublicOnly(scope), scope };
+  }
+  if (!caller && settings.service.requireSignInView) throw bareForbidden("Only signed in user is allowed to call APIs.");
+  if (creds.sudo) {
+    if (!caller?.isAdmin) throw bareForbidden("Only administrators allowed to sudo.");
+    const target = sudoRows[0];
+    if (!target) throw notFound();
+    caller = { ...caller, id: target.id, row: target, isAdmin: target.isAdmin };
+  }
+  if (caller?.viaToken && route.scopes.length > 0) {
+    const level = READ_METHODS.has(ctx.method) ? "read" : "write";
+    const required = route.scopes.map((c) => `${level}:${c}`);
+    let allowed: boolean;
+    try {
+      allowed = hasScopes(caller.scope, required);
+    } catch (e) {
+      throw forbidden(`checking scope failed: ${(e as Error).message}`);
+    }
+    if (!allowed) {
+      throw forbidden(`token does not have at least one of required scope(s), required=[${required.join(" ")}], token scope=${caller.scope}`);
+    }
+  }
+  if (route.signIn && !caller) throw unauthorized("token is required");
+  if (route.basicOnly && !creds.basic) throw unauthorized("auth required");
+  if (route.siteAdmin && !caller?.isAdmin) throw forbidden("user should be the site admin");
+  if (route.rejectPublicOnly && caller?.publicOnly) throw forbidden("this endpoint is not available for public-only tokens");
+  return caller;
+}
+
+/** Checks that need no database: anonymous callers on sign-in routes fail before any round trip. */
+export function precheck(creds: Credentials, route: RouteAuth, settings: Settings) {
+  if (anyCreds(creds)) return;
+  if (settings.service.requireSignInView) throw bareForbidden("Only signed in user is allowed to call APIs.");
+  if (creds.sudo) throw bareForbidden("Only administrators allowed to sudo.");
+  if (route.signIn) throw unauthorized("token is required");
+  if (route.basicOnly) throw unauthorized("auth required");
+}
+
+// ---- guards (pure) ----
+
+/** reqSelfOrAdmin: the caller is the user in the path, or a site admin. */
+export function reqSelfOrAdmin(caller: Caller | null, target: { id: number }) {
+  if (!caller || (!caller.isAdmin && caller.id !== target.id)) throw forbidden("doer should be the site admin or be same as the contextUser");
+}
+
+/** checkTokenPublicOnly for a user or organization in the path. */
+export function reqPublicOwner(caller: Caller | null, owner: { type: number; visibility: number }) {
+  if (caller?.publicOnly && owner.visibility !== 0) {
+    throw forbidden(owner.type === 1 ? "token scope is limited to public orgs" : "token scope is limited to public users");
+  }
+}
+
+/** Middleware: parse credentials into `c.var.creds`; warn about deprecated query tokens. */
+export function credentials(): MiddlewareHandler {
+  return async (c, next) => {
+    const { creds, queryToken } = await parseCredentials(c.req.raw, c.get("settings"));
+    c.set("creds", creds);
+    await next();
+    if (queryToken) {
+      c.header("X-Service-Warning", "token and access_token API authentication is deprecated and will be removed in gitea 1.23. Please use AuthorizationHeaderToken instead. Existing queries will continue to work but without authorization.");
+    }
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The per-request context handed from route handlers to services, and the one read path that
+ * authenticates in the same round trip as the route's own reads (`readWithCaller`).
+ */
+import { OpenAPIHono, createRoute, type RouteConfig } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import type { Db, DbMeter } from "../db/client.ts";
+import { callerQuery, hasCredentials, precheck, resolveCaller, sudoQuery, viewerSql, type Caller, type Credentials, type RouteAuth, type ViewerSql } from "./auth.ts";
+import { ApiError, unprocessable, validationMessage } from "./errors.ts";
+import type { Settings } from "./settings.ts";
+
+export interface AppEnv {
+  Bindings: Record<string, unknown>;
+  Variables: {
+    settings: Settings;
+    rootUrl: string;
+    db: Db;
+    meter: DbMeter;
+    creds: Credentials;
+    routeAuth: RouteAuth;
+    exposeHeaders: string;
+  };
+}
+
+/** What a service needs to know about the request. */
+export interface Ctx {
+  db: Db;
+  creds: Credentials;
+  route: RouteAuth;
+  method: string;
+  settings: Settings;
+  rootUrl: string;
+  /** SQL describing the viewer, for queries that depend on who asks. */
+  viewer: ViewerSql;
+}
+
+export function ctxOf(c: Context<AppEnv>): Ctx {
+  const creds = c.get("creds");
+  return {
+    db: c.get("db"),
+    creds,
+    route: c.get("routeAuth") ?? { scopes: [] },
+    method: c.req.method,
+    settings: c.get("settings"),
+    rootUrl: c.get("rootUrl"),
+    viewer: viewerSql(creds),
+  };
+}
+
+type Reads = readonly BatchItem<"sqlite">[];
+
+/**
+ * One round trip: the caller lookup, the sudo target and the route's reads in one `db.batch`,
+ * then authentication and the route's auth requirements. The reads may embed `ctx.viewer`.
+ */
+export async function readWithCaller<T extends Reads>(ctx: Ctx, reads: T): Promise<{ caller: Caller | null; rows: BatchResponse<T> }> {
+  if (!hasCredentials(ctx.creds)) {
+    // Anonymous: nothing to look up for the caller; no round trip at all when the route reads nothing.
+    const caller = await resolveCaller(ctx, [], []);
+    const rows = reads.length ? ((await ctx.db.batch(reads as never)) as unknown as BatchResponse<T>) : ([] as unknown as BatchResponse<T>);
+    return { caller, rows };
+  }
+  const all = [callerQuery(ctx.db, ctx.creds), sudoQuery(ctx.db, ctx.creds), ...reads] as const;
+  const [callerRows, sudoRows, ...rest] = (await ctx.db.batch(all as never)) as unknown as [
+    Awaited<ReturnType<typeof callerQuery>>,
+    Awaited<ReturnType<typeof sudoQuery>>,
+    ...unknown[],
+  ];
+  const caller = await resolveCaller(ctx, callerRows, sudoRows);
+  return { caller, rows: rest as unknown as BatchResponse<T> };
+}
+
+/** One round trip of writes (an implicit transaction); reads at its end see the writes. */
+export async function writeBatch<T extends Reads>(ctx: Ctx, stmts: T): Promise<BatchResponse<T>> {
+  return (await ctx.db.batch(stmts as never)) as unknown as BatchResponse<T>;
+}
+
+/** Validation failures as Gitea's 422 `[Field]: Rule`. */
+export const defaultHook = (result: { success: boolean; error?: { issues: readonly unknown[] } }) => {
+  if (!result.success) throw unprocessable(validationMessage((result.error?.issues ?? []) as never));
+};
+
+/** A route group: OpenAPIHono with Gitea's validation errors. */
+export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: defaultHook as never });
+
+/** Declares the route's auth requirements and fails anonymous callers before any database work. */
+const requireAuth = (auth: RouteAuth): MiddlewareHandler<AppEnv> => async (c, next) => {
+  c.set("routeAuth", auth);
+  precheck(c.get("creds"), auth, c.get("settings"));
+  await next();
+};
+
+/** createRoute plus the route's auth requirements (scopes, sign-in, …). */
+export function apiRoute<R extends Omit<RouteConfig, "middleware">>(config: R & { auth: RouteAuth }) {
+  const { auth, ...rest } = config;
+  return createRoute({ ...rest, middleware: [requireAuth(auth)] as const } as unknown as R & { middleware: [MiddlewareHandler<AppEnv>] });
+}
+
+export { ApiError };

@@ -1,0 +1,127 @@
+/**
+ * The one error module: ApiError (thrown by services and guards) and the renderers that produce
+ * Gitea's bodies — `{message,url}`; 404 adds `errors: []`; validation 422 is `[Field]: Rule`;
+ * a 500 in production hides its text. Routes document their errors with `errorResponses(...)`.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+export const NOT_FOUND_MESSAGE = "The target couldn't be found.";
+
+/** An API failure with Gitea's status and message; `body` replaces the whole JSON body when set. */
+export class ApiError extends HTTPException {
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+  constructor(status: ContentfulStatusCode, message: string, opts: { body?: unknown; headers?: Record<string, string> } = {}) {
+    super(status, { message });
+    this.body = opts.body;
+    this.headers = opts.headers;
+  }
+}
+
+export const badRequest = (message: string) => new ApiError(400, message);
+export const unauthorized = (message = "invalid username, password or token") => new ApiError(401, message);
+export const forbidden = (message: string) => new ApiError(403, message);
+export const notFound = (message = NOT_FOUND_MESSAGE) => new ApiError(404, message);
+export const conflict = (message: string) => new ApiError(409, message);
+export const unprocessable = (message: string) => new ApiError(422, message);
+/** Gitea answers some account states with a bare `{message}` (no `url`). */
+export const bareForbidden = (message: string) => new ApiError(403, message, { body: { message } });
+
+/** Gitea's documentation URL in error bodies: `<AppURL>api/swagger`. */
+const errorUrl = (c: Context) => `${(c.get("rootUrl") as string | undefined) ?? new URL(c.req.url).origin + "/"}api/swagger`;
+
+/** Renders any thrown error as Gitea does. Unknown errors become a 500 without internals. */
+export function renderError(err: unknown, c: Context): Response {
+  if (err instanceof ApiError) {
+    if (err.headers) for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
+    if (err.body !== undefined) return c.json(err.body as object, err.status);
+    const body: Record<string, unknown> = { message: err.message, url: errorUrl(c) };
+    if (err.status === 404) body.errors = [];
+    return c.json(body, err.status);
+  }
+  if (err instanceof HTTPException) {
+    // Hono's own (body parsing, body limit): keep the status, use Gitea's shape.
+    const status = err.status === 400 && /JSON/i.test(err.message) ? 422 : err.status;
+    const message = status === 422 ? `[Body]: DeserializationError: ${err.message}` : err.message || "bad request";
+    return c.json({ message, url: errorUrl(c) }, status as ContentfulStatusCode);
+  }
+  console.error("internal error", c.req.method, new URL(c.req.url).pathname, err);
+  const dev = (c.get("settings") as { runMode?: string } | undefined)?.runMode === "dev";
+  return c.json({ message: dev ? String((err as Error)?.message ?? err) : "", url: errorUrl(c) }, 500);
+}
+
+/** JSON key → Gitea's Go field name in binding errors: `login_name` → `LoginName`. */
+export const goFieldName = (key: string) =>
+  key
+    .split(/[_-]/)
+    .filter(Boolean)
+    .map((p) => p[0].toUpperCase() + p.slice(1))
+    .join("");
+
+interface Issue {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+  input?: unknown;
+  origin?: string;
+  minimum?: number | bigint;
+  expected?: string;
+  format?: string;
+}
+
+/** The first zod issue as Gitea's binding message `[Field]: Rule`. */
+export function validationMessage(issues: readonly Issue[]): string {
+  const issue = issues[0];
+  if (!issue) return "[]: invalid input";
+  const key = issue.path.filter((p) => typeof p === "string").at(-1) as string | undefined;
+  const field = `[${key ? goFieldName(key) : ""}]`;
+  let rule: string;
+  switch (issue.code) {
+    case "invalid_type":
+      rule = issue.input === undefined ? "Required" : `TypeError: expected ${issue.expected}`;
+      break;
+    case "too_small":
+      rule = issue.origin === "string" && issue.minimum === 1 ? "Required" : "MinSize";
+      break;
+    case "too_big":
+      rule = "MaxSize";
+      break;
+    case "invalid_format":
+      rule = issue.format === "email" ? "Email" : issue.format === "url" ? "Url" : issue.message;
+      break;
+    case "invalid_value":
+      rule = "In";
+      break;
+    case "unrecognized_keys":
+      rule = issue.message;
+      break;
+    default:
+      rule = issue.message;
+  }
+  return `${field}: ${rule}`;
+}
+
+/** Gitea's documented error bodies. */
+export const ApiErrorSchema = z
+  .object({ message: z.string(), url: z.string() })
+  .openapi("APIError", { description: "APIError is an api error with a message" });
+
+const descriptions: Record<number, string> = {
+  400: "APIError is error format response",
+  401: "APIUnauthorizedError is a unauthorized error response",
+  403: "APIForbiddenError is a forbidden error response",
+  404: "APINotFound is a not found empty response",
+  409: "APIConflict is a conflict empty response",
+  422: "APIValidationError is error format response related to input validation",
+  500: "APIError is error format response",
+};
+
+/** Response entries for `createRoute({ responses: { ...errorResponses(403, 404) } })`. */
+export function errorResponses<S extends keyof typeof descriptions>(...statuses: S[]) {
+  return Object.fromEntries(
+    statuses.map((s) => [s, { description: descriptions[s], content: { "application/json": { schema: ApiErrorSchema } } }]),
+  ) as Record<S, { description: string; content: { "application/json": { schema: typeof ApiErrorSchema } } }>;
+}

@@ -1,0 +1,56 @@
+/** Shared pieces of route declarations: path parameters and Gitea's document-level settings. */
+import { z } from "@hono/zod-openapi";
+
+/** A string path parameter with Gitea's description. */
+export const pathParam = (name: string, description: string) =>
+  z
+    .string()
+    .min(1)
+    .max(255)
+    .openapi({ param: { name, in: "path", required: true }, description });
+
+/** Gitea's security definitions (routers/api/v1/api.go swagger:meta), in OpenAPI 3 form. */
+export const securitySchemes = {
+  BasicAuth: { type: "http", scheme: "basic" },
+  Token: {
+    type: "apiKey",
+    name: "token",
+    in: "query",
+    description: "This authentication option is deprecated for removal in Gitea 1.23. Please use AuthorizationHeaderToken instead.",
+  },
+  AccessToken: {
+    type: "apiKey",
+    name: "access_token",
+    in: "query",
+    description: "This authentication option is deprecated for removal in Gitea 1.23. Please use AuthorizationHeaderToken instead.",
+  },
+  AuthorizationHeaderToken: {
+    type: "apiKey",
+    name: "Authorization",
+    in: "header",
+    description: 'API tokens must be prepended with "token" followed by a space.',
+  },
+  SudoParam: {
+    type: "apiKey",
+    name: "sudo",
+    in: "query",
+    description: "Sudo API request as the user provided as the key. Admin privileges are required.",
+  },
+  SudoHeader: {
+    type: "apiKey",
+    name: "Sudo",
+    in: "header",
+    description: "Sudo API request as the user provided as the key. Admin privileges are required.",
+  },
+  TOTPHeader: {
+    type: "apiKey",
+    name: "X-GITEA-OTP",
+    in: "header",
+    description: "Must be used in combination with BasicAuth if two-factor authentication is enabled.",
+  },
+} as const;
+
+export const security = Object.keys(securitySchemes).map((k) => ({ [k]: [] as string[] }));
+
+/** The version string reported by `/version` and in the documents: the Gitea API level we serve. */
+export const GITEA_API_VERSION = "1.27.1";

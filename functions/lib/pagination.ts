@@ -1,0 +1,89 @@
+/**
+ * The one pagination helper (Gitea's utils.GetListOptions / SetTotalCountHeader / SetLinkHeader):
+ * page ≥ 1; limit ≤ 0 or absent → [api] DEFAULT_PAGING_NUM; limit > MAX_RESPONSE_ITEMS → the max.
+ * `X-Total-Count` and `Link` are added to `Access-Control-Expose-Headers`.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { Settings } from "./settings.ts";
+
+/** Lenient integer query parameter: anything unparsable behaves as absent, as in Gitea. */
+const lenientInt = (name: string, description: string) =>
+  z
+    .string()
+    .optional()
+    .openapi({ param: { name, in: "query" }, type: "integer", description } as never);
+
+export const PageQuery = z.object({
+  page: lenientInt("page", "page number of results to return (1-based)"),
+  limit: lenientInt("limit", "page size of results"),
+});
+
+export interface Page {
+  page: number;
+  limit: number;
+  offset: number;
+}
+
+const toInt = (raw: string | undefined) => {
+  if (raw === undefined || !/^\s*-?\d+\s*$/.test(raw)) return 0;
+  const n = Number(raw);
+  return Number.isSafeInteger(n) ? n : 0;
+};
+
+/** Normalizes `page`/`limit` exactly as Gitea does. */
+export function pageOf(q: { page?: string; limit?: string }, api: Settings["api"]): Page {
+  const page = Math.max(1, toInt(q.page));
+  let limit = toInt(q.limit);
+  if (limit <= 0) limit = api.defaultPagingNum;
+  if (limit > api.maxResponseItems) limit = api.maxResponseItems;
+  // Guard the OFFSET against overflow for absurd page numbers.
+  const offset = Math.min((page - 1) * limit, Number.MAX_SAFE_INTEGER);
+  return { page, limit, offset };
+}
+
+const expose = (c: Context, name: string) => {
+  const prev = c.res.headers.get("Access-Control-Expose-Headers") ?? (c.get("exposeHeaders") as string | undefined);
+  const names = new Set((prev ?? "").split(",").map((s) => s.trim()).filter(Boolean));
+  names.add(name);
+  const value = [...names].join(", ");
+  c.set("exposeHeaders", value);
+  c.header("Access-Control-Expose-Headers", value);
+};
+
+/** Go's url.Values.Encode: keys sorted, values in order, query-escaped (space → `+`). */
+function encodeQuery(params: URLSearchParams): string {
+  const keys = [...new Set(params.keys())].sort();
+  const esc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+").replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+  return keys.flatMap((k) => params.getAll(k).map((v) => `${esc(k)}=${esc(v)}`)).join("&");
+}
+
+/** Gitea's Link header entries, in its order: next, last, first, prev. */
+export function linkHeader(requestUrl: string, rootUrl: string, total: number, page: Page): string | null {
+  const totalPages = Math.max(1, Math.ceil(total / page.limit));
+  const current = Math.min(Math.max(1, page.page), totalPages);
+  const u = new URL(requestUrl);
+  const at = (n: number) => {
+    const params = new URLSearchParams(u.search);
+    params.set("page", String(n));
+    return `${rootUrl}${u.pathname.slice(1)}?${encodeQuery(params)}`;
+  };
+  const links: string[] = [];
+  if (total > current * page.limit) links.push(`<${at(current + 1)}>; rel="next"`);
+  if (current !== totalPages) links.push(`<${at(totalPages)}>; rel="last"`);
+  if (current !== 1) links.push(`<${at(1)}>; rel="first"`);
+  if (current > 1) links.push(`<${at(current - 1)}>; rel="prev"`);
+  return links.length ? links.join(",") : null;
+}
+
+/** Sets `X-Total-Count` (and `Link` unless `link: false`), exposing both to CORS clients. */
+export function setPageHeaders(c: Context, total: number, page: Page, opts: { link?: boolean } = {}) {
+  c.header("X-Total-Count", String(total));
+  expose(c, "X-Total-Count");
+  if (opts.link === false) return;
+  const link = linkHeader(c.req.url, c.get("rootUrl") as string, total, page);
+  if (link) {
+    c.header("Link", link);
+    expose(c, "Link");
+  }
+}

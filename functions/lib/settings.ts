@@ -1,0 +1,195 @@
+/**
+ * Instance settings, named after Gitea's app.ini sections and keys and read from environment
+ * variables in Gitea's own form `GITEA__section__KEY` (Node: process.env; Worker: wrangler vars).
+ * Every key is parsed and validated at start-up; an invalid value throws a SettingsError naming it.
+ */
+
+export const UNIT_KEYS = [
+  "repo.code",
+  "repo.issues",
+  "repo.pulls",
+  "repo.releases",
+  "repo.wiki",
+  "repo.ext_wiki",
+  "repo.ext_issues",
+  "repo.projects",
+  "repo.packages",
+  "repo.actions",
+] as const;
+
+export const USER_FEATURES = ["deletion", "manage_ssh_keys", "manage_gpg_keys", "manage_mfa", "manage_credentials", "change_username", "change_full_name"] as const;
+
+export interface Settings {
+  runMode: "prod" | "dev";
+  server: { rootUrl: string | null; enableServerTiming: boolean };
+  repository: { forcePrivate: boolean; defaultBranch: string; disabledRepoUnits: string[] };
+  mirror: { minIntervalMs: number };
+  api: { defaultPagingNum: number; maxResponseItems: number; enableSwagger: boolean };
+  security: { disableQueryAuthToken: boolean; passwordHashIterations: number; minPasswordLength: number };
+  service: { noReplyAddress: string | null; defaultUserVisibility: "public" | "limited" | "private"; requireSignInView: boolean };
+  admin: { userDisabledFeatures: string[]; externalUserDisableFeatures: string[] };
+}
+
+export class SettingsError extends Error {}
+
+type Env = Record<string, unknown>;
+
+/** One key: its section, name, default, and parser; `docs/configuration.md` lists the same. */
+interface KeySpec<T> {
+  section: string;
+  key: string;
+  def: string;
+  parse: (raw: string, name: string) => T;
+}
+
+const fail = (name: string, why: string): never => {
+  throw new SettingsError(`invalid setting ${name}: ${why}`);
+};
+
+const bool = (raw: string, name: string) => {
+  const v = raw.trim().toLowerCase();
+  if (["true", "1", "yes", "on"].includes(v)) return true;
+  if (["false", "0", "no", "off", ""].includes(v)) return false;
+  return fail(name, `expected true or false, got "${raw}"`);
+};
+
+const int = (min: number, max: number) => (raw: string, name: string) => {
+  if (!/^-?\d+$/.test(raw.trim())) return fail(name, `expected an integer, got "${raw}"`);
+  const n = Number(raw.trim());
+  if (n < min || n > max) return fail(name, `expected an integer from ${min} to ${max}, got ${n}`);
+  return n;
+};
+
+const list = (allowed: readonly string[]) => (raw: string, name: string) => {
+  const items = raw
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  for (const item of items) if (!allowed.includes(item)) fail(name, `unknown value "${item}" (allowed: ${allowed.join(", ")})`);
+  return [...new Set(items)];
+};
+
+const oneOf = <T extends string>(allowed: readonly T[]) => (raw: string, name: string) => {
+  const v = raw.trim().toLowerCase() as T;
+  return allowed.includes(v) ? v : fail(name, `expected one of ${allowed.join(", ")}, got "${raw}"`);
+};
+
+/** Go duration syntax (`10m`, `1h30m`, `90s`, `0`) → milliseconds. */
+export function parseGoDuration(raw: string): number | null {
+  const s = raw.trim();
+  if (s === "0") return 0;
+  const units: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/y;
+  let total = 0;
+  let pos = 0;
+  if (!s) return null;
+  while (pos < s.length) {
+    re.lastIndex = pos;
+    const m = re.exec(s);
+    if (!m) return null;
+    total += Number(m[1]) * units[m[2]];
+    pos = re.lastIndex;
+  }
+  return total;
+}
+
+/** Milliseconds → Go's duration string (`8h0m0s`, `10m0s`, `1h30m0s`). */
+export function formatGoDuration(ms: number): string {
+  if (ms === 0) return "0s";
+  const totalSeconds = Math.floor(ms / 1000);
+  const h = Math.floor(totalSeconds / 3600);
+  const m = Math.floor((totalSeconds % 3600) / 60);
+  const s = totalSeconds % 60;
+  if (h > 0) return `${h}h${m}m${s}s`;
+  if (m > 0) return `${m}m${s}s`;
+  return `${s}s`;
+}
+
+const duration = (raw: string, name: string) => {
+  const ms = parseGoDuration(raw);
+  return ms === null ? fail(name, `expected a duration such as 10m or 1h30m, got "${raw}"`) : ms;
+};
+
+const url = (raw: string, name: string) => {
+  const v = raw.trim();
+  if (!v) return null;
+  try {
+    const u = new URL(v);
+    if (u.protocol !== "http:" && u.protocol !== "https:") fail(name, "expected an http(s) URL");
+    return u.href.endsWith("/") ? u.href : `${u.href}/`;
+  } catch (e) {
+    if (e instanceof SettingsError) throw e;
+    return fail(name, `expected an absolute URL, got "${raw}"`);
+  }
+};
+
+const text = (raw: string) => raw.trim();
+const nullableText = (raw: string) => raw.trim() || null;
+
+/** Every supported key, in the order docs/configuration.md lists them. */
+export const SETTING_KEYS = {
+  runMode: { section: "", key: "RUN_MODE", def: "prod", parse: oneOf(["prod", "dev"] as const) },
+  rootUrl: { section: "server", key: "ROOT_URL", def: "", parse: url },
+  enableServerTiming: { section: "server", key: "ENABLE_SERVER_TIMING", def: "true", parse: bool },
+  forcePrivate: { section: "repository", key: "FORCE_PRIVATE", def: "false", parse: bool },
+  defaultBranch: {
+    section: "repository",
+    key: "DEFAULT_BRANCH",
+    def: "main",
+    parse: (raw: string, name: string) =>
+      /^(?!\/|.*\/\/|.*\/$|.*\.\.|.*@\{)[^\s~^:?*[\\\x00-\x1f\x7f]{1,100}$/.test(raw.trim()) ? raw.trim() : fail(name, `"${raw}" is not a valid branch name`),
+  },
+  disabledRepoUnits: { section: "repository", key: "DISABLED_REPO_UNITS", def: "", parse: list(UNIT_KEYS) },
+  minInterval: {
+    section: "mirror",
+    key: "MIN_INTERVAL",
+    def: "10m",
+    // Gitea raises values below one minute to one minute.
+    parse: (raw: string, name: string) => Math.max(duration(raw, name), 60_000),
+  },
+  defaultPagingNum: { section: "api", key: "DEFAULT_PAGING_NUM", def: "30", parse: int(1, 10_000) },
+  maxResponseItems: { section: "api", key: "MAX_RESPONSE_ITEMS", def: "50", parse: int(1, 10_000) },
+  enableSwagger: { section: "api", key: "ENABLE_SWAGGER", def: "true", parse: bool },
+  disableQueryAuthToken: { section: "security", key: "DISABLE_QUERY_AUTH_TOKEN", def: "false", parse: bool },
+  passwordHashIterations: { section: "security", key: "PASSWORD_HASH_ITERATIONS", def: "100000", parse: int(10_000, 100_000) },
+  minPasswordLength: { section: "security", key: "MIN_PASSWORD_LENGTH", def: "8", parse: int(1, 255) },
+  noReplyAddress: { section: "service", key: "NO_REPLY_ADDRESS", def: "", parse: nullableText },
+  defaultUserVisibility: { section: "service", key: "DEFAULT_USER_VISIBILITY", def: "public", parse: oneOf(["public", "limited", "private"] as const) },
+  requireSignInView: { section: "service", key: "REQUIRE_SIGNIN_VIEW", def: "false", parse: bool },
+  userDisabledFeatures: { section: "admin", key: "USER_DISABLED_FEATURES", def: "", parse: list(USER_FEATURES) },
+  externalUserDisableFeatures: { section: "admin", key: "EXTERNAL_USER_DISABLE_FEATURES", def: "", parse: list(USER_FEATURES) },
+} satisfies Record<string, KeySpec<unknown>>;
+
+type Keys = typeof SETTING_KEYS;
+type Parsed = { [K in keyof Keys]: ReturnType<Keys[K]["parse"]> };
+
+/** The environment variable name of a key, e.g. `GITEA__server__ROOT_URL`. */
+export const envName = (spec: { section: string; key: string }) => `GITEA__${spec.section}__${spec.key}`;
+
+/** Parses every setting from `env`; throws SettingsError naming the first invalid key. */
+export function loadSettings(env: Env): Settings {
+  const v = {} as Parsed;
+  for (const [field, spec] of Object.entries(SETTING_KEYS) as [keyof Keys, KeySpec<unknown>][]) {
+    const name = envName(spec);
+    const raw = env[name];
+    if (raw !== undefined && typeof raw !== "string") fail(name, "expected a string value");
+    (v as Record<string, unknown>)[field] = spec.parse((raw as string | undefined) ?? spec.def, name);
+  }
+  if (v.maxResponseItems < v.defaultPagingNum) {
+    fail(envName(SETTING_KEYS.maxResponseItems), `must be at least ${envName(SETTING_KEYS.defaultPagingNum)} (${v.defaultPagingNum})`);
+  }
+  return {
+    runMode: v.runMode,
+    server: { rootUrl: v.rootUrl, enableServerTiming: v.enableServerTiming },
+    repository: { forcePrivate: v.forcePrivate, defaultBranch: v.defaultBranch, disabledRepoUnits: v.disabledRepoUnits },
+    mirror: { minIntervalMs: v.minInterval },
+    api: { defaultPagingNum: v.defaultPagingNum, maxResponseItems: v.maxResponseItems, enableSwagger: v.enableSwagger },
+    security: {
+      disableQueryAuthToken: v.disableQueryAuthToken,
+      passwordHashIterations: v.passwordHashIterations,
+      minPasswordLength: v.minPasswordLength,
+    },
+    service: { noReplyAddress: v.noReplyAddress, defaultUserVisibility: v.defaultUserVisibility, requireSignInView: v.requireSignInView },
+    admin: { userDisabledFeatures: v.userDisabledFeatures, externalUserDisableFeatures: v.externalUserDisableFeatures },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Node entry point (`npm start`): settings from the environment, the database from DATABASE_URL
+ * (default: an embedded libSQL file in DATA_DIR), migrations applied, then the API on HOST:PORT.
+ */
+import { serve } from "@hono/node-server";
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { createApp } from "./app.ts";
+import { migrateDb } from "./db/migrate.ts";
+import { databaseUrl, openDatabase } from "./db/open.ts";
+import { loadSettings, SettingsError, type Settings } from "./lib/settings.ts";
+import type { SwaggerAsset } from "./lib/swagger-ui.ts";
+
+const swaggerDir = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+
+/** Reads a Swagger UI file from the installed swagger-ui-dist package. */
+export const nodeAssets = (name: SwaggerAsset) => readFile(join(swaggerDir, name), "utf8");
+
+export async function startServer(env: NodeJS.ProcessEnv = process.env) {
+  let settings: Settings;
+  try {
+    settings = loadSettings(env);
+  } catch (e) {
+    if (e instanceof SettingsError) {
+      console.error(e.message);
+      process.exit(1);
+    }
+    throw e;
+  }
+  const client = openDatabase(env);
+  await migrateDb(client);
+  const app = createApp({ settings, client: () => client, assets: nodeAssets });
+  const port = Number(env.PORT ?? 3000);
+  const hostname = env.HOST ?? "127.0.0.1";
+  const server = serve({ fetch: app.fetch, port, hostname });
+  await new Promise<void>((ok) => server.once("listening", () => ok()));
+  const shutdown = () => {
+    server.close(() => {
+      client.close();
+      process.exit(0);
+    });
+    setTimeout(() => process.exit(0), 5000).unref();
+  };
+  process.once("SIGTERM", shutdown);
+  process.once("SIGINT", shutdown);
+  const url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+  console.log(`API listening on ${url}/api/v1 (database ${databaseUrl(env).replace(/\/\/[^@/]*@/, "//")})`);
+  return { server, client, url };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await startServer();

@@ -1,0 +1,59 @@
+/** Small rules shared by services: names, LIKE patterns, write guards, the site for converters. */
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import type { Site, Viewer } from "../convert/user.ts";
+import type { Caller } from "../lib/auth.ts";
+import type { Ctx } from "../lib/context.ts";
+import { unprocessable } from "../lib/errors.ts";
+
+/** Gitea's reserved user and organization names and patterns (models/user/user.go). */
+const RESERVED_USERNAMES = new Set([
+  ".", "..", ".well-known", "admin", "api", "assets", "attachments", "avatar", "avatars", "captcha", "commits", "debug",
+  "error", "explore", "favicon.ico", "ghost", "issues", "login", "manifest.json", "metrics", "milestones", "new",
+  "notifications", "org", "pulls", "raw", "repo", "repo-avatars", "robots.txt", "search", "serviceworker.js",
+  "ssh_info", "swagger.v1.json", "user", "v2", "gitea-actions",
+]);
+const RESERVED_USER_PATTERNS = ["*.keys", "*.gpg", "*.rss", "*.atom", "*.png"];
+
+/** Gitea's IsUsableUsername: reserved names and patterns → 422 with Gitea's message. */
+export function checkUsableUsername(name: string) {
+  const lower = name.trim().toLowerCase();
+  if (RESERVED_USERNAMES.has(lower)) throw unprocessable(`name is reserved [name: ${name}]`);
+  for (const p of RESERVED_USER_PATTERNS) {
+    if (lower.endsWith(p.slice(1))) throw unprocessable(`name pattern is not allowed [pattern: ${p}]`);
+  }
+}
+
+/** `%keyword%` for LIKE … ESCAPE '\', lower-cased. */
+export const likePattern = (kw: string) => `%${kw.toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+
+const GUARD_TRIP = "integer overflow";
+
+/**
+ * A statement that aborts its write batch (and so rolls back the whole transaction) when `cond`
+ * holds at write time. It closes races that a read-then-write check alone leaves open
+ * (e.g. removing the last admin or the last owner concurrently). SQLite raises "integer overflow"
+ * for abs(-9223372036854775808), and CASE evaluates it only when the condition is true.
+ */
+export const guard = (db: Db, cond: SQL) => db.run(sql`SELECT CASE WHEN ${cond} THEN abs(-9223372036854775807 - 1) ELSE 0 END`);
+
+export function isGuardTrip(err: unknown): boolean {
+  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    if (String((e as { message?: unknown }).message ?? "").includes(GUARD_TRIP)) return true;
+  }
+  return false;
+}
+
+export function site(ctx: Ctx): Site {
+  return { rootUrl: ctx.rootUrl, noReplyAddress: ctx.settings.service.noReplyAddress ?? `noreply.${new URL(ctx.rootUrl).hostname}` };
+}
+
+export const viewerOf = (caller: Caller | null): Viewer | null => (caller ? { id: caller.id, isAdmin: caller.isAdmin } : null);
+
+/** Whether a setting disables `feature` for this account (USER_DISABLED_FEATURES / EXTERNAL_USER_DISABLE_FEATURES). */
+export function featureDisabled(ctx: Ctx, account: { loginType: number }, feature: string): boolean {
+  const { userDisabledFeatures, externalUserDisableFeatures } = ctx.settings.admin;
+  return userDisabledFeatures.includes(feature) || (account.loginType !== 0 && externalUserDisableFeatures.includes(feature));
+}
+
+export const nowUnix = () => Math.floor(Date.now() / 1000);

@@ -1,0 +1,38 @@
+/**
+ * Cloudflare Worker entry point: the same app, with settings from wrangler `[vars]` and the
+ * database over HTTP (`@libsql/client/web`) to sqld or Turso (DATABASE_URL, DATABASE_AUTH_TOKEN).
+ * A client is created per request: Workers may not share I/O objects between requests.
+ * Migrations are applied by `npm run db:migrate`, never by the Worker.
+ */
+import { createClient } from "@libsql/client/web";
+import swaggerCss from "swagger-ui-dist/swagger-ui.css";
+import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js";
+import type { ExecutionContext } from "hono";
+import { createApp } from "./app.ts";
+import { loadSettings } from "./lib/settings.ts";
+
+type Env = Record<string, unknown> & { DATABASE_URL?: string; DATABASE_AUTH_TOKEN?: string };
+
+let app: ReturnType<typeof createApp> | null = null;
+
+function appFor(env: Env) {
+  if (!app) {
+    const settings = loadSettings(env);
+    app = createApp({
+      settings,
+      client: (e) => {
+        const url = (e as Env).DATABASE_URL;
+        if (!url) throw new Error("DATABASE_URL is not set for the Worker");
+        return createClient({ url, authToken: (e as Env).DATABASE_AUTH_TOKEN || undefined });
+      },
+      assets: async (name) => (name === "swagger-ui.css" ? swaggerCss : swaggerBundle),
+    });
+  }
+  return app;
+}
+
+export default {
+  fetch(req: Request, env: Env, ctx: ExecutionContext) {
+    return appFor(env).fetch(req, env, ctx);
+  },
+};
