@@ -1,0 +1,53 @@
+/** A Go grpc-go client (Debian's golang-google-grpc-dev, built offline) against the agent process on swtpm. */
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyVtpmAttestation } from "../../attestation-agent/verify/tpm.ts";
+import { startSwtpm, type Swtpm } from "../../scripts/agent-swtpm.ts";
+import { ROOT, startAgentProcess, type AgentProcess } from "./helpers.ts";
+
+const run = promisify(execFile);
+let dir: string;
+let bin: string;
+let tpm: Swtpm;
+let agent: AgentProcess;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "agent-go-"));
+  bin = path.join(dir, "client");
+  const [t] = await Promise.all([startSwtpm(), run("bash", [path.join(ROOT, "scripts/agent-go-client.sh"), bin])]);
+  tpm = t;
+  agent = await startAgentProcess(path.join(dir, "agent.sock"), ["--tpm", tpm.tpm, "--tsm-root", path.join(dir, "none")]);
+});
+
+afterAll(async () => {
+  await agent?.stop();
+  await tpm?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function goCall(args: string[]): Promise<{ code: number; message?: string; hex?: string }> {
+  const { stdout } = await run(bin, ["-socket", agent.socket, ...args]);
+  return JSON.parse(stdout);
+}
+
+describe("grpc-go client", () => {
+  it("gets a vTPM attestation that verifies", async () => {
+    const nonce = randomBytes(32);
+    const r = await goCall(["-platform", "3", "-nonce", nonce.toString("hex")]);
+    expect(r.code).toBe(0);
+    expect(verifyVtpmAttestation(Buffer.from(r.hex!, "hex"), nonce).quotes).toHaveLength(2);
+  });
+
+  it("sees the same status codes: INVALID_ARGUMENT, FAILED_PRECONDITION, UNIMPLEMENTED", async () => {
+    expect(await goCall(["-platform", "3", "-nonce", "00".repeat(33)])).toMatchObject({ code: 3, message: expect.stringMatching(/nonce is 33 bytes/) });
+    expect(await goCall(["-platform", "1"])).toMatchObject({ code: 9, message: expect.stringMatching(/not available/) });
+    expect(await goCall(["-platform", "0"])).toMatchObject({ code: 3 });
+    expect(await goCall(["-method", "FetchCloudToken", "-nonce", "00".repeat(16)])).toMatchObject({ code: 9 });
+    expect(await goCall(["-method", "FetchAzureToken"])).toMatchObject({ code: 12, message: expect.stringMatching(/unknown method \/attestation.v1.AttestationService\/FetchAzureToken/) });
+  });
+});
