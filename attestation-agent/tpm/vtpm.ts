@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { AttestationSchema, type Attestation } from "../gen/attest/attest_pb.ts";
-import { QuoteSchema } from "../gen/tpm/tpm_pb.ts";
+import { QuoteSchema, type HashAlgo } from "../gen/tpm/tpm_pb.ts";
 import { verifyQuote, akPublicKey } from "../verify/tpm.ts";
 import { TpmClient, TpmError } from "./client.ts";
 import { AK_RSA_PERSISTENT_HANDLE, HASHES, PCR_COUNT, RH, akTemplateRsa, publicMatchesTemplate } from "./marshal.ts";
@@ -105,7 +105,7 @@ export class VtpmAttester {
           if ((e as { check?: string }).check === "pcr-digest" && attempt < MAX_PCR_RACE_RETRIES) continue;
           throw e;
         }
-        quotes.push(create(QuoteSchema, { quote: q.attest.slice(), rawSig: q.signature, pcrs: { hash: alg, pcrs: Object.fromEntries(values) } }));
+        quotes.push(create(QuoteSchema, { quote: q.attest.slice(), rawSig: q.signature, pcrs: { hash: alg as HashAlgo, pcrs: Object.fromEntries(values) } }));
         break;
       }
     }
