@@ -1,7 +1,9 @@
 /** A Go grpc-go client (Debian's golang-google-grpc-dev, built offline) against the agent process on swtpm. */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { fromBinary } from "@bufbuild/protobuf";
+import { AttestationSchema } from "../../attestation-agent/gen/attest/attest_pb.ts";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -15,13 +17,16 @@ let dir: string;
 let bin: string;
 let tpm: Swtpm;
 let agent: AgentProcess;
+let eventLog: Buffer;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "agent-go-"));
   bin = path.join(dir, "client");
   const [t] = await Promise.all([startSwtpm(), run("bash", [path.join(ROOT, "scripts/agent-go-client.sh"), bin])]);
   tpm = t;
-  agent = await startAgentProcess(path.join(dir, "agent.sock"), ["--tpm", tpm.tpm, "--tsm-root", path.join(dir, "none")]);
+  eventLog = randomBytes(5000);
+  await writeFile(path.join(dir, "binary_bios_measurements"), eventLog);
+  agent = await startAgentProcess(path.join(dir, "agent.sock"), ["--tpm", tpm.tpm, "--tsm-root", path.join(dir, "none"), "--event-log", path.join(dir, "binary_bios_measurements")]);
 });
 
 afterAll(async () => {
@@ -36,11 +41,13 @@ async function goCall(args: string[]): Promise<{ code: number; message?: string;
 }
 
 describe("grpc-go client", () => {
-  it("gets a vTPM attestation that verifies", async () => {
+  it("gets a vTPM attestation that verifies and carries the event log byte for byte", async () => {
     const nonce = randomBytes(32);
     const r = await goCall(["-platform", "3", "-nonce", nonce.toString("hex")]);
     expect(r.code).toBe(0);
-    expect(verifyVtpmAttestation(Buffer.from(r.hex!, "hex"), nonce).quotes).toHaveLength(2);
+    const bytes = Buffer.from(r.hex!, "hex");
+    expect(verifyVtpmAttestation(bytes, nonce).quotes).toHaveLength(2);
+    expect(Buffer.from(fromBinary(AttestationSchema, bytes).eventLog)).toEqual(eventLog);
   });
 
   it("sees the same status codes: INVALID_ARGUMENT, FAILED_PRECONDITION, UNIMPLEMENTED", async () => {
