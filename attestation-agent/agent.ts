@@ -2,6 +2,7 @@
  * Wires configuration to devices and the server: opens the TPM transport, the configfs-tsm
  * client and the cloud provider, detects (or takes) the platform, logs it once, and serves.
  */
+import { AzureTdxProvider } from "./cloud/azure.ts";
 import { GcpLauncherProvider } from "./cloud/gcp.ts";
 import type { CloudTokenProvider } from "./cloud/provider.ts";
 import { detect, fromName, type Capabilities, type PlatformName } from "./platform.ts";
@@ -24,6 +25,9 @@ export interface AgentConfig {
   gcpLauncherSocket?: string;
   gcpAudience?: string;
   gcpTokenType?: string;
+  azureMaaUrl?: string;
+  azureImdsUrl?: string;
+  azureHclWaitMs?: number;
   callTimeoutMs: number;
   tpmTimeoutMs: number;
 }
@@ -48,26 +52,37 @@ export interface Agent {
 }
 
 /** Builds the cloud provider the operator configured; none means FetchCloudToken → FAILED_PRECONDITION. */
-export function cloudProvider(c: AgentConfig): CloudTokenProvider | undefined {
+export function cloudProvider(c: AgentConfig, tpm: TpmClient | undefined): CloudTokenProvider | undefined {
+  if (c.gcpLauncherSocket && c.azureMaaUrl) throw new Error("configure one cloud provider: GCP launcher or Azure MAA, not both");
   if (c.gcpLauncherSocket) return new GcpLauncherProvider({ socketPath: c.gcpLauncherSocket, audience: c.gcpAudience ?? "", tokenType: c.gcpTokenType });
+  if (c.azureMaaUrl) {
+    if (!tpm) throw new Error("Azure MAA needs the vTPM (--tpm)");
+    return new AzureTdxProvider({ tpm, maaUrl: c.azureMaaUrl, imdsUrl: c.azureImdsUrl ?? AZURE_IMDS, hclWaitMs: c.azureHclWaitMs });
+  }
   return undefined;
 }
+
+/** Azure's instance metadata service; used only when Azure MAA is configured. */
+export const AZURE_IMDS = "http://169.254.169.254";
 
 export async function startAgent(c: AgentConfig, deps: { configFs?: ConfigFs; log?: (m: string) => void } = {}): Promise<Agent> {
   const log = deps.log ?? ((m: string) => console.error(`attestation-agent: ${m}`));
   const tsm = new TsmClient(c.tsmRoot, deps.configFs);
-  const wantTpm = c.platform === "auto" || c.platform === "vtpm" || c.platform === "snp-vtpm";
+  const wantTpm = c.platform === "auto" || c.platform === "vtpm" || c.platform === "snp-vtpm" || !!c.azureMaaUrl;
   const tpm = wantTpm ? new TpmClient(openTransport(c.tpm, c.tpmTimeoutMs)) : undefined;
   const caps = c.platform === "auto" ? await detect(tsm, tpm) : fromName(c.platform);
   log(`platform ${caps.name} (${caps.detail})`);
+  if (c.azureMaaUrl || c.gcpLauncherSocket) log(`cloud tokens from ${c.azureMaaUrl ? `Azure MAA ${c.azureMaaUrl}` : `GCP launcher ${c.gcpLauncherSocket}`}`);
   const vtpm = caps.tpm && tpm ? new VtpmAttester(tpm, { eventLog: c.eventLog, log }) : undefined;
-  if (!vtpm && tpm) await tpm.close();
+  const keepTpm = !!vtpm || !!c.azureMaaUrl;
+  if (!keepTpm && tpm) await tpm.close();
+  const cloud = cloudProvider(c, keepTpm ? tpm : undefined);
   const attestation = createAttestationService({
     caps,
     vtpm,
     tsm: caps.snp || caps.tdx ? tsm : undefined,
     snpPrivilege: c.snpVmpl,
-    cloud: cloudProvider(c),
+    cloud,
     callTimeoutMs: c.callTimeoutMs,
   });
   const server = await startServer({ socket: c.socket, mode: c.socketMode, group: c.socketGroup, attestation, log });
@@ -75,10 +90,10 @@ export async function startAgent(c: AgentConfig, deps: { configFs?: ConfigFs; lo
   return {
     caps,
     server,
-    tpm: vtpm ? tpm : undefined,
+    tpm: keepTpm ? tpm : undefined,
     async stop(graceMs) {
       await server.shutdown(graceMs);
-      if (vtpm) await tpm!.close();
+      if (keepTpm) await tpm!.close();
     },
   };
 }

@@ -19,6 +19,9 @@ const FLAGS = {
   "gcp-launcher-socket": "ATTESTATION_GCP_LAUNCHER_SOCKET",
   "gcp-audience": "ATTESTATION_GCP_AUDIENCE",
   "gcp-token-type": "ATTESTATION_GCP_TOKEN_TYPE",
+  "azure-maa-url": "ATTESTATION_AZURE_MAA_URL",
+  "azure-imds-url": "ATTESTATION_AZURE_IMDS_URL",
+  "azure-hcl-wait-ms": "ATTESTATION_AZURE_HCL_WAIT_MS",
   "call-timeout-ms": "ATTESTATION_CALL_TIMEOUT_MS",
   "tpm-timeout-ms": "ATTESTATION_TPM_TIMEOUT_MS",
 } as const;
@@ -62,6 +65,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig
     gcpLauncherSocket: get("gcp-launcher-socket"),
     gcpAudience: get("gcp-audience"),
     gcpTokenType: get("gcp-token-type"),
+    azureMaaUrl: get("azure-maa-url"),
+    azureImdsUrl: get("azure-imds-url"),
+    azureHclWaitMs: int("azure-hcl-wait-ms"),
     callTimeoutMs: int("call-timeout-ms") ?? DEFAULTS.callTimeoutMs,
     tpmTimeoutMs: int("tpm-timeout-ms") ?? DEFAULTS.tpmTimeoutMs,
   };

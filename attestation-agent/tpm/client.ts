@@ -11,6 +11,17 @@ import {
   flushContextCommand,
   getCapabilityPcrsCommand,
   getRandomCommand,
+  getCapabilityPropertyCommand,
+  nvDefineSpaceCommand,
+  nvReadCommand,
+  nvReadPublicCommand,
+  nvUndefineSpaceCommand,
+  nvWriteCommand,
+  parseGetCapabilityProperty,
+  parseNvRead,
+  parseNvReadPublic,
+  TPM_PT_NV_BUFFER_MAX,
+  type NvPublic,
   paramsReader,
   parseCreatePrimary,
   parseGetCapabilityPcrs,
@@ -131,6 +142,47 @@ export class TpmClient {
       todo = todo.filter((p) => !values.has(p));
     }
     return { values, counters };
+  }
+
+  /** NV index public area, or undefined when the index is not defined. */
+  async nvReadPublic(index: number, signal?: AbortSignal): Promise<NvPublic | undefined> {
+    try {
+      return parseNvReadPublic(await this.run("NV_ReadPublic", nvReadPublicCommand(index), signal));
+    } catch (e) {
+      if (e instanceof TpmError && (e.rc & 0xbf) === 0x8b) return undefined;
+      throw e;
+    }
+  }
+
+  private async nvChunk(signal?: AbortSignal): Promise<number> {
+    const v = parseGetCapabilityProperty(await this.run("GetCapability", getCapabilityPropertyCommand(TPM_PT_NV_BUFFER_MAX), signal), TPM_PT_NV_BUFFER_MAX);
+    return Math.min(v ?? 512, 1024);
+  }
+
+  /** Reads a whole NV index with owner authorization, in TPM_PT_NV_BUFFER_MAX chunks. */
+  async nvReadAll(index: number, auth: number, signal?: AbortSignal): Promise<Uint8Array> {
+    const pub = await this.nvReadPublic(index, signal);
+    if (!pub) throw new TpmError("NV_ReadPublic", 0x18b);
+    const chunk = await this.nvChunk(signal);
+    const out = new Uint8Array(pub.dataSize);
+    for (let off = 0; off < pub.dataSize; off += chunk) {
+      const n = Math.min(chunk, pub.dataSize - off);
+      out.set(parseNvRead(await this.run("NV_Read", nvReadCommand(auth, index, n, off), signal)), off);
+    }
+    return out;
+  }
+
+  async nvWrite(index: number, auth: number, data: Uint8Array, signal?: AbortSignal): Promise<void> {
+    const chunk = await this.nvChunk(signal);
+    for (let off = 0; off < data.length; off += chunk) await this.run("NV_Write", nvWriteCommand(auth, index, data.subarray(off, off + chunk), off), signal);
+  }
+
+  async nvDefineSpace(auth: number, pub: NvPublic, signal?: AbortSignal): Promise<void> {
+    await this.run("NV_DefineSpace", nvDefineSpaceCommand(auth, pub), signal);
+  }
+
+  async nvUndefineSpace(auth: number, index: number, signal?: AbortSignal): Promise<void> {
+    await this.run("NV_UndefineSpace", nvUndefineSpaceCommand(auth, index), signal);
   }
 
   async close(): Promise<void> {

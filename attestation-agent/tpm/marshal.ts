@@ -17,7 +17,15 @@ export const CC = {
   GetCapability: 0x17a,
   GetRandom: 0x17b,
   PCR_Read: 0x17e,
+  NV_UndefineSpace: 0x122,
+  NV_DefineSpace: 0x12a,
+  NV_Write: 0x137,
+  NV_Read: 0x14e,
+  NV_ReadPublic: 0x169,
 } as const;
+
+/** TPMA_NV bits used by the agent. */
+export const NV_ATTR = { OWNERWRITE: 0x2, OWNERREAD: 0x20000 } as const;
 
 export const RH = { OWNER: 0x40000001, NULL: 0x40000007, RS_PW: 0x40000009, ENDORSEMENT: 0x4000000b } as const;
 
@@ -428,3 +436,67 @@ export function describeRc(rc: number): string {
   }
   return hex;
 }
+
+/** TPMS_NV_PUBLIC fields the agent needs. */
+export interface NvPublic {
+  index: number;
+  nameAlg: number;
+  attributes: number;
+  dataSize: number;
+}
+
+export function nvReadPublicCommand(index: number): Uint8Array {
+  return command(CC.NV_ReadPublic, [index], new Uint8Array(0));
+}
+
+export function parseNvReadPublic(res: Response): NvPublic {
+  const { r } = paramsReader(res, 0);
+  const inner = new Reader(r.tpm2b());
+  const index = inner.u32();
+  const nameAlg = inner.u16();
+  const attributes = inner.u32();
+  inner.tpm2b();
+  return { index, nameAlg, attributes, dataSize: inner.u16() };
+}
+
+export function nvReadCommand(auth: number, index: number, size: number, offset: number): Uint8Array {
+  return command(CC.NV_Read, [auth, index], new Writer().u16(size).u16(offset).bytes(), true);
+}
+
+export function parseNvRead(res: Response): Uint8Array {
+  return paramsReader(res, 0).r.tpm2b().slice();
+}
+
+export function nvWriteCommand(auth: number, index: number, data: Uint8Array, offset: number): Uint8Array {
+  return command(CC.NV_Write, [auth, index], new Writer().tpm2b(data).u16(offset).bytes(), true);
+}
+
+export function nvDefineSpaceCommand(auth: number, pub: NvPublic): Uint8Array {
+  const inner = new Writer().u32(pub.index).u16(pub.nameAlg).u32(pub.attributes).u16(0).u16(pub.dataSize).bytes();
+  return command(CC.NV_DefineSpace, [auth], new Writer().u16(0).tpm2b(inner).bytes(), true);
+}
+
+export function nvUndefineSpaceCommand(auth: number, index: number): Uint8Array {
+  return command(CC.NV_UndefineSpace, [auth, index], new Uint8Array(0), true);
+}
+
+/** GetCapability(TPM_CAP_TPM_PROPERTIES) for one property. */
+export function getCapabilityPropertyCommand(property: number): Uint8Array {
+  return command(CC.GetCapability, [], new Writer().u32(6).u32(property).u32(1).bytes());
+}
+
+export function parseGetCapabilityProperty(res: Response, property: number): number | undefined {
+  const { r } = paramsReader(res, 0);
+  r.u8();
+  if (r.u32() !== 6) throw new TpmParseError("GetCapability did not return TPM properties");
+  const n = r.u32();
+  for (let i = 0; i < n; i++) {
+    const p = r.u32();
+    const v = r.u32();
+    if (p === property) return v;
+  }
+  return undefined;
+}
+
+/** TPM_PT_NV_BUFFER_MAX: the largest NV_Read/NV_Write chunk. */
+export const TPM_PT_NV_BUFFER_MAX = 0x12c;
