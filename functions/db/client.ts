@@ -5,6 +5,8 @@
  */
 import type { Client, InStatement, TransactionMode } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import { getTableName, sql, type SQL } from "drizzle-orm";
+import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import * as schema from "./schema.ts";
 
 export type Db = LibSQLDatabase<typeof schema>;
@@ -72,4 +74,13 @@ export function uniqueViolation(err: unknown): string | null {
     if (m) return m[1].trim();
   }
   return null;
+}
+
+/**
+ * A column as `"table"."column"` for raw SQL fragments. Drizzle renders a column interpolated in
+ * `sql` unqualified in some positions (single-table select lists, UPDATE), where a correlated
+ * subquery would then resolve it against the subquery's own table.
+ */
+export function col(column: AnySQLiteColumn): SQL {
+  return sql.raw(`"${getTableName(column.table)}"."${column.name}"`);
 }

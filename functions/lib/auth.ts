@@ -148,7 +148,7 @@ export function viewerSql(c: Credentials): ViewerSql {
  * they share an organization); private → self, site admins, and users sharing an organization
  * (for an organization: its members). A public-only token sees public owners only.
  */
-export function userVisibleSql(v: ViewerSql, idCol: SQL | typeof user.id, visibilityCol: SQL | typeof user.visibility): SQL {
+export function userVisibleSql(v: ViewerSql, idCol: SQL, visibilityCol: SQL): SQL {
   const together = sql`EXISTS (SELECT 1 FROM org_user vo WHERE vo.uid = ${v.id} AND (vo.org_id = ${idCol} OR vo.org_id IN (SELECT vo2.org_id FROM org_user vo2 WHERE vo2.uid = ${idCol})))`;
   return sql`(${visibilityCol} = 0 OR (NOT ${v.publicOnly} AND (
     ${v.isAdmin} OR ${idCol} = ${v.id}

@@ -81,7 +81,8 @@ export function validationMessage(issues: readonly Issue[]): string {
   let rule: string;
   switch (issue.code) {
     case "invalid_type":
-      rule = issue.input === undefined ? "Required" : `TypeError: expected ${issue.expected}`;
+      // zod 4 omits `input` unless asked; its message names what was received.
+      rule = /received undefined/.test(issue.message) ? "Required" : `TypeError: expected ${issue.expected}`;
       break;
     case "too_small":
       rule = issue.origin === "string" && issue.minimum === 1 ? "Required" : "MinSize";

@@ -1,6 +1,6 @@
 /** Organizations, membership and blocks (Gitea routers/api/v1/org, shared/block.go). */
 import { and, asc, count, eq, sql, type SQLWrapper } from "drizzle-orm";
-import { uniqueViolation } from "../db/client.ts";
+import { col, uniqueViolation } from "../db/client.ts";
 import { orgUser, team, teamRepo, teamUnit, teamUser, user, userBlocking } from "../db/schema.ts";
 import { toOrganization, toUser, visibilityCode } from "../convert/user.ts";
 import { userVisibleSql, type Caller } from "../lib/auth.ts";
@@ -30,9 +30,9 @@ function orgWithViewer(ctx: Ctx, name: string) {
   return ctx.db
     .select({
       org: user,
-      visible: sql<number>`${userVisibleSql(ctx.viewer, user.id, user.visibility)}`,
-      isOwner: sql<number>`${isOrgOwnerSql(user.id, me)}`,
-      isMember: sql<number>`${isOrgMemberSql(user.id, me)}`,
+      visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility))}`,
+      isOwner: sql<number>`${isOrgOwnerSql(col(user.id), me)}`,
+      isMember: sql<number>`${isOrgMemberSql(col(user.id), me)}`,
     })
     .from(user)
     .where(and(eq(user.lowerName, name.toLowerCase()), eq(user.type, 1)))
@@ -152,8 +152,8 @@ export async function deleteOrg(ctx: Ctx, name: string) {
 export async function listMyOrgs(ctx: Ctx, page: Page) {
   const where = and(
     eq(user.type, 1),
-    sql`${user.id} IN (SELECT org_id FROM org_user WHERE uid = ${ctx.viewer.id})`,
-    sql`(${user.visibility} = 0 OR NOT ${ctx.viewer.publicOnly})`,
+    sql`${col(user.id)} IN (SELECT org_id FROM org_user WHERE uid = ${ctx.viewer.id})`,
+    sql`(${col(user.visibility)} = 0 OR NOT ${ctx.viewer.publicOnly})`,
   );
   const { rows } = await readWithCaller(ctx, [
     ctx.db.select().from(user).where(where).orderBy(asc(user.lowerName)).limit(page.limit).offset(page.offset),
@@ -167,8 +167,8 @@ export async function listMembers(ctx: Ctx, name: string, page: Page) {
   const me = ctx.viewer.id;
   const orgId = orgIdOf(ctx, name);
   const where = and(
-    sql`${orgUser.orgId} = (${orgId})`,
-    sql`(${orgUser.isPublic} = 1 OR ${ctx.viewer.isAdmin} OR ${isOrgMemberSql(sql`(${orgId})`, me)})`,
+    sql`${col(orgUser.orgId)} = (${orgId})`,
+    sql`(${col(orgUser.isPublic)} = 1 OR ${ctx.viewer.isAdmin} OR ${isOrgMemberSql(sql`(${orgId})`, me)})`,
   );
   const { caller, rows } = await readWithCaller(ctx, [
     orgWithViewer(ctx, name),
@@ -181,14 +181,14 @@ export async function listMembers(ctx: Ctx, name: string, page: Page) {
 }
 
 /** Membership facts about `username` in the org, for the member routes. */
-function memberFacts(ctx: Ctx, orgName: string, username: string) {
+export function memberFacts(ctx: Ctx, orgName: string, username: string) {
   const orgId = sql`(${orgIdOf(ctx, orgName)})`;
   return ctx.db
     .select({
       u: user,
-      isMember: sql<number>`${isOrgMemberSql(orgId, user.id)}`,
-      isPublicMember: sql<number>`EXISTS (SELECT 1 FROM org_user p WHERE p.org_id = ${orgId} AND p.uid = ${user.id} AND p.is_public = 1)`,
-      isOwner: sql<number>`${isOrgOwnerSql(orgId, user.id)}`,
+      isMember: sql<number>`${isOrgMemberSql(orgId, col(user.id))}`,
+      isPublicMember: sql<number>`EXISTS (SELECT 1 FROM org_user p WHERE p.org_id = ${orgId} AND p.uid = ${col(user.id)} AND p.is_public = 1)`,
+      isOwner: sql<number>`${isOrgOwnerSql(orgId, col(user.id))}`,
     })
     .from(user)
     .where(eq(user.lowerName, username.toLowerCase()))
@@ -228,9 +228,9 @@ export async function deleteMember(ctx: Ctx, orgName: string, username: string) 
   try {
     await writeBatch(ctx, [
       guard(ctx.db, lastOwner),
-      ctx.db.update(team).set({ numMembers: sql`${team.numMembers} - 1` }).where(sql`${team.id} IN (SELECT team_id FROM team_user WHERE uid = ${uid} AND org_id = ${orgId})`),
+      ctx.db.update(team).set({ numMembers: sql`${col(team.numMembers)} - 1` }).where(sql`${col(team.id)} IN (SELECT team_id FROM team_user WHERE uid = ${uid} AND org_id = ${orgId})`),
       ctx.db.delete(teamUser).where(and(eq(teamUser.orgId, orgId), eq(teamUser.uid, uid))),
-      ctx.db.update(user).set({ numMembers: sql`${user.numMembers} - 1` }).where(and(eq(user.id, orgId), sql`EXISTS (SELECT 1 FROM org_user WHERE org_id = ${orgId} AND uid = ${uid})`)),
+      ctx.db.update(user).set({ numMembers: sql`${col(user.numMembers)} - 1` }).where(and(eq(user.id, orgId), sql`EXISTS (SELECT 1 FROM org_user WHERE org_id = ${orgId} AND uid = ${uid})`)),
       ctx.db.delete(orgUser).where(and(eq(orgUser.orgId, orgId), eq(orgUser.uid, uid))),
     ] as const);
   } catch (err) {
@@ -265,7 +265,7 @@ export async function blockUser(ctx: Ctx, blocker: Blocker, username: string, no
   const bid = blockerIdSql(ctx, blocker);
   const { blockerId, blockerIsOrg, rows } = await loadBlocker(ctx, blocker, [
     ownerByName(ctx, username),
-    ctx.db.select({ n: count() }).from(orgUser).where(and(sql`${orgUser.orgId} = ${bid}`, eq(orgUser.uid, sql`(SELECT id FROM user WHERE lower_name = ${username.toLowerCase()})`))),
+    ctx.db.select({ n: count() }).from(orgUser).where(and(sql`${col(orgUser.orgId)} = ${bid}`, eq(orgUser.uid, sql`(SELECT id FROM user WHERE lower_name = ${username.toLowerCase()})`))),
   ]);
   const blockee = (rows[0] as Blockee[])[0];
   if (!blockee || !blockee.visible) throw notFound();
@@ -300,7 +300,7 @@ export async function checkBlock(ctx: Ctx, blocker: Blocker, username: string) {
       .select({ id: userBlocking.id })
       .from(userBlocking)
       .innerJoin(user, eq(user.id, userBlocking.blockeeId))
-      .where(and(sql`${userBlocking.blockerId} = ${bid}`, eq(user.lowerName, username.toLowerCase())))
+      .where(and(sql`${col(userBlocking.blockerId)} = ${bid}`, eq(user.lowerName, username.toLowerCase())))
       .limit(1),
   ]);
   if ((rows[0] as unknown[]).length === 0) throw notFound();
@@ -309,9 +309,9 @@ export async function checkBlock(ctx: Ctx, blocker: Blocker, username: string) {
 /** GET …/blocks: the blocked users, newest first. */
 export async function listBlocks(ctx: Ctx, blocker: Blocker, page: Page) {
   const bid = blockerIdSql(ctx, blocker);
-  const where = sql`${userBlocking.blockerId} = ${bid}`;
+  const where = sql`${col(userBlocking.blockerId)} = ${bid}`;
   const { caller, rows } = await loadBlocker(ctx, blocker, [
-    ctx.db.select({ u: user }).from(userBlocking).innerJoin(user, eq(user.id, userBlocking.blockeeId)).where(where).orderBy(sql`${userBlocking.id} DESC`).limit(page.limit).offset(page.offset),
+    ctx.db.select({ u: user }).from(userBlocking).innerJoin(user, eq(user.id, userBlocking.blockeeId)).where(where).orderBy(sql`${col(userBlocking.id)} DESC`).limit(page.limit).offset(page.offset),
     ctx.db.select({ n: count() }).from(userBlocking).where(where),
   ]);
   const viewer = viewerOf(caller);

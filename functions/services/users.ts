@@ -1,6 +1,6 @@
 /** Users: the caller, a user by name, search, and the admin verbs (Gitea routers/api/v1/{user,admin}). */
 import { and, asc, count, eq, ne, or, sql } from "drizzle-orm";
-import { uniqueViolation } from "../db/client.ts";
+import { col, uniqueViolation } from "../db/client.ts";
 import { emailAddress, loginSource, orgUser, team, teamUser, user, userBlocking, accessToken } from "../db/schema.ts";
 import { pseudoUser, toUser, visibilityCode } from "../convert/user.ts";
 import { userVisibleSql } from "../lib/auth.ts";
@@ -14,7 +14,7 @@ import { checkUsableUsername, guard, isGuardTrip, likePattern, nowUnix, site, vi
 /** A user or organization by name, with whether the viewer may see it. */
 export const ownerByName = (ctx: Ctx, name: string) =>
   ctx.db
-    .select({ u: user, visible: sql<number>`${userVisibleSql(ctx.viewer, user.id, user.visibility)}` })
+    .select({ u: user, visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility))}` })
     .from(user)
     .where(eq(user.lowerName, name.toLowerCase()))
     .limit(1);
@@ -40,11 +40,11 @@ export async function searchUsers(ctx: Ctx, q: { q?: string; uid?: number }, pag
     return { total: 1, data: [pseudoUser(q.uid, site(ctx))] };
   }
   const kw = (q.q ?? "").trim();
-  const conds = [eq(user.type, 0), sql`${userVisibleSql(ctx.viewer, user.id, user.visibility)}`];
+  const conds = [eq(user.type, 0), sql`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility))}`];
   if (kw) {
     const p = likePattern(kw);
     conds.push(
-      sql`(${user.lowerName} LIKE ${p} ESCAPE '\\' OR lower(${user.fullName}) LIKE ${p} ESCAPE '\\' OR (${user.keepEmailPrivate} = 0 AND lower(${user.email}) LIKE ${p} ESCAPE '\\'))`,
+      sql`(${col(user.lowerName)} LIKE ${p} ESCAPE '\\' OR lower(${col(user.fullName)}) LIKE ${p} ESCAPE '\\' OR (${col(user.keepEmailPrivate)} = 0 AND lower(${col(user.email)}) LIKE ${p} ESCAPE '\\'))`,
     );
   }
   if (q.uid !== undefined && q.uid > 0) conds.push(eq(user.id, q.uid));
@@ -212,8 +212,8 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
   try {
     await writeBatch(ctx, [
       guard(ctx.db, sql`(${lastAdmin(id)}) OR ${soleOwner}`),
-      ctx.db.update(team).set({ numMembers: sql`${team.numMembers} - 1` }).where(sql`${team.id} IN (SELECT team_id FROM team_user WHERE uid = ${id})`),
-      ctx.db.update(user).set({ numMembers: sql`${user.numMembers} - 1` }).where(sql`${user.id} IN (SELECT org_id FROM org_user WHERE uid = ${id})`),
+      ctx.db.update(team).set({ numMembers: sql`${col(team.numMembers)} - 1` }).where(sql`${col(team.id)} IN (SELECT team_id FROM team_user WHERE uid = ${id})`),
+      ctx.db.update(user).set({ numMembers: sql`${col(user.numMembers)} - 1` }).where(sql`${col(user.id)} IN (SELECT org_id FROM org_user WHERE uid = ${id})`),
       ctx.db.delete(teamUser).where(eq(teamUser.uid, id)),
       ctx.db.delete(orgUser).where(eq(orgUser.uid, id)),
       ctx.db.delete(accessToken).where(eq(accessToken.uid, id)),

@@ -1,0 +1,162 @@
+/** Authentication (reference §3) and account states (§0): one auth module, every credential form. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { basic, roundTrips, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let alice: SeededUser;
+let admin: SeededUser;
+
+beforeAll(async () => {
+  t = await testApp();
+  alice = await seedUser(t.db);
+  admin = await seedUser(t.db, { admin: true });
+});
+afterAll(() => t.close());
+
+describe("credential forms", () => {
+  it("Authorization: token, Bearer (any case), basic with password, basic with token as user or password all sign in", async () => {
+    const tok = await alice.token();
+    for (const headers of [
+      token(tok),
+      { Authorization: `Bearer ${tok}` },
+      { Authorization: `bearer ${tok}` },
+      { Authorization: `TOKEN ${tok}` },
+      basic(alice.name, alice.password),
+      basic(tok, ""),
+      basic(tok, "x-oauth-basic"),
+      basic(alice.name, tok),
+    ]) {
+      const res = await t.request("/api/v1/user", { headers });
+      expect(res.status, JSON.stringify(headers)).toBe(200);
+      expect((await res.json()).login).toBe(alice.name);
+    }
+  });
+
+  it("?token= and ?access_token= sign in and carry the deprecation warning header", async () => {
+    const tok = await alice.token();
+    for (const q of ["token", "access_token"]) {
+      const res = await t.request(`/api/v1/user?${q}=${tok}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("X-Service-Warning")).toMatch(/deprecated/);
+    }
+  });
+
+  it("DISABLE_QUERY_AUTH_TOKEN ignores query tokens (the request is anonymous)", async () => {
+    const t2 = await testApp({ GITEA__security__DISABLE_QUERY_AUTH_TOKEN: "true" });
+    const u = await seedUser(t2.db);
+    const res = await t2.request(`/api/v1/user?token=${await u.token()}`);
+    expect(res.status).toBe(401);
+    expect((await res.json()).message).toBe("token is required");
+    t2.close();
+  });
+
+  it("unknown user and wrong password get the identical 401 (no user enumeration)", async () => {
+    const a = await t.request("/api/v1/user", { headers: basic("nobody-here", "password123") });
+    const b = await t.request("/api/v1/user", { headers: basic(alice.name, "wrong-password") });
+    expect(a.status).toBe(401);
+    expect(b.status).toBe(401);
+    expect(await a.json()).toEqual(await b.json());
+  });
+
+  it("an unknown token is a 401 with Gitea's message", async () => {
+    const res = await t.request("/api/v1/user", { headers: token("0".repeat(40)) });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ message: "invalid username, password or token", url: "http://gitea.test/api/swagger" });
+  });
+
+  it("reqToken: an anonymous call to /user is 401 `token is required` without touching the database", async () => {
+    const res = await t.request("/api/v1/user");
+    expect(res.status).toBe(401);
+    expect((await res.json()).message).toBe("token is required");
+    expect(roundTrips(res)).toBe(0);
+  });
+});
+
+describe("account states", () => {
+  it("an inactive account is refused with 403 and a bare message", async () => {
+    const u = await seedUser(t.db, { active: false });
+    const res = await t.request("/api/v1/user", { headers: basic(u.name, u.password) });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({ message: "This account is prohibited from signing in, please contact your site administrator." });
+  });
+
+  it("a prohibited account is refused even with a valid token", async () => {
+    const u = await seedUser(t.db, { prohibitLogin: true });
+    const res = await t.request("/api/v1/user", { headers: token(await u.token()) });
+    expect(res.status).toBe(403);
+    expect((await res.json()).message).toMatch(/prohibited from signing in/);
+  });
+
+  it("an account that must change its password is refused with the change-password message", async () => {
+    const u = await seedUser(t.db, { mustChangePassword: true });
+    const res = await t.request("/api/v1/user", { headers: basic(u.name, u.password) });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({ message: "You must change your password. Change it at: http://gitea.test/user/change_password" });
+  });
+});
+
+describe("sudo", () => {
+  it("a site admin acts as another user with ?sudo= or the Sudo header", async () => {
+    const tok = await admin.token();
+    const a = await t.request(`/api/v1/user?sudo=${alice.name}`, { headers: token(tok) });
+    expect((await a.json()).login).toBe(alice.name);
+    const b = await t.request("/api/v1/user", { headers: { ...token(tok), Sudo: alice.name } });
+    expect((await b.json()).login).toBe(alice.name);
+  });
+
+  it("a non-admin gets 403 `Only administrators allowed to sudo.`", async () => {
+    const res = await t.request(`/api/v1/user?sudo=${admin.name}`, { headers: token(await alice.token()) });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({ message: "Only administrators allowed to sudo." });
+  });
+
+  it("sudo to an unknown user is 404", async () => {
+    const res = await t.request("/api/v1/user?sudo=ghost-nobody", { headers: token(await admin.token()) });
+    expect(res.status).toBe(404);
+  });
+});
+
+describe("token scopes", () => {
+  it("a GET needs read:<category>; write implies read", async () => {
+    expect((await t.request("/api/v1/user", { headers: token(await alice.token(["read:user"])) })).status).toBe(200);
+    expect((await t.request("/api/v1/user", { headers: token(await alice.token(["write:user"])) })).status).toBe(200);
+  });
+
+  it("a token without the category gets Gitea's 403 scope message", async () => {
+    const res = await t.request("/api/v1/user", { headers: token(await alice.token(["read:repository"])) });
+    expect(res.status).toBe(403);
+    expect((await res.json()).message).toBe("token does not have at least one of required scope(s), required=[read:user], token scope=read:repository");
+  });
+
+  it("a mutation needs write:<category>; read is not enough", async () => {
+    const res = await t.request("/api/v1/orgs", { method: "POST", json: { username: "scoped-org" }, headers: token(await alice.token(["read:organization"])) });
+    expect(res.status).toBe(403);
+    expect((await res.json()).message).toMatch(/required=\[write:organization\]/);
+  });
+
+  it("a route in two categories needs both (GET /user/orgs: user and organization)", async () => {
+    const res = await t.request("/api/v1/user/orgs", { headers: token(await alice.token(["read:user"])) });
+    expect(res.status).toBe(403);
+    expect((await t.request("/api/v1/user/orgs", { headers: token(await alice.token(["read:user", "read:organization"])) })).status).toBe(200);
+  });
+
+  it("/version and /settings/api need no scope (go-gitea/gitea#26035)", async () => {
+    const tok = await alice.token(["read:issue"]);
+    expect((await t.request("/api/v1/version", { headers: token(tok) })).status).toBe(200);
+    expect((await t.request("/api/v1/settings/api", { headers: token(tok) })).status).toBe(200);
+  });
+
+  it("basic auth with a password is not limited by scopes", async () => {
+    expect((await t.request("/api/v1/user/orgs", { headers: basic(alice.name, alice.password) })).status).toBe(200);
+  });
+});
+
+describe("REQUIRE_SIGNIN_VIEW", () => {
+  it("anonymous calls get 403 `Only signed in user is allowed to call APIs.`", async () => {
+    const t2 = await testApp({ GITEA__service__REQUIRE_SIGNIN_VIEW: "true" });
+    const res = await t2.request("/api/v1/version");
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({ message: "Only signed in user is allowed to call APIs." });
+    t2.close();
+  });
+});

@@ -1,0 +1,66 @@
+/** The error module: Gitea's bodies for bad input, unknown routes and internal failures. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedUser, testApp, token, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let tok: string;
+
+beforeAll(async () => {
+  t = await testApp();
+  tok = await (await seedUser(t.db, { admin: true })).token();
+});
+afterAll(() => t.close());
+
+describe("bad input gets a clear 4xx in Gitea's shape", () => {
+  it("malformed JSON → 422 with {message,url}", async () => {
+    const res = await t.request("/api/v1/orgs", { method: "POST", headers: { ...token(tok), "Content-Type": "application/json" }, body: "{not json" });
+    expect(res.status).toBe(422);
+    const body = await res.json();
+    expect(Object.keys(body)).toEqual(["message", "url"]);
+    expect(body.message).toMatch(/DeserializationError/);
+  });
+
+  it("a JSON array or scalar where an object is expected → 422", async () => {
+    for (const body of ["[]", "42", "null", '"x"']) {
+      const res = await t.request("/api/v1/orgs", { method: "POST", headers: { ...token(tok), "Content-Type": "application/json" }, body });
+      expect(res.status, body).toBe(422);
+    }
+  });
+
+  it("wrong types → 422 naming the field", async () => {
+    const res = await t.request("/api/v1/orgs", { method: "POST", headers: token(tok), json: { username: "ok-org", visibility: 3 } });
+    expect(res.status).toBe(422);
+    expect((await res.json()).message).toMatch(/^\[Visibility\]: /);
+  });
+
+  it("oversized fields → 422 MaxSize; an oversized body → 413", async () => {
+    const res = await t.request("/api/v1/orgs", { method: "POST", headers: token(tok), json: { username: "big-org", description: "x".repeat(300) } });
+    expect(res.status).toBe(422);
+    expect((await res.json()).message).toBe("[Description]: MaxSize");
+    const huge = await t.request("/api/v1/orgs", { method: "POST", headers: token(tok), json: { username: "huge", description: "x".repeat(2 * 1024 * 1024) } });
+    expect(huge.status).toBe(413);
+  });
+
+  it("an unknown route → 404 with Gitea's not-found body", async () => {
+    const res = await t.request("/api/v1/no/such/route");
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ message: "The target couldn't be found.", url: "http://gitea.test/api/swagger", errors: [] });
+  });
+
+  it("a huge page number is not a 500", async () => {
+    const res = await t.request("/api/v1/users/search?page=99999999999999999999&limit=-5");
+    expect(res.status).toBe(200);
+  });
+});
+
+describe("internal failures", () => {
+  it("a 500 in production hides its text", async () => {
+    const t2 = await testApp();
+    const u = await seedUser(t2.db);
+    const tk = await u.token();
+    t2.client.close();
+    const res = await t2.request("/api/v1/user", { headers: token(tk) });
+    expect(res.status).toBe(500);
+    expect((await res.json()).message).toBe("");
+  });
+});

@@ -1,0 +1,222 @@
+/** Organizations, membership and blocks (Gitea's org routes). */
+import { and, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { orgUser, team, teamUnit, teamUser, user, userBlocking } from "../../functions/db/schema.ts";
+import { roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let alice: SeededUser;
+let bob: SeededUser;
+let admin: SeededUser;
+
+beforeAll(async () => {
+  t = await testApp();
+  alice = await seedUser(t.db);
+  bob = await seedUser(t.db);
+  admin = await seedUser(t.db, { admin: true });
+});
+afterAll(() => t.close());
+
+const ORG_KEYS = ["id", "name", "full_name", "email", "avatar_url", "description", "website", "location", "visibility", "repo_admin_change_team_access", "username"];
+
+describe("POST /orgs", () => {
+  it("creates the org, its Owners team (owner access on every unit) with the creator in it, in 2 round trips", async () => {
+    const name = uniq("acme");
+    const res = await t.request("/api/v1/orgs", { method: "POST", headers: token(await alice.token()), json: { username: name, full_name: "Acme", visibility: "limited" } });
+    expect(res.status).toBe(201);
+    expect(roundTrips(res)).toBe(2);
+    const body = await res.json();
+    expect(Object.keys(body)).toEqual(ORG_KEYS);
+    expect(body).toMatchObject({ name, username: name, full_name: "Acme", visibility: "limited" });
+    const [owners] = await t.db.select().from(team).where(eq(team.orgId, body.id));
+    expect(owners).toMatchObject({ name: "Owners", authorize: 4, canCreateOrgRepo: true, includesAllRepositories: true, numMembers: 1 });
+    const units = await t.db.select().from(teamUnit).where(eq(teamUnit.teamId, owners.id));
+    expect(units.map((u) => u.type).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(units.every((u) => u.accessMode === 4)).toBe(true);
+    expect(await t.db.select().from(teamUser).where(eq(teamUser.teamId, owners.id))).toMatchObject([{ uid: alice.id }]);
+    expect(await t.db.select().from(orgUser).where(eq(orgUser.orgId, body.id))).toMatchObject([{ uid: alice.id }]);
+  });
+
+  it("visibility defaults to public; an unknown visibility → 422", async () => {
+    const body = await (await t.request("/api/v1/orgs", { method: "POST", headers: token(await alice.token()), json: { username: uniq("pub") } })).json();
+    expect(body.visibility).toBe("public");
+    const bad = await t.request("/api/v1/orgs", { method: "POST", headers: token(await alice.token()), json: { username: uniq("bad"), visibility: "secret" } });
+    expect(bad.status).toBe(422);
+  });
+
+  it("a name taken by a user or org (any case) → 422 and nothing partial is written", async () => {
+    const res = await t.request("/api/v1/orgs", { method: "POST", headers: token(await bob.token()), json: { username: alice.name.toUpperCase() } });
+    expect(res.status).toBe(422);
+    expect((await res.json()).message).toBe(`user already exists [name: ${alice.name.toUpperCase()}]`);
+    const teams = await t.db.select().from(team).where(eq(team.orgId, alice.id));
+    expect(teams).toEqual([]);
+  });
+
+  it("a user not allowed to create organizations → 403", async () => {
+    const u = await seedUser(t.db);
+    await t.db.update(user).set({ allowCreateOrganization: false }).where(eq(user.id, u.id));
+    const res = await t.request("/api/v1/orgs", { method: "POST", headers: token(await u.token()), json: { username: uniq("no") } });
+    expect(res.status).toBe(403);
+  });
+
+  it("reserved names → 422", async () => {
+    expect((await t.request("/api/v1/orgs", { method: "POST", headers: token(await alice.token()), json: { username: "explore" } })).status).toBe(422);
+  });
+});
+
+describe("GET /orgs/{org} and visibility", () => {
+  let priv: { id: number; name: string };
+  let limited: { id: number; name: string };
+  let member: SeededUser;
+  beforeAll(async () => {
+    priv = await seedOrg(t.db, alice, { visibility: 2 });
+    limited = await seedOrg(t.db, alice, { visibility: 1 });
+    member = await seedUser(t.db);
+    await seedMember(t.db, priv, member);
+  });
+
+  it("a private org is 404 to anonymous callers and non-members, visible to members and admins (1 round trip)", async () => {
+    expect((await t.request(`/api/v1/orgs/${priv.name}`)).status).toBe(404);
+    expect((await t.request(`/api/v1/orgs/${priv.name}`, { headers: token(await bob.token()) })).status).toBe(404);
+    const m = await t.request(`/api/v1/orgs/${priv.name}`, { headers: token(await member.token()) });
+    expect(m.status).toBe(200);
+    expect(roundTrips(m)).toBe(1);
+    expect((await t.request(`/api/v1/orgs/${priv.name}`, { headers: token(await admin.token()) })).status).toBe(200);
+  });
+
+  it("a limited org is visible to signed-in users only", async () => {
+    expect((await t.request(`/api/v1/orgs/${limited.name}`)).status).toBe(404);
+    expect((await t.request(`/api/v1/orgs/${limited.name}`, { headers: token(await bob.token()) })).status).toBe(200);
+  });
+
+  it("a user name is not an organization (404)", async () => {
+    expect((await t.request(`/api/v1/orgs/${alice.name}`)).status).toBe(404);
+  });
+
+  it("GET /user/orgs lists the caller's orgs; a public-only token sees only public ones (GHSA-fq2p-5p22-8g6j)", async () => {
+    const mine = await (await t.request("/api/v1/user/orgs?limit=50", { headers: token(await member.token()) })).json();
+    expect(mine.map((o: { name: string }) => o.name)).toContain(priv.name);
+    const pub = await t.request("/api/v1/user/orgs", { headers: token(await member.token(["public-only", "read:user", "read:organization"])) });
+    expect((await pub.json()).map((o: { name: string }) => o.name)).not.toContain(priv.name);
+    expect(pub.headers.get("X-Total-Count")).toBe("0");
+  });
+});
+
+describe("PATCH and DELETE /orgs/{org}", () => {
+  it("owners edit present fields only; members get 403; outsiders of a private org get 404", async () => {
+    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const member = await seedUser(t.db);
+    await seedMember(t.db, org, member);
+    const res = await t.request(`/api/v1/orgs/${org.name}`, { method: "PATCH", headers: token(await alice.token()), json: { description: "new desc", visibility: "public" } });
+    expect(res.status).toBe(200);
+    expect(roundTrips(res)).toBe(2);
+    expect(await res.json()).toMatchObject({ description: "new desc", visibility: "public", full_name: "" });
+    const m = await t.request(`/api/v1/orgs/${org.name}`, { method: "PATCH", headers: token(await member.token()), json: { description: "x" } });
+    expect(m.status).toBe(403);
+    expect((await m.json()).message).toBe("Must be an organization owner");
+    const hidden = await seedOrg(t.db, alice, { visibility: 2 });
+    expect((await t.request(`/api/v1/orgs/${hidden.name}`, { method: "PATCH", headers: token(await bob.token()), json: {} })).status).toBe(404);
+  });
+
+  it("deleting removes the org with its teams and memberships", async () => {
+    const org = await seedOrg(t.db, alice);
+    await seedMember(t.db, org, bob);
+    const res = await t.request(`/api/v1/orgs/${org.name}`, { method: "DELETE", headers: token(await alice.token()) });
+    expect(res.status).toBe(204);
+    expect(roundTrips(res)).toBe(2);
+    expect(await t.db.select().from(team).where(eq(team.orgId, org.id))).toEqual([]);
+    expect(await t.db.select().from(orgUser).where(eq(orgUser.orgId, org.id))).toEqual([]);
+    expect((await t.request(`/api/v1/orgs/${org.name}`)).status).toBe(404);
+  });
+});
+
+describe("members", () => {
+  it("members see all members; non-members see public members only", async () => {
+    const org = await seedOrg(t.db, alice);
+    const quiet = await seedUser(t.db);
+    const loud = await seedUser(t.db);
+    await seedMember(t.db, org, quiet);
+    await seedMember(t.db, org, loud, { isPublic: true });
+    const asMember = await t.request(`/api/v1/orgs/${org.name}/members`, { headers: token(await quiet.token()) });
+    expect(asMember.headers.get("X-Total-Count")).toBe("3");
+    expect(roundTrips(asMember)).toBe(1);
+    const asOutsider = await t.request(`/api/v1/orgs/${org.name}/members`, { headers: token(await bob.token()) });
+    expect((await asOutsider.json()).map((u: { login: string }) => u.login)).toEqual([loud.name]);
+    expect(asOutsider.headers.get("X-Total-Count")).toBe("1");
+  });
+
+  it("GET members/{username}: 204/404 for members; outsiders are redirected to public_members (303)", async () => {
+    const org = await seedOrg(t.db, alice);
+    const loud = await seedUser(t.db);
+    await seedMember(t.db, org, loud, { isPublic: true });
+    expect((await t.request(`/api/v1/orgs/${org.name}/members/${loud.name}`, { headers: token(await alice.token()) })).status).toBe(204);
+    expect((await t.request(`/api/v1/orgs/${org.name}/members/${bob.name}`, { headers: token(await alice.token()) })).status).toBe(404);
+    const redirect = await t.request(`/api/v1/orgs/${org.name}/members/${loud.name}`, { headers: token(await bob.token()), redirect: "manual" });
+    expect(redirect.status).toBe(303);
+    expect(redirect.headers.get("Location")).toBe(`http://gitea.test/api/v1/orgs/${org.name}/public_members/${loud.name}`);
+    expect((await t.request(`/api/v1/orgs/${org.name}/public_members/${loud.name}`)).status).toBe(204);
+    expect((await t.request(`/api/v1/orgs/${org.name}/public_members/${alice.name}`)).status).toBe(404);
+  });
+
+  it("DELETE members/{username} removes the member from every team; the last owner cannot be removed", async () => {
+    const org = await seedOrg(t.db, alice);
+    const m = await seedUser(t.db);
+    const mt = await seedMember(t.db, org, m);
+    const res = await t.request(`/api/v1/orgs/${org.name}/members/${m.name}`, { method: "DELETE", headers: token(await alice.token()) });
+    expect(res.status).toBe(204);
+    expect(await t.db.select().from(teamUser).where(and(eq(teamUser.orgId, org.id), eq(teamUser.uid, m.id)))).toEqual([]);
+    const [mteam] = await t.db.select().from(team).where(eq(team.id, mt.id));
+    expect(mteam.numMembers).toBe(0);
+    const last = await t.request(`/api/v1/orgs/${org.name}/members/${alice.name}`, { method: "DELETE", headers: token(await alice.token()) });
+    expect(last.status).toBe(422);
+    expect(await t.db.select().from(orgUser).where(and(eq(orgUser.orgId, org.id), eq(orgUser.uid, alice.id)))).toHaveLength(1);
+  });
+
+  it("removed members lose access at once (GHSA-2vgv-hgv4-22mh)", async () => {
+    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const m = await seedUser(t.db);
+    await seedMember(t.db, org, m);
+    const tk = await m.token();
+    expect((await t.request(`/api/v1/orgs/${org.name}`, { headers: token(tk) })).status).toBe(200);
+    await t.request(`/api/v1/orgs/${org.name}/members/${m.name}`, { method: "DELETE", headers: token(await alice.token()) });
+    expect((await t.request(`/api/v1/orgs/${org.name}`, { headers: token(tk) })).status).toBe(404);
+  });
+});
+
+describe("blocks", () => {
+  it("a user blocks, lists, checks and unblocks another user", async () => {
+    const u = await seedUser(t.db);
+    const tk = await u.token();
+    const put = await t.request(`/api/v1/user/blocks/${bob.name}?note=spam`, { method: "PUT", headers: token(tk) });
+    expect(put.status).toBe(204);
+    expect(roundTrips(put)).toBe(2);
+    expect((await t.request(`/api/v1/user/blocks/${bob.name}?note=again`, { method: "PUT", headers: token(tk) })).status).toBe(204);
+    const [row] = await t.db.select().from(userBlocking).where(eq(userBlocking.blockerId, u.id));
+    expect(row).toMatchObject({ blockeeId: bob.id, note: "again" });
+    const list = await t.request("/api/v1/user/blocks", { headers: token(tk) });
+    expect(list.headers.get("X-Total-Count")).toBe("1");
+    expect((await list.json()).map((x: { login: string }) => x.login)).toEqual([bob.name]);
+    expect((await t.request(`/api/v1/user/blocks/${bob.name}`, { headers: token(tk) })).status).toBe(204);
+    expect((await t.request(`/api/v1/user/blocks/${bob.name}`, { method: "DELETE", headers: token(tk) })).status).toBe(204);
+    expect((await t.request(`/api/v1/user/blocks/${bob.name}`, { headers: token(tk) })).status).toBe(404);
+  });
+
+  it("blocking yourself or an organization → 400; an unknown user → 404", async () => {
+    const tk = await alice.token();
+    expect((await t.request(`/api/v1/user/blocks/${alice.name}`, { method: "PUT", headers: token(tk) })).status).toBe(400);
+    const org = await seedOrg(t.db, bob);
+    expect((await t.request(`/api/v1/user/blocks/${org.name}`, { method: "PUT", headers: token(tk) })).status).toBe(400);
+    expect((await t.request("/api/v1/user/blocks/nobody-xyz", { method: "PUT", headers: token(tk) })).status).toBe(404);
+  });
+
+  it("organization blocks need an owner; members cannot be blocked by their org", async () => {
+    const org = await seedOrg(t.db, alice);
+    const m = await seedUser(t.db);
+    await seedMember(t.db, org, m);
+    expect((await t.request(`/api/v1/orgs/${org.name}/blocks/${bob.name}`, { method: "PUT", headers: token(await m.token()) })).status).toBe(403);
+    expect((await t.request(`/api/v1/orgs/${org.name}/blocks/${m.name}`, { method: "PUT", headers: token(await alice.token()) })).status).toBe(400);
+    expect((await t.request(`/api/v1/orgs/${org.name}/blocks/${bob.name}`, { method: "PUT", headers: token(await alice.token()) })).status).toBe(204);
+    const list = await (await t.request(`/api/v1/orgs/${org.name}/blocks`, { headers: token(await alice.token()) })).json();
+    expect(list.map((x: { login: string }) => x.login)).toEqual([bob.name]);
+  });
+});

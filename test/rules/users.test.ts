@@ -1,0 +1,293 @@
+/** Users: GET /user, GET /users/{username}, /users/search and the admin verbs (Gitea's rules). */
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accessToken, emailAddress, user } from "../../functions/db/schema.ts";
+import { basic, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let admin: SeededUser;
+let alice: SeededUser;
+let adminTok: string;
+
+beforeAll(async () => {
+  t = await testApp();
+  admin = await seedUser(t.db, { admin: true });
+  alice = await seedUser(t.db);
+  adminTok = await admin.token();
+});
+afterAll(() => t.close());
+
+const KEYS = ["id", "login", "login_name", "source_id", "full_name", "email", "avatar_url", "html_url", "language", "is_admin", "last_login", "created", "restricted", "active", "prohibit_login", "location", "website", "description", "visibility", "followers_count", "following_count", "starred_repos_count", "username"];
+
+describe("User JSON", () => {
+  it("carries Gitea's keys in Gitea's order, `username` duplicating `login`", async () => {
+    const res = await t.request("/api/v1/user", { headers: token(await alice.token()) });
+    const body = await res.json();
+    expect(Object.keys(body)).toEqual(KEYS);
+    expect(body.username).toBe(body.login);
+    expect(roundTrips(res)).toBe(1);
+  });
+
+  it("self sees the private fields; another signed-in user sees them zeroed", async () => {
+    const self = await (await t.request(`/api/v1/users/${alice.name}`, { headers: token(await alice.token()) })).json();
+    expect(self.active).toBe(true);
+    expect(self.last_login).toBe("1970-01-01T00:00:00Z");
+    const other = await (await t.request(`/api/v1/users/${alice.name}`, { headers: basic(admin.name, admin.password) })).json();
+    expect(other.active).toBe(true);
+    const bob = await seedUser(t.db);
+    const viewed = await (await t.request(`/api/v1/users/${alice.name}`, { headers: token(await bob.token()) })).json();
+    expect(viewed).toMatchObject({ active: false, is_admin: false, last_login: "0001-01-01T00:00:00Z", login_name: "", language: "" });
+    expect(viewed.email).toBe(`${alice.name.toLowerCase()}@example.com`);
+  });
+
+  it("anonymous viewers get the placeholder e-mail; kept-private e-mails show only to self and admins", async () => {
+    const anon = await (await t.request(`/api/v1/users/${alice.name}`)).json();
+    expect(anon.email).toBe(`${alice.name.toLowerCase()}@noreply.gitea.test`);
+    const hidden = await seedUser(t.db, { keepEmailPrivate: true });
+    const bob = await seedUser(t.db);
+    const seen = await (await t.request(`/api/v1/users/${hidden.name}`, { headers: token(await bob.token()) })).json();
+    expect(seen.email).toBe(`${hidden.name.toLowerCase()}@noreply.gitea.test`);
+    const byAdmin = await (await t.request(`/api/v1/users/${hidden.name}`, { headers: token(adminTok) })).json();
+    expect(byAdmin.email).toBe(`${hidden.name.toLowerCase()}@example.com`);
+  });
+});
+
+describe("user visibility (IsUserVisibleToViewer)", () => {
+  let limited: SeededUser;
+  let priv: SeededUser;
+  let colleague: SeededUser;
+  let stranger: SeededUser;
+  beforeAll(async () => {
+    limited = await seedUser(t.db, { visibility: 1 });
+    priv = await seedUser(t.db, { visibility: 2 });
+    colleague = await seedUser(t.db);
+    stranger = await seedUser(t.db);
+    const org = await seedOrg(t.db, priv);
+    await seedMember(t.db, org, colleague);
+  });
+
+  it("a limited user is 404 to anonymous callers and visible to any signed-in user", async () => {
+    expect((await t.request(`/api/v1/users/${limited.name}`)).status).toBe(404);
+    expect((await t.request(`/api/v1/users/${limited.name}`, { headers: token(await stranger.token()) })).status).toBe(200);
+  });
+
+  it("a private user is 404 to strangers, visible to self, admins and users sharing an organization", async () => {
+    expect((await t.request(`/api/v1/users/${priv.name}`)).status).toBe(404);
+    expect((await t.request(`/api/v1/users/${priv.name}`, { headers: token(await stranger.token()) })).status).toBe(404);
+    expect((await t.request(`/api/v1/users/${priv.name}`, { headers: token(await priv.token()) })).status).toBe(200);
+    expect((await t.request(`/api/v1/users/${priv.name}`, { headers: token(adminTok) })).status).toBe(200);
+    expect((await t.request(`/api/v1/users/${priv.name}`, { headers: token(await colleague.token()) })).status).toBe(200);
+  });
+
+  it("a 404 for a hidden user is identical to the 404 for a missing one", async () => {
+    const hidden = await t.request(`/api/v1/users/${priv.name}`);
+    const missing = await t.request("/api/v1/users/no-such-user-here");
+    expect(await hidden.json()).toEqual(await missing.json());
+  });
+
+  it("a public-only token sees public users only, even for a site admin", async () => {
+    const pub = await admin.token(["public-only", "read:user"]);
+    expect((await t.request(`/api/v1/users/${limited.name}`, { headers: token(pub) })).status).toBe(404);
+    expect((await t.request(`/api/v1/users/${alice.name}`, { headers: token(pub) })).status).toBe(200);
+  });
+
+  it("search never returns or counts a user the caller may not see", async () => {
+    const res = await t.request(`/api/v1/users/search?q=user&limit=50`);
+    const body = await res.json();
+    const names = body.data.map((u: { login: string }) => u.login);
+    expect(names).not.toContain(priv.name);
+    expect(names).not.toContain(limited.name);
+    expect(Number(res.headers.get("X-Total-Count"))).toBe(body.data.length);
+    const asAdmin = await (await t.request(`/api/v1/users/search?q=${priv.name}`, { headers: token(adminTok) })).json();
+    expect(asAdmin.data.map((u: { login: string }) => u.login)).toEqual([priv.name]);
+  });
+});
+
+describe("GET /users/search", () => {
+  it("answers Gitea's envelope, matches name case-insensitively, excludes organizations, one round trip", async () => {
+    const org = await seedOrg(t.db, alice, { name: uniq("searchorg") });
+    const res = await t.request(`/api/v1/users/search?q=${alice.name.toUpperCase()}`);
+    const body = await res.json();
+    expect(body.ok).toBe(true);
+    expect(body.data.map((u: { login: string }) => u.login)).toEqual([alice.name]);
+    const orgs = await (await t.request(`/api/v1/users/search?q=${org.name}`)).json();
+    expect(orgs.data).toEqual([]);
+    expect(roundTrips(res)).toBe(1);
+  });
+
+  it("uid=-1 is the Ghost user; uid filters by id", async () => {
+    const ghost = await (await t.request("/api/v1/users/search?uid=-1")).json();
+    expect(ghost.data[0].login).toBe("Ghost");
+    const byId = await (await t.request(`/api/v1/users/search?uid=${alice.id}`)).json();
+    expect(byId.data.map((u: { id: number }) => u.id)).toEqual([alice.id]);
+  });
+
+  it("a LIKE wildcard in q is matched literally", async () => {
+    const body = await (await t.request("/api/v1/users/search?q=%25")).json();
+    expect(body.data).toEqual([]);
+  });
+
+  it("sets X-Total-Count and a Link header for pages", async () => {
+    for (let i = 0; i < 3; i++) await seedUser(t.db, { name: uniq("pager") });
+    const res = await t.request("/api/v1/users/search?q=pager&limit=2");
+    expect(res.headers.get("X-Total-Count")).toBe("3");
+    expect(res.headers.get("Link")).toBe(
+      '<http://gitea.test/api/v1/users/search?limit=2&page=2&q=pager>; rel="next",<http://gitea.test/api/v1/users/search?limit=2&page=2&q=pager>; rel="last"',
+    );
+  });
+});
+
+describe("POST /admin/users", () => {
+  it("creates an active user that must change its password by default, with the primary e-mail row (2 round trips)", async () => {
+    const name = uniq("created");
+    const res = await t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: name, email: `${name}@example.com`, password: "longenough1" } });
+    expect(res.status).toBe(201);
+    expect(roundTrips(res)).toBe(2);
+    const body = await res.json();
+    expect(body).toMatchObject({ login: name, active: true, is_admin: false, visibility: "public" });
+    const [row] = await t.db.select().from(user).where(eq(user.lowerName, name.toLowerCase()));
+    expect(row.mustChangePassword).toBe(true);
+    expect(row.passwd).toMatch(/^pbkdf2_sha256\$10000\$/);
+    expect(row.passwd).not.toContain("longenough1");
+    const emails = await t.db.select().from(emailAddress).where(eq(emailAddress.uid, row.id));
+    expect(emails).toMatchObject([{ email: `${name}@example.com`, isPrimary: true, isActivated: true }]);
+  });
+
+  it("a name taken case-insensitively → 422 `user already exists`", async () => {
+    const res = await t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: alice.name.toUpperCase(), email: "x1@example.com", password: "longenough1" } });
+    expect(res.status).toBe(422);
+    expect((await res.json()).message).toBe(`user already exists [name: ${alice.name.toUpperCase()}]`);
+  });
+
+  it("an e-mail in use → 422 and no user row is written", async () => {
+    const name = uniq("dupmail");
+    const res = await t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: name, email: `${alice.name.toUpperCase()}@example.com`, password: "longenough1" } });
+    expect(res.status).toBe(422);
+    expect((await res.json()).message).toMatch(/^e-mail already in use/);
+    expect(await t.db.select().from(user).where(eq(user.lowerName, name.toLowerCase()))).toEqual([]);
+  });
+
+  it("reserved names and patterns → 422 with Gitea's messages", async () => {
+    const admin1 = await t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: "admin", email: "r1@example.com", password: "longenough1" } });
+    expect((await admin1.json()).message).toBe("name is reserved [name: admin]");
+    const keys = await t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: "someone.keys", email: "r2@example.com", password: "longenough1" } });
+    expect(keys.status).toBe(422);
+    expect((await keys.json()).message).toBe("name pattern is not allowed [pattern: *.keys]");
+  });
+
+  it("binding rules → 422 `[Field]: Rule` (missing, bad username, bad e-mail, too long)", async () => {
+    const cases: [unknown, string][] = [
+      [{ email: "a@example.com", password: "longenough1" }, "[Username]: Required"],
+      [{ username: "-bad", email: "a@example.com", password: "longenough1" }, "[Username]: Username"],
+      [{ username: "okname", email: "not-an-email", password: "longenough1" }, "[Email]: Email"],
+      [{ username: "x".repeat(41), email: "a@example.com", password: "longenough1" }, "[Username]: MaxSize"],
+      [{ username: "okname", email: "a@example.com", password: 12345678 }, "[Password]: TypeError: expected string"],
+    ];
+    for (const [json, message] of cases) {
+      const res = await t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json });
+      expect(res.status, message).toBe(422);
+      expect((await res.json()).message).toBe(message);
+    }
+  });
+
+  it("a short password → 400", async () => {
+    const res = await t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: uniq("short"), email: `${uniq("s")}@example.com`, password: "short" } });
+    expect(res.status).toBe(400);
+  });
+
+  it("a non-admin gets 403 `user should be the site admin`; a token without write:admin gets the scope 403", async () => {
+    const res = await t.request("/api/v1/admin/users", { method: "POST", headers: token(await alice.token()), json: { username: uniq("x"), email: "n@example.com", password: "longenough1" } });
+    expect(res.status).toBe(403);
+    expect((await res.json()).message).toBe("user should be the site admin");
+    const scoped = await t.request("/api/v1/admin/users", { method: "POST", headers: token(await admin.token(["read:admin"])), json: { username: uniq("x"), email: "n@example.com", password: "longenough1" } });
+    expect((await scoped.json()).message).toMatch(/required=\[write:admin\]/);
+  });
+
+  it("an unknown source_id → 422", async () => {
+    const res = await t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: uniq("ext"), email: `${uniq("e")}@example.com`, source_id: 999 } });
+    expect(res.status).toBe(422);
+  });
+});
+
+describe("PATCH /admin/users/{username}", () => {
+  it("applies only present fields: active, prohibit_login, admin, login_name; 2 round trips", async () => {
+    const u = await seedUser(t.db);
+    await t.db.update(user).set({ fullName: "Keep Me", location: "Here" }).where(eq(user.id, u.id));
+    const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { prohibit_login: true, admin: true, login_name: "ext-login", location: "There" } });
+    expect(res.status).toBe(200);
+    expect(roundTrips(res)).toBe(2);
+    expect(await res.json()).toMatchObject({ prohibit_login: true, is_admin: true, login_name: "ext-login", full_name: "Keep Me", location: "There" });
+    const deact = await (await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { active: false } })).json();
+    expect(deact.active).toBe(false);
+    expect((await t.request("/api/v1/user", { headers: basic(u.name, u.password) })).status).toBe(403);
+  });
+
+  it("a new password replaces the old one", async () => {
+    const u = await seedUser(t.db);
+    await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { password: "a-brand-new-pass", must_change_password: false } });
+    expect((await t.request("/api/v1/user", { headers: basic(u.name, u.password) })).status).toBe(401);
+    expect((await t.request("/api/v1/user", { headers: basic(u.name, "a-brand-new-pass") })).status).toBe(200);
+  });
+
+  it("changing the e-mail to another user's → 400 and nothing changes", async () => {
+    const u = await seedUser(t.db);
+    const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { email: `${alice.name.toLowerCase()}@example.com`, full_name: "Changed" } });
+    expect(res.status).toBe(400);
+    const [row] = await t.db.select().from(user).where(eq(user.id, u.id));
+    expect(row.fullName).toBe("");
+  });
+
+  it("changing the e-mail makes it the primary address", async () => {
+    const u = await seedUser(t.db);
+    const email = `${uniq("new")}@example.com`;
+    const body = await (await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { email } })).json();
+    expect(body.email).toBe(email);
+    const rows = await t.db.select().from(emailAddress).where(eq(emailAddress.uid, u.id));
+    expect(rows.filter((r) => r.isPrimary).map((r) => r.email)).toEqual([email]);
+  });
+
+  it("removing admin from the last site admin → 400 and the flag stays", async () => {
+    const t2 = await testApp();
+    const only = await seedUser(t2.db, { admin: true });
+    const res = await t2.request(`/api/v1/admin/users/${only.name}`, { method: "PATCH", headers: token(await only.token()), json: { admin: false, full_name: "Nope" } });
+    expect(res.status).toBe(400);
+    const [row] = await t2.db.select().from(user).where(eq(user.id, only.id));
+    expect(row).toMatchObject({ isAdmin: true, fullName: "" });
+    t2.close();
+  });
+
+  it("an unknown user → 404", async () => {
+    expect((await t.request("/api/v1/admin/users/nobody-at-all", { method: "PATCH", headers: token(adminTok), json: {} })).status).toBe(404);
+  });
+});
+
+describe("DELETE /admin/users/{username}", () => {
+  it("removes the account, its tokens and e-mails; its tokens stop working at once", async () => {
+    const u = await seedUser(t.db);
+    const tok = await u.token();
+    const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "DELETE", headers: token(adminTok) });
+    expect(res.status).toBe(204);
+    expect(roundTrips(res)).toBe(2);
+    expect((await t.request("/api/v1/user", { headers: token(tok) })).status).toBe(401);
+    expect(await t.db.select().from(accessToken).where(eq(accessToken.uid, u.id))).toEqual([]);
+    expect(await t.db.select().from(emailAddress).where(eq(emailAddress.uid, u.id))).toEqual([]);
+  });
+
+  it("deleting yourself → 422; an organization → 422; a member of an organization without purge → 422", async () => {
+    expect((await t.request(`/api/v1/admin/users/${admin.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(422);
+    const org = await seedOrg(t.db, alice);
+    expect((await t.request(`/api/v1/admin/users/${org.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(422);
+    const m = await seedUser(t.db);
+    await seedMember(t.db, org, m);
+    expect((await t.request(`/api/v1/admin/users/${m.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(422);
+    expect((await t.request(`/api/v1/admin/users/${m.name}?purge=true`, { method: "DELETE", headers: token(adminTok) })).status).toBe(204);
+  });
+
+  it("the sole owner of an organization cannot be purged", async () => {
+    const o = await seedUser(t.db);
+    await seedOrg(t.db, o);
+    const res = await t.request(`/api/v1/admin/users/${o.name}?purge=true`, { method: "DELETE", headers: token(adminTok) });
+    expect(res.status).toBe(422);
+    expect(await t.db.select().from(user).where(eq(user.id, o.id))).toHaveLength(1);
+  });
+});
