@@ -256,11 +256,26 @@ describe("robustness", () => {
     }
   });
 
-  it("SIGTERM drains in-flight calls, then exits 0 and removes the socket", async () => {
+  it("SIGTERM drains in-flight calls, health Watch turns NOT_SERVING, then exit 0 and the socket is gone", async () => {
     const t2 = await startSwtpm();
-    const a = await startAgentProcess(path.join(dir, "drain-agent.sock"), ["--platform", "vtpm", "--tpm", t2.tpm]);
+    const gid = process.getuid?.() === 0 ? 1 : process.getgid!();
+    const a = await startAgentProcess(path.join(dir, "drain-agent.sock"), ["--platform", "vtpm", "--tpm", t2.tpm, "--socket-mode", "600", "--socket-group", String(gid)]);
     const c = grpcJsClient(a.socket);
+    const def = loader.loadSync("grpc/health/v1/health.proto", { includeDirs: [path.join(ROOT, "proto")], enums: String });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const H = (grpc.loadPackageDefinition(def) as any).grpc.health.v1.Health;
+    const hc = new H(`unix://${a.socket}`, grpc.credentials.createInsecure());
+    const watched: string[] = [];
+    const watch = hc.Watch({ service: "" });
+    const watchEnded = new Promise<void>((r) => {
+      watch.on("data", (d: { status: string }) => watched.push(d.status));
+      watch.on("end", () => r());
+      watch.on("error", () => r());
+    });
     try {
+      const st = await lstat(a.socket);
+      expect(st.mode & 0o777).toBe(0o600);
+      expect(st.gid).toBe(gid);
       expect((await c.fetchAttestation({ platformType: "PLATFORM_TYPE_VTPM" })).code).toBe(0); // AK ready
       const nonces = Array.from({ length: 16 }, () => nonceOf(32));
       const calls = nonces.map((nonce) => c.fetchAttestation({ nonce, platformType: "PLATFORM_TYPE_VTPM" }));
@@ -272,7 +287,10 @@ describe("robustness", () => {
       expect(code).toBe(0);
       expect(a.stderr()).toMatch(/SIGTERM: draining/);
       await expect(lstat(a.socket)).rejects.toThrow(/ENOENT/);
+      await watchEnded;
+      expect(watched).toEqual(["SERVING", "NOT_SERVING"]);
     } finally {
+      hc.close();
       c.close();
       await a.stop();
       await t2.stop();
