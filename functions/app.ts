@@ -24,7 +24,7 @@ export interface AppDeps {
   /** The libSQL client for this request (shared on Node, per request on the Worker). */
   client: (env: Record<string, unknown>) => Client;
   /** Swagger UI's static files (read from swagger-ui-dist by each entry point). */
-  assets: (name: SwaggerAsset) => Promise<string | null>;
+  assets: (name: SwaggerAsset, env: Record<string, unknown>) => Promise<string | null>;
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
@@ -89,7 +89,7 @@ export function createApp(deps: AppDeps) {
   app.get("/api/v1/swagger", (c) => (c.get("settings").api.enableSwagger ? c.redirect(`${c.get("rootUrl")}api/swagger`, 307) : c.notFound()));
   app.get("/assets/swagger-ui/:file", async (c) => {
     const file = c.req.param("file") as SwaggerAsset;
-    const body = SWAGGER_ASSETS.includes(file) ? await deps.assets(file) : null;
+    const body = SWAGGER_ASSETS.includes(file) ? await deps.assets(file, c.env ?? {}) : null;
     if (body === null) return renderError(notFound(), c);
     c.header("Cache-Control", "public, max-age=86400");
     return c.body(body, 200, { "Content-Type": file.endsWith(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8" });

@@ -5,13 +5,11 @@
  * Migrations are applied by `npm run db:migrate`, never by the Worker.
  */
 import { createClient } from "@libsql/client/web";
-import swaggerCss from "swagger-ui-dist/swagger-ui.css";
-import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js";
 import type { ExecutionContext } from "hono";
 import { createApp } from "./app.ts";
 import { loadSettings } from "./lib/settings.ts";
 
-type Env = Record<string, unknown> & { DATABASE_URL?: string; DATABASE_AUTH_TOKEN?: string };
+type Env = Record<string, unknown> & { DATABASE_URL?: string; DATABASE_AUTH_TOKEN?: string; ASSETS?: { fetch(req: Request): Promise<Response> } };
 
 let app: ReturnType<typeof createApp> | null = null;
 
@@ -25,7 +23,10 @@ function appFor(env: Env) {
         if (!url) throw new Error("DATABASE_URL is not set for the Worker");
         return createClient({ url, authToken: (e as Env).DATABASE_AUTH_TOKEN || undefined });
       },
-      assets: async (name) => (name === "swagger-ui.css" ? swaggerCss : swaggerBundle),
+      assets: async (name, e) => {
+        const res = await (e as Env).ASSETS?.fetch(new Request(`https://assets.invalid/${name}`));
+        return res?.ok ? res.text() : null;
+      },
     });
   }
   return app;

