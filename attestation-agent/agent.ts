@@ -2,7 +2,7 @@
  * Wires configuration to devices and the server: opens the TPM transport, the configfs-tsm
  * client and the cloud provider, detects (or takes) the platform, logs it once, and serves.
  */
-import { AzureTdxProvider } from "./cloud/azure.ts";
+import { AzureMaaProvider } from "./cloud/azure-maa.ts";
 import { GcpLauncherProvider } from "./cloud/gcp.ts";
 import type { CloudTokenProvider } from "./cloud/provider.ts";
 import { detect, fromName, type Capabilities, type PlatformName } from "./platform.ts";
@@ -57,7 +57,7 @@ export function cloudProvider(c: AgentConfig, tpm: TpmClient | undefined): Cloud
   if (c.gcpLauncherSocket) return new GcpLauncherProvider({ socketPath: c.gcpLauncherSocket, audience: c.gcpAudience ?? "", tokenType: c.gcpTokenType });
   if (c.azureMaaUrl) {
     if (!tpm) throw new Error("Azure MAA needs the vTPM (--tpm)");
-    return new AzureTdxProvider({ tpm, maaUrl: c.azureMaaUrl, imdsUrl: c.azureImdsUrl ?? AZURE_IMDS, hclWaitMs: c.azureHclWaitMs });
+    return new AzureMaaProvider({ tpm, maaUrl: c.azureMaaUrl, imdsUrl: c.azureImdsUrl ?? AZURE_IMDS, hclWaitMs: c.azureHclWaitMs, eventLog: c.eventLog });
   }
   return undefined;
 }

@@ -21,6 +21,14 @@ import {
   parseNvRead,
   parseNvReadPublic,
   TPM_PT_NV_BUFFER_MAX,
+  certifyCommand,
+  parseCertify,
+  parseRsaDecrypt,
+  parseStartAuthSession,
+  policyPcrCommand,
+  policySessionAuth,
+  rsaDecryptCommand,
+  startAuthSessionCommand,
   type NvPublic,
   paramsReader,
   parseCreatePrimary,
@@ -183,6 +191,23 @@ export class TpmClient {
 
   async nvUndefineSpace(auth: number, index: number, signal?: AbortSignal): Promise<void> {
     await this.run("NV_UndefineSpace", nvUndefineSpaceCommand(auth, index), signal);
+  }
+
+  async startPolicySession(type: number, signal?: AbortSignal): Promise<number> {
+    return parseStartAuthSession(await this.run("StartAuthSession", startAuthSessionCommand(type), signal));
+  }
+
+  async policyPcr(session: number, pcrDigest: Uint8Array, sel: PcrBankSelection[], signal?: AbortSignal): Promise<void> {
+    await this.run("PolicyPCR", policyPcrCommand(session, pcrDigest, sel), signal);
+  }
+
+  async certify(object: number, signer: number, signal?: AbortSignal): Promise<{ attest: Uint8Array; signature: Uint8Array }> {
+    return parseCertify(await this.run("Certify", certifyCommand(object, signer), signal));
+  }
+
+  /** RSA_Decrypt (RSAES) authorized by a policy session. */
+  async rsaDecrypt(key: number, session: number, ciphertext: Uint8Array, signal?: AbortSignal): Promise<Uint8Array> {
+    return parseRsaDecrypt(await this.run("RSA_Decrypt", rsaDecryptCommand(key, policySessionAuth(session), ciphertext), signal));
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,8 @@
  * the few commands the agent sends. No I/O here; see transport.ts and client.ts.
  */
 
+import { createHash } from "node:crypto";
+
 export const TPM_ST_NO_SESSIONS = 0x8001;
 export const TPM_ST_SESSIONS = 0x8002;
 export const TPM_ST_ATTEST_QUOTE = 0x8018;
@@ -22,6 +24,10 @@ export const CC = {
   NV_Write: 0x137,
   NV_Read: 0x14e,
   NV_ReadPublic: 0x169,
+  Certify: 0x148,
+  RSA_Decrypt: 0x159,
+  StartAuthSession: 0x176,
+  PolicyPCR: 0x17f,
 } as const;
 
 /** TPMA_NV bits used by the agent. */
@@ -174,18 +180,29 @@ function pwSession(): Uint8Array {
   return new Writer().u32(RH.RS_PW).u16(0).u8(0).u16(0).bytes();
 }
 
-/** Frames a command: tag, size, code, handles, optional PW auth area, parameters. */
-export function command(code: number, handles: number[], params: Uint8Array, auth = false): Uint8Array {
+/** A policy session used without an HMAC (PolicyPCR-only policies): handle, empty nonce, continueSession. */
+export function policySessionAuth(handle: number): Uint8Array {
+  return new Writer().u32(handle).u16(0).u8(1).u16(0).bytes();
+}
+
+/**
+ * Frames a command: tag, size, code, handles, auth area, parameters. `auth` true gives one empty
+ * password session; a number gives that many; an array gives those sessions verbatim.
+ */
+export function command(code: number, handles: number[], params: Uint8Array, auth: boolean | number | Uint8Array[] = false): Uint8Array {
+  const sessions = Array.isArray(auth) ? auth : Array.from({ length: auth === true ? 1 : auth === false ? 0 : auth }, pwSession);
   const body = new Writer();
   for (const h of handles) body.u32(h);
-  if (auth) {
-    const s = pwSession();
-    body.u32(s.length).raw(s);
+  if (sessions.length > 0) {
+    const area = new Writer();
+    for (const s of sessions) area.raw(s);
+    const a = area.bytes();
+    body.u32(a.length).raw(a);
   }
   body.raw(params);
   const b = body.bytes();
   return new Writer()
-    .u16(auth ? TPM_ST_SESSIONS : TPM_ST_NO_SESSIONS)
+    .u16(sessions.length > 0 ? TPM_ST_SESSIONS : TPM_ST_NO_SESSIONS)
     .u32(10 + b.length)
     .u32(code)
     .raw(b)
@@ -500,3 +517,60 @@ export function parseGetCapabilityProperty(res: Response, property: number): num
 
 /** TPM_PT_NV_BUFFER_MAX: the largest NV_Read/NV_Write chunk. */
 export const TPM_PT_NV_BUFFER_MAX = 0x12c;
+
+export const SE = { HMAC: 0, POLICY: 1, TRIAL: 3 } as const;
+export const ALG_RSAES = 0x0015;
+
+/** StartAuthSession, unbound and unsalted, SHA-256, no symmetric parameter encryption. */
+export function startAuthSessionCommand(type: number): Uint8Array {
+  const p = new Writer().tpm2b(new Uint8Array(32)).u16(0).u8(type).u16(ALG.NULL).u16(ALG.SHA256).bytes();
+  return command(CC.StartAuthSession, [RH.NULL, RH.NULL], p);
+}
+
+export function parseStartAuthSession(res: Response): number {
+  return paramsReader(res, 1).handles[0];
+}
+
+export function policyPcrCommand(session: number, pcrDigest: Uint8Array, sel: PcrBankSelection[]): Uint8Array {
+  return command(CC.PolicyPCR, [session], new Writer().tpm2b(pcrDigest).raw(pcrSelection(sel)).bytes());
+}
+
+/** The policy digest PolicyPCR extends into a fresh SHA-256 session (TPM 2.0 Part 3 §23.7). */
+export function policyPcrDigest(pcrDigest: Uint8Array, sel: PcrBankSelection[]): Uint8Array {
+  return new Uint8Array(
+    createHash("sha256")
+      .update(new Uint8Array(32))
+      .update(new Writer().u32(CC.PolicyPCR).bytes())
+      .update(pcrSelection(sel))
+      .update(pcrDigest)
+      .digest(),
+  );
+}
+
+/** Certify `object` with `signer`; both authorized by empty passwords. */
+export function certifyCommand(object: number, signer: number): Uint8Array {
+  return command(CC.Certify, [object, signer], new Writer().u16(0).u16(ALG.NULL).bytes(), 2);
+}
+
+export function parseCertify(res: Response): { attest: Uint8Array; signature: Uint8Array } {
+  return parseQuote(res);
+}
+
+export function rsaDecryptCommand(key: number, session: Uint8Array, ciphertext: Uint8Array): Uint8Array {
+  const p = new Writer().tpm2b(ciphertext).u16(ALG_RSAES).u16(0).bytes();
+  return command(CC.RSA_Decrypt, [key], p, [session]);
+}
+
+export function parseRsaDecrypt(res: Response): Uint8Array {
+  return paramsReader(res, 0).r.tpm2b().slice();
+}
+
+/** TPM2B_PUBLIC of a TPMT_PUBLIC. */
+export function tpm2bPublic(pub: Uint8Array): Uint8Array {
+  return new Writer().tpm2b(pub).bytes();
+}
+
+/** Object name: nameAlg ‖ H(TPMT_PUBLIC), SHA-256 objects only. */
+export function objectName(pub: Uint8Array): Uint8Array {
+  return new Writer().u16(ALG.SHA256).raw(new Uint8Array(createHash("sha256").update(pub).digest())).bytes();
+}
