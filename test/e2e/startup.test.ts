@@ -1,0 +1,77 @@
+/** Start-up and the admin CLI as an operator uses them: fresh databases, bad settings, no implicit accounts. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runScript, startNodeServer } from "../../scripts/lib/processes.ts";
+
+const dirs: string[] = [];
+const freshDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "gitea-startup-"));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe("start-up", () => {
+  it("an invalid setting stops start-up with a message naming the key", async () => {
+    const r = await runScript("functions/node.ts", [], { DATA_DIR: freshDir(), PORT: "0", GITEA__api__MAX_RESPONSE_ITEMS: "lots" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("GITEA__api__MAX_RESPONSE_ITEMS");
+  });
+
+  it("a fresh data directory is migrated on start and has no accounts", async () => {
+    const dir = freshDir();
+    const server = await startNodeServer({ DATA_DIR: dir });
+    try {
+      const res = await fetch(`${server.url}/api/v1/users/search`);
+      expect(res.status).toBe(200);
+      expect((await res.json()).data).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("admin CLI", () => {
+  it("creates the first user (no forced password change) on a database that does not exist yet, then later users must change it", async () => {
+    const env = { DATA_DIR: freshDir() };
+    const first = await runScript("functions/cli.ts", ["user", "create", "--username", "root", "--password", "root-password", "--email", "root@example.com", "--admin"], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain("New user 'root' has been successfully created!");
+    const second = await runScript("functions/cli.ts", ["user", "create", "--username", "second", "--password", "second-password", "--email", "second@example.com"], env);
+    expect(second.code).toBe(0);
+    const third = await runScript("functions/cli.ts", ["user", "create", "--username", "third", "--password", "third-password", "--email", "third@example.com", "--must-change-password=false"], env);
+    expect(third.code).toBe(0);
+    const server = await startNodeServer(env);
+    try {
+      const auth = (u: string, p: string) => ({ Authorization: `Basic ${Buffer.from(`${u}:${p}`).toString("base64")}` });
+      expect((await fetch(`${server.url}/api/v1/user`, { headers: auth("root", "root-password") })).status).toBe(200);
+      const must = await fetch(`${server.url}/api/v1/user`, { headers: auth("second", "second-password") });
+      expect(must.status).toBe(403);
+      expect((await must.json()).message).toMatch(/You must change your password/);
+      expect((await fetch(`${server.url}/api/v1/user`, { headers: auth("third", "third-password") })).status).toBe(200);
+      const tok = await runScript("functions/cli.ts", ["user", "generate-access-token", "--username", "root", "--scopes", "read:user", "--raw"], env);
+      expect(tok.code).toBe(0);
+      const me = await fetch(`${server.url}/api/v1/user`, { headers: { Authorization: `token ${tok.stdout.trim()}` } });
+      expect((await me.json()).login).toBe("root");
+      const scoped = await fetch(`${server.url}/api/v1/orgs`, { method: "POST", headers: { Authorization: `token ${tok.stdout.trim()}`, "Content-Type": "application/json" }, body: '{"username":"x-org"}' });
+      expect(scoped.status).toBe(403);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("refuses duplicates, bad scopes and missing arguments with a message and exit code 1", async () => {
+    const env = { DATA_DIR: freshDir() };
+    await runScript("functions/cli.ts", ["user", "create", "--username", "dup", "--password", "dup-password", "--email", "dup@example.com"], env);
+    const again = await runScript("functions/cli.ts", ["user", "create", "--username", "DUP", "--password", "dup-password", "--email", "other@example.com"], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("user already exists");
+    const scope = await runScript("functions/cli.ts", ["user", "generate-access-token", "--username", "dup", "--scopes", "read:nothing"], env);
+    expect(scope.code).toBe(1);
+    expect(scope.stderr).toContain("invalid access token scope");
+    const usage = await runScript("functions/cli.ts", ["user", "create"], env);
+    expect(usage.code).toBe(1);
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * The API documents are generated from the route definitions: both validate, every route is in
+ * them with Gitea's operationId, tag, parameters and definitions, and responses match Gitea's
+ * definitions on the wire.
+ */
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApi } from "../../functions/app.ts";
+import { basic, seedOrg, seedUser, testApp, token, type TestApp } from "../fixtures/app.ts";
+import { giteaShapeErrors, giteaSwagger } from "../fixtures/gitea-schema.ts";
+
+let t: TestApp;
+let v3: any;
+let v2: any;
+
+beforeAll(async () => {
+  t = await testApp();
+  v3 = await (await t.request("/openapi3.v1.json")).json();
+  v2 = await (await t.request("/swagger.v1.json")).json();
+});
+afterAll(() => t.close());
+
+/** Every (method, path) the app serves under /api/v1, in OpenAPI path syntax. */
+function servedRoutes(): [string, string][] {
+  const api = createApi();
+  return api.routes
+    .filter((r) => r.method !== "ALL")
+    .map((r) => [r.method.toLowerCase(), r.path.replace(/:(\w+)/g, "{$1}")] as [string, string])
+    .filter(([, p], i, all) => all.findIndex(([m2, p2]) => p2 === p && m2 === all[i][0]) === i);
+}
+
+describe("the OpenAPI 3.0 document", () => {
+  it("is a valid OpenAPI 3.0 document", async () => {
+    expect(v3.openapi).toMatch(/^3\.0\./);
+    await expect(SwaggerParser.validate(structuredClone(v3))).resolves.toBeTruthy();
+  });
+
+  it("contains every served route", () => {
+    for (const [method, path] of servedRoutes()) expect(v3.paths[path]?.[method], `${method} ${path}`).toBeTruthy();
+  });
+
+  it("declares Gitea's security schemes", () => {
+    expect(Object.keys(v3.components.securitySchemes).sort()).toEqual(Object.keys(giteaSwagger.securityDefinitions).sort());
+  });
+});
+
+describe("the Swagger 2.0 document (derived from the OpenAPI 3.0 one)", () => {
+  it("is a valid Swagger 2.0 document with Gitea's basePath and security definitions", async () => {
+    expect(v2.swagger).toBe("2.0");
+    expect(v2.basePath).toBe("/api/v1");
+    await expect(SwaggerParser.validate(structuredClone(v2))).resolves.toBeTruthy();
+    expect(v2.securityDefinitions).toEqual(
+      Object.fromEntries(Object.entries(giteaSwagger.securityDefinitions as Record<string, Record<string, unknown>>).map(([k, v]) => [k, v])),
+    );
+  });
+
+  it("has every route with Gitea's operationId, tags and path parameter names", () => {
+    for (const [method, path] of servedRoutes()) {
+      const ours = v2.paths[path]?.[method];
+      expect(ours, `${method} ${path}`).toBeTruthy();
+      const gitea = giteaSwagger.paths[path]?.[method];
+      if (!gitea) continue; // routes Gitea does not document are still ours to serve
+      expect(ours.operationId, `${method} ${path}`).toBe(gitea.operationId);
+      expect(ours.tags, `${method} ${path}`).toEqual(gitea.tags);
+      const names = (ps: { in: string; name: string }[] = []) => ps.filter((p) => p.in === "path").map((p) => p.name).sort();
+      expect(names(ours.parameters), `${method} ${path}`).toEqual(names(gitea.parameters));
+      const q = (ps: { in: string; name: string }[] = []) => ps.filter((p) => p.in === "query").map((p) => p.name).sort();
+      for (const name of q(gitea.parameters)) expect(q(ours.parameters), `${method} ${path} ?${name}`).toContain(name);
+    }
+  });
+
+  it("uses Gitea's definition names with Gitea's property sets", () => {
+    for (const name of ["User", "Organization", "AccessToken", "ServerVersion", "GeneralAPISettings", "CreateUserOption", "EditUserOption", "CreateOrgOption", "EditOrgOption", "CreateAccessTokenOption", "APIError"]) {
+      expect(v2.definitions[name], name).toBeTruthy();
+      expect(Object.keys(v2.definitions[name].properties).sort(), name).toEqual(Object.keys(giteaSwagger.definitions[name].properties).sort());
+    }
+  });
+
+  it("a body parameter references its definition as Gitea's does", () => {
+    const op = v2.paths["/admin/users"].post;
+    const body = op.parameters.find((p: { in: string }) => p.in === "body");
+    expect(body.schema).toEqual({ $ref: "#/definitions/CreateUserOption" });
+  });
+});
+
+describe("responses match Gitea's definitions on the wire", () => {
+  it("User, Organization, AccessToken, ServerVersion, GeneralAPISettings", async () => {
+    const admin = await seedUser(t.db, { admin: true });
+    const alice = await seedUser(t.db);
+    const org = await seedOrg(t.db, alice);
+    const tk = await alice.token();
+    const checks: [string, Response][] = [
+      ["User", await t.request("/api/v1/user", { headers: token(tk) })],
+      ["User", await t.request(`/api/v1/users/${admin.name}`)],
+      ["Organization", await t.request(`/api/v1/orgs/${org.name}`)],
+      ["AccessToken", await t.request(`/api/v1/users/${alice.name}/tokens`, { method: "POST", headers: basic(alice.name, alice.password), json: { name: "shape", scopes: ["all"] } })],
+      ["ServerVersion", await t.request("/api/v1/version")],
+      ["GeneralAPISettings", await t.request("/api/v1/settings/api")],
+      ["APIError", await t.request("/api/v1/user", { headers: token("f".repeat(40)) })],
+    ];
+    for (const [name, res] of checks) expect(giteaShapeErrors(name, await res.json()), name).toEqual([]);
+  });
+});
