@@ -151,11 +151,47 @@ function reflectionService<S extends typeof reflV1.ServerReflection | typeof ref
   } as unknown as ServiceImpl<S>;
 }
 
+/**
+ * grpc-message as the gRPC spec encodes it: percent-encode only bytes outside 0x20-0x7E and "%".
+ * (Connect uses encodeURIComponent, which grpc-js, decoding with decodeURI, shows half-encoded.)
+ */
+export function encodeGrpcMessage(msg: string): string {
+  let out = "";
+  for (const byte of Buffer.from(msg, "utf8")) out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  return out;
+}
+
+function respecGrpcMessage(headers: http2.OutgoingHttpHeaders | undefined): void {
+  const m = headers?.["grpc-message"];
+  if (typeof m !== "string") return;
+  let text = m;
+  try {
+    text = decodeURIComponent(m);
+  } catch {
+    return;
+  }
+  headers!["grpc-message"] = encodeGrpcMessage(text);
+}
+
+/** Rewrites grpc-message in whatever header block carries it (trailers, or a trailers-only response). */
+function patchGrpcMessage(stream: http2.ServerHttp2Stream): void {
+  const respond = stream.respond.bind(stream);
+  stream.respond = (headers, options) => {
+    if (headers && !Array.isArray(headers)) respecGrpcMessage(headers as http2.OutgoingHttpHeaders);
+    respond(headers, options);
+  };
+  const sendTrailers = stream.sendTrailers.bind(stream);
+  stream.sendTrailers = (headers) => {
+    respecGrpcMessage(headers);
+    sendTrailers(headers);
+  };
+}
+
 /** gRPC trailers-only answer for paths no service owns (Connect would send a bare HTTP 404). */
 function unimplemented(_req: unknown, res: http2.Http2ServerResponse) {
   const path = res.req.url;
   res.stream.respond(
-    { ":status": 200, "content-type": "application/grpc", "grpc-status": String(Code.Unimplemented), "grpc-message": encodeURIComponent(`unknown method ${path}`).replace(/%2F/g, "/") },
+    { ":status": 200, "content-type": "application/grpc", "grpc-status": String(Code.Unimplemented), "grpc-message": encodeURIComponent(`unknown method ${path}`) },
     { endStream: true },
   );
 }
@@ -183,6 +219,7 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
     res.once("close", () => {
       if (--inflight === 0) idle?.();
     });
+    patchGrpcMessage(res.stream);
     handler(req, res);
   });
   const sessions = new Set<http2.ServerHttp2Session>();
