@@ -4,8 +4,8 @@
 set -euo pipefail
 need=()
 # Attestation agent: swtpm behind the agent, tpm2-tools to cross-check quotes, Go + grpc-go for
-# the Go client (built offline from Debian's packaged sources).
-for p in swtpm swtpm-tools tpm2-tools golang-go golang-google-grpc-dev; do
+# the Go client (built offline from Debian's packaged sources), openssl for test certificate chains.
+for p in swtpm swtpm-tools tpm2-tools golang-go golang-google-grpc-dev openssl; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi

@@ -218,6 +218,24 @@ describe("standard services", () => {
     // attest.proto comes with its imports (sevsnp, tpm).
     expect(attest.fileDescriptorResponse.fileDescriptorProto).toHaveLength(3);
   });
+
+  it("server reflection v1alpha (what older grpcurl versions use) answers too", async () => {
+    const def = loader.loadSync("grpc/reflection/v1alpha/reflection.proto", { includeDirs: [path.join(ROOT, "proto")], bytes: Buffer, oneofs: true });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const R = (grpc.loadPackageDefinition(def) as any).grpc.reflection.v1alpha.ServerReflection;
+    const c = new R(`unix://${agent.socket}`, grpc.credentials.createInsecure());
+    const call = c.ServerReflectionInfo();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const first = new Promise<any>((res, rej) => {
+      call.once("data", res);
+      call.once("error", rej);
+    });
+    call.write({ listServices: "" });
+    const answer = await first;
+    call.end();
+    c.close();
+    expect(answer.listServicesResponse.service.map((s: { name: string }) => s.name)).toContain("grpc.reflection.v1alpha.ServerReflection");
+  });
 });
 
 describe("robustness", () => {
