@@ -3,6 +3,7 @@
  * cached at 0x81008F01), one quote per allocated bank over exactly PCRs 0-23 with the values
  * read alongside, and the TCG event log when readable. Never extends PCRs.
  */
+import type { KeyObject } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { AttestationSchema, type Attestation } from "../gen/attest/attest_pb.ts";
@@ -17,6 +18,8 @@ const MAX_PCR_RACE_RETRIES = 3;
 export interface Ak {
   handle: number;
   publicArea: Uint8Array;
+  /** The AK public key, for checking each quote before it is returned. */
+  key: KeyObject;
 }
 
 export interface VtpmOptions {
@@ -52,7 +55,7 @@ export class VtpmAttester {
   private async loadAk(signal?: AbortSignal): Promise<Ak> {
     const template = akTemplateRsa();
     const existing = await this.tpm.readPublic(AK_RSA_PERSISTENT_HANDLE, signal);
-    if (existing && publicMatchesTemplate(existing, template)) return { handle: AK_RSA_PERSISTENT_HANDLE, publicArea: existing };
+    if (existing && publicMatchesTemplate(existing, template)) return { handle: AK_RSA_PERSISTENT_HANDLE, publicArea: existing, key: akPublicKey(existing) };
     if (existing) await this.tpm.evictControl(RH.OWNER, AK_RSA_PERSISTENT_HANDLE, AK_RSA_PERSISTENT_HANDLE, signal);
     const made = await this.tpm.createPrimary(RH.OWNER, template, signal);
     try {
@@ -61,7 +64,8 @@ export class VtpmAttester {
       await this.tpm.flush(made.handle);
     }
     this.opts.log?.(`created AK at persistent handle 0x${AK_RSA_PERSISTENT_HANDLE.toString(16)}`);
-    return { handle: AK_RSA_PERSISTENT_HANDLE, publicArea: made.publicArea.slice() };
+    const publicArea = made.publicArea.slice();
+    return { handle: AK_RSA_PERSISTENT_HANDLE, publicArea, key: akPublicKey(publicArea) };
   }
 
   banks(signal?: AbortSignal): Promise<number[]> {
@@ -91,7 +95,7 @@ export class VtpmAttester {
   }
 
   private async attestWith(ak: Ak, nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
-    const key = akPublicKey(ak.publicArea);
+    const key = ak.key;
     const quotes = [];
     for (const alg of await this.banks(signal)) {
       for (let attempt = 0; ; attempt++) {

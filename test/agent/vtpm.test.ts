@@ -298,13 +298,16 @@ describe("robustness", () => {
       expect((await c.fetchAttestation({ platformType: "PLATFORM_TYPE_VTPM" })).code).toBe(0); // AK ready
       const nonces = Array.from({ length: 16 }, () => nonceOf(32));
       const calls = nonces.map((nonce) => c.fetchAttestation({ nonce, platformType: "PLATFORM_TYPE_VTPM" }));
-      await new Promise((r) => setTimeout(r, 30));
+      // Once the first answer is back, the other 15 (sent together on one connection) are in the
+      // agent, queued behind the TPM: SIGTERM now must let them finish.
+      await Promise.race(calls);
       const code = await a.stop("SIGTERM");
       const rs = await Promise.all(calls);
       expect(rs.map((r) => r.code)).toEqual(Array(16).fill(0));
       rs.forEach((r, i) => verifyVtpmAttestation(r.value!.quote, nonces[i]));
       expect(code).toBe(0);
       expect(a.stderr()).toMatch(/SIGTERM: draining/);
+      expect(a.stderr()).toMatch(/draining ([2-9]|1\d) in-flight call\(s\)/);
       await expect(lstat(a.socket)).rejects.toThrow(/ENOENT/);
       await watchEnded;
       expect(watched).toEqual(["SERVING", "NOT_SERVING"]);
