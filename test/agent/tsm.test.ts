@@ -4,7 +4,9 @@
  * unix socket, grpc-js client) because the double lives in this process.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { promisify } from "node:util";
 import os from "node:os";
 import path from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -22,7 +24,9 @@ import { verifyVtpmAttestation } from "../../attestation-agent/verify/tpm.ts";
 import { startSwtpm, type Swtpm } from "../../scripts/agent-swtpm.ts";
 import { FakeConfigFs } from "./fixtures/fake-configfs.ts";
 import { makePckChain, makeSnpChain, signedSnpReport, signedTdxQuote, type PckChain, type SnpChain } from "./fixtures/evidence.ts";
-import { grpcJsClient } from "./helpers.ts";
+import { ROOT as REPO, grpcJsClient } from "./helpers.ts";
+
+const run = promisify(execFile);
 
 const S = grpc.status;
 const ROOT = "/sys/kernel/config/tsm/report"; // only a name inside the double
@@ -180,6 +184,28 @@ describe("TDX via configfs-tsm", () => {
     bad[0x100] ^= 1;
     expect(() => verifyTdxQuote(bad)).toThrow(/quote signature/);
     expect((await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" })).code).toBe(S.FAILED_PRECONDITION);
+  });
+
+  it("the verifier handles v5 quotes, and the attest CLI verifies SNP and TDX evidence files", async () => {
+    const rd = randomBytes(64);
+    const v5 = signedTdxQuote(rd, pck, 5);
+    expect(verifyTdxQuote(v5, { trustedRoot: pck.root, reportData: rd }).version).toBe(5);
+    const cli = path.join(REPO, "attestation-agent/verify/cli.ts");
+    const files = { tdx: path.join(dir, "q.bin"), root: path.join(dir, "root.der"), snp: path.join(dir, "snp.bin"), ark: path.join(dir, "ark.der") };
+    await writeFile(files.tdx, v5);
+    await writeFile(files.root, pck.root);
+    const tdx = JSON.parse((await run(process.execPath, [cli, "verify", "--type", "tdx", "--in", files.tdx, "--root", files.root, "--report-data", rd.toString("hex")])).stdout);
+    expect(tdx).toMatchObject({ ok: true, version: 5, reportData: rd.toString("hex") });
+    const fs = snpFs();
+    const { client } = await agentWith(fs, "snp");
+    const r = await client.fetchAttestation({ reportData: rd, platformType: "PLATFORM_TYPE_SNP" });
+    await writeFile(files.snp, r.value!.quote);
+    await writeFile(files.ark, chain.ark);
+    const snp = JSON.parse((await run(process.execPath, [cli, "verify", "--type", "snp", "--in", files.snp, "--ark", files.ark, "--report-data", rd.toString("hex")])).stdout);
+    expect(snp).toMatchObject({ ok: true, version: 3, reportData: rd.toString("hex") });
+    const wrong = await run(process.execPath, [cli, "verify", "--type", "snp", "--in", files.snp, "--ark", files.root]).catch((e) => e);
+    expect(wrong.code).toBe(1);
+    expect(JSON.parse(wrong.stdout)).toMatchObject({ ok: false, check: "chain" });
   });
 
   it("the TsmClient refuses an inblob that is not exactly 64 bytes, and the double enforces the kernel's size rules", async () => {
