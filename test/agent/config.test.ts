@@ -1,0 +1,56 @@
+/** `npm run agent` flags and ATTESTATION_* environment variables. */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, startAgentProcess } from "./helpers.ts";
+
+const run = promisify(execFile);
+const MAIN = path.join(ROOT, "attestation-agent/main.ts");
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "agent-config-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function fails(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const e = await run(process.execPath, [MAIN, "--socket", path.join(dir, "x.sock"), ...args], { env: { ...process.env, ...env }, timeout: 20_000 }).catch((err) => err);
+  return { code: e.code as number, stderr: e.stderr as string };
+}
+
+describe("agent configuration", () => {
+  it("an unknown --platform exits 2 and lists the allowed values", async () => {
+    const r = await fails(["--platform", "sgx"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--platform must be one of auto\|snp\|tdx\|vtpm\|snp-vtpm\|none/);
+  });
+
+  it("an unknown flag exits 2 with usage", async () => {
+    const r = await fails(["--tpmm", "x"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/usage: npm run agent/);
+  });
+
+  it("a GCP launcher without an audience cannot start (exit 1)", async () => {
+    const r = await fails(["--platform", "none", "--gcp-launcher-socket", path.join(dir, "l.sock")]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot start: .*audience/);
+  });
+
+  it("environment variables configure the agent and flags win over them", async () => {
+    const sock = path.join(dir, "env.sock");
+    const a = await startAgentProcess(sock, ["--platform", "none"], { ATTESTATION_PLATFORM: "vtpm", ATTESTATION_SOCKET_MODE: "640" });
+    try {
+      expect(a.stderr()).toMatch(/platform none \(forced with --platform\)/);
+      const { stdout } = await run("stat", ["-c", "%a", sock]);
+      expect(stdout.trim()).toBe("640");
+    } finally {
+      await a.stop();
+    }
+  });
+});
