@@ -1,0 +1,81 @@
+/**
+ * TpmClient against a real swtpm, with a transport wrapper that injects the TPM warning codes a
+ * busy or self-testing TPM returns, and the gRPC codes device failures map to.
+ */
+import { randomBytes } from "node:crypto";
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toConnectError } from "../../attestation-agent/service.ts";
+import { TpmClient, TpmError } from "../../attestation-agent/tpm/client.ts";
+import { CC, RC } from "../../attestation-agent/tpm/marshal.ts";
+import { openTransport, TpmTransportError, type TpmTransport } from "../../attestation-agent/tpm/transport.ts";
+import { VtpmAttester } from "../../attestation-agent/tpm/vtpm.ts";
+import { verifyVtpmAttestation } from "../../attestation-agent/verify/tpm.ts";
+import { startSwtpm, type Swtpm } from "../../scripts/agent-swtpm.ts";
+
+let tpm: Swtpm;
+beforeAll(async () => {
+  tpm = await startSwtpm();
+});
+afterAll(async () => {
+  await tpm?.stop();
+});
+
+/** Answers the first `times` commands with code `code` for command `cc`, then passes through. */
+function injecting(inner: TpmTransport, cc: number, code: number, times: number) {
+  const seen = { injected: 0, sent: 0 };
+  const t: TpmTransport = {
+    describe: inner.describe,
+    async send(cmd) {
+      if (Buffer.from(cmd).readUInt32BE(6) === cc && seen.injected < times) {
+        seen.injected++;
+        const res = Buffer.alloc(10);
+        res.writeUInt16BE(0x8001, 0);
+        res.writeUInt32BE(10, 2);
+        res.writeUInt32BE(code, 6);
+        return new Uint8Array(res);
+      }
+      seen.sent++;
+      return inner.send(cmd);
+    },
+    close: () => inner.close(),
+  };
+  return { t, seen };
+}
+
+describe("TPM client", () => {
+  it("retries TPM_RC_RETRY, YIELDED and TESTING and then quotes", async () => {
+    for (const code of [RC.RETRY, RC.YIELDED, RC.TESTING]) {
+      const { t, seen } = injecting(openTransport(tpm.tpm), CC.Quote, code, 3);
+      const client = new TpmClient(t);
+      const nonce = randomBytes(32);
+      const att = await new VtpmAttester(client).attest(nonce);
+      expect(seen.injected).toBe(3);
+      expect(verifyVtpmAttestation(att, nonce).quotes).toHaveLength(2);
+      await client.close();
+    }
+  });
+
+  it("other TPM codes fail with a decoded message and map to INTERNAL; endless RETRY maps to UNAVAILABLE", async () => {
+    const { t } = injecting(openTransport(tpm.tpm), CC.Quote, RC.FAILURE, 1);
+    const client = new TpmClient(t);
+    const err = await new VtpmAttester(client).attest(new Uint8Array(32)).catch((e) => e);
+    expect(err).toBeInstanceOf(TpmError);
+    expect(err.message).toBe("TPM2_Quote failed: 0x101 TPM_RC_FAILURE");
+    expect(toConnectError(err, new AbortController().signal).code).toBe(Code.Internal);
+    expect(toConnectError(new TpmError("Quote", RC.RETRY), new AbortController().signal).code).toBe(Code.Unavailable);
+    expect(toConnectError(new TpmTransportError("x"), new AbortController().signal).code).toBe(Code.Unavailable);
+    await client.close();
+  });
+
+  it("an aborted signal stops before the next command is sent", async () => {
+    const { t, seen } = injecting(openTransport(tpm.tpm), 0, 0, 0);
+    const client = new TpmClient(t);
+    const ac = new AbortController();
+    ac.abort(new Error("client went away"));
+    await expect(client.getRandom(8, ac.signal)).rejects.toThrow("client went away");
+    expect(seen.sent).toBe(0);
+    expect(await client.getRandom(8)).toHaveLength(8);
+    await client.close();
+  });
+});
