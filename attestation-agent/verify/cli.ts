@@ -1,6 +1,7 @@
 /**
  * `npm run attest -- fetch --socket PATH --platform vtpm|snp|tdx|snp-vtpm [--nonce HEX] [--report-data HEX] [--out FILE]`
- * `npm run attest -- verify --type vtpm|snp|tdx|snp-vtpm --in FILE [--nonce HEX] [--report-data HEX] [--ark FILE] [--root FILE]`
+ * `npm run attest -- verify --type vtpm|snp|tdx|snp-vtpm --in FILE [--nonce HEX] [--report-data HEX] [--ark FILE] [--ask FILE] [--vcek FILE] [--root FILE]`
+ * (--ask/--vcek supply certificates the host did not put in the evidence, e.g. fetched from AMD KDS.)
  * Fetch prints or writes the evidence bytes; verify prints a JSON summary and exits 0, or 1 with the failed check.
  */
 import { createHash } from "node:crypto";
@@ -20,7 +21,7 @@ const pad = (b: Buffer, n: number) => Buffer.concat([b, Buffer.alloc(Math.max(0,
 const TYPES: Record<string, PlatformType> = { vtpm: PlatformType.VTPM, snp: PlatformType.SNP, tdx: PlatformType.TDX, "snp-vtpm": PlatformType.SNP_VTPM };
 
 /** Verifies evidence of `type`; returns a JSON-able summary or throws VerifyError. */
-export async function verifyEvidence(type: string, bytes: Uint8Array, o: { nonce?: Buffer; reportData?: Buffer; ark?: Buffer; root?: Buffer }) {
+export async function verifyEvidence(type: string, bytes: Uint8Array, o: { nonce?: Buffer; reportData?: Buffer; ark?: Buffer; ask?: Buffer; vcek?: Buffer; root?: Buffer }) {
   const nonce = pad(o.nonce ?? Buffer.alloc(0), 32);
   const rd = o.reportData ? pad(o.reportData, 64) : undefined;
   switch (type) {
@@ -37,13 +38,13 @@ export async function verifyEvidence(type: string, bytes: Uint8Array, o: { nonce
         const tee = v.attestation.teeAttestation;
         if (tee.case !== "sevSnpAttestation") throw new VerifyError("tee", "no SEV-SNP attestation in field 8");
         const bound = createHash("sha3-512").update(rd ?? Buffer.alloc(64)).update(v.attestation.akPub).digest();
-        const s = verifySnpAttestation(tee.value as SnpAttestation, { trustedArk: o.ark, reportData: bound });
+        const s = verifySnpAttestation(tee.value as SnpAttestation, { trustedArk: o.ark, ask: o.ask, vcek: o.vcek, reportData: bound });
         out.snp = { measurement: hex(s.report.measurement), vmpl: s.report.vmpl, akBound: true };
       }
       return out;
     }
     case "snp": {
-      const s = verifySnpAttestation(bytes, { trustedArk: o.ark, reportData: rd });
+      const s = verifySnpAttestation(bytes, { trustedArk: o.ark, ask: o.ask, vcek: o.vcek, reportData: rd });
       return { type, version: s.report.version, vmpl: s.report.vmpl, measurement: hex(s.report.measurement), reportData: hex(s.report.reportData), chipId: hex(s.report.chipId) };
     }
     case "tdx": {
@@ -60,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
     args: rest,
     options: {
       socket: { type: "string" }, platform: { type: "string" }, type: { type: "string" }, in: { type: "string" }, out: { type: "string" },
-      nonce: { type: "string" }, "report-data": { type: "string" }, ark: { type: "string" }, root: { type: "string" },
+      nonce: { type: "string" }, "report-data": { type: "string" }, ark: { type: "string" }, ask: { type: "string" }, vcek: { type: "string" }, root: { type: "string" },
     },
   });
   const fromHex = (s: string | undefined) => (s === undefined ? undefined : Buffer.from(s, "hex"));
@@ -78,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (cmd === "verify") {
     if (!v.type || !v.in) throw new VerifyError("usage", "verify needs --type and --in");
-    const summary = await verifyEvidence(v.type, new Uint8Array(await readFile(v.in)), { nonce: fromHex(v.nonce), reportData: fromHex(v["report-data"]), ark: await cert(v.ark), root: await cert(v.root) });
+    const summary = await verifyEvidence(v.type, new Uint8Array(await readFile(v.in)), { nonce: fromHex(v.nonce), reportData: fromHex(v["report-data"]), ark: await cert(v.ark), ask: await cert(v.ask), vcek: await cert(v.vcek), root: await cert(v.root) });
     console.log(JSON.stringify({ ok: true, ...summary }, null, 2));
     return 0;
   }

@@ -51,7 +51,8 @@ export function verifySnpAttestation(evidence: Uint8Array | Attestation, trust: 
   }
   if (!att.report) throw new VerifyError("format", "no report");
   const chain = att.certificateChain;
-  const ark = cert(trust.ark ?? chain?.arkCert, "ARK");
+  // Without an ARK in the evidence (no host cert table), the relying party's trusted ARK is the root.
+  const ark = cert(trust.ark ?? (chain?.arkCert?.length ? chain.arkCert : trust.trustedArk), "ARK");
   const ask = cert(trust.ask ?? chain?.askCert, "ASK");
   const vcek = cert(trust.vcek ?? (chain?.vcekCert?.length ? chain.vcekCert : chain?.vlekCert), "VCEK");
   if (trust.trustedArk) {

@@ -208,6 +208,22 @@ describe("TDX via configfs-tsm", () => {
     expect(JSON.parse(wrong.stdout)).toMatchObject({ ok: false, check: "chain" });
   });
 
+  it("no host cert table: empty chain in the evidence, verifiable with certificates supplied to the CLI", async () => {
+    const fs = new FakeConfigFs(ROOT, "sev_guest", (inblob) => ({ outblob: signedSnpReport(inblob, chain.vcekKey) }));
+    const { client } = await agentWith(fs, "snp");
+    const r = await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" });
+    expect(r.code).toBe(0);
+    const att = fromBinary(SnpAttestationSchema, r.value!.quote);
+    expect(att.certificateChain?.vcekCert.length ?? 0).toBe(0);
+    const cli = path.join(REPO, "attestation-agent/verify/cli.ts");
+    const f = (n: string) => path.join(dir, n);
+    await Promise.all([writeFile(f("bare.bin"), r.value!.quote), writeFile(f("v.der"), chain.vcek), writeFile(f("s.der"), chain.ask), writeFile(f("r.der"), chain.ark)]);
+    const bare = await run(process.execPath, [cli, "verify", "--type", "snp", "--in", f("bare.bin")]).catch((e) => e);
+    expect(JSON.parse(bare.stdout)).toMatchObject({ ok: false, check: "chain" });
+    const ok = JSON.parse((await run(process.execPath, [cli, "verify", "--type", "snp", "--in", f("bare.bin"), "--vcek", f("v.der"), "--ask", f("s.der"), "--ark", f("r.der")])).stdout);
+    expect(ok.ok).toBe(true);
+  });
+
   it("the TsmClient refuses an inblob that is not exactly 64 bytes, and the double enforces the kernel's size rules", async () => {
     const fs = tdxFs();
     await expect(new TsmClient(ROOT, fs).getReport({ inblob: new Uint8Array(63) })).rejects.toThrow(/exactly 64/);
