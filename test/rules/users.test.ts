@@ -1,7 +1,7 @@
 /** Users: GET /user, GET /users/{username}, /users/search and the admin verbs (Gitea's rules). */
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accessToken, emailAddress, user } from "../../functions/db/schema.ts";
+import { accessToken, emailAddress, loginSource, user } from "../../functions/db/schema.ts";
 import { basic, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
@@ -254,6 +254,19 @@ describe("PATCH /admin/users/{username}", () => {
     const [row] = await t2.db.select().from(user).where(eq(user.id, only.id));
     expect(row).toMatchObject({ isAdmin: true, fullName: "" });
     t2.close();
+  });
+
+  it("source_id and login_name bind the account to an external login source (and only an existing one)", async () => {
+    const [src] = await t.db.insert(loginSource).values({ type: 2, name: uniq("ldap") }).returning();
+    const u = await seedUser(t.db);
+    const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { source_id: src.id, login_name: "uid=ext" } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ source_id: src.id, login_name: "uid=ext" });
+    const [row] = await t.db.select().from(user).where(eq(user.id, u.id));
+    expect(row).toMatchObject({ loginType: 2, loginSource: src.id });
+    // An external account no longer signs in with the local password.
+    expect((await t.request("/api/v1/user", { headers: basic(u.name, u.password) })).status).toBe(401);
+    expect((await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { source_id: 987654 } })).status).toBe(422);
   });
 
   it("an unknown user → 404", async () => {
