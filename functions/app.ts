@@ -17,6 +17,9 @@ import { SWAGGER_ASSETS, swaggerPage, type SwaggerAsset } from "./lib/swagger-ui
 import { admin } from "./routes/admin.ts";
 import { misc } from "./routes/misc.ts";
 import { orgs } from "./routes/orgs.ts";
+import { repos } from "./routes/repos.ts";
+import { collaborators } from "./routes/collaborators.ts";
+import { labels } from "./routes/labels.ts";
 import { users } from "./routes/users.ts";
 
 export interface AppDeps {
@@ -28,7 +31,7 @@ export interface AppDeps {
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
-export const routeGroups = [misc, users, orgs, admin];
+export const routeGroups = [misc, users, orgs, admin, repos, collaborators, labels];
 
 /** The API sub-app mounted at /api/v1; its OpenAPI registry is the source of both documents. */
 export function createApi() {

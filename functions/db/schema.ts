@@ -189,3 +189,151 @@ export const userBlocking = sqliteTable(
 export type UserRow = typeof user.$inferSelect;
 export type AccessTokenRow = typeof accessToken.$inferSelect;
 export type TeamRow = typeof team.$inferSelect;
+
+/** Repositories (Gitea's `repository`). Names are unique per owner case-insensitively. */
+export const repository = sqliteTable(
+  "repository",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    ownerId: integer("owner_id").notNull(),
+    ownerName: text("owner_name").notNull(),
+    lowerName: text("lower_name").notNull(),
+    name: text("name").notNull(),
+    description: str("description"),
+    website: str("website"),
+    originalUrl: str("original_url"),
+    defaultBranch: str("default_branch"),
+    numWatches: int("num_watches"),
+    numStars: int("num_stars"),
+    numForks: int("num_forks"),
+    numIssues: int("num_issues"),
+    numClosedIssues: int("num_closed_issues"),
+    numPulls: int("num_pulls"),
+    numClosedPulls: int("num_closed_pulls"),
+    numReleases: int("num_releases"),
+    isPrivate: bool("is_private"),
+    isEmpty: bool("is_empty"),
+    isArchived: bool("is_archived"),
+    isMirror: bool("is_mirror"),
+    isFork: bool("is_fork"),
+    forkId: int("fork_id"),
+    isTemplate: bool("is_template"),
+    templateId: int("template_id"),
+    size: int("size"),
+    /** JSON array of topic names. */
+    topics: text("topics").notNull().default("[]"),
+    objectFormatName: text("object_format_name").notNull().default("sha1"),
+    trustModel: int("trust_model"),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+    updatedUnix: integer("updated_unix").notNull().default(unixNow),
+    archivedUnix: int("archived_unix"),
+  },
+  (t) => [
+    uniqueIndex("UQE_repository_s").on(t.ownerId, t.lowerName),
+    index("IDX_repository_lower_name").on(t.lowerName),
+    index("IDX_repository_is_private").on(t.isPrivate),
+    index("IDX_repository_fork_id").on(t.forkId),
+    index("IDX_repository_updated").on(t.updatedUnix),
+  ],
+);
+
+/** Enabled units of a repository, with their JSON config (Gitea's `repo_unit`). */
+export const repoUnit = sqliteTable(
+  "repo_unit",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    repoId: integer("repo_id").notNull(),
+    type: integer("type").notNull(),
+    config: text("config").notNull().default("{}"),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+  },
+  (t) => [uniqueIndex("UQE_repo_unit_s").on(t.repoId, t.type)],
+);
+
+/** Collaborators with their access mode (1 read, 2 write, 3 admin). */
+export const collaboration = sqliteTable(
+  "collaboration",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    repoId: integer("repo_id").notNull(),
+    userId: integer("user_id").notNull(),
+    mode: integer("mode").notNull().default(2),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+    updatedUnix: integer("updated_unix").notNull().default(unixNow),
+  },
+  (t) => [uniqueIndex("UQE_collaboration_s").on(t.repoId, t.userId), index("IDX_collaboration_user_id").on(t.userId)],
+);
+
+/** Old names of renamed repositories, answered with 307 to the new path. */
+export const repoRedirect = sqliteTable(
+  "repo_redirect",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    ownerId: integer("owner_id").notNull(),
+    lowerName: text("lower_name").notNull(),
+    redirectRepoId: integer("redirect_repo_id").notNull(),
+  },
+  (t) => [uniqueIndex("UQE_repo_redirect_s").on(t.ownerId, t.lowerName), index("IDX_repo_redirect_repo").on(t.redirectRepoId)],
+);
+
+/** Pull-mirror settings of mirror repositories. */
+export const mirror = sqliteTable("mirror", {
+  repoId: integer("repo_id").primaryKey(),
+  intervalMs: integer("interval_ms").notNull().default(28_800_000),
+  enablePrune: integer("enable_prune", { mode: "boolean" }).notNull().default(true),
+  updatedUnix: int("updated_unix"),
+  nextUpdateUnix: int("next_update_unix"),
+});
+
+export const star = sqliteTable(
+  "star",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    uid: integer("uid").notNull(),
+    repoId: integer("repo_id").notNull(),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+  },
+  (t) => [uniqueIndex("UQE_star_s").on(t.uid, t.repoId), index("IDX_star_repo").on(t.repoId)],
+);
+
+/** Issue labels of a repository (org labels have repo_id 0 and org_id set). */
+export const label = sqliteTable(
+  "label",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    repoId: int("repo_id"),
+    orgId: int("org_id"),
+    name: text("name").notNull(),
+    exclusive: bool("exclusive"),
+    description: str("description"),
+    color: text("color").notNull(),
+    numIssues: int("num_issues"),
+    numClosedIssues: int("num_closed_issues"),
+    archivedUnix: int("archived_unix"),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+    updatedUnix: integer("updated_unix").notNull().default(unixNow),
+  },
+  (t) => [index("IDX_label_repo_id").on(t.repoId), index("IDX_label_org_id").on(t.orgId)],
+);
+
+/** Activity feed entries (Gitea's `action`): one row per receiver. */
+export const action = sqliteTable(
+  "action",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id").notNull(),
+    opType: integer("op_type").notNull(),
+    actUserId: integer("act_user_id").notNull(),
+    repoId: integer("repo_id").notNull(),
+    commentId: int("comment_id"),
+    refName: str("ref_name"),
+    isPrivate: bool("is_private"),
+    content: str("content"),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+  },
+  (t) => [index("IDX_action_user_id").on(t.userId, t.createdUnix), index("IDX_action_repo_id").on(t.repoId, t.createdUnix), index("IDX_action_act_user").on(t.actUserId)],
+);
+
+export type RepositoryRow = typeof repository.$inferSelect;
+export type RepoUnitRow = typeof repoUnit.$inferSelect;
+export type LabelRow = typeof label.$inferSelect;

@@ -31,6 +31,8 @@ export interface Ctx {
   method: string;
   settings: Settings;
   rootUrl: string;
+  /** The request URL (for redirects that keep the rest of the path and the query). */
+  url: string;
   /** SQL describing the viewer, for queries that depend on who asks. */
   viewer: ViewerSql;
 }
@@ -44,6 +46,7 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
     method: c.req.method,
     settings: c.get("settings"),
     rootUrl: c.get("rootUrl"),
+    url: c.req.url,
     viewer: viewerSql(creds),
   };
 }

@@ -33,8 +33,20 @@ export const bareForbidden = (message: string) => new ApiError(403, message, { b
 /** Gitea's documentation URL in error bodies: `<AppURL>api/swagger`. */
 const errorUrl = (c: Context) => `${(c.get("rootUrl") as string | undefined) ?? new URL(c.req.url).origin + "/"}api/swagger`;
 
+/** A redirect answer thrown from a service (renamed repositories: 307 to the new path). */
+export class Redirect extends Error {
+  readonly location: string;
+  readonly status: 301 | 302 | 303 | 307 | 308;
+  constructor(location: string, status: 301 | 302 | 303 | 307 | 308 = 307) {
+    super(`redirect to ${location}`);
+    this.location = location;
+    this.status = status;
+  }
+}
+
 /** Renders any thrown error as Gitea does. Unknown errors become a 500 without internals. */
 export function renderError(err: unknown, c: Context): Response {
+  if (err instanceof Redirect) return c.redirect(err.location, err.status);
   if (err instanceof ApiError) {
     if (err.headers) for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
     if (err.body !== undefined) return c.json(err.body as object, err.status);

@@ -1,0 +1,141 @@
+/** Rows → Gitea's Repository JSON (reference §1.1): pure, key order as Gitea's struct. */
+import type { RepositoryRow, UserRow } from "../db/schema.ts";
+import { toPermissionJson, UNIT, type Permission, type RepoUnit } from "../lib/permissions.ts";
+import { formatGoDuration } from "../lib/settings.ts";
+import { isoTime, toUser, ZERO_TIME, type Site, type Viewer } from "./user.ts";
+
+/** Default pull-request unit settings (Gitea's new PR unit). */
+export const DEFAULT_PULLS_CONFIG = {
+  ignore_whitespace_conflicts: false,
+  allow_merge_commits: true,
+  allow_rebase: true,
+  allow_rebase_explicit: true,
+  allow_squash_merge: true,
+  allow_fast_forward_only_merge: true,
+  allow_manual_merge: true,
+  autodetect_manual_merge: false,
+  allow_rebase_update: true,
+  allow_merge_update: true,
+  default_delete_branch_after_merge: false,
+  default_merge_style: "merge",
+  default_update_style: "merge",
+  default_allow_maintainer_edit: false,
+};
+export const DEFAULT_ISSUES_CONFIG = { enable_time_tracker: true, allow_only_contributors_to_track_time: true, enable_issue_dependencies: true };
+export const DEFAULT_PROJECTS_CONFIG = { projects_mode: "all" };
+
+export interface RepoView {
+  repo: RepositoryRow;
+  owner: UserRow;
+  units: RepoUnit[];
+  perm: Permission;
+  mirror?: { intervalMs: number; updatedUnix: number } | null;
+  parent?: { repo: RepositoryRow; owner: UserRow; units: RepoUnit[] } | null;
+}
+
+const TRUST = ["default", "collaborator", "committer", "collaboratorcommitter"];
+export const trustModelName = (n: number) => TRUST[n] ?? "default";
+
+export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Record<string, unknown> {
+  const { repo, owner, units } = v;
+  const unit = (t: number) => units.find((u) => u.type === t);
+  const pulls = unit(UNIT.pulls);
+  const prCfg = { ...DEFAULT_PULLS_CONFIG, ...(pulls?.config ?? {}) };
+  const issues = unit(UNIT.issues);
+  const extIssues = unit(UNIT.extIssues);
+  const extWiki = unit(UNIT.extWiki);
+  const projects = unit(UNIT.projects);
+  const base = `${site.rootUrl}${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`;
+  const apiUrl = `${site.rootUrl}api/v1/repos/${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`;
+  const host = new URL(site.rootUrl).hostname;
+  const out: Record<string, unknown> = {
+    id: repo.id,
+    owner: toUser(owner, viewer, site),
+    name: repo.name,
+    full_name: `${owner.name}/${repo.name}`,
+    description: repo.description,
+    empty: repo.isEmpty,
+    private: repo.isPrivate,
+    fork: repo.isFork,
+    template: repo.isTemplate,
+  };
+  if (v.parent) {
+    // The parent is rendered with the child's permission and without its own parent (Gitea).
+    out.parent = toRepository({ ...v.parent, perm: v.perm, parent: null, mirror: null }, viewer, site);
+  }
+  Object.assign(out, {
+    mirror: repo.isMirror,
+    size: repo.size,
+    language: "",
+    languages_url: `${apiUrl}/languages`,
+    html_url: base,
+    url: apiUrl,
+    link: `${new URL(site.rootUrl).pathname.replace(/\/$/, "")}/${owner.name}/${repo.name}`,
+    ssh_url: `git@${host}:${owner.name}/${repo.name}.git`,
+    clone_url: `${base}.git`,
+    original_url: repo.originalUrl,
+    website: repo.website,
+    stars_count: repo.numStars,
+    forks_count: repo.numForks,
+    watchers_count: repo.numWatches,
+    open_issues_count: repo.numIssues - repo.numClosedIssues,
+    open_pr_counter: repo.numPulls - repo.numClosedPulls,
+    release_counter: repo.numReleases,
+    default_branch: repo.defaultBranch,
+    default_target_branch: repo.defaultBranch,
+    branch_count: 0,
+    archived: repo.isArchived,
+    created_at: isoTime(repo.createdUnix),
+    updated_at: isoTime(repo.updatedUnix),
+    archived_at: isoTime(repo.archivedUnix),
+    permissions: toPermissionJson(v.perm),
+    has_code: !!unit(UNIT.code),
+    has_issues: !!issues || !!extIssues,
+  });
+  if (issues) out.internal_tracker = { ...DEFAULT_ISSUES_CONFIG, ...pick(issues.config, Object.keys(DEFAULT_ISSUES_CONFIG)) };
+  if (extIssues) {
+    out.external_tracker = {
+      external_tracker_url: String(extIssues.config.external_tracker_url ?? ""),
+      external_tracker_format: String(extIssues.config.external_tracker_format ?? ""),
+      external_tracker_style: String(extIssues.config.external_tracker_style ?? ""),
+      external_tracker_regexp_pattern: String(extIssues.config.external_tracker_regexp_pattern ?? ""),
+    };
+  }
+  out.has_wiki = !!unit(UNIT.wiki) || !!extWiki;
+  if (extWiki) out.external_wiki = { external_wiki_url: String(extWiki.config.external_wiki_url ?? "") };
+  Object.assign(out, {
+    has_pull_requests: !!pulls,
+    has_projects: !!projects,
+    projects_mode: String(projects?.config.projects_mode ?? "all"),
+    has_releases: !!unit(UNIT.releases),
+    has_packages: !!unit(UNIT.packages),
+    has_actions: !!unit(UNIT.actions),
+    ignore_whitespace_conflicts: pulls ? !!prCfg.ignore_whitespace_conflicts : false,
+    allow_merge_commits: pulls ? !!prCfg.allow_merge_commits : false,
+    allow_rebase: pulls ? !!prCfg.allow_rebase : false,
+    allow_rebase_explicit: pulls ? !!prCfg.allow_rebase_explicit : false,
+    allow_squash_merge: pulls ? !!prCfg.allow_squash_merge : false,
+    allow_fast_forward_only_merge: pulls ? !!prCfg.allow_fast_forward_only_merge : false,
+    allow_rebase_update: pulls ? !!prCfg.allow_rebase_update : false,
+    allow_merge_update: pulls ? !!prCfg.allow_merge_update : false,
+    allow_manual_merge: pulls ? !!prCfg.allow_manual_merge : false,
+    autodetect_manual_merge: pulls ? !!prCfg.autodetect_manual_merge : false,
+    default_delete_branch_after_merge: pulls ? !!prCfg.default_delete_branch_after_merge : false,
+    default_merge_style: pulls ? String(prCfg.default_merge_style) : "merge",
+    default_update_style: pulls ? String(prCfg.default_update_style) : "merge",
+    default_allow_maintainer_edit: pulls ? !!prCfg.default_allow_maintainer_edit : false,
+    avatar_url: "",
+    internal: !repo.isPrivate && owner.visibility === 2,
+    mirror_interval: repo.isMirror && v.mirror ? formatGoDuration(v.mirror.intervalMs) : "",
+    object_format_name: repo.objectFormatName,
+    mirror_updated: repo.isMirror && v.mirror ? isoTime(v.mirror.updatedUnix) : ZERO_TIME,
+    mirror_last_sync_at: repo.isMirror && v.mirror ? isoTime(v.mirror.updatedUnix) : ZERO_TIME,
+    topics: JSON.parse(repo.topics || "[]") as string[],
+    licenses: [],
+  });
+  return out;
+}
+
+function pick(o: Record<string, unknown>, keys: string[]) {
+  return Object.fromEntries(keys.filter((k) => k in o).map((k) => [k, o[k]]));
+}

@@ -1,0 +1,153 @@
+/**
+ * The one permission module: what a caller may do on a repository, per unit and access mode
+ * (Gitea models/perm/access GetUserRepoPermission). The facts it needs are loaded by
+ * `repoFactsQuery` in the route's own read batch; `repoPermission` is pure.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import { col } from "../db/client.ts";
+import { repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
+import type { Caller, ViewerSql } from "./auth.ts";
+import { userVisibleSql } from "./auth.ts";
+
+export const ACCESS = { none: 0, read: 1, write: 2, admin: 3, owner: 4 } as const;
+export const ACCESS_NAMES = ["none", "read", "write", "admin", "owner"] as const;
+
+/** Unit types (Gitea models/unit). */
+export const UNIT = { code: 1, issues: 2, pulls: 3, releases: 4, wiki: 5, extWiki: 6, extIssues: 7, projects: 8, packages: 9, actions: 10 } as const;
+export const UNIT_KEY: Record<number, string> = {
+  1: "repo.code",
+  2: "repo.issues",
+  3: "repo.pulls",
+  4: "repo.releases",
+  5: "repo.wiki",
+  6: "repo.ext_wiki",
+  7: "repo.ext_issues",
+  8: "repo.projects",
+  9: "repo.packages",
+  10: "repo.actions",
+};
+export const unitTypeOfKey = (key: string) => Number(Object.entries(UNIT_KEY).find(([, k]) => k === key.toLowerCase())?.[0] ?? 0);
+/** External units can never be written through the repository (max read). */
+const READ_ONLY_UNITS = new Set<number>([UNIT.extWiki, UNIT.extIssues]);
+
+export interface RepoUnit {
+  type: number;
+  config: Record<string, unknown>;
+}
+
+/** One row of facts about (repository, viewer), loaded in the route's read batch. */
+export interface RepoFacts {
+  repo: RepositoryRow;
+  owner: UserRow;
+  /** The owner is visible to the viewer (HasOrgOrUserVisible), ignoring token restrictions. */
+  ownerVisible: number;
+  /** The viewer's collaboration mode, or null. */
+  collabMode: number | null;
+  /** The viewer owns the owning organization. */
+  isOrgOwner: number;
+  /** JSON [[unitType, mode], …]: the best team access per unit for the viewer on this repository. */
+  teamUnits: string;
+  /** Highest `authorize` of the viewer's teams that cover this repository (0 without). */
+  teamMode: number;
+  /** JSON [{type, config}]: the repository's enabled units. */
+  units: string;
+}
+
+export interface Permission {
+  /** Overall access mode (Gitea's Permission.AccessMode). */
+  mode: number;
+  /** Access per enabled unit type. */
+  units: Map<number, number>;
+}
+
+export const NO_ACCESS: Permission = { mode: 0, units: new Map() };
+
+export function parseUnits(json: string, disabled: readonly string[]): RepoUnit[] {
+  const rows = JSON.parse(json || "[]") as { type: number; config: string | Record<string, unknown> }[];
+  return rows
+    .filter((u) => u && u.type && !disabled.includes(UNIT_KEY[u.type]))
+    .map((u) => ({ type: u.type, config: typeof u.config === "string" ? (JSON.parse(u.config || "{}") as Record<string, unknown>) : (u.config ?? {}) }));
+}
+
+/** The caller's permission on a repository, from the facts row (pure). */
+export function repoPermission(caller: Caller | null, f: RepoFacts, units: RepoUnit[]): Permission {
+  const all = (mode: number): Permission => ({
+    mode,
+    units: new Map(units.map((u) => [u.type, READ_ONLY_UNITS.has(u.type) ? Math.min(mode, ACCESS.read) : mode])),
+  });
+  const publicRepo = !f.repo.isPrivate;
+  const ownerPublic = f.owner.visibility === 0;
+  if (!caller) return publicRepo && ownerPublic ? all(ACCESS.read) : NO_ACCESS;
+  // A token limited to public data sees public repositories of public owners only, read-only.
+  if (caller.publicOnly) {
+    if (!publicRepo || !ownerPublic) return NO_ACCESS;
+  }
+  const cap = (p: Permission) => (caller.publicOnly ? { mode: Math.min(p.mode, ACCESS.read), units: new Map([...p.units].map(([t, m]) => [t, Math.min(m, ACCESS.read)])) } : p);
+  if (caller.isAdmin) return cap(all(ACCESS.admin));
+  const collab = f.collabMode ?? 0;
+  // Strangers may not see public repositories of owners hidden from them, unless they collaborate.
+  if (!f.ownerVisible && collab === 0) return NO_ACCESS;
+  if (f.repo.ownerId === caller.id) return cap(all(ACCESS.owner));
+  const base = publicRepo && !caller.row.isRestricted ? ACCESS.read : ACCESS.none;
+  if (f.owner.type !== 1) return cap(all(Math.max(collab, base)));
+  if (f.isOrgOwner) return cap(all(ACCESS.owner));
+  const team = new Map<number, number>(JSON.parse(f.teamUnits || "[]") as [number, number][]);
+  const perm: Permission = { mode: Math.max(f.teamMode, collab, base), units: new Map() };
+  for (const u of units) {
+    let m = Math.max(team.get(u.type) ?? 0, collab, base);
+    if (READ_ONLY_UNITS.has(u.type)) m = Math.min(m, ACCESS.read);
+    perm.units.set(u.type, m);
+  }
+  if (f.teamMode >= ACCESS.admin) perm.mode = Math.max(perm.mode, f.teamMode);
+  return cap(perm);
+}
+
+export const unitMode = (p: Permission, unit: number) => p.units.get(unit) ?? 0;
+export const canRead = (p: Permission, unit: number) => unitMode(p, unit) >= ACCESS.read;
+export const canWrite = (p: Permission, unit: number) => unitMode(p, unit) >= ACCESS.write;
+/** Any access at all (Gitea's HasAccess): overall mode or any readable unit. */
+export const hasAccess = (p: Permission) => p.mode >= ACCESS.read || [...p.units.values()].some((m) => m >= ACCESS.read);
+export const isRepoAdmin = (p: Permission) => p.mode >= ACCESS.admin;
+export const isRepoOwner = (p: Permission) => p.mode >= ACCESS.owner;
+
+/** Gitea's API Permission object: admin ≥ admin; push/pull from the code unit. */
+export const toPermissionJson = (p: Permission) => ({ admin: p.mode >= ACCESS.admin, push: canWrite(p, UNIT.code), pull: canRead(p, UNIT.code) });
+
+/** SQL columns for RepoFacts, for a query over `repository` joined with its owner `user`. */
+export function repoFactsColumns(viewer: ViewerSql) {
+  const me = viewer.id;
+  const repoId = col(repository.id);
+  const ownerId = col(repository.ownerId);
+  const coveringTeams = sql`SELECT t.id, t.authorize FROM team t JOIN team_user m ON m.team_id = t.id AND m.uid = ${me}
+    WHERE t.org_id = ${ownerId} AND (t.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo tr WHERE tr.team_id = t.id AND tr.repo_id = ${repoId}))`;
+  return {
+    repo: repository,
+    owner: user,
+    ownerVisible: sql<number>`${userVisibleSql({ ...viewer, publicOnly: sql`0` }, col(user.id), col(user.visibility))}`,
+    collabMode: sql<number | null>`(SELECT c.mode FROM collaboration c WHERE c.repo_id = ${repoId} AND c.user_id = ${me})`,
+    isOrgOwner: sql<number>`EXISTS (SELECT 1 FROM team_user otu JOIN team ot ON ot.id = otu.team_id WHERE ot.org_id = ${ownerId} AND otu.uid = ${me} AND ot.authorize = 4)`,
+    teamUnits: sql<string>`(SELECT json_group_array(json_array(x.type, x.m)) FROM (SELECT tu.type AS type, MAX(tu.access_mode) AS m FROM team_unit tu WHERE tu.team_id IN (SELECT id FROM (${coveringTeams})) GROUP BY tu.type) x)`,
+    teamMode: sql<number>`COALESCE((SELECT MAX(authorize) FROM (${coveringTeams})), 0)`,
+    units: sql<string>`(SELECT json_group_array(json_object('type', ru.type, 'config', ru.config)) FROM repo_unit ru WHERE ru.repo_id = ${repoId})`,
+  };
+}
+
+/**
+ * SQL: the viewer can access the repository at all (for lists, search and counts), the same rule
+ * as `hasAccess(repoPermission(…))`: public repositories of owners visible to the viewer, own
+ * repositories, collaborations, and repositories covered by the viewer's teams; site admins see all.
+ */
+export function repoAccessibleSql(viewer: ViewerSql, repoIdCol: SQL = col(repository.id), ownerIdCol: SQL = col(repository.ownerId), privateCol: SQL = col(repository.isPrivate)): SQL {
+  const me = viewer.id;
+  const ownerRow = sql`(SELECT ov.visibility FROM user ov WHERE ov.id = ${ownerIdCol})`;
+  const ownerVisible = userVisibleSql({ ...viewer, publicOnly: sql`0` }, ownerIdCol, ownerRow);
+  const explicit = sql`(${ownerIdCol} = ${me}
+    OR EXISTS (SELECT 1 FROM collaboration ac WHERE ac.repo_id = ${repoIdCol} AND ac.user_id = ${me})
+    OR EXISTS (SELECT 1 FROM team at JOIN team_user atu ON atu.team_id = at.id AND atu.uid = ${me}
+               WHERE at.org_id = ${ownerIdCol} AND (at.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo atr WHERE atr.team_id = at.id AND atr.repo_id = ${repoIdCol}))))`;
+  const publicRead = sql`(${privateCol} = 0 AND ${ownerVisible} AND NOT ${viewer.restricted})`;
+  return sql`(CASE WHEN ${viewer.publicOnly}
+      THEN (${privateCol} = 0 AND ${ownerRow} = 0)
+      ELSE (${viewer.isAdmin} OR ${publicRead} OR (${me} IS NOT NULL AND ${explicit}))
+    END)`;
+}

@@ -1,0 +1,159 @@
+/** Label routes of a repository (issue scope) and the label templates (no scope). */
+import { z } from "@hono/zod-openapi";
+import { apiRoute, createRouter, ctxOf, readWithCaller } from "../lib/context.ts";
+import { errorResponses, notFound } from "../lib/errors.ts";
+import { labelTemplate, labelTemplateNames } from "../lib/labels.ts";
+import { pathParam } from "../lib/openapi.ts";
+import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
+import { createLabel, deleteLabel, editLabel, getLabel, listLabels } from "../services/labels.ts";
+
+export const labels = createRouter();
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const ownerRepo = { owner: pathParam("owner", "owner of the repo"), repo: pathParam("repo", "name of the repo") };
+const withId = z.object({ ...ownerRepo, id: pathParam("id", "id of the label to get (or its name)") });
+const issueScope = { scopes: ["issue"] } as const;
+
+export const LabelSchema = z
+  .object({
+    id: z.number().int().openapi({ format: "int64" }),
+    name: z.string(),
+    exclusive: z.boolean(),
+    is_archived: z.boolean(),
+    color: z.string(),
+    description: z.string(),
+    url: z.string(),
+  })
+  .openapi("Label", { description: "Label a label to an issue or a pr" });
+export const CreateLabelOptionSchema = z
+  .object({
+    name: z.string().min(1).max(255),
+    color: z.string().min(1).max(16),
+    description: z.string().max(255).optional(),
+    exclusive: z.boolean().optional(),
+    is_archived: z.boolean().optional(),
+  })
+  .openapi("CreateLabelOption", { description: "CreateLabelOption options for creating a label" });
+export const EditLabelOptionSchema = z
+  .object({
+    name: z.string().min(1).max(255).optional(),
+    color: z.string().max(16).optional(),
+    description: z.string().max(255).optional(),
+    exclusive: z.boolean().optional(),
+    is_archived: z.boolean().optional(),
+  })
+  .openapi("EditLabelOption", { description: "EditLabelOption options for editing a label" });
+export const LabelTemplateSchema = z
+  .object({ name: z.string(), exclusive: z.boolean(), color: z.string(), description: z.string() })
+  .openapi("LabelTemplate", { description: "LabelTemplate info of a Label template" });
+
+const issueListLabels = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/labels",
+  operationId: "issueListLabels",
+  tags: ["issue"],
+  summary: "Get all of a repository's labels",
+  auth: issueScope,
+  request: { params: z.object(ownerRepo), query: PageQuery.extend({ sort: z.string().max(64).optional().openapi({ description: "Specifies the sorting method: alphabetically, reversealphabetically, leastissues, mostissues" }) }) },
+  responses: { 200: json(z.array(LabelSchema), "LabelList"), ...errorResponses(403, 404) },
+});
+labels.openapi(issueListLabels, async (c) => {
+  const p = c.req.valid("param");
+  const q = c.req.valid("query");
+  const page = pageOf(q, c.get("settings").api);
+  const { total, labels: list } = await listLabels(ctxOf(c), p.owner, p.repo, q.sort, page);
+  setPageHeaders(c, total, page, { link: false });
+  return c.json(list, 200);
+});
+
+const issueCreateLabel = apiRoute({
+  method: "post",
+  path: "/repos/{owner}/{repo}/labels",
+  operationId: "issueCreateLabel",
+  tags: ["issue"],
+  summary: "Create a label",
+  auth: { ...issueScope, signIn: true },
+  request: { params: z.object(ownerRepo), body: { content: { "application/json": { schema: CreateLabelOptionSchema } }, required: true } },
+  responses: { 201: json(LabelSchema, "Label"), ...errorResponses(401, 403, 404, 422) },
+});
+labels.openapi(issueCreateLabel, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await createLabel(ctxOf(c), p.owner, p.repo, c.req.valid("json")), 201);
+});
+
+const issueGetLabel = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/labels/{id}",
+  operationId: "issueGetLabel",
+  tags: ["issue"],
+  summary: "Get a single label",
+  auth: issueScope,
+  request: { params: withId },
+  responses: { 200: json(LabelSchema, "Label"), ...errorResponses(403, 404) },
+});
+labels.openapi(issueGetLabel, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await getLabel(ctxOf(c), p.owner, p.repo, p.id), 200);
+});
+
+const issueEditLabel = apiRoute({
+  method: "patch",
+  path: "/repos/{owner}/{repo}/labels/{id}",
+  operationId: "issueEditLabel",
+  tags: ["issue"],
+  summary: "Update a label",
+  auth: { ...issueScope, signIn: true },
+  request: { params: withId, body: { content: { "application/json": { schema: EditLabelOptionSchema } }, required: true } },
+  responses: { 200: json(LabelSchema, "Label"), ...errorResponses(401, 403, 404, 422) },
+});
+labels.openapi(issueEditLabel, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await editLabel(ctxOf(c), p.owner, p.repo, p.id, c.req.valid("json")), 200);
+});
+
+const issueDeleteLabel = apiRoute({
+  method: "delete",
+  path: "/repos/{owner}/{repo}/labels/{id}",
+  operationId: "issueDeleteLabel",
+  tags: ["issue"],
+  summary: "Delete a label",
+  auth: { ...issueScope, signIn: true },
+  request: { params: withId },
+  responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404) },
+});
+labels.openapi(issueDeleteLabel, async (c) => {
+  const p = c.req.valid("param");
+  await deleteLabel(ctxOf(c), p.owner, p.repo, p.id);
+  return c.body(null, 204);
+});
+
+const listLabelTemplates = apiRoute({
+  method: "get",
+  path: "/label/templates",
+  operationId: "listLabelTemplates",
+  tags: ["miscellaneous"],
+  summary: "Returns a list of all label templates",
+  auth: { scopes: [] },
+  responses: { 200: json(z.array(z.string()), "LabelTemplateList") },
+});
+labels.openapi(listLabelTemplates, async (c) => {
+  await readWithCaller(ctxOf(c), [] as const);
+  return c.json(labelTemplateNames(), 200);
+});
+
+const getLabelTemplateInfo = apiRoute({
+  method: "get",
+  path: "/label/templates/{name}",
+  operationId: "getLabelTemplateInfo",
+  tags: ["miscellaneous"],
+  summary: "Returns all labels in a template",
+  auth: { scopes: [] },
+  request: { params: z.object({ name: pathParam("name", "name of the template") }) },
+  responses: { 200: json(z.array(LabelTemplateSchema), "LabelTemplateInfo"), ...errorResponses(404) },
+});
+labels.openapi(getLabelTemplateInfo, async (c) => {
+  await readWithCaller(ctxOf(c), [] as const);
+  const tpl = labelTemplate(c.req.valid("param").name);
+  if (!tpl) throw notFound();
+  return c.json(tpl, 200);
+});

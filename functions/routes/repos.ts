@@ -1,0 +1,356 @@
+/** Repository routes: search, create (user/org/deprecated), generate, fork, read, edit, delete and lists. */
+import { z } from "@hono/zod-openapi";
+import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
+import { errorResponses } from "../lib/errors.ts";
+import { pathParam } from "../lib/openapi.ts";
+import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
+import {
+  createFork,
+  createRepo,
+  deleteRepo,
+  editRepo,
+  generateRepo,
+  getRepoById,
+  getRepoWithParent,
+  listForks,
+  listMyRepos,
+  listOwnerRepos,
+  searchRepos,
+} from "../services/repos.ts";
+import { repoFeeds } from "../services/feeds.ts";
+import { UserSchema } from "../wire/user.ts";
+import { CreateForkOptionSchema, CreateRepoOptionSchema, EditRepoOptionSchema, GenerateRepoOptionSchema, RepositorySchema, SearchResultsSchema } from "../wire/repo.ts";
+
+export const repos = createRouter();
+
+export const ActivitySchema = z
+  .object({
+    id: z.number().int(),
+    user_id: z.number().int(),
+    op_type: z.string(),
+    act_user_id: z.number().int(),
+    act_user: UserSchema,
+    repo_id: z.number().int(),
+    repo: RepositorySchema,
+    comment_id: z.number().int(),
+    comment: z.null(),
+    ref_name: z.string(),
+    is_private: z.boolean(),
+    content: z.string(),
+    created: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("Activity");
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const body = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
+const RepoList = z.array(RepositorySchema);
+const ownerRepo = { owner: pathParam("owner", "owner of the repo"), repo: pathParam("repo", "name of the repo") };
+const repoScope = { scopes: ["repository"] } as const;
+
+/** Go's strconv.ParseBool; anything else is "not given", as Gitea's FormOptionalBool. */
+const boolQ = (name: string, description: string) =>
+  z
+    .string()
+    .optional()
+    .openapi({ param: { name, in: "query" }, type: "boolean", description } as never);
+const parseBool = (v: string | undefined) => (v === undefined ? undefined : ["1", "t", "T", "true", "TRUE", "True"].includes(v) ? true : ["0", "f", "F", "false", "FALSE", "False"].includes(v) ? false : undefined);
+const intQ = (name: string, description: string) =>
+  z
+    .string()
+    .optional()
+    .openapi({ param: { name, in: "query" }, type: "integer", format: "int64", description } as never);
+const parseIntQ = (v: string | undefined) => (v !== undefined && /^-?\d{1,18}$/.test(v) ? Number(v) : undefined);
+
+const repoSearch = apiRoute({
+  method: "get",
+  path: "/repos/search",
+  operationId: "repoSearch",
+  tags: ["repository"],
+  summary: "Search for repositories",
+  auth: repoScope,
+  request: {
+    query: PageQuery.extend({
+      q: z.string().max(255).optional().openapi({ description: "keyword" }),
+      topic: boolQ("topic", "Limit search to repositories with keyword as topic"),
+      includeDesc: boolQ("includeDesc", "include search of keyword within repository description"),
+      uid: intQ("uid", "search only for repos that the user with the given id owns or contributes to"),
+      priority_owner_id: intQ("priority_owner_id", "repo owner to prioritize in the results"),
+      team_id: intQ("team_id", "search only for repos that belong to the given team id"),
+      starredBy: intQ("starredBy", "search only for repos that the user with the given id has starred"),
+      private: boolQ("private", "include private repositories this user has access to (defaults to true)"),
+      is_private: boolQ("is_private", "show only pubic, private or all repositories (defaults to all)"),
+      template: boolQ("template", "include template repositories this user has access to (defaults to true)"),
+      archived: boolQ("archived", "show only archived, non-archived or all repositories (defaults to all)"),
+      mode: z.string().max(64).optional().openapi({ description: 'type of repository to search for. Supported values are "fork", "source", "mirror" and "collaborative"' }),
+      exclusive: boolQ("exclusive", "if `uid` is given, search only for repos that the user owns"),
+      sort: z.string().max(64).optional().openapi({ description: 'sort repos by attribute. Supported values are "alpha", "created", "updated", "size", "git_size", "lfs_size", "stars", "forks" and "id". Default is "alpha"' }),
+      order: z.string().max(64).optional().openapi({ description: 'sort order, either "asc" (ascending) or "desc" (descending). Default is "asc", ignored if "sort" is not specified.' }),
+    }),
+  },
+  responses: {
+    200: json(SearchResultsSchema, "SearchResults"),
+    ...errorResponses(422),
+    500: json(z.object({ ok: z.boolean(), error: z.string() }).openapi("SearchError"), "SearchError"),
+  },
+});
+repos.openapi(repoSearch, async (c) => {
+  const q = c.req.valid("query");
+  const page = pageOf(q, c.get("settings").api);
+  try {
+    const { total, data } = await searchRepos(
+      ctxOf(c),
+      {
+        q: q.q,
+        topic: parseBool(q.topic),
+        includeDesc: parseBool(q.includeDesc),
+        uid: parseIntQ(q.uid),
+        priorityOwnerId: parseIntQ(q.priority_owner_id),
+        teamId: parseIntQ(q.team_id),
+        starredBy: parseIntQ(q.starredBy),
+        private: parseBool(q.private),
+        isPrivate: parseBool(q.is_private),
+        template: parseBool(q.template),
+        archived: parseBool(q.archived),
+        mode: q.mode,
+        exclusive: parseBool(q.exclusive),
+        sort: q.sort,
+        order: q.order,
+      },
+      page,
+    );
+    setPageHeaders(c, total, page);
+    return c.json({ ok: true, data }, 200);
+  } catch (err) {
+    // Search rule 4: an internal failure is a 500 with the search-error envelope.
+    if (err instanceof Error && !("status" in err)) {
+      console.error("repo search failed", err);
+      return c.json({ ok: false, error: "SearchRepositories internal failure" }, 500);
+    }
+    throw err;
+  }
+});
+
+const createCurrentUserRepo = apiRoute({
+  method: "post",
+  path: "/user/repos",
+  operationId: "createCurrentUserRepo",
+  tags: ["repository", "user"],
+  summary: "Create a repository",
+  auth: { scopes: ["user", "repository"], signIn: true },
+  request: body(CreateRepoOptionSchema),
+  responses: { 201: json(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 409, 422) },
+});
+repos.openapi(createCurrentUserRepo, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), null), 201));
+
+const userCurrentListRepos = apiRoute({
+  method: "get",
+  path: "/user/repos",
+  operationId: "userCurrentListRepos",
+  tags: ["user"],
+  summary: "List the repos that the authenticated user owns",
+  auth: { scopes: ["user", "repository"], signIn: true },
+  request: { query: PageQuery },
+  responses: { 200: json(RepoList, "RepositoryList"), ...errorResponses(401, 403) },
+});
+repos.openapi(userCurrentListRepos, async (c) => {
+  const page = pageOf(c.req.valid("query"), c.get("settings").api);
+  const { total, data } = await listMyRepos(ctxOf(c), page);
+  setPageHeaders(c, total, page);
+  return c.json(data, 200);
+});
+
+const userListRepos = apiRoute({
+  method: "get",
+  path: "/users/{username}/repos",
+  operationId: "userListRepos",
+  tags: ["user"],
+  summary: "List the repos owned by the given user",
+  auth: { scopes: ["user", "repository"] },
+  request: { params: z.object({ username: pathParam("username", "username of the user whose owned repos are to be listed") }), query: PageQuery },
+  responses: { 200: json(RepoList, "RepositoryList"), ...errorResponses(404) },
+});
+repos.openapi(userListRepos, async (c) => {
+  const page = pageOf(c.req.valid("query"), c.get("settings").api);
+  const { total, data } = await listOwnerRepos(ctxOf(c), c.req.valid("param").username, page, { org: false });
+  setPageHeaders(c, total, page);
+  return c.json(data, 200);
+});
+
+const orgListRepos = apiRoute({
+  method: "get",
+  path: "/orgs/{org}/repos",
+  operationId: "orgListRepos",
+  tags: ["organization"],
+  summary: "List an organization's repos",
+  auth: { scopes: ["organization"] },
+  request: { params: z.object({ org: pathParam("org", "name of the organization") }), query: PageQuery },
+  responses: { 200: json(RepoList, "RepositoryList"), ...errorResponses(404) },
+});
+repos.openapi(orgListRepos, async (c) => {
+  const page = pageOf(c.req.valid("query"), c.get("settings").api);
+  const { total, data } = await listOwnerRepos(ctxOf(c), c.req.valid("param").org, page, { org: true });
+  setPageHeaders(c, total, page);
+  return c.json(data, 200);
+});
+
+const createOrgRepo = apiRoute({
+  method: "post",
+  path: "/orgs/{org}/repos",
+  operationId: "createOrgRepo",
+  tags: ["organization"],
+  summary: "Create a repository in an organization",
+  auth: { scopes: ["organization"], signIn: true },
+  request: { params: z.object({ org: pathParam("org", "name of organization") }), ...body(CreateRepoOptionSchema) },
+  responses: { 201: json(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 404, 409, 422) },
+});
+repos.openapi(createOrgRepo, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), c.req.valid("param").org), 201));
+
+const createOrgRepoDeprecated = apiRoute({
+  method: "post",
+  path: "/org/{org}/repos",
+  operationId: "createOrgRepoDeprecated",
+  tags: ["organization"],
+  summary: "Create a repository in an organization",
+  deprecated: true,
+  auth: { scopes: ["organization", "repository"], signIn: true },
+  request: { params: z.object({ org: pathParam("org", "name of organization") }), ...body(CreateRepoOptionSchema) },
+  responses: { 201: json(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 404, 409, 422) },
+});
+repos.openapi(createOrgRepoDeprecated, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), c.req.valid("param").org, { unknownOrg422: true }), 201));
+
+const repoGetByID = apiRoute({
+  method: "get",
+  path: "/repositories/{id}",
+  operationId: "repoGetByID",
+  tags: ["repository"],
+  summary: "Get a repository by id",
+  auth: { ...repoScope, signIn: true },
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .regex(/^\d{1,18}$/)
+        .openapi({ param: { name: "id", in: "path", required: true }, type: "integer", format: "int64", description: "id of the repo to get" } as never),
+    }),
+  },
+  responses: { 200: json(RepositorySchema, "Repository"), ...errorResponses(401, 404) },
+});
+repos.openapi(repoGetByID, async (c) => c.json(await getRepoById(ctxOf(c), Number(c.req.valid("param").id)), 200));
+
+const generateRepoRoute = apiRoute({
+  method: "post",
+  path: "/repos/{template_owner}/{template_repo}/generate",
+  operationId: "generateRepo",
+  tags: ["repository"],
+  summary: "Create a repository using a template",
+  auth: { ...repoScope, signIn: true },
+  request: {
+    params: z.object({ template_owner: pathParam("template_owner", "name of the template repository owner"), template_repo: pathParam("template_repo", "name of the template repository") }),
+    ...body(GenerateRepoOptionSchema),
+  },
+  responses: { 201: json(RepositorySchema, "Repository"), ...errorResponses(401, 403, 404, 409, 422) },
+});
+repos.openapi(generateRepoRoute, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await generateRepo(ctxOf(c), p.template_owner, p.template_repo, c.req.valid("json")), 201);
+});
+
+const repoGet = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}",
+  operationId: "repoGet",
+  tags: ["repository"],
+  summary: "Get a repository",
+  auth: repoScope,
+  request: { params: z.object(ownerRepo) },
+  responses: { 200: json(RepositorySchema, "Repository"), ...errorResponses(404) },
+});
+repos.openapi(repoGet, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await getRepoWithParent(ctxOf(c), p.owner, p.repo), 200);
+});
+
+const repoEdit = apiRoute({
+  method: "patch",
+  path: "/repos/{owner}/{repo}",
+  operationId: "repoEdit",
+  tags: ["repository"],
+  summary: "Edit a repository's properties. Only fields that are set will be changed.",
+  auth: { ...repoScope, signIn: true },
+  request: { params: z.object(ownerRepo), ...body(EditRepoOptionSchema) },
+  responses: { 200: json(RepositorySchema, "Repository"), ...errorResponses(401, 403, 404, 422) },
+});
+repos.openapi(repoEdit, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await editRepo(ctxOf(c), p.owner, p.repo, c.req.valid("json")), 200);
+});
+
+const repoDelete = apiRoute({
+  method: "delete",
+  path: "/repos/{owner}/{repo}",
+  operationId: "repoDelete",
+  tags: ["repository"],
+  summary: "Delete a repository",
+  auth: { ...repoScope, signIn: true },
+  request: { params: z.object(ownerRepo) },
+  responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404) },
+});
+repos.openapi(repoDelete, async (c) => {
+  const p = c.req.valid("param");
+  await deleteRepo(ctxOf(c), p.owner, p.repo);
+  return c.body(null, 204);
+});
+
+const listForksRoute = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/forks",
+  operationId: "listForks",
+  tags: ["repository"],
+  summary: "List a repository's forks",
+  auth: repoScope,
+  request: { params: z.object(ownerRepo), query: PageQuery },
+  responses: { 200: json(RepoList, "RepositoryList"), ...errorResponses(404) },
+});
+repos.openapi(listForksRoute, async (c) => {
+  const p = c.req.valid("param");
+  const page = pageOf(c.req.valid("query"), c.get("settings").api);
+  const { total, data } = await listForks(ctxOf(c), p.owner, p.repo, page);
+  setPageHeaders(c, total, page);
+  return c.json(data, 200);
+});
+
+const createForkRoute = apiRoute({
+  method: "post",
+  path: "/repos/{owner}/{repo}/forks",
+  operationId: "createFork",
+  tags: ["repository"],
+  summary: "Fork a repository",
+  auth: { ...repoScope, signIn: true },
+  request: { params: z.object({ owner: pathParam("owner", "owner of the repo to fork"), repo: pathParam("repo", "name of the repo to fork") }), body: { content: { "application/json": { schema: CreateForkOptionSchema } }, required: false } },
+  responses: { 202: json(RepositorySchema, "Repository"), ...errorResponses(401, 403, 404, 409, 422) },
+});
+repos.openapi(createForkRoute, async (c) => {
+  const p = c.req.valid("param");
+  let form: { organization?: string; name?: string } = {};
+  if (c.req.header("content-length") !== "0" && c.req.header("content-type")?.includes("json")) form = c.req.valid("json") ?? {};
+  return c.json(await createFork(ctxOf(c), p.owner, p.repo, form), 202);
+});
+
+const repoListActivityFeeds = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/activities/feeds",
+  operationId: "repoListActivityFeeds",
+  tags: ["repository"],
+  summary: "List a repository's activity feeds",
+  auth: repoScope,
+  request: { params: z.object(ownerRepo), query: PageQuery.extend({ date: z.string().max(32).optional().openapi({ format: "date", description: "the date of the activities to be found" }) }) },
+  responses: { 200: json(z.array(ActivitySchema), "ActivityFeedsList"), ...errorResponses(404, 422) },
+});
+repos.openapi(repoListActivityFeeds, async (c) => {
+  const p = c.req.valid("param");
+  const q = c.req.valid("query");
+  const page = pageOf(q, c.get("settings").api);
+  const { total, feeds } = await repoFeeds(ctxOf(c), p.owner, p.repo, q.date, page);
+  setPageHeaders(c, total, page, { link: false });
+  return c.json(feeds, 200);
+});

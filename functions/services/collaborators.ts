@@ -1,0 +1,165 @@
+/** Collaborators, reviewers and assignees (Gitea routers/api/v1/repo/collaborators.go): spec rules 1–5. */
+import { and, asc, count, eq, or, sql, type SQL } from "drizzle-orm";
+import { col } from "../db/client.ts";
+import { collaboration, repository, user, userBlocking, type UserRow } from "../db/schema.ts";
+import { toUser } from "../convert/user.ts";
+import type { Caller, ViewerSql } from "../lib/auth.ts";
+import type { Ctx } from "../lib/context.ts";
+import { writeBatch } from "../lib/context.ts";
+import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
+import type { Page } from "../lib/pagination.ts";
+import { ACCESS, ACCESS_NAMES, canWrite, hasAccess, isRepoAdmin, parseUnits, repoFactsColumns, repoPermission, UNIT, type RepoFacts } from "../lib/permissions.ts";
+import { nowUnix, site, viewerOf } from "./common.ts";
+import { assignRepo } from "./repos.ts";
+
+const userByName = (ctx: Ctx, name: string) => ctx.db.select().from(user).where(eq(user.lowerName, name.toLowerCase())).limit(1);
+const repoIdSql = (owner: string, name: string) =>
+  sql`(SELECT r.id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`;
+
+/** reqAnyRepoReader: any access or site admin, else 403 (after repoAssignment hid inaccessible repos). */
+function reqAnyRepoReader(caller: Caller | null, perm: Parameters<typeof hasAccess>[0]) {
+  if (!hasAccess(perm) && !caller?.isAdmin) throw forbidden("user should have any permission to read repository or permissions of site admin");
+}
+/** reqAdmin: repository admin or site admin. */
+function reqRepoAdmin(caller: Caller | null, perm: Parameters<typeof isRepoAdmin>[0]) {
+  if (!isRepoAdmin(perm) && !caller?.isAdmin) throw forbidden("user should be an owner or a collaborator with admin write of a repository");
+}
+
+const userNotExist = (name: string) => unprocessable(`user does not exist [uid: 0, name: ${name}]`);
+
+/** GET …/collaborators (repoListCollaborators). */
+export async function listCollaborators(ctx: Ctx, owner: string, name: string, page: Page) {
+  const rid = repoIdSql(owner, name);
+  const a = await assignRepo(ctx, owner, name, [
+    ctx.db.select({ u: user }).from(collaboration).innerJoin(user, eq(user.id, collaboration.userId)).where(sql`${col(collaboration.repoId)} = ${rid}`).orderBy(asc(collaboration.id)).limit(page.limit).offset(page.offset),
+    ctx.db.select({ n: count() }).from(collaboration).where(sql`${col(collaboration.repoId)} = ${rid}`),
+  ] as const);
+  reqAnyRepoReader(a.caller, a.perm);
+  const viewer = viewerOf(a.caller);
+  return { total: (a.rows[1] as { n: number }[])[0]?.n ?? 0, users: (a.rows[0] as { u: UserRow }[]).map((r) => toUser(r.u, viewer, site(ctx))) };
+}
+
+/** GET …/collaborators/{collaborator} (repoCheckCollaborator): rule 1 — 204 / 404; unknown user 422. */
+export async function isCollaborator(ctx: Ctx, owner: string, name: string, login: string) {
+  const a = await assignRepo(ctx, owner, name, [
+    userByName(ctx, login),
+    ctx.db.select({ id: collaboration.id }).from(collaboration).where(and(sql`${col(collaboration.repoId)} = ${repoIdSql(owner, name)}`, sql`${col(collaboration.userId)} = (SELECT id FROM user WHERE lower_name = ${login.toLowerCase()})`)),
+  ] as const);
+  reqAnyRepoReader(a.caller, a.perm);
+  if (!(a.rows[0] as UserRow[])[0]) throw userNotExist(login);
+  if ((a.rows[1] as unknown[]).length === 0) throw notFound();
+}
+
+/** PUT …/collaborators/{collaborator} (repoAddCollaborator): rules 1–2; default permission write. */
+export async function addCollaborator(ctx: Ctx, owner: string, name: string, login: string, permission: "read" | "write" | "admin" | undefined) {
+  const lower = login.toLowerCase();
+  const a = await assignRepo(ctx, owner, name, [
+    userByName(ctx, login),
+    // Blocks either way between the collaborator and the actor, or the owner and the collaborator.
+    ctx.db
+      .select({ id: userBlocking.id })
+      .from(userBlocking)
+      .where(
+        or(
+          and(sql`${col(userBlocking.blockerId)} = (SELECT id FROM user WHERE lower_name = ${lower})`, sql`${col(userBlocking.blockeeId)} = ${ctx.viewer.id}`),
+          and(sql`${col(userBlocking.blockeeId)} = (SELECT id FROM user WHERE lower_name = ${lower})`, sql`${col(userBlocking.blockerId)} IN (${ctx.viewer.id}, (SELECT owner_id FROM repository WHERE id = ${repoIdSql(owner, name)}))`),
+        ),
+      )
+      .limit(1),
+  ] as const);
+  reqRepoAdmin(a.caller, a.perm);
+  const target = (a.rows[0] as UserRow[])[0];
+  if (!target) throw userNotExist(login);
+  if (target.type === 1) throw unprocessable(`user is an organization [name: ${target.name}]`);
+  if (target.id === a.facts.repo.ownerId) throw unprocessable("cannot add the repository owner as a collaborator");
+  // Rule 2: an inactive account → 500 (as the spec states); a block → 403.
+  if (!target.isActive) throw new ApiError(500, `user account is inactive [name: ${target.name}]`);
+  if ((a.rows[1] as unknown[]).length > 0) throw forbidden("user is blocked by the repository owner or blocks the doer");
+  const mode = ACCESS[permission ?? "write"];
+  const now = nowUnix();
+  await writeBatch(ctx, [
+    ctx.db
+      .insert(collaboration)
+      .values({ repoId: a.facts.repo.id, userId: target.id, mode, createdUnix: now, updatedUnix: now })
+      .onConflictDoUpdate({ target: [collaboration.repoId, collaboration.userId], set: { mode, updatedUnix: now } }),
+  ] as const);
+}
+
+/** DELETE …/collaborators/{collaborator} (repoDeleteCollaborator): unknown user 422; access ends at once. */
+export async function deleteCollaborator(ctx: Ctx, owner: string, name: string, login: string) {
+  const a = await assignRepo(ctx, owner, name, [userByName(ctx, login)] as const);
+  reqRepoAdmin(a.caller, a.perm);
+  const target = (a.rows[0] as UserRow[])[0];
+  if (!target) throw userNotExist(login);
+  await writeBatch(ctx, [ctx.db.delete(collaboration).where(and(eq(collaboration.repoId, a.facts.repo.id), eq(collaboration.userId, target.id)))] as const);
+}
+
+/** ViewerSql for an arbitrary user by name (to compute that user's permission in the same batch). */
+function viewerFor(name: string): ViewerSql {
+  const id = sql`(SELECT id FROM user WHERE lower_name = ${name.toLowerCase()})`;
+  return {
+    id,
+    publicOnly: sql`0`,
+    isAdmin: sql`EXISTS (SELECT 1 FROM user pa WHERE pa.id = ${id} AND pa.is_admin = 1)`,
+    restricted: sql`EXISTS (SELECT 1 FROM user pr WHERE pr.id = ${id} AND pr.is_restricted = 1)`,
+  };
+}
+
+/** GET …/collaborators/{collaborator}/permission (repoGetRepoPermissions): rule 3. */
+export async function collaboratorPermission(ctx: Ctx, owner: string, name: string, login: string) {
+  const target = viewerFor(login);
+  const a = await assignRepo(ctx, owner, name, [
+    userByName(ctx, login),
+    ctx.db
+      .select(repoFactsColumns(target))
+      .from(repository)
+      .innerJoin(user, eq(user.id, repository.ownerId))
+      .where(sql`${col(repository.id)} = ${repoIdSql(owner, name)}`)
+      .limit(1),
+  ] as const);
+  const me = a.caller!;
+  if (!me.isAdmin && me.row.lowerName !== login.toLowerCase() && !isRepoAdmin(a.perm)) {
+    throw forbidden("Only admins can query all permissions, repo admins can query all repo permissions, collaborators can query only their own");
+  }
+  const u = (a.rows[0] as UserRow[])[0];
+  if (!u) throw notFound();
+  const facts = (a.rows[1] as RepoFacts[])[0];
+  const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
+  const asCaller: Caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken: false, publicOnly: false, scope: "" };
+  const perm = u.isActive && !u.prohibitLogin ? repoPermission(asCaller, facts, units) : { mode: 0, units: new Map() };
+  const mode = ACCESS_NAMES[perm.mode] ?? "none";
+  return { permission: mode, role_name: mode, user: toUser(u, viewerOf(me), site(ctx)) };
+}
+
+/** Users with access on the repository (owner, collaborators, covering teams), as a SQL condition on `user`. */
+function usersWithAccess(owner: string, name: string, minCollab: number, teamCond: SQL): SQL {
+  const rid = repoIdSql(owner, name);
+  return sql`(${col(user.isActive)} = 1 AND ${col(user.type)} = 0 AND (
+    ${col(user.id)} = (SELECT owner_id FROM repository WHERE id = ${rid})
+    OR EXISTS (SELECT 1 FROM collaboration uc WHERE uc.repo_id = ${rid} AND uc.user_id = ${col(user.id)} AND uc.mode >= ${minCollab})
+    OR EXISTS (SELECT 1 FROM team ut JOIN team_user utu ON utu.team_id = ut.id
+       WHERE utu.uid = ${col(user.id)} AND ut.org_id = (SELECT owner_id FROM repository WHERE id = ${rid})
+       AND (ut.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo utr WHERE utr.team_id = ut.id AND utr.repo_id = ${rid}))
+       AND ${teamCond})))`;
+}
+
+/** GET …/assignees (repoGetAssignees): rule 5 — users with write access who can be assigned. */
+export async function listAssignees(ctx: Ctx, owner: string, name: string) {
+  const teamWrite = sql`(ut.authorize >= 2 OR EXISTS (SELECT 1 FROM team_unit utu2 WHERE utu2.team_id = ut.id AND utu2.type IN (${UNIT.issues}, ${UNIT.pulls}) AND utu2.access_mode >= 2))`;
+  const a = await assignRepo(ctx, owner, name, [ctx.db.select().from(user).where(usersWithAccess(owner, name, ACCESS.write, teamWrite)).orderBy(asc(user.lowerName))] as const);
+  reqAnyRepoReader(a.caller, a.perm);
+  const viewer = viewerOf(a.caller);
+  return (a.rows[0] as UserRow[]).map((u) => toUser(u, viewer, site(ctx)));
+}
+
+/** GET …/reviewers (repoGetReviewers): rule 4 — 403 unless the caller may change review requests. */
+export async function listReviewers(ctx: Ctx, owner: string, name: string) {
+  const teamRead = sql`(ut.authorize >= 1 OR EXISTS (SELECT 1 FROM team_unit utu2 WHERE utu2.team_id = ut.id AND utu2.type = ${UNIT.pulls} AND utu2.access_mode >= 1))`;
+  const a = await assignRepo(ctx, owner, name, [
+    ctx.db.select().from(user).where(and(usersWithAccess(owner, name, ACCESS.read, teamRead), sql`${col(user.id)} <> COALESCE(${ctx.viewer.id}, 0)`)).orderBy(asc(user.lowerName)),
+  ] as const);
+  reqAnyRepoReader(a.caller, a.perm);
+  if (!canWrite(a.perm, UNIT.pulls) && !isRepoAdmin(a.perm) && !a.caller?.isAdmin) throw forbidden("doer has no permission to get reviewers");
+  const viewer = viewerOf(a.caller);
+  return (a.rows[0] as UserRow[]).map((u) => toUser(u, viewer, site(ctx)));
+}

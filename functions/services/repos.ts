@@ -1,0 +1,761 @@
+/**
+ * Repositories (Gitea routers/api/v1/repo/repo.go, services/repository): assignment with the
+ * permission module, create / generate / fork, edit in the spec's rule order, delete, and the
+ * list and search queries. Every read is one batch with the caller; every write one more batch.
+ */
+import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
+import { col, uniqueViolation } from "../db/client.ts";
+import { action, collaboration, label, mirror, repoRedirect, repoUnit, repository, star, teamRepo, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
+import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
+import { userVisibleSql, type Caller } from "../lib/auth.ts";
+import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
+import { ApiError, badRequest, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
+import type { Page } from "../lib/pagination.ts";
+import {
+  ACCESS,
+  hasAccess,
+  isRepoAdmin,
+  parseUnits,
+  repoAccessibleSql,
+  repoFactsColumns,
+  repoPermission,
+  UNIT,
+  UNIT_KEY,
+  type Permission,
+  type RepoFacts,
+  type RepoUnit,
+} from "../lib/permissions.ts";
+import { parseGoDuration } from "../lib/settings.ts";
+import { labelTemplate } from "../lib/labels.ts";
+import type { CreateRepoOption, EditRepoOption, GenerateRepoOption } from "../wire/repo.ts";
+import { likePattern, nowUnix, site, viewerOf } from "./common.ts";
+import { isOrgOwnerSql } from "./orgs.ts";
+import { ownerByName } from "./users.ts";
+
+/** Activity op types (Gitea models/activities ActionType). */
+export const OP = { createRepo: 1, renameRepo: 2, transferRepo: 8 } as const;
+export const OP_NAMES: Record<number, string> = { 1: "create_repo", 2: "rename_repo", 3: "star_repo", 4: "watch_repo", 5: "commit_repo", 8: "transfer_repo" };
+
+export const README_TEMPLATES = ["Default"];
+const TRUST_MODELS = ["default", "collaborator", "committer", "collaboratorcommitter"];
+
+/** Units a new repository gets (Gitea's DEFAULT_REPO_UNITS), minus the globally disabled ones. */
+const DEFAULT_UNITS: [number, Record<string, unknown>][] = [
+  [UNIT.code, {}],
+  [UNIT.issues, DEFAULT_ISSUES_CONFIG],
+  [UNIT.pulls, DEFAULT_PULLS_CONFIG],
+  [UNIT.releases, {}],
+  [UNIT.wiki, {}],
+  [UNIT.projects, DEFAULT_PROJECTS_CONFIG],
+  [UNIT.packages, {}],
+  [UNIT.actions, {}],
+];
+
+// ---- assignment (Gitea's repoAssignment) ----
+
+export const repoFactsQuery = (ctx: Ctx, owner: string, name: string) =>
+  ctx.db
+    .select(repoFactsColumns(ctx.viewer))
+    .from(repository)
+    .innerJoin(user, eq(user.id, repository.ownerId))
+    .where(and(eq(user.lowerName, owner.toLowerCase()), eq(repository.lowerName, name.toLowerCase())))
+    .limit(1);
+
+const redirectQuery = (ctx: Ctx, owner: string, name: string) =>
+  ctx.db
+    .select({ ownerName: repository.ownerName, name: repository.name })
+    .from(repoRedirect)
+    .innerJoin(repository, eq(repository.id, repoRedirect.redirectRepoId))
+    .where(and(eq(repoRedirect.ownerId, sql`(SELECT id FROM user WHERE lower_name = ${owner.toLowerCase()})`), eq(repoRedirect.lowerName, name.toLowerCase())))
+    .limit(1);
+
+const mirrorQuery = (ctx: Ctx, repoId: SQL) => ctx.db.select().from(mirror).where(eq(mirror.repoId, repoId)).limit(1);
+
+/** The repository in the path, the caller, and the caller's permission on it. */
+export interface Assigned {
+  caller: Caller | null;
+  facts: RepoFacts;
+  units: RepoUnit[];
+  perm: Permission;
+  view: RepoView;
+}
+
+const repoIdByPath = (owner: string, name: string) =>
+  sql`(SELECT r.id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`;
+
+/**
+ * One round trip: the caller, the repository with its permission facts, a rename redirect, the
+ * mirror row and the route's own reads. 404 when absent or inaccessible; 307 after a rename.
+ */
+export async function assignRepo<T extends readonly unknown[]>(ctx: Ctx, owner: string, name: string, extra: T = [] as unknown as T) {
+  const { caller, rows } = await readWithCaller(ctx, [
+    repoFactsQuery(ctx, owner, name),
+    redirectQuery(ctx, owner, name),
+    mirrorQuery(ctx, repoIdByPath(owner, name)),
+    ...(extra as unknown as []),
+  ] as never);
+  const all = rows as unknown as unknown[][];
+  const facts = (all[0] as RepoFacts[])[0];
+  if (!facts) {
+    const to = (all[1] as { ownerName: string; name: string }[])[0];
+    if (to) throw new Redirect(redirectPath(ctx.url, owner, name, to.ownerName, to.name), 307);
+    throw notFound();
+  }
+  const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
+  const perm = repoPermission(caller, facts, units);
+  if (!hasAccess(perm)) throw notFound();
+  const m = (all[2] as { intervalMs: number; updatedUnix: number }[])[0] ?? null;
+  const view: RepoView = { repo: facts.repo, owner: facts.owner, units, perm, mirror: m };
+  return { caller, facts, units, perm, view, rows: all.slice(3) as unknown as T } as Assigned & { rows: { [K in keyof T]: unknown[] } };
+}
+
+/** Gitea's RedirectToRepo: the same path with the new owner/name, the query kept. */
+function redirectPath(url: string, owner: string, name: string, newOwner: string, newName: string) {
+  const u = new URL(url);
+  const from = `/${encodeURIComponent(owner)}/${encodeURIComponent(name)}`;
+  const i = u.pathname.toLowerCase().indexOf(from.toLowerCase());
+  const path = i < 0 ? u.pathname : `${u.pathname.slice(0, i)}/${encodeURIComponent(newOwner)}/${encodeURIComponent(newName)}${u.pathname.slice(i + from.length)}`;
+  return `${path}${u.search}`;
+}
+
+export const repoJson = (ctx: Ctx, caller: Caller | null, view: RepoView) => toRepository(view, viewerOf(caller), site(ctx));
+
+/** GET /repos/{owner}/{repo} (repoGet). */
+export async function getRepo(ctx: Ctx, owner: string, name: string) {
+  const a = await assignRepo(ctx, owner, name);
+  return repoJson(ctx, a.caller, await withParent(ctx, a));
+}
+
+/** The parent of a fork, loaded only when needed (a fork's parent is part of its JSON). */
+async function withParent(ctx: Ctx, a: Assigned, parentRows?: RepoFacts[]): Promise<RepoView> {
+  if (!a.facts.repo.isFork || !parentRows?.[0]) return a.view;
+  const p = parentRows[0];
+  return { ...a.view, parent: { repo: p.repo, owner: p.owner, units: parseUnits(p.units, ctx.settings.repository.disabledRepoUnits) } };
+}
+
+const parentFactsQuery = (ctx: Ctx, owner: string, name: string) =>
+  ctx.db
+    .select(repoFactsColumns(ctx.viewer))
+    .from(repository)
+    .innerJoin(user, eq(user.id, repository.ownerId))
+    .where(eq(repository.id, sql`(SELECT r.fork_id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`))
+    .limit(1);
+
+/** GET /repos/{owner}/{repo} with the fork parent in the same round trip. */
+export async function getRepoWithParent(ctx: Ctx, owner: string, name: string) {
+  const a = await assignRepo(ctx, owner, name, [parentFactsQuery(ctx, owner, name)] as const);
+  return repoJson(ctx, a.caller, await withParent(ctx, a, a.rows[0] as RepoFacts[]));
+}
+
+/** GET /repositories/{id} (repoGetByID): 404 for unknown ids and for repositories without access. */
+export async function getRepoById(ctx: Ctx, id: number) {
+  const { caller, rows } = await readWithCaller(ctx, [
+    ctx.db.select(repoFactsColumns(ctx.viewer)).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(eq(repository.id, id)).limit(1),
+    mirrorQuery(ctx, sql`${id}`),
+    ctx.db.select(repoFactsColumns(ctx.viewer)).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(eq(repository.id, sql`(SELECT fork_id FROM repository WHERE id = ${id})`)).limit(1),
+  ] as const);
+  const facts = rows[0][0] as RepoFacts | undefined;
+  if (!facts) throw notFound();
+  const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
+  const perm = repoPermission(caller, facts, units);
+  if (!hasAccess(perm)) throw notFound();
+  const a: Assigned = { caller, facts, units, perm, view: { repo: facts.repo, owner: facts.owner, units, perm, mirror: rows[1][0] ?? null } };
+  return repoJson(ctx, caller, await withParent(ctx, a, rows[2] as RepoFacts[]));
+}
+
+// ---- names ----
+
+/** Gitea's IsUsableRepoName: reserved names and patterns → 422 with Gitea's messages. */
+export function checkRepoName(name: string) {
+  const lower = name.trim().toLowerCase();
+  if (!lower) throw unprocessable("name is empty");
+  if ([".", "..", "-"].includes(lower)) throw unprocessable(`name is reserved [name: ${name}]`);
+  for (const p of ["*.git", "*.wiki", "*.rss", "*.atom"]) if (lower.endsWith(p.slice(1))) throw unprocessable(`name pattern is not allowed [pattern: ${p}]`);
+  if (/\.\./.test(lower)) throw unprocessable(`name is invalid [${name}]: must be valid alpha or numeric or dash(-_) or dot characters`);
+}
+
+// ---- create / generate / fork ----
+
+interface NewRepo {
+  owner: UserRow;
+  doer: Caller;
+  name: string;
+  description: string;
+  isPrivate: boolean;
+  isTemplate: boolean;
+  defaultBranch: string;
+  trustModel: number;
+  objectFormatName: string;
+  units: [number, Record<string, unknown>][];
+  labels: { name: string; exclusive: boolean; color: string; description: string }[];
+  fork?: RepositoryRow;
+  templateId?: number;
+  topics?: string[];
+  isEmpty: boolean;
+}
+
+/** Inserts a repository with its units, labels, team access and activity in ONE write batch; returns the new row. */
+async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
+  const lower = n.name.toLowerCase();
+  const rid = sql`(SELECT id FROM repository WHERE owner_id = ${n.owner.id} AND lower_name = ${lower})`;
+  const now = nowUnix();
+  const stmts: unknown[] = [
+    // Creating a repository over an old redirect of the same owner removes that redirect.
+    ctx.db.delete(repoRedirect).where(and(eq(repoRedirect.ownerId, n.owner.id), eq(repoRedirect.lowerName, lower))),
+    ctx.db.insert(repository).values({
+      ownerId: n.owner.id,
+      ownerName: n.owner.name,
+      name: n.name,
+      lowerName: lower,
+      description: n.description,
+      isPrivate: n.isPrivate,
+      isTemplate: n.isTemplate,
+      isEmpty: n.isEmpty,
+      defaultBranch: n.defaultBranch,
+      trustModel: n.trustModel,
+      objectFormatName: n.objectFormatName,
+      isFork: !!n.fork,
+      forkId: n.fork?.id ?? 0,
+      templateId: n.templateId ?? 0,
+      topics: JSON.stringify(n.topics ?? []),
+      createdUnix: now,
+      updatedUnix: now,
+    }),
+  ];
+  if (n.units.length) stmts.push(ctx.db.insert(repoUnit).values(n.units.map(([type, config]) => ({ repoId: rid, type, config: JSON.stringify(config), createdUnix: now }))));
+  if (n.labels.length) stmts.push(ctx.db.insert(label).values(n.labels.map((l) => ({ repoId: rid, name: l.name, exclusive: l.exclusive, color: l.color, description: l.description }))));
+  if (n.owner.type === 1) {
+    // Teams of the creator that may create repositories get the new one (Owners and
+    // include-all teams cover it already).
+    stmts.push(
+      ctx.db.run(sql`INSERT OR IGNORE INTO team_repo (org_id, team_id, repo_id)
+        SELECT t.org_id, t.id, ${rid} FROM team t JOIN team_user tu ON tu.team_id = t.id
+        WHERE t.org_id = ${n.owner.id} AND tu.uid = ${n.doer.id} AND t.can_create_org_repo = 1 AND t.includes_all_repositories = 0`),
+      ctx.db.run(sql`UPDATE team SET num_repos = num_repos + 1 WHERE id IN (SELECT team_id FROM team_repo WHERE repo_id = ${rid})`),
+    );
+  }
+  stmts.push(ctx.db.update(user).set({ numRepos: sql`${col(user.numRepos)} + 1` }).where(eq(user.id, n.owner.id)));
+  if (n.fork) stmts.push(ctx.db.update(repository).set({ numForks: sql`${col(repository.numForks)} + 1` }).where(eq(repository.id, n.fork.id)));
+  // Activity: one row for the actor and one for the owner when it is someone else (an org).
+  const receivers = [...new Set([n.doer.id, n.owner.id])];
+  stmts.push(ctx.db.insert(action).values(receivers.map((uid) => ({ userId: uid, opType: OP.createRepo, actUserId: n.doer.id, repoId: rid, isPrivate: n.isPrivate, createdUnix: now }))));
+  stmts.push(ctx.db.select().from(repository).where(eq(repository.id, rid)));
+  try {
+    const res = (await writeBatch(ctx, stmts as never)) as unknown as unknown[][];
+    return (res.at(-1) as RepositoryRow[])[0];
+  } catch (err) {
+    if (uniqueViolation(err)?.includes("repository.owner_id")) throw conflict("The repository with the same name already exists.");
+    throw err;
+  }
+}
+
+const ownerPerm = (units: [number, Record<string, unknown>][]): Permission => ({ mode: ACCESS.owner, units: new Map(units.map(([t]) => [t, t === UNIT.extIssues || t === UNIT.extWiki ? ACCESS.read : ACCESS.owner])) });
+
+const defaultUnits = (ctx: Ctx) => DEFAULT_UNITS.filter(([t]) => !ctx.settings.repository.disabledRepoUnits.includes(UNIT_KEY[t]));
+
+/** The owner target for a create: the caller itself, or an org the caller may create in. */
+function orgCreateRight(facts: { isOwner: number; canCreate: number }, caller: Caller) {
+  return caller.isAdmin || !!facts.isOwner || !!facts.canCreate;
+}
+
+/** SQL facts about an org as a repository owner for the viewer: visible, owner, may create repositories. */
+export function ownerFactsQuery(ctx: Ctx, name: string) {
+  const me = ctx.viewer.id;
+  return ctx.db
+    .select({
+      u: user,
+      visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility))}`,
+      isOwner: sql<number>`${isOrgOwnerSql(col(user.id), me)}`,
+      canCreate: sql<number>`EXISTS (SELECT 1 FROM team t JOIN team_user tu ON tu.team_id = t.id WHERE t.org_id = ${col(user.id)} AND tu.uid = ${me} AND t.can_create_org_repo = 1)`,
+    })
+    .from(user)
+    .where(eq(user.lowerName, name.toLowerCase()))
+    .limit(1);
+}
+type OwnerFacts = Awaited<ReturnType<typeof ownerFactsQuery>>[number];
+
+/** POST /user/repos, /orgs/{org}/repos, /org/{org}/repos: create rules 1–8 in the spec's order. */
+export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: string | null, opts: { unknownOrg422?: boolean } = {}) {
+  const { caller, rows } = await readWithCaller(ctx, [ownerFactsQuery(ctx, orgName ?? "")] as const);
+  const me = caller!;
+  let owner: UserRow;
+  if (orgName === null) {
+    // Create rule 6: an organization cannot create a repository for itself through /user/repos.
+    if (me.row.type === 1) throw unprocessable("not allowed creating repository for organization");
+    owner = me.row;
+  } else {
+    const o = rows[0][0] as OwnerFacts | undefined;
+    if (!o || o.u.type !== 1 || !o.visible) {
+      if (opts.unknownOrg422 && !o) throw unprocessable(`org does not exist [id: 0, name: ${orgName}]`);
+      throw notFound();
+    }
+    // Create rule 7: the caller must be allowed to create repositories in the organization.
+    if (!orgCreateRight(o, me)) throw forbidden("Given user is not allowed to create repository in organization.");
+    owner = o.u;
+  }
+  if (!me.isAdmin && owner.maxRepoCreation >= 0 && owner.numRepos >= owner.maxRepoCreation) throw forbidden(`You have reached your limit of ${owner.maxRepoCreation} repositories.`);
+  checkRepoName(form.name);
+  // Create rules 1–2: auto_init needs a readme template that exists (Default when empty).
+  const readme = form.auto_init && !form.readme ? "Default" : (form.readme ?? "");
+  if (form.auto_init && !README_TEMPLATES.includes(readme)) throw badRequest(`readme template does not exist, available templates: [${README_TEMPLATES.join(" ")}]`);
+  const labels = form.issue_labels ? labelsFromTemplate(form.issue_labels) : [];
+  const units = defaultUnits(ctx);
+  const row = await insertRepo(ctx, {
+    owner,
+    doer: me,
+    name: form.name,
+    description: form.description ?? "",
+    isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
+    isTemplate: !!form.template,
+    defaultBranch: form.default_branch || ctx.settings.repository.defaultBranch,
+    trustModel: Math.max(0, TRUST_MODELS.indexOf((form.trust_model ?? "").toLowerCase())),
+    objectFormatName: form.object_format_name || "sha1",
+    units,
+    labels,
+    isEmpty: true,
+  });
+  // Create rule 8: the answer carries owner-level permission.
+  return repoJson(ctx, me, { repo: row, owner, units: units.map(([type, config]) => ({ type, config })), perm: ownerPerm(units) });
+}
+
+/** Label rows from a label template name; an unknown template → 422 (Gitea's ErrTemplateLoad). */
+function labelsFromTemplate(name: string) {
+  const tpl = labelTemplate(name);
+  if (!tpl) throw unprocessable(`failed to load label template: ${name}`);
+  return tpl.map((l) => ({ name: l.name, exclusive: l.exclusive, color: `#${l.color}`, description: l.description }));
+}
+
+/** POST /repos/{template_owner}/{template_repo}/generate (generateRepo): generate rules 1–5. */
+export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form: GenerateRepoOption) {
+  const a = await assignRepo(ctx, tOwner, tName, [ownerFactsQuery(ctx, form.owner), labelsOfRepo(ctx, repoIdByPath(tOwner, tName))] as const);
+  const me = a.caller!;
+  // reqRepoReader(code) on the template.
+  if (!(a.perm.units.get(UNIT.code) ?? 0) && !isRepoAdmin(a.perm) && !me.isAdmin) throw forbidden("user should have specific read permission or be a repo admin or a site admin");
+  // Generate rule 1: the source must be a template.
+  if (!a.facts.repo.isTemplate) throw unprocessable("this is not a template repo");
+  // Generate rule 2: an organization caller cannot generate.
+  if (me.row.type === 1) throw unprocessable("not allowed creating repository for organization");
+  // Generate rule 3: at least one template item.
+  if (!(form.git_content || form.topics || form.git_hooks || form.webhooks || form.avatar || form.labels || form.protected_branch)) {
+    throw unprocessable("must select at least one template item");
+  }
+  let owner: UserRow = me.row;
+  if (form.owner.toLowerCase() !== me.row.lowerName) {
+    const o = (a.rows[0] as OwnerFacts[])[0];
+    // Generate rule 4: unknown owner → 404 with {error}; users only for admins; orgs need the create right.
+    if (!o || !o.visible) throw errorBody404(`request owner \`${form.owner}\` does not exist`);
+    if (o.u.type !== 1) {
+      if (!me.isAdmin) throw forbidden("Only admin can generate repository for other user.");
+    } else if (!orgCreateRight(o, me)) throw forbidden("Given user is not allowed to create repository in organization.");
+    owner = o.u;
+  }
+  checkRepoName(form.name);
+  const units = defaultUnits(ctx);
+  const tplLabels = form.labels ? (a.rows[1] as { name: string; exclusive: boolean; color: string; description: string }[]) : [];
+  const row = await insertRepo(ctx, {
+    owner,
+    doer: me,
+    name: form.name,
+    description: form.description ?? "",
+    isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
+    isTemplate: false,
+    defaultBranch: form.default_branch || a.facts.repo.defaultBranch,
+    trustModel: a.facts.repo.trustModel,
+    objectFormatName: a.facts.repo.objectFormatName,
+    units,
+    labels: tplLabels,
+    templateId: a.facts.repo.id,
+    topics: form.topics ? (JSON.parse(a.facts.repo.topics) as string[]) : [],
+    isEmpty: !form.git_content || a.facts.repo.isEmpty,
+  });
+  return repoJson(ctx, me, { repo: row, owner, units: units.map(([type, config]) => ({ type, config })), perm: ownerPerm(units) });
+}
+
+/** Gitea's generate answers an unknown owner with a non-standard `{error}` body. */
+const errorBody404 = (message: string) => new ApiError(404, message, { body: { error: message } });
+
+const labelsOfRepo = (ctx: Ctx, repoId: SQL) =>
+  ctx.db.select({ name: label.name, exclusive: label.exclusive, color: label.color, description: label.description }).from(label).where(eq(label.repoId, repoId)).orderBy(asc(label.id));
+
+/** POST /repos/{owner}/{repo}/forks (createFork): 202 with the new repository. */
+export async function createFork(ctx: Ctx, owner: string, name: string, form: { organization?: string; name?: string }) {
+  const a = await assignRepo(ctx, owner, name, [ownerFactsQuery(ctx, form.organization ?? "")] as const);
+  const me = a.caller!;
+  if (!(a.perm.units.get(UNIT.code) ?? 0) && !isRepoAdmin(a.perm)) throw forbidden("user should have specific read permission or be a repo admin or a site admin");
+  let target: UserRow = me.row;
+  if (form.organization) {
+    const o = (a.rows[0] as OwnerFacts[])[0];
+    if (!o || o.u.type !== 1 || !o.visible) throw unprocessable(`org does not exist [id: 0, name: ${form.organization}]`);
+    // The same create-right check as create and generate (GHSA-fhx7-m96w-mv29).
+    if (!orgCreateRight(o, me)) throw forbidden(`User is no Member of Organisation '${o.u.name}'`);
+    target = o.u;
+  }
+  const base = a.facts.repo;
+  if (base.ownerId === target.id) throw conflict("The repository with the same name already exists.");
+  const forkName = form.name ?? base.name;
+  checkRepoName(forkName);
+  const units = defaultUnits(ctx).filter(([t]) => t === UNIT.code || t === UNIT.pulls);
+  const row = await insertRepo(ctx, {
+    owner: target,
+    doer: me,
+    name: forkName,
+    description: base.description,
+    // A fork has the visibility of its base.
+    isPrivate: base.isPrivate,
+    isTemplate: false,
+    defaultBranch: base.defaultBranch,
+    trustModel: base.trustModel,
+    objectFormatName: base.objectFormatName,
+    units,
+    labels: [],
+    fork: base,
+    isEmpty: base.isEmpty,
+  });
+  return repoJson(ctx, me, {
+    repo: row,
+    owner: target,
+    units: units.map(([type, config]) => ({ type, config })),
+    perm: ownerPerm(units),
+    parent: { repo: base, owner: a.facts.owner, units: a.units },
+  });
+}
+
+// ---- edit ----
+
+const validHttpUrl = (s: string) => {
+  try {
+    const u = new URL(s);
+    return u.protocol === "http:" || u.protocol === "https:";
+  } catch {
+    return false;
+  }
+};
+
+/** PATCH /repos/{owner}/{repo} (repoEdit): edit rules 1–13, in order, in one write batch. */
+export async function editRepo(ctx: Ctx, owner: string, name: string, form: EditRepoOption) {
+  const a = await assignRepo(ctx, owner, name, [parentFactsQuery(ctx, owner, name)] as const);
+  const me = a.caller!;
+  if (!isRepoAdmin(a.perm) && !me.isAdmin) throw forbidden("user should be an owner or a collaborator with admin write of a repository");
+  const repo = a.facts.repo;
+  const parent = (a.rows[0] as RepoFacts[])[0];
+  const disabled = ctx.settings.repository.disabledRepoUnits;
+  const enabled = (t: number) => !disabled.includes(UNIT_KEY[t]);
+  const patch: Partial<typeof repository.$inferInsert> = {};
+  const stmts: unknown[] = [];
+  const now = nowUnix();
+
+  // Edit rule 1: rename (case-insensitively different) with a redirect from the old name.
+  if (form.name !== undefined && form.name !== repo.name) {
+    checkRepoName(form.name);
+    if (form.name.toLowerCase() !== repo.lowerName) {
+      stmts.push(
+        ctx.db.delete(repoRedirect).where(and(eq(repoRedirect.ownerId, repo.ownerId), eq(repoRedirect.lowerName, form.name.toLowerCase()))),
+        ctx.db.insert(repoRedirect).values({ ownerId: repo.ownerId, lowerName: repo.lowerName, redirectRepoId: repo.id }).onConflictDoUpdate({ target: [repoRedirect.ownerId, repoRedirect.lowerName], set: { redirectRepoId: repo.id } }),
+        ctx.db.insert(action).values([...new Set([me.id, repo.ownerId])].map((uid) => ({ userId: uid, opType: OP.renameRepo, actUserId: me.id, repoId: repo.id, isPrivate: repo.isPrivate, content: repo.name, createdUnix: now }))),
+      );
+    }
+    patch.name = form.name;
+    patch.lowerName = form.name.toLowerCase();
+  }
+  // Edit rule 2.
+  if (form.description !== undefined) patch.description = form.description;
+  if (form.website !== undefined) patch.website = form.website;
+  if (form.template !== undefined) patch.isTemplate = form.template;
+  // Edit rule 3 and the state table: private.
+  let isPrivate = repo.isPrivate;
+  if (form.private !== undefined) {
+    if (repo.isFork && parent) isPrivate = parent.repo.isPrivate;
+    else if (!form.private && repo.isPrivate && ctx.settings.repository.forcePrivate && !me.isAdmin) throw unprocessable("cannot change private repository to public");
+    else isPrivate = form.private;
+    if (isPrivate !== repo.isPrivate) {
+      patch.isPrivate = isPrivate;
+      // The change propagates: forks of a now-private repository become private, activity follows.
+      if (isPrivate) stmts.push(ctx.db.update(repository).set({ isPrivate: true }).where(eq(repository.forkId, repo.id)));
+      stmts.push(ctx.db.update(action).set({ isPrivate }).where(eq(action.repoId, repo.id)));
+    }
+  }
+  // Edit rule 4: default branch — an empty repository takes any name; otherwise the branch must exist (no git content yet).
+  if (form.default_branch !== undefined && form.default_branch !== "" && form.default_branch !== repo.defaultBranch && repo.isEmpty) {
+    patch.defaultBranch = form.default_branch;
+  }
+
+  // Units (rules 5–10).
+  const units = new Map(a.units.map((u) => [u.type, u.config]));
+  const setUnit = (t: number, cfg: Record<string, unknown>) => enabled(t) && units.set(t, cfg);
+  const dropUnit = (t: number) => enabled(t) && units.delete(t);
+  if (form.has_issues === true && form.external_tracker && enabled(UNIT.extIssues)) {
+    const et = form.external_tracker;
+    // Edit rule 5.
+    if (!validHttpUrl(et.external_tracker_url ?? "")) throw unprocessable("Invalid external tracker URL");
+    if (et.external_tracker_format && !validTrackerFormat(et.external_tracker_format)) throw unprocessable("Invalid external tracker URL format");
+    setUnit(UNIT.extIssues, {
+      external_tracker_url: et.external_tracker_url,
+      external_tracker_format: et.external_tracker_format ?? "",
+      external_tracker_style: et.external_tracker_style ?? "numeric",
+      external_tracker_regexp_pattern: et.external_tracker_regexp_pattern ?? "",
+    });
+    dropUnit(UNIT.issues);
+  } else if (form.has_issues === true && enabled(UNIT.issues)) {
+    // Edit rule 6.
+    const prev = units.get(UNIT.issues) ?? DEFAULT_ISSUES_CONFIG;
+    setUnit(UNIT.issues, { ...DEFAULT_ISSUES_CONFIG, ...prev, ...(form.internal_tracker ?? {}) });
+    dropUnit(UNIT.extIssues);
+  } else if (form.has_issues === false) {
+    // Edit rule 7.
+    dropUnit(UNIT.issues);
+    dropUnit(UNIT.extIssues);
+  }
+  // Edit rule 8: wiki.
+  if (form.has_wiki === true && form.external_wiki && enabled(UNIT.extWiki)) {
+    if (!validHttpUrl(form.external_wiki.external_wiki_url ?? "")) throw unprocessable("Invalid external wiki URL");
+    setUnit(UNIT.extWiki, { external_wiki_url: form.external_wiki.external_wiki_url });
+    dropUnit(UNIT.wiki);
+  } else if (form.has_wiki === true) {
+    setUnit(UNIT.wiki, {});
+    dropUnit(UNIT.extWiki);
+  } else if (form.has_wiki === false) {
+    dropUnit(UNIT.wiki);
+    dropUnit(UNIT.extWiki);
+  }
+  // Edit rule 9: simple units and projects.
+  for (const [key, t] of [["has_code", UNIT.code], ["has_releases", UNIT.releases], ["has_packages", UNIT.packages], ["has_actions", UNIT.actions]] as const) {
+    const v = (form as Record<string, unknown>)[key];
+    if (v === true) setUnit(t, units.get(t) ?? {});
+    else if (v === false) dropUnit(t);
+  }
+  if (form.has_projects === true) setUnit(UNIT.projects, { ...DEFAULT_PROJECTS_CONFIG, ...(units.get(UNIT.projects) ?? {}), ...(form.projects_mode ? { projects_mode: form.projects_mode } : {}) });
+  else if (form.has_projects === false) dropUnit(UNIT.projects);
+  else if (form.projects_mode && units.has(UNIT.projects)) setUnit(UNIT.projects, { ...units.get(UNIT.projects), projects_mode: form.projects_mode });
+  // Edit rule 10: pull requests.
+  if (form.has_pull_requests === false) dropUnit(UNIT.pulls);
+  else {
+    const keys = Object.keys(DEFAULT_PULLS_CONFIG) as (keyof typeof DEFAULT_PULLS_CONFIG)[];
+    const prev = units.get(UNIT.pulls);
+    const cfg: Record<string, unknown> = { ...DEFAULT_PULLS_CONFIG, ...(prev ?? {}) };
+    let changed = false;
+    for (const k of keys) {
+      const v = (form as Record<string, unknown>)[k];
+      if (v !== undefined && cfg[k] !== v) {
+        cfg[k] = v;
+        changed = true;
+      }
+    }
+    if ((changed && prev) || form.has_pull_requests === true) setUnit(UNIT.pulls, cfg);
+  }
+  // Edit rule 11: archive (a mirror → 422).
+  if (form.archived !== undefined) {
+    if (repo.isMirror) throw unprocessable("repo is a mirror, cannot archive/un-archive");
+    if (form.archived !== repo.isArchived) {
+      patch.isArchived = form.archived;
+      patch.archivedUnix = form.archived ? now : 0;
+    }
+  }
+  // Edit rule 12: mirror settings (ignored for non-mirrors).
+  if (repo.isMirror && (form.mirror_interval !== undefined || form.enable_prune !== undefined)) {
+    const m: Partial<typeof mirror.$inferInsert> = {};
+    if (form.mirror_interval !== undefined) {
+      const ms = parseGoDuration(form.mirror_interval);
+      if (ms === null) throw unprocessable(`invalid mirror interval: time: invalid duration "${form.mirror_interval}"`);
+      if (ms !== 0 && ms < ctx.settings.mirror.minIntervalMs) {
+        throw unprocessable(`invalid mirror interval: ${form.mirror_interval} is below minimum interval: ${formatMs(ctx.settings.mirror.minIntervalMs)}`);
+      }
+      m.intervalMs = ms;
+      m.nextUpdateUnix = ms === 0 ? 0 : now + Math.floor(ms / 1000);
+    }
+    if (form.enable_prune !== undefined) m.enablePrune = form.enable_prune;
+    stmts.push(ctx.db.insert(mirror).values({ repoId: repo.id, ...m }).onConflictDoUpdate({ target: mirror.repoId, set: m }));
+  }
+
+  // Units are rewritten only where they changed.
+  const before = new Map(a.units.map((u) => [u.type, JSON.stringify(u.config)]));
+  for (const t of before.keys()) if (!units.has(t)) stmts.push(ctx.db.delete(repoUnit).where(and(eq(repoUnit.repoId, repo.id), eq(repoUnit.type, t))));
+  for (const [t, cfg] of units) {
+    if (before.get(t) === JSON.stringify(cfg)) continue;
+    stmts.push(ctx.db.insert(repoUnit).values({ repoId: repo.id, type: t, config: JSON.stringify(cfg) }).onConflictDoUpdate({ target: [repoUnit.repoId, repoUnit.type], set: { config: JSON.stringify(cfg) } }));
+  }
+  patch.updatedUnix = now;
+  // Edit rule 13: the answer is the repository as stored after all changes.
+  const reread = ctx.db
+    .select(repoFactsColumns(ctx.viewer))
+    .from(repository)
+    .innerJoin(user, eq(user.id, repository.ownerId))
+    .where(eq(repository.id, repo.id))
+    .limit(1);
+  try {
+    const res = (await writeBatch(ctx, [ctx.db.update(repository).set(patch).where(eq(repository.id, repo.id)), ...stmts, mirrorQuery(ctx, sql`${repo.id}`), reread] as never)) as unknown as unknown[][];
+    const facts = (res.at(-1) as RepoFacts[])[0];
+    const newUnits = parseUnits(facts.units, disabled);
+    const perm = repoPermission(me, facts, newUnits);
+    const view: RepoView = { repo: facts.repo, owner: facts.owner, units: newUnits, perm, mirror: (res.at(-2) as { intervalMs: number; updatedUnix: number }[])[0] ?? null };
+    if (facts.repo.isFork && parent) view.parent = { repo: parent.repo, owner: parent.owner, units: parseUnits(parent.units, disabled) };
+    return repoJson(ctx, me, view);
+  } catch (err) {
+    // Edit rule 1: any rename failure → 422.
+    if (uniqueViolation(err)?.includes("repository.owner_id")) throw unprocessable(`repository already exists [uname: ${a.facts.owner.name}, name: ${form.name}]`);
+    throw err;
+  }
+}
+
+const formatMs = (ms: number) => {
+  const s = Math.floor(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return h ? `${h}h${m}m${s % 60}s` : m ? `${m}m${s % 60}s` : `${s}s`;
+};
+
+/** Gitea's IsValidExternalTrackerURLFormat: a valid URL once `{user}`, `{repo}`, `{index}` are replaced. */
+function validTrackerFormat(format: string) {
+  return validHttpUrl(format.replace(/\{(user|repo|index)\}/g, "x"));
+}
+
+// ---- delete ----
+
+/** DELETE /repos/{owner}/{repo} (repoDelete): the owner, an owner of the owning org, or a site admin. */
+export async function deleteRepo(ctx: Ctx, owner: string, name: string) {
+  const a = await assignRepo(ctx, owner, name);
+  const me = a.caller!;
+  if (a.perm.mode < ACCESS.owner && !me.isAdmin) throw forbidden("user should be the owner of the repo");
+  if (a.facts.owner.type === 1 && !a.facts.isOrgOwner && !me.isAdmin) throw forbidden("Given user is not owner of organization.");
+  const r = a.facts.repo;
+  await writeBatch(ctx, [
+    ctx.db.delete(repoUnit).where(eq(repoUnit.repoId, r.id)),
+    ctx.db.delete(collaboration).where(eq(collaboration.repoId, r.id)),
+    ctx.db.run(sql`UPDATE team SET num_repos = num_repos - 1 WHERE id IN (SELECT team_id FROM team_repo WHERE repo_id = ${r.id})`),
+    ctx.db.delete(teamRepo).where(eq(teamRepo.repoId, r.id)),
+    ctx.db.delete(label).where(eq(label.repoId, r.id)),
+    ctx.db.delete(star).where(eq(star.repoId, r.id)),
+    ctx.db.delete(repoRedirect).where(eq(repoRedirect.redirectRepoId, r.id)),
+    ctx.db.delete(action).where(eq(action.repoId, r.id)),
+    ctx.db.delete(mirror).where(eq(mirror.repoId, r.id)),
+    // Forks of a deleted repository become independent repositories.
+    ctx.db.update(repository).set({ isFork: false, forkId: 0 }).where(eq(repository.forkId, r.id)),
+    ctx.db.update(repository).set({ numForks: sql`${col(repository.numForks)} - 1` }).where(and(eq(repository.id, r.forkId), sql`${r.isFork ? 1 : 0} = 1`)),
+    ctx.db.update(user).set({ numRepos: sql`${col(user.numRepos)} - 1` }).where(eq(user.id, r.ownerId)),
+    ctx.db.delete(repository).where(eq(repository.id, r.id)),
+  ] as never);
+}
+
+// ---- lists and search ----
+
+export interface RepoListRow extends RepoFacts {}
+
+/** Rows of accessible repositories matching `where`, with their permission facts, plus the count. */
+function listQueries(ctx: Ctx, where: SQL | undefined, order: SQL[], page: Page) {
+  const cond = and(where, repoAccessibleSql(ctx.viewer));
+  return [
+    ctx.db.select(repoFactsColumns(ctx.viewer)).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(cond).orderBy(...order).limit(page.limit).offset(page.offset),
+    ctx.db.select({ n: count() }).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(cond),
+  ] as const;
+}
+
+function toList(ctx: Ctx, caller: Caller | null, rows: RepoFacts[]) {
+  const disabled = ctx.settings.repository.disabledRepoUnits;
+  return rows.map((f) => {
+    const units = parseUnits(f.units, disabled);
+    return repoJson(ctx, caller, { repo: f.repo, owner: f.owner, units, perm: repoPermission(caller, f, units) });
+  });
+}
+
+const SORTS: Record<string, SQL> = {
+  alpha: sql`${col(repository.lowerName)}`,
+  created: sql`${col(repository.createdUnix)}`,
+  updated: sql`${col(repository.updatedUnix)}`,
+  size: sql`${col(repository.size)}`,
+  git_size: sql`${col(repository.size)}`,
+  lfs_size: sql`0`,
+  stars: sql`${col(repository.numStars)}`,
+  forks: sql`${col(repository.numForks)}`,
+  id: sql`${col(repository.id)}`,
+};
+
+export interface SearchQuery {
+  q?: string;
+  topic?: boolean;
+  includeDesc?: boolean;
+  uid?: number;
+  priorityOwnerId?: number;
+  teamId?: number;
+  starredBy?: number;
+  private?: boolean;
+  isPrivate?: boolean;
+  template?: boolean;
+  archived?: boolean;
+  mode?: string;
+  exclusive?: boolean;
+  sort?: string;
+  order?: string;
+}
+
+/** GET /repos/search (repoSearch): search rules 1–4, one round trip, only accessible repositories. */
+export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
+  // Search rules 2–3: unknown mode, sort or order → 422.
+  if (q.mode && !["fork", "source", "mirror", "collaborative"].includes(q.mode)) throw unprocessable(`Invalid search mode: "${q.mode}"`);
+  if (q.sort && !(q.sort in SORTS)) throw unprocessable(`Invalid sort mode: "${q.sort}"`);
+  if (q.order && !["asc", "desc"].includes(q.order)) throw unprocessable(`Invalid sort order: "${q.order}"`);
+  const me = ctx.viewer.id;
+  const conds: (SQL | undefined)[] = [];
+  const kw = (q.q ?? "").trim();
+  if (kw) {
+    const p = likePattern(kw);
+    if (q.topic) conds.push(sql`EXISTS (SELECT 1 FROM json_each(${col(repository.topics)}) jt WHERE lower(jt.value) = ${kw.toLowerCase()})`);
+    else {
+      const parts = [sql`${col(repository.lowerName)} LIKE ${p} ESCAPE '\\'`];
+      if (q.includeDesc) parts.push(sql`lower(${col(repository.description)}) LIKE ${p} ESCAPE '\\'`);
+      parts.push(sql`EXISTS (SELECT 1 FROM json_each(${col(repository.topics)}) jt WHERE lower(jt.value) = ${kw.toLowerCase()})`);
+      conds.push(sql`(${sql.join(parts, sql` OR `)})`);
+    }
+  }
+  if (q.uid && q.uid > 0) {
+    const owned = sql`${col(repository.ownerId)} = ${q.uid}`;
+    conds.push(q.exclusive ? owned : sql`(${owned} OR EXISTS (SELECT 1 FROM collaboration sc WHERE sc.repo_id = ${col(repository.id)} AND sc.user_id = ${q.uid}))`);
+  }
+  if (q.teamId && q.teamId > 0) conds.push(sql`EXISTS (SELECT 1 FROM team_repo str WHERE str.team_id = ${q.teamId} AND str.repo_id = ${col(repository.id)})`);
+  if (q.starredBy && q.starredBy > 0) conds.push(sql`EXISTS (SELECT 1 FROM star ss WHERE ss.uid = ${q.starredBy} AND ss.repo_id = ${col(repository.id)})`);
+  // Search rule 1: private repositories only for signed-in callers with full tokens, and only when asked.
+  const includePrivate = q.private ?? true;
+  if (!includePrivate) conds.push(eq(repository.isPrivate, false));
+  if (q.isPrivate !== undefined) conds.push(eq(repository.isPrivate, q.isPrivate));
+  if (q.template !== undefined) conds.push(eq(repository.isTemplate, q.template));
+  if (q.archived !== undefined) conds.push(eq(repository.isArchived, q.archived));
+  if (q.mode === "source") conds.push(and(eq(repository.isFork, false), eq(repository.isMirror, false)));
+  if (q.mode === "fork") conds.push(eq(repository.isFork, true));
+  if (q.mode === "mirror") conds.push(eq(repository.isMirror, true));
+  if (q.mode === "collaborative") {
+    conds.push(eq(repository.isMirror, false), sql`(${col(repository.ownerId)} <> ${me} OR ${me} IS NULL)`);
+  }
+  const dir = q.sort && q.order === "desc" ? sql`DESC` : sql`ASC`;
+  const order: SQL[] = [];
+  if (q.priorityOwnerId && q.priorityOwnerId > 0) order.push(sql`CASE WHEN ${col(repository.ownerId)} = ${q.priorityOwnerId} THEN 0 ELSE 1 END`);
+  order.push(sql`${SORTS[q.sort ?? "alpha"]} ${dir}`, sql`${col(repository.id)} ${dir}`);
+  const { caller, rows } = await readWithCaller(ctx, listQueries(ctx, and(...conds), order, page));
+  return { total: rows[1][0]?.n ?? 0, data: toList(ctx, caller, rows[0] as RepoFacts[]) };
+}
+
+/** GET /user/repos (userCurrentListRepos): the caller's repositories and those shared with them. */
+export async function listMyRepos(ctx: Ctx, page: Page) {
+  const me = ctx.viewer.id;
+  const where = sql`(${col(repository.ownerId)} = ${me}
+    OR EXISTS (SELECT 1 FROM collaboration mc WHERE mc.repo_id = ${col(repository.id)} AND mc.user_id = ${me})
+    OR EXISTS (SELECT 1 FROM team mt JOIN team_user mtu ON mtu.team_id = mt.id AND mtu.uid = ${me} WHERE mt.org_id = ${col(repository.ownerId)}
+       AND (mt.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo mtr WHERE mtr.team_id = mt.id AND mtr.repo_id = ${col(repository.id)}))))`;
+  const { caller, rows } = await readWithCaller(ctx, listQueries(ctx, where, [asc(repository.id)], page));
+  return { total: rows[1][0]?.n ?? 0, data: toList(ctx, caller, rows[0] as RepoFacts[]) };
+}
+
+/** GET /users/{username}/repos and /orgs/{org}/repos: the owner's repositories the caller may see. */
+export async function listOwnerRepos(ctx: Ctx, ownerName: string, page: Page, opts: { org: boolean }) {
+  const ownerId = sql`(SELECT id FROM user WHERE lower_name = ${ownerName.toLowerCase()})`;
+  const { caller, rows } = await readWithCaller(ctx, [ownerByName(ctx, ownerName), ...listQueries(ctx, sql`${col(repository.ownerId)} = ${ownerId}`, [asc(repository.id)], page)] as const);
+  const o = rows[0][0];
+  if (!o || !o.visible || (opts.org && o.u.type !== 1)) throw notFound();
+  return { total: rows[2][0]?.n ?? 0, data: toList(ctx, caller, rows[1] as RepoFacts[]) };
+}
+
+/** GET /repos/{owner}/{repo}/forks (listForks): forks the caller may see. */
+export async function listForks(ctx: Ctx, owner: string, name: string, page: Page) {
+  const rid = repoIdByPath(owner, name);
+  const [list, cnt] = listQueries(ctx, sql`${col(repository.forkId)} = ${rid}`, [asc(repository.id)], page);
+  const a = await assignRepo(ctx, owner, name, [list, cnt] as const);
+  return { total: (a.rows[1] as { n: number }[])[0]?.n ?? 0, data: toList(ctx, a.caller, a.rows[0] as RepoFacts[]) };
+}
+

@@ -1,0 +1,107 @@
+/** Labels: the spec's label rules and Gitea's behaviour (reference §1.5, §5.1–5.2, §6.4). */
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { label } from "../../functions/db/schema.ts";
+import { apiRepo, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let owner: SeededUser;
+let ownerTok: string;
+let repo: { id: number; name: string };
+
+beforeAll(async () => {
+  t = await testApp();
+  owner = await seedUser(t.db);
+  ownerTok = await owner.token();
+  repo = await apiRepo(t, ownerTok, { name: uniq("l") });
+});
+afterAll(() => t.close());
+
+const base = () => `/api/v1/repos/${owner.name}/${repo.name}/labels`;
+const create = (json: unknown, tk = ownerTok) => t.request(base(), { method: "POST", headers: token(tk), json });
+
+describe("create", () => {
+  it("normalizes the colour (stored #rrggbb, shown without #) and answers Gitea's Label (2 round trips)", async () => {
+    const res = await create({ name: "bug", color: "#ABC", description: "d" });
+    expect(res.status).toBe(201);
+    expect(roundTrips(res)).toBe(2);
+    const body = await res.json();
+    expect(body).toEqual({ id: body.id, name: "bug", exclusive: false, is_archived: false, color: "aabbcc", description: "d", url: `http://gitea.test/api/v1/repos/${owner.name}/${repo.name}/labels/${body.id}` });
+    const [row] = await t.db.select().from(label).where(eq(label.id, body.id));
+    expect(row.color).toBe("#aabbcc");
+  });
+
+  it("an invalid colour → 422 `bad color code: …`; a missing colour → 422 [Color]: Required", async () => {
+    const bad = await create({ name: "x", color: "red" });
+    expect(bad.status).toBe(422);
+    expect((await bad.json()).message).toBe("bad color code: #red");
+    const missing = await create({ name: "x" });
+    expect((await missing.json()).message).toBe("[Color]: Required");
+  });
+
+  it("needs write access on issues or pull requests (403 for a reader)", async () => {
+    const reader = await seedUser(t.db);
+    expect((await create({ name: "x", color: "ffffff" }, await reader.token())).status).toBe(403);
+  });
+});
+
+describe("get by id or name, confined to the repository", () => {
+  it("GET by numeric id or by name (1 round trip)", async () => {
+    const l = await (await create({ name: "by-name", color: "00ff00" })).json();
+    const byId = await t.request(`${base()}/${l.id}`);
+    expect(byId.status).toBe(200);
+    expect(roundTrips(byId)).toBe(1);
+    expect((await (await t.request(`${base()}/by-name`)).json()).id).toBe(l.id);
+  });
+
+  it("a label id of another repository answers exactly like an absent id (GHSA-pgqf-926r-548m)", async () => {
+    const other = await apiRepo(t, ownerTok, { name: uniq("o") });
+    const foreign = await (await t.request(`/api/v1/repos/${owner.name}/${other.name}/labels`, { method: "POST", headers: token(ownerTok), json: { name: "f", color: "123456" } })).json();
+    const a = await t.request(`${base()}/${foreign.id}`);
+    const b = await t.request(`${base()}/999999999`);
+    expect(a.status).toBe(404);
+    expect(await a.json()).toEqual(await b.json());
+    expect((await t.request(`${base()}/${foreign.id}`, { method: "PATCH", headers: token(ownerTok), json: { name: "hijack" } })).status).toBe(404);
+    expect((await t.request(`${base()}/${foreign.id}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
+    const [still] = await t.db.select().from(label).where(eq(label.id, foreign.id));
+    expect(still.name).toBe("f");
+  });
+
+  it("labels of a private repository are 404 to outsiders", async () => {
+    const priv = await apiRepo(t, ownerTok, { name: uniq("p"), private: true, issue_labels: "Default" });
+    const stranger = await seedUser(t.db);
+    expect((await t.request(`/api/v1/repos/${owner.name}/${priv.name}/labels`, { headers: token(await stranger.token()) })).status).toBe(404);
+    expect((await t.request(`/api/v1/repos/${owner.name}/${priv.name}/labels`)).status).toBe(404);
+  });
+});
+
+describe("edit", () => {
+  it("applies present fields; an absent is_archived clears the archived flag", async () => {
+    const l = await (await create({ name: "arch", color: "ffffff", is_archived: true })).json();
+    expect(l.is_archived).toBe(true);
+    const edited = await (await t.request(`${base()}/${l.id}`, { method: "PATCH", headers: token(ownerTok), json: { description: "new" } })).json();
+    expect(edited).toMatchObject({ name: "arch", description: "new", is_archived: false });
+    const bad = await t.request(`${base()}/${l.id}`, { method: "PATCH", headers: token(ownerTok), json: { color: "#12345" } });
+    expect(bad.status).toBe(422);
+  });
+});
+
+describe("list", () => {
+  it("lists with X-Total-Count, sorted alphabetically by default and reverse on request", async () => {
+    const r = await apiRepo(t, ownerTok, { name: uniq("ls"), issue_labels: "Default" });
+    const res = await t.request(`/api/v1/repos/${owner.name}/${r.name}/labels?limit=3`);
+    expect(res.headers.get("X-Total-Count")).toBe("7");
+    expect((await res.json()).map((l: { name: string }) => l.name)).toEqual(["bug", "duplicate", "enhancement"]);
+    const rev = await (await t.request(`/api/v1/repos/${owner.name}/${r.name}/labels?sort=reversealphabetically&limit=1`)).json();
+    expect(rev[0].name).toBe("wontfix");
+  });
+});
+
+describe("templates", () => {
+  it("GET /label/templates lists Advanced and Default; GET /label/templates/{name} answers the labels or 404", async () => {
+    expect(await (await t.request("/api/v1/label/templates")).json()).toEqual(["Advanced", "Default"]);
+    const def = await (await t.request("/api/v1/label/templates/Default")).json();
+    expect(def).toContainEqual({ name: "bug", exclusive: false, color: "ee0701", description: "Something is not working" });
+    expect((await t.request("/api/v1/label/templates/Nope")).status).toBe(404);
+  });
+});

@@ -1,0 +1,438 @@
+/** Repositories: the spec's create, generate, edit, delete and state-table rules (one test per rule). */
+import { and, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { action, collaboration, label, mirror, repoUnit, repository, team, teamUser } from "../../functions/db/schema.ts";
+import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let alice: SeededUser;
+let bob: SeededUser;
+let admin: SeededUser;
+let aliceTok: string;
+let bobTok: string;
+let adminTok: string;
+
+beforeAll(async () => {
+  t = await testApp();
+  alice = await seedUser(t.db);
+  bob = await seedUser(t.db);
+  admin = await seedUser(t.db, { admin: true });
+  [aliceTok, bobTok, adminTok] = await Promise.all([alice.token(), bob.token(), admin.token()]);
+});
+afterAll(() => t.close());
+
+const post = (path: string, tk: string, json: unknown) => t.request(path, { method: "POST", headers: token(tk), json });
+const patch = (owner: string, name: string, tk: string, json: unknown) => t.request(`/api/v1/repos/${owner}/${name}`, { method: "PATCH", headers: token(tk), json });
+
+describe("create rules (POST /user/repos, /orgs/{org}/repos)", () => {
+  it("creates an empty repository with Gitea's JSON, default units and owner permission (2 round trips)", async () => {
+    const name = uniq("r");
+    const res = await post("/api/v1/user/repos", aliceTok, { name, description: "d" });
+    expect(res.status).toBe(201);
+    expect(roundTrips(res)).toBe(2);
+    const body = await res.json();
+    expect(body).toMatchObject({ name, full_name: `${alice.name}/${name}`, empty: true, private: false, default_branch: "main", permissions: { admin: true, push: true, pull: true }, has_issues: true, has_wiki: true, has_pull_requests: true });
+    expect(body.owner.login).toBe(alice.name);
+    const units = await t.db.select().from(repoUnit).where(eq(repoUnit.repoId, body.id));
+    expect(units.map((u) => u.type).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 8, 9, 10]);
+  });
+
+  it("rule 1: auto_init without readme uses the Default readme template (accepted)", async () => {
+    expect((await post("/api/v1/user/repos", aliceTok, { name: uniq("ai"), auto_init: true })).status).toBe(201);
+  });
+
+  it("rule 2: auto_init with an unknown readme template → 400", async () => {
+    const res = await post("/api/v1/user/repos", aliceTok, { name: uniq("ai"), auto_init: true, readme: "Nope" });
+    expect(res.status).toBe(400);
+    expect((await res.json()).message).toBe("readme template does not exist, available templates: [Default]");
+  });
+
+  it("rule 3: the same name for the owner, in any case → 409", async () => {
+    const name = uniq("dup");
+    await post("/api/v1/user/repos", aliceTok, { name });
+    const res = await post("/api/v1/user/repos", aliceTok, { name: name.toUpperCase() });
+    expect(res.status).toBe(409);
+    expect((await res.json()).message).toBe("The repository with the same name already exists.");
+  });
+
+  it("rule 4: reserved names, disallowed patterns and bad characters → 422", async () => {
+    for (const [name, msg] of [
+      ["..", "name is reserved [name: ..]"],
+      ["-", "name is reserved [name: -]"],
+      ["x.git", "name pattern is not allowed [pattern: *.git]"],
+      ["x.wiki", "name pattern is not allowed [pattern: *.wiki]"],
+      ["a..b", "name is invalid [a..b]: must be valid alpha or numeric or dash(-_) or dot characters"],
+      ["has space", "[Name]: AlphaDashDot"],
+    ]) {
+      const res = await post("/api/v1/user/repos", aliceTok, { name });
+      expect(res.status, name).toBe(422);
+      expect((await res.json()).message, name).toBe(msg);
+    }
+  });
+
+  it("rule 4: issue_labels applies the Default and Advanced templates; an unknown template → 422", async () => {
+    const d = await apiRepo(t, aliceTok, { name: uniq("lbl"), issue_labels: "Default" });
+    const rows = await t.db.select().from(label).where(eq(label.repoId, d.id));
+    expect(rows.map((r) => r.name).sort()).toEqual(["bug", "duplicate", "enhancement", "help wanted", "invalid", "question", "wontfix"]);
+    expect(rows.find((r) => r.name === "bug")?.color).toBe("#ee0701");
+    const adv = await apiRepo(t, aliceTok, { name: uniq("adv"), issue_labels: "Advanced" });
+    const advRows = await t.db.select().from(label).where(eq(label.repoId, adv.id));
+    expect(advRows).toHaveLength(18);
+    expect(advRows.find((r) => r.name === "Priority/High")?.exclusive).toBe(true);
+    const bad = await post("/api/v1/user/repos", aliceTok, { name: uniq("bad"), issue_labels: "NoSuchTemplate" });
+    expect(bad.status).toBe(422);
+  });
+
+  it("rule 6: an organization caller (sudo to an org) → 422", async () => {
+    const org = await seedOrg(t.db, alice);
+    const res = await t.request(`/api/v1/user/repos?sudo=${org.name}`, { method: "POST", headers: token(adminTok), json: { name: uniq("x") } });
+    expect(res.status).toBe(422);
+  });
+
+  it("rule 7: org members without the create right → 403; a team with can_create_org_repo may; unknown/invisible org → 404", async () => {
+    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const member = await seedUser(t.db);
+    const mteam = await seedMember(t.db, org, member);
+    const mt = await member.token();
+    const denied = await post(`/api/v1/orgs/${org.name}/repos`, mt, { name: uniq("o") });
+    expect(denied.status).toBe(403);
+    expect((await denied.json()).message).toBe("Given user is not allowed to create repository in organization.");
+    await t.db.update(team).set({ canCreateOrgRepo: true }).where(eq(team.id, mteam.id));
+    const ok = await post(`/api/v1/orgs/${org.name}/repos`, mt, { name: uniq("o") });
+    expect(ok.status).toBe(201);
+    expect((await post(`/api/v1/orgs/${org.name}/repos`, bobTok, { name: uniq("o") })).status).toBe(404);
+    expect((await post("/api/v1/orgs/no-such-org-x/repos", bobTok, { name: uniq("o") })).status).toBe(404);
+  });
+
+  it("the deprecated /org/{org}/repos creates too and answers an unknown org with 422", async () => {
+    const org = await seedOrg(t.db, alice);
+    expect((await post(`/api/v1/org/${org.name}/repos`, aliceTok, { name: uniq("dep") })).status).toBe(201);
+    expect((await post("/api/v1/org/no-such-org-y/repos", aliceTok, { name: uniq("dep") })).status).toBe(422);
+  });
+
+  it("rule 8: the 201 carries owner-level permission, also for an org repository created by an owner", async () => {
+    const org = await seedOrg(t.db, alice);
+    const r = await apiRepo(t, aliceTok, { name: uniq("p") }, org.name);
+    expect(r.permissions).toEqual({ admin: true, push: true, pull: true });
+    expect(r.owner.login).toBe(org.name);
+  });
+
+  it("FORCE_PRIVATE makes every created repository private", async () => {
+    const t2 = await testApp({ GITEA__repository__FORCE_PRIVATE: "true" });
+    const u = await seedUser(t2.db);
+    const res = await t2.request("/api/v1/user/repos", { method: "POST", headers: token(await u.token()), json: { name: "p", private: false } });
+    expect((await res.json()).private).toBe(true);
+    t2.close();
+  });
+
+  it("DISABLED_REPO_UNITS are not created", async () => {
+    const t2 = await testApp({ GITEA__repository__DISABLED_REPO_UNITS: "repo.wiki,repo.projects" });
+    const u = await seedUser(t2.db);
+    const body = await (await t2.request("/api/v1/user/repos", { method: "POST", headers: token(await u.token()), json: { name: "p" } })).json();
+    expect(body.has_wiki).toBe(false);
+    expect(body.has_projects).toBe(false);
+    t2.close();
+  });
+
+  it("records create_repo activity with is_private", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("act"), private: true });
+    const rows = await t.db.select().from(action).where(eq(action.repoId, r.id));
+    expect(rows.map((a) => ({ op: a.opType, priv: a.isPrivate }))).toEqual([{ op: 1, priv: true }]);
+  });
+});
+
+describe("GET /repos/{owner}/{repo} and /repositories/{id}", () => {
+  it("a private repository is 404 to outsiders and to anonymous callers, 200 to the owner (1 round trip)", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("priv"), private: true });
+    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`)).status).toBe(404);
+    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(bobTok) })).status).toBe(404);
+    const own = await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(aliceTok) });
+    expect(own.status).toBe(200);
+    expect(roundTrips(own)).toBe(1);
+    expect((await t.request(`/api/v1/repositories/${r.id}`, { headers: token(bobTok) })).status).toBe(404);
+    expect((await t.request(`/api/v1/repositories/${r.id}`, { headers: token(aliceTok) })).status).toBe(200);
+    expect((await t.request("/api/v1/repositories/99999999", { headers: token(aliceTok) })).status).toBe(404);
+  });
+
+  it("owner and repository names match case-insensitively; output keeps the stored case", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("CaSe") });
+    const res = await t.request(`/api/v1/repos/${alice.name.toUpperCase()}/${r.name.toLowerCase()}`);
+    expect((await res.json()).name).toBe(r.name);
+  });
+});
+
+describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
+  it("rule 1: a rename stores a redirect; the old name answers 307 to the new path (query kept)", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("old") });
+    const newName = uniq("new");
+    const res = await patch(alice.name, r.name, aliceTok, { name: newName });
+    expect(res.status).toBe(200);
+    expect((await res.json()).full_name).toBe(`${alice.name}/${newName}`);
+    const old = await t.request(`/api/v1/repos/${alice.name}/${r.name}/forks?limit=3`, { redirect: "manual" });
+    expect(old.status).toBe(307);
+    expect(old.headers.get("Location")).toBe(`/api/v1/repos/${alice.name}/${newName}/forks?limit=3`);
+    const acts = await t.db.select().from(action).where(and(eq(action.repoId, r.id), eq(action.opType, 2)));
+    expect(acts[0]?.content).toBe(r.name);
+  });
+
+  it("rule 1: renaming onto an existing name → 422", async () => {
+    const a = await apiRepo(t, aliceTok, { name: uniq("a") });
+    const b = await apiRepo(t, aliceTok, { name: uniq("b") });
+    const res = await patch(alice.name, a.name, aliceTok, { name: b.name.toUpperCase() });
+    expect(res.status).toBe(422);
+  });
+
+  it("rule 2: description, website and template are set only when present", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("d"), description: "keep" });
+    const body = await (await patch(alice.name, r.name, aliceTok, { website: "https://x.example", template: true })).json();
+    expect(body).toMatchObject({ description: "keep", website: "https://x.example", template: true });
+  });
+
+  it("state table: private ↔ public; FORCE_PRIVATE blocks making a private repository public for non-admins (422)", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("v") });
+    expect((await (await patch(alice.name, r.name, aliceTok, { private: true })).json()).private).toBe(true);
+    expect((await (await patch(alice.name, r.name, aliceTok, { private: false })).json()).private).toBe(false);
+    const t2 = await testApp({ GITEA__repository__FORCE_PRIVATE: "true" });
+    const u = await seedUser(t2.db);
+    const a2 = await seedUser(t2.db, { admin: true });
+    const ut = await u.token();
+    await t2.request("/api/v1/user/repos", { method: "POST", headers: token(ut), json: { name: "fp" } });
+    const res = await t2.request(`/api/v1/repos/${u.name}/fp`, { method: "PATCH", headers: token(ut), json: { private: false } });
+    expect(res.status).toBe(422);
+    expect((await res.json()).message).toBe("cannot change private repository to public");
+    const byAdmin = await t2.request(`/api/v1/repos/${u.name}/fp`, { method: "PATCH", headers: token(await a2.token()), json: { private: false } });
+    expect((await byAdmin.json()).private).toBe(false);
+    t2.close();
+  });
+
+  it("state table: a fork's visibility follows its base; making the base private makes its forks private", async () => {
+    const base = await apiRepo(t, aliceTok, { name: uniq("base") });
+    const fork = await (await post(`/api/v1/repos/${alice.name}/${base.name}/forks`, bobTok, {})).json();
+    const res = await patch(bob.name, fork.name, bobTok, { private: true });
+    expect((await res.json()).private).toBe(false);
+    await patch(alice.name, base.name, aliceTok, { private: true });
+    const [row] = await t.db.select().from(repository).where(eq(repository.id, fork.id));
+    expect(row.isPrivate).toBe(true);
+  });
+
+  it("rule 4: default_branch on an empty repository is applied", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("db") });
+    expect((await (await patch(alice.name, r.name, aliceTok, { default_branch: "develop" })).json()).default_branch).toBe("develop");
+  });
+
+  it("rule 5: external tracker needs a valid URL and format (422), then replaces the internal tracker", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("et") });
+    expect((await patch(alice.name, r.name, aliceTok, { has_issues: true, external_tracker: { external_tracker_url: "not a url" } })).status).toBe(422);
+    expect((await patch(alice.name, r.name, aliceTok, { has_issues: true, external_tracker: { external_tracker_url: "https://t.example", external_tracker_format: "nope {index}" } })).status).toBe(422);
+    const body = await (await patch(alice.name, r.name, aliceTok, { has_issues: true, external_tracker: { external_tracker_url: "https://t.example", external_tracker_format: "https://t.example/{user}/{repo}/{index}", external_tracker_style: "numeric" } })).json();
+    expect(body.has_issues).toBe(true);
+    expect(body.internal_tracker).toBeUndefined();
+    expect(body.external_tracker).toEqual({ external_tracker_url: "https://t.example", external_tracker_format: "https://t.example/{user}/{repo}/{index}", external_tracker_style: "numeric", external_tracker_regexp_pattern: "" });
+  });
+
+  it("rule 6: has_issues without external tracker enables the internal one with the given config or defaults", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("it") });
+    await patch(alice.name, r.name, aliceTok, { has_issues: false });
+    const body = await (await patch(alice.name, r.name, aliceTok, { has_issues: true, internal_tracker: { enable_time_tracker: false } })).json();
+    expect(body.internal_tracker).toEqual({ enable_time_tracker: false, allow_only_contributors_to_track_time: true, enable_issue_dependencies: true });
+    expect(body.external_tracker).toBeUndefined();
+  });
+
+  it("rule 7: has_issues false removes both trackers", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("ni") });
+    const body = await (await patch(alice.name, r.name, aliceTok, { has_issues: false })).json();
+    expect(body.has_issues).toBe(false);
+    expect(body.internal_tracker).toBeUndefined();
+  });
+
+  it("rule 8: wiki — external wiki needs a valid URL (422) and replaces the internal wiki; false removes both", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("w") });
+    const bad = await patch(alice.name, r.name, aliceTok, { has_wiki: true, external_wiki: { external_wiki_url: "ftp:/x" } });
+    expect(bad.status).toBe(422);
+    expect((await bad.json()).message).toBe("Invalid external wiki URL");
+    const ext = await (await patch(alice.name, r.name, aliceTok, { has_wiki: true, external_wiki: { external_wiki_url: "https://wiki.example" } })).json();
+    expect(ext.external_wiki).toEqual({ external_wiki_url: "https://wiki.example" });
+    const none = await (await patch(alice.name, r.name, aliceTok, { has_wiki: false })).json();
+    expect(none.has_wiki).toBe(false);
+    expect(none.external_wiki).toBeUndefined();
+  });
+
+  it("rule 9: unit switches and projects mode", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("u") });
+    const body = await (await patch(alice.name, r.name, aliceTok, { has_releases: false, has_packages: false, has_actions: false, has_code: false, projects_mode: "repo" })).json();
+    expect(body).toMatchObject({ has_releases: false, has_packages: false, has_actions: false, has_code: false, projects_mode: "repo" });
+    const on = await (await patch(alice.name, r.name, aliceTok, { has_projects: true, projects_mode: "owner" })).json();
+    expect(on.projects_mode).toBe("owner");
+  });
+
+  it("rule 10: pull request settings merge into the unit; has_pull_requests false removes it", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("pr") });
+    const body = await (await patch(alice.name, r.name, aliceTok, { allow_squash_merge: false, default_merge_style: "rebase" })).json();
+    expect(body).toMatchObject({ has_pull_requests: true, allow_squash_merge: false, allow_rebase: true, default_merge_style: "rebase" });
+    const off = await (await patch(alice.name, r.name, aliceTok, { has_pull_requests: false })).json();
+    expect(off).toMatchObject({ has_pull_requests: false, allow_rebase: false, default_merge_style: "merge" });
+  });
+
+  it("globally disabled units are ignored on edit", async () => {
+    const t2 = await testApp({ GITEA__repository__DISABLED_REPO_UNITS: "repo.wiki" });
+    const u = await seedUser(t2.db);
+    const ut = await u.token();
+    await t2.request("/api/v1/user/repos", { method: "POST", headers: token(ut), json: { name: "g" } });
+    const body = await (await t2.request(`/api/v1/repos/${u.name}/g`, { method: "PATCH", headers: token(ut), json: { has_wiki: true } })).json();
+    expect(body.has_wiki).toBe(false);
+    t2.close();
+  });
+
+  it("rule 11 and the state table: archive and unarchive; a mirror cannot be (un)archived (422)", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("arc") });
+    const archived = await (await patch(alice.name, r.name, aliceTok, { archived: true })).json();
+    expect(archived.archived).toBe(true);
+    expect(archived.archived_at).not.toBe("1970-01-01T00:00:00Z");
+    expect((await (await patch(alice.name, r.name, aliceTok, { archived: false })).json()).archived).toBe(false);
+    const m = await apiRepo(t, aliceTok, { name: uniq("mir") });
+    await t.db.update(repository).set({ isMirror: true }).where(eq(repository.id, m.id));
+    await t.db.insert(mirror).values({ repoId: m.id, intervalMs: 28_800_000 });
+    const res = await patch(alice.name, m.name, aliceTok, { archived: true, description: "not applied" });
+    expect(res.status).toBe(422);
+    expect((await res.json()).message).toBe("repo is a mirror, cannot archive/un-archive");
+    const [row] = await t.db.select().from(repository).where(eq(repository.id, m.id));
+    expect(row.description).toBe("");
+  });
+
+  it("rule 12: mirror_interval parses as a duration, at least the minimum unless zero; ignored for non-mirrors", async () => {
+    const m = await apiRepo(t, aliceTok, { name: uniq("mi") });
+    await t.db.update(repository).set({ isMirror: true }).where(eq(repository.id, m.id));
+    await t.db.insert(mirror).values({ repoId: m.id, intervalMs: 28_800_000 });
+    expect((await patch(alice.name, m.name, aliceTok, { mirror_interval: "soon" })).status).toBe(422);
+    const low = await patch(alice.name, m.name, aliceTok, { mirror_interval: "5m" });
+    expect(low.status).toBe(422);
+    expect((await low.json()).message).toBe("invalid mirror interval: 5m is below minimum interval: 10m0s");
+    expect((await (await patch(alice.name, m.name, aliceTok, { mirror_interval: "1h30m", enable_prune: false })).json()).mirror_interval).toBe("1h30m0s");
+    expect((await (await patch(alice.name, m.name, aliceTok, { mirror_interval: "0" })).json()).mirror_interval).toBe("0s");
+    const [mrow] = await t.db.select().from(mirror).where(eq(mirror.repoId, m.id));
+    expect(mrow.enablePrune).toBe(false);
+    const plain = await apiRepo(t, aliceTok, { name: uniq("np") });
+    const ignored = await patch(alice.name, plain.name, aliceTok, { mirror_interval: "soon" });
+    expect(ignored.status).toBe(200);
+    expect((await ignored.json()).mirror_interval).toBe("");
+  });
+
+  it("edit needs repository admin: a write collaborator gets 403, an outsider of a private repo 404", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("perm"), private: true });
+    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 2 });
+    const res = await patch(alice.name, r.name, bobTok, { description: "x" });
+    expect(res.status).toBe(403);
+    expect((await res.json()).message).toBe("user should be an owner or a collaborator with admin write of a repository");
+    const stranger = await seedUser(t.db);
+    expect((await patch(alice.name, r.name, await stranger.token(), { description: "x" })).status).toBe(404);
+  });
+});
+
+describe("delete rule", () => {
+  it("the owner deletes (204) and everything hanging off the repository goes", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("del"), issue_labels: "Default" });
+    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 1 });
+    const res = await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "DELETE", headers: token(aliceTok) });
+    expect(res.status).toBe(204);
+    expect(roundTrips(res)).toBe(2);
+    for (const tbl of [repoUnit, label, collaboration, action] as const) {
+      expect(await t.db.select().from(tbl).where(eq(tbl.repoId, r.id))).toEqual([]);
+    }
+    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(aliceTok) })).status).toBe(404);
+  });
+
+  it("an admin collaborator or an org member who is not an org owner → 403", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("d2") });
+    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 3 });
+    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "DELETE", headers: token(bobTok) })).status).toBe(403);
+    const org = await seedOrg(t.db, alice);
+    const member = await seedUser(t.db);
+    const mteam = await seedMember(t.db, org, member);
+    await t.db.update(team).set({ authorize: 3, includesAllRepositories: true }).where(eq(team.id, mteam.id));
+    const or = await apiRepo(t, aliceTok, { name: uniq("d3") }, org.name);
+    expect((await t.request(`/api/v1/repos/${org.name}/${or.name}`, { method: "DELETE", headers: token(await member.token()) })).status).toBe(403);
+    expect((await t.request(`/api/v1/repos/${org.name}/${or.name}`, { method: "DELETE", headers: token(aliceTok) })).status).toBe(204);
+  });
+});
+
+describe("generate rules (POST /repos/{template_owner}/{template_repo}/generate)", () => {
+  it("rule 1: the source must be a template → 422", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("nt") });
+    const res = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: alice.name, name: uniq("g"), labels: true });
+    expect(res.status).toBe(422);
+    expect((await res.json()).message).toBe("this is not a template repo");
+  });
+
+  it("rule 3: at least one template item → 422", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("tp"), template: true });
+    const res = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: alice.name, name: uniq("g") });
+    expect(res.status).toBe(422);
+    expect((await res.json()).message).toBe("must select at least one template item");
+  });
+
+  it("copies labels when asked; 201 with owner permission; name conflict 409", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("tp"), template: true, issue_labels: "Default" });
+    const name = uniq("gen");
+    const res = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: alice.name, name, labels: true, private: true });
+    expect(res.status).toBe(201);
+    const body = await res.json();
+    expect(body).toMatchObject({ name, private: true, template: false, permissions: { admin: true, push: true, pull: true } });
+    expect(await t.db.select().from(label).where(eq(label.repoId, body.id))).toHaveLength(7);
+    expect((await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: alice.name, name, labels: true })).status).toBe(409);
+  });
+
+  it("rule 4: unknown owner → 404 with {error}; another user for a non-admin → 403; an org without the create right → 403", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("tp"), template: true });
+    const unknown = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: "no-such-owner-z", name: uniq("g"), labels: true });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: "request owner `no-such-owner-z` does not exist" });
+    const other = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: bob.name, name: uniq("g"), labels: true });
+    expect(other.status).toBe(403);
+    expect((await other.json()).message).toBe("Only admin can generate repository for other user.");
+    const org = await seedOrg(t.db, bob);
+    await seedMember(t.db, org, alice);
+    const noRight = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: org.name, name: uniq("g"), labels: true });
+    expect(noRight.status).toBe(403);
+    expect((await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, adminTok, { owner: bob.name, name: uniq("g"), labels: true })).status).toBe(201);
+  });
+});
+
+describe("forks", () => {
+  it("POST /forks answers 202 with the fork, parent set; GET /forks lists it; fork visibility follows the base", async () => {
+    const base = await apiRepo(t, aliceTok, { name: uniq("fb") });
+    const res = await post(`/api/v1/repos/${alice.name}/${base.name}/forks`, bobTok, {});
+    expect(res.status).toBe(202);
+    const fork = await res.json();
+    expect(fork).toMatchObject({ fork: true, name: base.name, parent: { full_name: `${alice.name}/${base.name}` } });
+    const list = await t.request(`/api/v1/repos/${alice.name}/${base.name}/forks`);
+    expect((await list.json()).map((r: { full_name: string }) => r.full_name)).toEqual([`${bob.name}/${base.name}`]);
+    expect(list.headers.get("X-Total-Count")).toBe("1");
+    const again = await t.request(`/api/v1/repos/${bob.name}/${base.name}`);
+    expect((await again.json()).parent.name).toBe(base.name);
+    expect((await (await t.request(`/api/v1/repos/${alice.name}/${base.name}`)).json()).forks_count).toBe(1);
+  });
+
+  it("forking into an org needs the same create right as create and generate (GHSA-fhx7-m96w-mv29)", async () => {
+    const base = await apiRepo(t, aliceTok, { name: uniq("fo") });
+    const org = await seedOrg(t.db, alice);
+    await seedMember(t.db, org, bob);
+    const res = await post(`/api/v1/repos/${alice.name}/${base.name}/forks`, bobTok, { organization: org.name });
+    expect(res.status).toBe(403);
+    expect(await t.db.select().from(repository).where(and(eq(repository.ownerId, org.id)))).toEqual([]);
+  });
+});
+
+describe("team access on org repositories", () => {
+  it("a team with can_create_org_repo gets the repository its member created", async () => {
+    const org = await seedOrg(t.db, alice);
+    const member = await seedUser(t.db);
+    const mteam = await seedMember(t.db, org, member);
+    await t.db.update(team).set({ canCreateOrgRepo: true, authorize: 2 }).where(eq(team.id, mteam.id));
+    const r = await apiRepo(t, await member.token(), { name: uniq("tr"), private: true }, org.name);
+    const other = await seedUser(t.db);
+    await seedMember(t.db, org, other);
+    expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await member.token()) })).status).toBe(200);
+    expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await other.token()) })).status).toBe(404);
+    void teamUser;
+  });
+});
