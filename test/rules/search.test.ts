@@ -1,0 +1,154 @@
+/** GET /repos/search and the repository lists: every parameter and rule, never a hidden repository. */
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collaboration, repository, star, team } from "../../functions/db/schema.ts";
+import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let alice: SeededUser;
+let bob: SeededUser;
+let aliceTok: string;
+let bobTok: string;
+const tag = uniq("srch");
+const names: Record<string, string> = {};
+
+beforeAll(async () => {
+  t = await testApp();
+  alice = await seedUser(t.db);
+  bob = await seedUser(t.db);
+  [aliceTok, bobTok] = await Promise.all([alice.token(), bob.token()]);
+  for (const [key, body] of Object.entries({
+    pub: { description: "the public one" },
+    priv: { private: true },
+    tmpl: { template: true },
+    arch: {},
+    shared: { private: true },
+  })) {
+    names[key] = `${tag}-${key}`;
+    await apiRepo(t, aliceTok, { name: names[key], ...body });
+  }
+  await t.request(`/api/v1/repos/${alice.name}/${names.arch}`, { method: "PATCH", headers: token(aliceTok), json: { archived: true } });
+  const [shared] = await t.db.select().from(repository).where(eq(repository.lowerName, names.shared.toLowerCase()));
+  await t.db.insert(collaboration).values({ repoId: shared.id, userId: bob.id, mode: 1 });
+  await t.db.update(repository).set({ topics: JSON.stringify(["edge-topic"]) }).where(eq(repository.lowerName, names.pub.toLowerCase()));
+});
+afterAll(() => t.close());
+
+const search = async (q: string, tk?: string) => {
+  const res = await t.request(`/api/v1/repos/search?${q}`, { headers: tk ? token(tk) : {} });
+  const body = await res.json();
+  return { res, body, names: (body.data ?? []).map((r: { name: string }) => r.name).sort() as string[] };
+};
+
+describe("search rules", () => {
+  it("answers {ok, data} with X-Total-Count and Link, in one round trip", async () => {
+    const { res, body } = await search(`q=${tag}&limit=2`, aliceTok);
+    expect(body.ok).toBe(true);
+    expect(res.headers.get("X-Total-Count")).toBe("5");
+    expect(res.headers.get("Link")).toContain('rel="next"');
+    expect(roundTrips(res)).toBe(1);
+  });
+
+  it("rule 1: anonymous callers and public-only tokens never see or count private repositories", async () => {
+    const anon = await search(`q=${tag}`);
+    expect(anon.names).toEqual([names.arch, names.pub, names.tmpl].sort());
+    expect(anon.res.headers.get("X-Total-Count")).toBe("3");
+    const pub = await search(`q=${tag}`, await alice.token(["public-only", "read:repository"]));
+    expect(pub.names).toEqual([names.arch, names.pub, names.tmpl].sort());
+  });
+
+  it("signed-in callers see private repositories they can access, and only those", async () => {
+    expect((await search(`q=${tag}`, aliceTok)).names).toHaveLength(5);
+    const asBob = await search(`q=${tag}`, bobTok);
+    expect(asBob.names).toEqual([names.arch, names.pub, names.shared, names.tmpl].sort());
+    expect(asBob.res.headers.get("X-Total-Count")).toBe("4");
+    expect((await search(`q=${tag}&private=false`, aliceTok)).names).toHaveLength(3);
+  });
+
+  it("rule 2: modes source, fork, mirror, collaborative; any other mode → 422", async () => {
+    expect((await search(`q=${tag}&mode=source`, aliceTok)).names).toHaveLength(5);
+    expect((await search(`q=${tag}&mode=fork`, aliceTok)).names).toEqual([]);
+    expect((await search(`q=${tag}&mode=mirror`, aliceTok)).names).toEqual([]);
+    expect((await search(`q=${tag}&mode=collaborative`, bobTok)).names).toContain(names.shared);
+    const bad = await search(`q=${tag}&mode=weird`, aliceTok);
+    expect(bad.res.status).toBe(422);
+    expect(bad.body.message).toBe('Invalid search mode: "weird"');
+  });
+
+  it("rule 3: an unknown sort or order → 422", async () => {
+    const s = await search("sort=random");
+    expect(s.res.status).toBe(422);
+    expect(s.body.message).toBe('Invalid sort mode: "random"');
+    const o = await search("sort=id&order=sideways");
+    expect(o.body.message).toBe('Invalid sort order: "sideways"');
+  });
+
+  it("sort and order: alpha by default, id desc on request", async () => {
+    const asc = (await search(`q=${tag}`, aliceTok)).body.data.map((r: { name: string }) => r.name);
+    expect(asc).toEqual([...asc].sort());
+    const desc = (await search(`q=${tag}&sort=id&order=desc`, aliceTok)).body.data.map((r: { id: number }) => r.id);
+    expect(desc).toEqual([...desc].sort((a: number, b: number) => b - a));
+  });
+
+  it("filters: is_private, template, archived, includeDesc, topic, uid+exclusive, starredBy, priority_owner_id", async () => {
+    expect((await search(`q=${tag}&is_private=true`, aliceTok)).names).toEqual([names.priv, names.shared].sort());
+    expect((await search(`q=${tag}&template=true`, aliceTok)).names).toEqual([names.tmpl]);
+    expect((await search(`q=${tag}&archived=true`, aliceTok)).names).toEqual([names.arch]);
+    expect((await search("q=the public one&includeDesc=true", aliceTok)).names).toEqual([names.pub]);
+    expect((await search("q=the public one", aliceTok)).names).toEqual([]);
+    expect((await search("q=edge-topic&topic=true", aliceTok)).names).toEqual([names.pub]);
+    expect((await search(`uid=${bob.id}`, aliceTok)).names).toEqual([names.shared]);
+    expect((await search(`uid=${bob.id}&exclusive=true`, aliceTok)).names).toEqual([]);
+    const [pub] = await t.db.select().from(repository).where(eq(repository.lowerName, names.pub.toLowerCase()));
+    await t.db.insert(star).values({ uid: bob.id, repoId: pub.id });
+    expect((await search(`starredBy=${bob.id}`, aliceTok)).names).toEqual([names.pub]);
+    const own = await apiRepo(t, bobTok, { name: `${tag}-zzz-bob` });
+    const prio = await search(`q=${tag}&priority_owner_id=${bob.id}`, bobTok);
+    expect(prio.body.data[0].name).toBe(own.name);
+  });
+
+  it("a private repository of a private org is invisible to non-members in search (go-gitea/gitea#23150)", async () => {
+    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const r = await apiRepo(t, aliceTok, { name: `${tag}-orgpub` }, org.name);
+    expect((await search(`q=${r.name}`, bobTok)).names).toEqual([]);
+    expect((await search(`q=${r.name}`)).names).toEqual([]);
+    const m = await seedUser(t.db);
+    await seedMember(t.db, org, m);
+    expect((await search(`q=${r.name}`, await m.token())).names).toEqual([r.name]);
+  });
+});
+
+describe("lists", () => {
+  it("GET /user/repos lists own and shared repositories with X-Total-Count", async () => {
+    const res = await t.request("/api/v1/user/repos?limit=50", { headers: token(bobTok) });
+    const list = (await res.json()).map((r: { name: string }) => r.name);
+    expect(list).toContain(names.shared);
+    expect(list).not.toContain(names.priv);
+    expect(roundTrips(res)).toBe(1);
+  });
+
+  it("GET /users/{username}/repos hides private repositories from others and private users entirely", async () => {
+    const list = await (await t.request(`/api/v1/users/${alice.name}/repos?limit=50`)).json();
+    expect(list.map((r: { private: boolean }) => r.private)).not.toContain(true);
+    const own = await (await t.request(`/api/v1/users/${alice.name}/repos?limit=50`, { headers: token(aliceTok) })).json();
+    expect(own.some((r: { private: boolean }) => r.private)).toBe(true);
+    const hidden = await seedUser(t.db, { visibility: 2 });
+    expect((await t.request(`/api/v1/users/${hidden.name}/repos`)).status).toBe(404);
+  });
+
+  it("GET /orgs/{org}/repos: 404 for an org the caller cannot see; private repositories only through a team", async () => {
+    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const r = await apiRepo(t, aliceTok, { name: uniq("op"), private: true }, org.name);
+    expect((await t.request(`/api/v1/orgs/${org.name}/repos`, { headers: token(bobTok) })).status).toBe(404);
+    const m = await seedUser(t.db);
+    const mt = await seedMember(t.db, org, m);
+    const mtok = await m.token();
+    const none = await t.request(`/api/v1/orgs/${org.name}/repos`, { headers: token(mtok) });
+    expect(await none.json()).toEqual([]);
+    expect(none.headers.get("X-Total-Count")).toBe("0");
+    await t.db.update(team).set({ includesAllRepositories: true }).where(eq(team.id, mt.id));
+    const res = await t.request(`/api/v1/orgs/${org.name}/repos`, { headers: token(mtok) });
+    expect((await res.json()).map((x: { name: string }) => x.name)).toEqual([r.name]);
+    expect(res.headers.get("X-Total-Count")).toBe("1");
+  });
+});
