@@ -78,19 +78,17 @@ export function repoPermission(caller: Caller | null, f: RepoFacts, units: RepoU
   const publicRepo = !f.repo.isPrivate;
   const ownerPublic = f.owner.visibility === 0;
   if (!caller) return publicRepo && ownerPublic ? all(ACCESS.read) : NO_ACCESS;
-  // A token limited to public data sees public repositories of public owners only, read-only.
-  if (caller.publicOnly) {
-    if (!publicRepo || !ownerPublic) return NO_ACCESS;
-  }
-  const cap = (p: Permission) => (caller.publicOnly ? { mode: Math.min(p.mode, ACCESS.read), units: new Map([...p.units].map(([t, m]) => [t, Math.min(m, ACCESS.read)])) } : p);
-  if (caller.isAdmin) return cap(all(ACCESS.admin));
+  // A token limited to public data reaches public repositories of public owners only (with the
+  // caller's normal rights there, as in Gitea: public-only limits what, not how).
+  if (caller.publicOnly && (!publicRepo || !ownerPublic)) return NO_ACCESS;
+  if (caller.isAdmin) return all(ACCESS.admin);
   const collab = f.collabMode ?? 0;
   // Strangers may not see public repositories of owners hidden from them, unless they collaborate.
   if (!f.ownerVisible && collab === 0) return NO_ACCESS;
-  if (f.repo.ownerId === caller.id) return cap(all(ACCESS.owner));
+  if (f.repo.ownerId === caller.id) return all(ACCESS.owner);
   const base = publicRepo && !caller.row.isRestricted ? ACCESS.read : ACCESS.none;
-  if (f.owner.type !== 1) return cap(all(Math.max(collab, base)));
-  if (f.isOrgOwner) return cap(all(ACCESS.owner));
+  if (f.owner.type !== 1) return all(Math.max(collab, base));
+  if (f.isOrgOwner) return all(ACCESS.owner);
   const team = new Map<number, number>(JSON.parse(f.teamUnits || "[]") as [number, number][]);
   const perm: Permission = { mode: Math.max(f.teamMode, collab, base), units: new Map() };
   for (const u of units) {
@@ -99,7 +97,7 @@ export function repoPermission(caller: Caller | null, f: RepoFacts, units: RepoU
     perm.units.set(u.type, m);
   }
   if (f.teamMode >= ACCESS.admin) perm.mode = Math.max(perm.mode, f.teamMode);
-  return cap(perm);
+  return perm;
 }
 
 export const unitMode = (p: Permission, unit: number) => p.units.get(unit) ?? 0;

@@ -1,0 +1,141 @@
+/**
+ * The privacy matrix (issue 4 item 8): callers × repositories × routes. An outsider gets 404, never
+ * 403, and never sees a private repository in a list, a search result, a count header or a feed.
+ */
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collaboration } from "../../functions/db/schema.ts";
+import { apiRepo, seedMember, seedOrg, seedUser, testApp, token, uniq, type TestApp } from "../fixtures/app.ts";
+
+type RepoKey = "userPub" | "userPriv" | "privOrgPub" | "limOrgPub" | "privOrgPriv";
+type CallerKey = "anonymous" | "publicOnly" | "unrelated" | "collabRead" | "collabWrite" | "collabAdmin" | "orgMember" | "orgOwner" | "siteAdmin";
+
+let t: TestApp;
+const tag = uniq("pm");
+const repos = {} as Record<RepoKey, { id: number; full: string }>;
+const headers = {} as Record<CallerKey, Record<string, string>>;
+
+/** Who may see what (Gitea's rules; collaborators bypass the owner's visibility). */
+const SEES: Record<CallerKey, RepoKey[]> = {
+  anonymous: ["userPub"],
+  publicOnly: ["userPub"],
+  unrelated: ["userPub", "limOrgPub"],
+  collabRead: ["userPub", "limOrgPub", "userPriv", "privOrgPriv"],
+  collabWrite: ["userPub", "limOrgPub", "userPriv", "privOrgPriv"],
+  collabAdmin: ["userPub", "limOrgPub", "userPriv", "privOrgPriv"],
+  orgMember: ["userPub", "limOrgPub", "privOrgPub"],
+  orgOwner: ["userPub", "limOrgPub", "privOrgPub", "privOrgPriv"],
+  siteAdmin: ["userPub", "userPriv", "privOrgPub", "limOrgPub", "privOrgPriv"],
+};
+/** Who may administrate (edit) which repository. */
+const ADMINS: Record<CallerKey, RepoKey[]> = {
+  anonymous: [],
+  // A public-only token keeps its owner's rights on public repositories of public owners.
+  publicOnly: ["userPub"],
+  unrelated: [],
+  collabRead: [],
+  collabWrite: [],
+  collabAdmin: ["userPriv", "privOrgPriv"],
+  orgMember: [],
+  orgOwner: ["privOrgPub", "privOrgPriv"],
+  siteAdmin: ["userPub", "userPriv", "privOrgPub", "limOrgPub", "privOrgPriv"],
+};
+const ALL_REPOS: RepoKey[] = ["userPub", "userPriv", "privOrgPub", "limOrgPub", "privOrgPriv"];
+const CALLERS = Object.keys(SEES) as CallerKey[];
+
+beforeAll(async () => {
+  t = await testApp();
+  const owner = await seedUser(t.db);
+  const ownerTok = await owner.token();
+  const orgOwner = await seedUser(t.db);
+  const orgOwnerTok = await orgOwner.token();
+  const privOrg = await seedOrg(t.db, orgOwner, { visibility: 2 });
+  const limOrg = await seedOrg(t.db, owner, { visibility: 1 });
+  const mk = async (key: RepoKey, tk: string, priv: boolean, org?: string) => {
+    const r = await apiRepo(t, tk, { name: `${tag}-${key}`, private: priv, issue_labels: "Default" }, org);
+    repos[key] = { id: r.id, full: r.full_name };
+  };
+  await mk("userPub", ownerTok, false);
+  await mk("userPriv", ownerTok, true);
+  await mk("privOrgPub", orgOwnerTok, false, privOrg.name);
+  await mk("limOrgPub", ownerTok, false, limOrg.name);
+  await mk("privOrgPriv", orgOwnerTok, true, privOrg.name);
+  const users: Partial<Record<CallerKey, string>> = {};
+  for (const [k, mode] of [["collabRead", 1], ["collabWrite", 2], ["collabAdmin", 3]] as const) {
+    const u = await seedUser(t.db);
+    for (const r of ["userPriv", "privOrgPriv"] as const) await t.db.insert(collaboration).values({ repoId: repos[r].id, userId: u.id, mode });
+    users[k] = await u.token();
+  }
+  const member = await seedUser(t.db);
+  await seedMember(t.db, privOrg, member);
+  users.orgMember = await member.token();
+  users.orgOwner = orgOwnerTok;
+  users.unrelated = await (await seedUser(t.db)).token();
+  const admin = await seedUser(t.db, { admin: true });
+  users.siteAdmin = await admin.token();
+  users.publicOnly = await admin.token(["public-only", "all"]);
+  headers.anonymous = {};
+  for (const k of CALLERS) if (k !== "anonymous") headers[k] = token(users[k]!);
+});
+afterAll(() => t.close());
+
+const get = (path: string, who: CallerKey) => t.request(path, { headers: headers[who] });
+
+describe.each(CALLERS)("%s", (who) => {
+  it("reads of each repository: 200 when visible, otherwise 404 — never 403", async () => {
+    for (const key of ALL_REPOS) {
+      const visible = SEES[who].includes(key);
+      const { full, id } = repos[key];
+      for (const path of [`/api/v1/repos/${full}`, `/api/v1/repos/${full}/labels`, `/api/v1/repos/${full}/labels/bug`, `/api/v1/repos/${full}/forks`, `/api/v1/repos/${full}/activities/feeds`]) {
+        const res = await get(path, who);
+        expect(res.status, `${who} GET ${path}`).toBe(visible ? 200 : 404);
+      }
+      if (who !== "anonymous") expect((await get(`/api/v1/repositories/${id}`, who)).status, `${who} by id ${key}`).toBe(visible ? 200 : 404);
+    }
+  });
+
+  it("writes: 404 when the repository is hidden, 403 when visible without the right", async () => {
+    for (const key of ALL_REPOS) {
+      const { full } = repos[key];
+      const res = await t.request(`/api/v1/repos/${full}`, { method: "PATCH", headers: headers[who], json: { description: "x" } });
+      const expected = who === "anonymous" ? 401 : !SEES[who].includes(key) ? 404 : ADMINS[who].includes(key) ? 200 : 403;
+      expect(res.status, `${who} PATCH ${key}`).toBe(expected);
+    }
+  });
+
+  it("search and counts contain exactly the visible repositories", async () => {
+    const res = await get(`/api/v1/repos/search?q=${tag}&limit=50`, who);
+    const found = ((await res.json()).data as { full_name: string }[]).map((r) => r.full_name).sort();
+    const expected = SEES[who].map((k) => repos[k].full).sort();
+    expect(found, who).toEqual(expected);
+    expect(res.headers.get("X-Total-Count"), who).toBe(String(expected.length));
+  });
+});
+
+describe("lists by owner", () => {
+  it("an org's repository list and count never include what the caller may not see", async () => {
+    const org = repos.privOrgPub.full.split("/")[0];
+    for (const who of CALLERS) {
+      const res = await get(`/api/v1/orgs/${org}/repos`, who);
+      const visible = ALL_REPOS.filter((k) => repos[k].full.startsWith(`${org}/`) && SEES[who].includes(k));
+      if (visible.length === 0 && !["orgMember", "orgOwner", "siteAdmin", "collabRead", "collabWrite", "collabAdmin"].includes(who)) {
+        expect(res.status, who).toBe(404);
+        continue;
+      }
+      if (res.status === 404) {
+        // Collaborators of one repository do not see the private org itself.
+        expect(who.startsWith("collab"), who).toBe(true);
+        continue;
+      }
+      expect(((await res.json()) as { full_name: string }[]).map((r) => r.full_name).sort(), who).toEqual(visible.map((k) => repos[k].full).sort());
+      expect(res.headers.get("X-Total-Count"), who).toBe(String(visible.length));
+    }
+  });
+
+  it("the feed of a visible repository does not leak other repositories", async () => {
+    const feed = await (await get(`/api/v1/repos/${repos.userPub.full}/activities/feeds`, "anonymous")).json();
+    expect(feed.length).toBeGreaterThan(0);
+    expect(feed.every((f: { repo: { full_name: string } }) => f.repo.full_name === repos.userPub.full)).toBe(true);
+    void eq;
+  });
+});
