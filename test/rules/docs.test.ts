@@ -70,7 +70,10 @@ describe("the Swagger 2.0 document (derived from the OpenAPI 3.0 one)", () => {
   });
 
   it("uses Gitea's definition names with Gitea's property sets", () => {
-    for (const name of ["User", "Organization", "AccessToken", "ServerVersion", "GeneralAPISettings", "CreateUserOption", "EditUserOption", "CreateOrgOption", "EditOrgOption", "CreateAccessTokenOption", "APIError"]) {
+    for (const name of [
+      "User", "Organization", "AccessToken", "ServerVersion", "GeneralAPISettings", "CreateUserOption", "EditUserOption", "CreateOrgOption", "EditOrgOption", "CreateAccessTokenOption", "APIError",
+      "CreateRepoOption", "GenerateRepoOption", "EditRepoOption", "Label", "CreateLabelOption", "EditLabelOption", "LabelTemplate", "AddCollaboratorOption", "RepoCollaboratorPermission", "Permission", "InternalTracker", "ExternalTracker", "ExternalWiki", "CreateForkOption",
+    ]) {
       expect(v2.definitions[name], name).toBeTruthy();
       expect(Object.keys(v2.definitions[name].properties).sort(), name).toEqual(Object.keys(giteaSwagger.definitions[name].properties).sort());
     }
@@ -98,6 +101,15 @@ describe("responses match Gitea's definitions on the wire", () => {
       ["GeneralAPISettings", await t.request("/api/v1/settings/api")],
       ["APIError", await t.request("/api/v1/user", { headers: token("f".repeat(40)) })],
     ];
+    const repo = await (await t.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: "shape", issue_labels: "Default" } })).json();
+    const fork = await (await t.request(`/api/v1/repos/${alice.name}/shape/forks`, { method: "POST", headers: token(await admin.token()), json: {} })).json();
+    checks.push(
+      ["Repository", new Response(JSON.stringify(repo))],
+      ["Repository", await t.request(`/api/v1/repos/${admin.name}/${fork.name}`, { headers: token(tk) })],
+      ["Label", await t.request(`/api/v1/repos/${alice.name}/shape/labels/bug`)],
+      ["RepoCollaboratorPermission", await t.request(`/api/v1/repos/${alice.name}/shape/collaborators/${alice.name}/permission`, { headers: token(tk) })],
+      ["LabelTemplate", new Response(JSON.stringify((await (await t.request("/api/v1/label/templates/Default")).json())[0]))],
+    );
     for (const [name, res] of checks) expect(giteaShapeErrors(name, await res.json()), name).toEqual([]);
   });
 });
