@@ -54,3 +54,9 @@ export const security = Object.keys(securitySchemes).map((k) => ({ [k]: [] as st
 
 /** The version string reported by `/version` and in the documents: the Gitea API level we serve. */
 export const GITEA_API_VERSION = "1.27.1";
+
+/** A JSON response entry for createRoute's `responses`. */
+export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+
+/** A required JSON request body for createRoute's `request`. */
+export const jsonBody = <T extends z.ZodType>(schema: T, required = true) => ({ body: { content: { "application/json": { schema } }, required } });

@@ -2,14 +2,13 @@
 import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
-import { pathParam } from "../lib/openapi.ts";
+import { jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { addCollaborator, collaboratorPermission, deleteCollaborator, isCollaborator, listAssignees, listCollaborators, listReviewers } from "../services/collaborators.ts";
 import { UserListSchema, UserSchema } from "../wire/user.ts";
 
 export const collaborators = createRouter();
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const ownerRepo = { owner: pathParam("owner", "owner of the repo"), repo: pathParam("repo", "name of the repo") };
 const withCollaborator = z.object({ ...ownerRepo, collaborator: pathParam("collaborator", "username of the collaborator") });
 const auth = { scopes: ["repository"], signIn: true } as const;
@@ -30,7 +29,7 @@ const repoListCollaborators = apiRoute({
   summary: "List a repository's collaborators",
   auth,
   request: { params: z.object(ownerRepo), query: PageQuery },
-  responses: { 200: json(UserListSchema, "UserList"), ...errorResponses(401, 403, 404) },
+  responses: { 200: jsonResponse(UserListSchema, "UserList"), ...errorResponses(401, 403, 404) },
 });
 collaborators.openapi(repoListCollaborators, async (c) => {
   const p = c.req.valid("param");
@@ -97,7 +96,7 @@ const repoGetRepoPermissions = apiRoute({
   summary: "Get repository permissions for a user",
   auth,
   request: { params: withCollaborator },
-  responses: { 200: json(RepoCollaboratorPermissionSchema, "RepoCollaboratorPermission"), ...errorResponses(401, 403, 404) },
+  responses: { 200: jsonResponse(RepoCollaboratorPermissionSchema, "RepoCollaboratorPermission"), ...errorResponses(401, 403, 404) },
 });
 collaborators.openapi(repoGetRepoPermissions, async (c) => {
   const p = c.req.valid("param");
@@ -112,7 +111,7 @@ const repoGetReviewers = apiRoute({
   summary: "Return all users that can be requested to review in this repo",
   auth,
   request: { params: z.object(ownerRepo) },
-  responses: { 200: json(UserListSchema, "UserList"), ...errorResponses(401, 403, 404) },
+  responses: { 200: jsonResponse(UserListSchema, "UserList"), ...errorResponses(401, 403, 404) },
 });
 collaborators.openapi(repoGetReviewers, async (c) => {
   const p = c.req.valid("param");
@@ -127,7 +126,7 @@ const repoGetAssignees = apiRoute({
   summary: "Return all users that have write access and can be assigned to issues",
   auth,
   request: { params: z.object(ownerRepo) },
-  responses: { 200: json(UserListSchema, "UserList"), ...errorResponses(401, 403, 404) },
+  responses: { 200: jsonResponse(UserListSchema, "UserList"), ...errorResponses(401, 403, 404) },
 });
 collaborators.openapi(repoGetAssignees, async (c) => {
   const p = c.req.valid("param");

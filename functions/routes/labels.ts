@@ -3,13 +3,12 @@ import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf, readWithCaller } from "../lib/context.ts";
 import { errorResponses, notFound } from "../lib/errors.ts";
 import { labelTemplate, labelTemplateNames } from "../lib/labels.ts";
-import { pathParam } from "../lib/openapi.ts";
+import { jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { createLabel, deleteLabel, editLabel, getLabel, listLabels } from "../services/labels.ts";
 
 export const labels = createRouter();
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const ownerRepo = { owner: pathParam("owner", "owner of the repo"), repo: pathParam("repo", "name of the repo") };
 const withId = z.object({ ...ownerRepo, id: pathParam("id", "id of the label to get (or its name)") });
 const issueScope = { scopes: ["issue"] } as const;
@@ -55,7 +54,7 @@ const issueListLabels = apiRoute({
   summary: "Get all of a repository's labels",
   auth: issueScope,
   request: { params: z.object(ownerRepo), query: PageQuery.extend({ sort: z.string().max(64).optional().openapi({ description: "Specifies the sorting method: alphabetically, reversealphabetically, leastissues, mostissues" }) }) },
-  responses: { 200: json(z.array(LabelSchema), "LabelList"), ...errorResponses(403, 404) },
+  responses: { 200: jsonResponse(z.array(LabelSchema), "LabelList"), ...errorResponses(403, 404) },
 });
 labels.openapi(issueListLabels, async (c) => {
   const p = c.req.valid("param");
@@ -74,7 +73,7 @@ const issueCreateLabel = apiRoute({
   summary: "Create a label",
   auth: { ...issueScope, signIn: true },
   request: { params: z.object(ownerRepo), body: { content: { "application/json": { schema: CreateLabelOptionSchema } }, required: true } },
-  responses: { 201: json(LabelSchema, "Label"), ...errorResponses(401, 403, 404, 422) },
+  responses: { 201: jsonResponse(LabelSchema, "Label"), ...errorResponses(401, 403, 404, 422) },
 });
 labels.openapi(issueCreateLabel, async (c) => {
   const p = c.req.valid("param");
@@ -89,7 +88,7 @@ const issueGetLabel = apiRoute({
   summary: "Get a single label",
   auth: issueScope,
   request: { params: withId },
-  responses: { 200: json(LabelSchema, "Label"), ...errorResponses(403, 404) },
+  responses: { 200: jsonResponse(LabelSchema, "Label"), ...errorResponses(403, 404) },
 });
 labels.openapi(issueGetLabel, async (c) => {
   const p = c.req.valid("param");
@@ -104,7 +103,7 @@ const issueEditLabel = apiRoute({
   summary: "Update a label",
   auth: { ...issueScope, signIn: true },
   request: { params: withId, body: { content: { "application/json": { schema: EditLabelOptionSchema } }, required: true } },
-  responses: { 200: json(LabelSchema, "Label"), ...errorResponses(401, 403, 404, 422) },
+  responses: { 200: jsonResponse(LabelSchema, "Label"), ...errorResponses(401, 403, 404, 422) },
 });
 labels.openapi(issueEditLabel, async (c) => {
   const p = c.req.valid("param");
@@ -134,7 +133,7 @@ const listLabelTemplates = apiRoute({
   tags: ["miscellaneous"],
   summary: "Returns a list of all label templates",
   auth: { scopes: [] },
-  responses: { 200: json(z.array(z.string()), "LabelTemplateList") },
+  responses: { 200: jsonResponse(z.array(z.string()), "LabelTemplateList") },
 });
 labels.openapi(listLabelTemplates, async (c) => {
   await readWithCaller(ctxOf(c), [] as const);
@@ -149,7 +148,7 @@ const getLabelTemplateInfo = apiRoute({
   summary: "Returns all labels in a template",
   auth: { scopes: [] },
   request: { params: z.object({ name: pathParam("name", "name of the template") }) },
-  responses: { 200: json(z.array(LabelTemplateSchema), "LabelTemplateInfo"), ...errorResponses(404) },
+  responses: { 200: jsonResponse(z.array(LabelTemplateSchema), "LabelTemplateInfo"), ...errorResponses(404) },
 });
 labels.openapi(getLabelTemplateInfo, async (c) => {
   await readWithCaller(ctxOf(c), [] as const);

@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
-import { pathParam } from "../lib/openapi.ts";
+import { jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import {
   blockUser,
@@ -23,7 +23,6 @@ import { CreateOrgOptionSchema, EditOrgOptionSchema, OrganizationSchema, UserLis
 
 export const orgs = createRouter();
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const org = pathParam("org", "name of the organization");
 const username = pathParam("username", "username of the user");
 const empty = { 204: { description: "APIEmpty is an empty response" } };
@@ -37,7 +36,7 @@ const orgCreate = apiRoute({
   summary: "Create an organization",
   auth: { ...orgScope, signIn: true },
   request: { body: { content: { "application/json": { schema: CreateOrgOptionSchema } }, required: true } },
-  responses: { 201: json(OrganizationSchema, "Organization"), ...errorResponses(401, 403, 422) },
+  responses: { 201: jsonResponse(OrganizationSchema, "Organization"), ...errorResponses(401, 403, 422) },
 });
 orgs.openapi(orgCreate, async (c) => c.json(await createOrg(ctxOf(c), c.req.valid("json")), 201));
 
@@ -49,7 +48,7 @@ const orgListCurrentUserOrgs = apiRoute({
   summary: "List the current user's organizations",
   auth: { scopes: ["user", "organization"], signIn: true },
   request: { query: PageQuery },
-  responses: { 200: json(z.array(OrganizationSchema), "OrganizationList"), ...errorResponses(401, 403, 404) },
+  responses: { 200: jsonResponse(z.array(OrganizationSchema), "OrganizationList"), ...errorResponses(401, 403, 404) },
 });
 orgs.openapi(orgListCurrentUserOrgs, async (c) => {
   const page = pageOf(c.req.valid("query"), c.get("settings").api);
@@ -66,7 +65,7 @@ const orgGet = apiRoute({
   summary: "Get an organization",
   auth: orgScope,
   request: { params: z.object({ org: pathParam("org", "name of the organization to get") }) },
-  responses: { 200: json(OrganizationSchema, "Organization"), ...errorResponses(404) },
+  responses: { 200: jsonResponse(OrganizationSchema, "Organization"), ...errorResponses(404) },
 });
 orgs.openapi(orgGet, async (c) => c.json(await getOrg(ctxOf(c), c.req.valid("param").org), 200));
 
@@ -81,7 +80,7 @@ const orgEdit = apiRoute({
     params: z.object({ org: pathParam("org", "name of the organization to edit") }),
     body: { content: { "application/json": { schema: EditOrgOptionSchema } }, required: true },
   },
-  responses: { 200: json(OrganizationSchema, "Organization"), ...errorResponses(401, 403, 404, 422) },
+  responses: { 200: jsonResponse(OrganizationSchema, "Organization"), ...errorResponses(401, 403, 404, 422) },
 });
 orgs.openapi(orgEdit, async (c) => c.json(await editOrg(ctxOf(c), c.req.valid("param").org, c.req.valid("json")), 200));
 
@@ -108,7 +107,7 @@ const orgListMembers = apiRoute({
   summary: "List an organization's members",
   auth: { ...orgScope, signIn: true },
   request: { params: z.object({ org }), query: PageQuery },
-  responses: { 200: json(UserListSchema, "UserList"), ...errorResponses(401, 404) },
+  responses: { 200: jsonResponse(UserListSchema, "UserList"), ...errorResponses(401, 404) },
 });
 orgs.openapi(orgListMembers, async (c) => {
   const page = pageOf(c.req.valid("query"), c.get("settings").api);
@@ -181,7 +180,7 @@ const organizationListBlocks = apiRoute({
   summary: "List users blocked by the organization",
   auth: { ...orgScope, signIn: true },
   request: { params: z.object({ org }), query: PageQuery },
-  responses: { 200: json(UserListSchema, "UserList"), ...errorResponses(401, 403, 404) },
+  responses: { 200: jsonResponse(UserListSchema, "UserList"), ...errorResponses(401, 403, 404) },
 });
 orgs.openapi(organizationListBlocks, async (c) => {
   const page = pageOf(c.req.valid("query"), c.get("settings").api);

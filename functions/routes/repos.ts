@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
-import { pathParam } from "../lib/openapi.ts";
+import { jsonBody, jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import {
   createFork,
@@ -41,8 +41,6 @@ export const ActivitySchema = z
   })
   .openapi("Activity");
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
-const body = <T extends z.ZodType>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
 const RepoList = z.array(RepositorySchema);
 const ownerRepo = { owner: pathParam("owner", "owner of the repo"), repo: pathParam("repo", "name of the repo") };
 const repoScope = { scopes: ["repository"] } as const;
@@ -88,9 +86,9 @@ const repoSearch = apiRoute({
     }),
   },
   responses: {
-    200: json(SearchResultsSchema, "SearchResults"),
+    200: jsonResponse(SearchResultsSchema, "SearchResults"),
     ...errorResponses(422),
-    500: json(z.object({ ok: z.boolean(), error: z.string() }).openapi("SearchError"), "SearchError"),
+    500: jsonResponse(z.object({ ok: z.boolean(), error: z.string() }).openapi("SearchError"), "SearchError"),
   },
 });
 repos.openapi(repoSearch, async (c) => {
@@ -137,8 +135,8 @@ const createCurrentUserRepo = apiRoute({
   tags: ["repository", "user"],
   summary: "Create a repository",
   auth: { scopes: ["user", "repository"], signIn: true },
-  request: body(CreateRepoOptionSchema),
-  responses: { 201: json(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 409, 422) },
+  request: jsonBody(CreateRepoOptionSchema),
+  responses: { 201: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 409, 422) },
 });
 repos.openapi(createCurrentUserRepo, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), null), 201));
 
@@ -150,7 +148,7 @@ const userCurrentListRepos = apiRoute({
   summary: "List the repos that the authenticated user owns",
   auth: { scopes: ["user", "repository"], signIn: true },
   request: { query: PageQuery },
-  responses: { 200: json(RepoList, "RepositoryList"), ...errorResponses(401, 403) },
+  responses: { 200: jsonResponse(RepoList, "RepositoryList"), ...errorResponses(401, 403) },
 });
 repos.openapi(userCurrentListRepos, async (c) => {
   const page = pageOf(c.req.valid("query"), c.get("settings").api);
@@ -167,7 +165,7 @@ const userListRepos = apiRoute({
   summary: "List the repos owned by the given user",
   auth: { scopes: ["user", "repository"] },
   request: { params: z.object({ username: pathParam("username", "username of the user whose owned repos are to be listed") }), query: PageQuery },
-  responses: { 200: json(RepoList, "RepositoryList"), ...errorResponses(404) },
+  responses: { 200: jsonResponse(RepoList, "RepositoryList"), ...errorResponses(404) },
 });
 repos.openapi(userListRepos, async (c) => {
   const page = pageOf(c.req.valid("query"), c.get("settings").api);
@@ -184,7 +182,7 @@ const orgListRepos = apiRoute({
   summary: "List an organization's repos",
   auth: { scopes: ["organization"] },
   request: { params: z.object({ org: pathParam("org", "name of the organization") }), query: PageQuery },
-  responses: { 200: json(RepoList, "RepositoryList"), ...errorResponses(404) },
+  responses: { 200: jsonResponse(RepoList, "RepositoryList"), ...errorResponses(404) },
 });
 repos.openapi(orgListRepos, async (c) => {
   const page = pageOf(c.req.valid("query"), c.get("settings").api);
@@ -200,8 +198,8 @@ const createOrgRepo = apiRoute({
   tags: ["organization"],
   summary: "Create a repository in an organization",
   auth: { scopes: ["organization"], signIn: true },
-  request: { params: z.object({ org: pathParam("org", "name of organization") }), ...body(CreateRepoOptionSchema) },
-  responses: { 201: json(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 404, 409, 422) },
+  request: { params: z.object({ org: pathParam("org", "name of organization") }), ...jsonBody(CreateRepoOptionSchema) },
+  responses: { 201: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 404, 409, 422) },
 });
 repos.openapi(createOrgRepo, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), c.req.valid("param").org), 201));
 
@@ -213,8 +211,8 @@ const createOrgRepoDeprecated = apiRoute({
   summary: "Create a repository in an organization",
   deprecated: true,
   auth: { scopes: ["organization", "repository"], signIn: true },
-  request: { params: z.object({ org: pathParam("org", "name of organization") }), ...body(CreateRepoOptionSchema) },
-  responses: { 201: json(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 404, 409, 422) },
+  request: { params: z.object({ org: pathParam("org", "name of organization") }), ...jsonBody(CreateRepoOptionSchema) },
+  responses: { 201: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 404, 409, 422) },
 });
 repos.openapi(createOrgRepoDeprecated, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), c.req.valid("param").org, { unknownOrg422: true }), 201));
 
@@ -233,7 +231,7 @@ const repoGetByID = apiRoute({
         .openapi({ param: { name: "id", in: "path", required: true }, type: "integer", format: "int64", description: "id of the repo to get" } as never),
     }),
   },
-  responses: { 200: json(RepositorySchema, "Repository"), ...errorResponses(401, 404) },
+  responses: { 200: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(401, 404) },
 });
 repos.openapi(repoGetByID, async (c) => c.json(await getRepoById(ctxOf(c), Number(c.req.valid("param").id)), 200));
 
@@ -246,9 +244,9 @@ const generateRepoRoute = apiRoute({
   auth: { ...repoScope, signIn: true },
   request: {
     params: z.object({ template_owner: pathParam("template_owner", "name of the template repository owner"), template_repo: pathParam("template_repo", "name of the template repository") }),
-    ...body(GenerateRepoOptionSchema),
+    ...jsonBody(GenerateRepoOptionSchema),
   },
-  responses: { 201: json(RepositorySchema, "Repository"), ...errorResponses(401, 403, 404, 409, 422) },
+  responses: { 201: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(401, 403, 404, 409, 422) },
 });
 repos.openapi(generateRepoRoute, async (c) => {
   const p = c.req.valid("param");
@@ -263,7 +261,7 @@ const repoGet = apiRoute({
   summary: "Get a repository",
   auth: repoScope,
   request: { params: z.object(ownerRepo) },
-  responses: { 200: json(RepositorySchema, "Repository"), ...errorResponses(404) },
+  responses: { 200: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(404) },
 });
 repos.openapi(repoGet, async (c) => {
   const p = c.req.valid("param");
@@ -277,8 +275,8 @@ const repoEdit = apiRoute({
   tags: ["repository"],
   summary: "Edit a repository's properties. Only fields that are set will be changed.",
   auth: { ...repoScope, signIn: true },
-  request: { params: z.object(ownerRepo), ...body(EditRepoOptionSchema) },
-  responses: { 200: json(RepositorySchema, "Repository"), ...errorResponses(401, 403, 404, 422) },
+  request: { params: z.object(ownerRepo), ...jsonBody(EditRepoOptionSchema) },
+  responses: { 200: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(401, 403, 404, 422) },
 });
 repos.openapi(repoEdit, async (c) => {
   const p = c.req.valid("param");
@@ -309,7 +307,7 @@ const listForksRoute = apiRoute({
   summary: "List a repository's forks",
   auth: repoScope,
   request: { params: z.object(ownerRepo), query: PageQuery },
-  responses: { 200: json(RepoList, "RepositoryList"), ...errorResponses(404) },
+  responses: { 200: jsonResponse(RepoList, "RepositoryList"), ...errorResponses(404) },
 });
 repos.openapi(listForksRoute, async (c) => {
   const p = c.req.valid("param");
@@ -327,7 +325,7 @@ const createForkRoute = apiRoute({
   summary: "Fork a repository",
   auth: { ...repoScope, signIn: true },
   request: { params: z.object({ owner: pathParam("owner", "owner of the repo to fork"), repo: pathParam("repo", "name of the repo to fork") }), body: { content: { "application/json": { schema: CreateForkOptionSchema } }, required: false } },
-  responses: { 202: json(RepositorySchema, "Repository"), ...errorResponses(401, 403, 404, 409, 422) },
+  responses: { 202: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(401, 403, 404, 409, 422) },
 });
 repos.openapi(createForkRoute, async (c) => {
   const p = c.req.valid("param");
@@ -344,7 +342,7 @@ const repoListActivityFeeds = apiRoute({
   summary: "List a repository's activity feeds",
   auth: repoScope,
   request: { params: z.object(ownerRepo), query: PageQuery.extend({ date: z.string().max(32).optional().openapi({ format: "date", description: "the date of the activities to be found" }) }) },
-  responses: { 200: json(z.array(ActivitySchema), "ActivityFeedsList"), ...errorResponses(404, 422) },
+  responses: { 200: jsonResponse(z.array(ActivitySchema), "ActivityFeedsList"), ...errorResponses(404, 422) },
 });
 repos.openapi(repoListActivityFeeds, async (c) => {
   const p = c.req.valid("param");

@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
-import { pathParam } from "../lib/openapi.ts";
+import { jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { getAuthenticatedUser, getUserInfo, searchUsers } from "../services/users.ts";
 import { createAccessToken, deleteAccessToken, listAccessTokens } from "../services/tokens.ts";
@@ -11,7 +11,6 @@ import { AccessTokenSchema, CreateAccessTokenOptionSchema, UserListSchema, UserS
 
 export const users = createRouter();
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const username = pathParam("username", "username of the user");
 
 const userGetCurrent = apiRoute({
@@ -21,7 +20,7 @@ const userGetCurrent = apiRoute({
   tags: ["user"],
   summary: "Get the authenticated user",
   auth: { scopes: ["user"], signIn: true },
-  responses: { 200: json(UserSchema, "User"), ...errorResponses(401, 403) },
+  responses: { 200: jsonResponse(UserSchema, "User"), ...errorResponses(401, 403) },
 });
 users.openapi(userGetCurrent, async (c) => c.json(await getAuthenticatedUser(ctxOf(c)), 200));
 
@@ -43,7 +42,7 @@ const userSearch = apiRoute({
     }),
   },
   responses: {
-    200: json(z.object({ data: UserListSchema, ok: z.boolean() }), "SearchResults of a successful search"),
+    200: jsonResponse(z.object({ data: UserListSchema, ok: z.boolean() }), "SearchResults of a successful search"),
     ...errorResponses(422),
   },
 });
@@ -63,7 +62,7 @@ const userGet = apiRoute({
   summary: "Get a user",
   auth: { scopes: ["user"] },
   request: { params: z.object({ username: pathParam("username", "username of the user whose data is to be listed") }) },
-  responses: { 200: json(UserSchema, "User"), ...errorResponses(404) },
+  responses: { 200: jsonResponse(UserSchema, "User"), ...errorResponses(404) },
 });
 users.openapi(userGet, async (c) => c.json(await getUserInfo(ctxOf(c), c.req.valid("param").username), 200));
 
@@ -79,7 +78,7 @@ const userGetTokens = apiRoute({
   summary: "List the authenticated user's access tokens",
   auth: { ...tokenAuth, scopes: ["user"] },
   request: { params: z.object({ username }), query: PageQuery },
-  responses: { 200: json(z.array(AccessTokenSchema), "AccessTokenList represents a list of API access token."), ...errorResponses(401, 403, 404) },
+  responses: { 200: jsonResponse(z.array(AccessTokenSchema), "AccessTokenList represents a list of API access token."), ...errorResponses(401, 403, 404) },
 });
 users.openapi(userGetTokens, async (c) => {
   const page = pageOf(c.req.valid("query"), c.get("settings").api);
@@ -99,7 +98,7 @@ const userCreateToken = apiRoute({
     params: z.object({ username }),
     body: { content: { "application/json": { schema: CreateAccessTokenOptionSchema } }, required: true },
   },
-  responses: { 201: json(AccessTokenSchema, "AccessToken represents an API access token."), ...errorResponses(400, 401, 403, 404, 422) },
+  responses: { 201: jsonResponse(AccessTokenSchema, "AccessToken represents an API access token."), ...errorResponses(400, 401, 403, 404, 422) },
 });
 users.openapi(userCreateToken, async (c) => c.json(await createAccessToken(ctxOf(c), c.req.valid("param").username, c.req.valid("json")), 201));
 
@@ -132,7 +131,7 @@ const userListBlocks = apiRoute({
   summary: "List users blocked by the authenticated user",
   auth: { scopes: ["user"], signIn: true },
   request: { query: PageQuery },
-  responses: { 200: json(UserListSchema, "UserList"), ...errorResponses(401, 403) },
+  responses: { 200: jsonResponse(UserListSchema, "UserList"), ...errorResponses(401, 403) },
 });
 users.openapi(userListBlocks, async (c) => {
   const page = pageOf(c.req.valid("query"), c.get("settings").api);
