@@ -18,6 +18,7 @@ import {
   searchRepos,
 } from "../services/repos.ts";
 import { repoFeeds } from "../services/feeds.ts";
+import { getIssueConfig, getIssueConfigValidation, getIssueTemplates } from "../services/issue-templates.ts";
 import { UserSchema } from "../wire/user.ts";
 import { CreateForkOptionSchema, CreateRepoOptionSchema, EditRepoOptionSchema, GenerateRepoOptionSchema, RepositorySchema, SearchResultsSchema } from "../wire/repo.ts";
 
@@ -351,4 +352,83 @@ repos.openapi(repoListActivityFeeds, async (c) => {
   const { total, feeds } = await repoFeeds(ctxOf(c), p.owner, p.repo, q.date, page);
   setPageHeaders(c, total, page, { link: false });
   return c.json(feeds, 200);
+});
+
+// ---- issue templates and issue config ----
+
+const IssueFormFieldSchema = z
+  .object({
+    type: z.string(),
+    id: z.string(),
+    attributes: z.record(z.string(), z.unknown()),
+    validations: z.record(z.string(), z.unknown()),
+    visible: z.array(z.string()).optional(),
+  })
+  .openapi("IssueFormField");
+const IssueTemplateSchema = z
+  .object({
+    name: z.string(),
+    title: z.string(),
+    about: z.string(),
+    labels: z.array(z.string()),
+    assignees: z.array(z.string()),
+    ref: z.string(),
+    content: z.string(),
+    body: z.array(IssueFormFieldSchema).nullable(),
+    file_name: z.string(),
+  })
+  .openapi("IssueTemplate");
+const IssueConfigSchema = z
+  .object({
+    blank_issues_enabled: z.boolean(),
+    contact_links: z.array(z.object({ name: z.string(), url: z.string(), about: z.string() }).openapi("IssueConfigContactLink")),
+  })
+  .openapi("IssueConfig");
+const IssueConfigValidationSchema = z.object({ valid: z.boolean(), message: z.string() }).openapi("IssueConfigValidation");
+
+const repoGetIssueTemplates = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/issue_templates",
+  operationId: "repoGetIssueTemplates",
+  tags: ["repository"],
+  summary: "Get available issue templates for a repository",
+  auth: repoScope,
+  request: { params: z.object(ownerRepo) },
+  responses: { 200: jsonResponse(z.array(IssueTemplateSchema).nullable(), "IssueTemplates"), ...errorResponses(403, 404) },
+});
+repos.openapi(repoGetIssueTemplates, async (c) => {
+  const p = c.req.valid("param");
+  const { templates, warning } = await getIssueTemplates(ctxOf(c), p.owner, p.repo);
+  if (warning) c.header("X-Service-Warning", warning);
+  return c.json(templates, 200);
+});
+
+const repoGetIssueConfig = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/issue_config",
+  operationId: "repoGetIssueConfig",
+  tags: ["repository"],
+  summary: "Returns the issue config for a repo",
+  auth: repoScope,
+  request: { params: z.object(ownerRepo) },
+  responses: { 200: jsonResponse(IssueConfigSchema, "RepoIssueConfig"), ...errorResponses(403, 404) },
+});
+repos.openapi(repoGetIssueConfig, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await getIssueConfig(ctxOf(c), p.owner, p.repo), 200);
+});
+
+const repoValidateIssueConfig = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/issue_config/validate",
+  operationId: "repoValidateIssueConfig",
+  tags: ["repository"],
+  summary: "Returns the validation information for a issue config",
+  auth: repoScope,
+  request: { params: z.object(ownerRepo) },
+  responses: { 200: jsonResponse(IssueConfigValidationSchema, "RepoIssueConfigValidation"), ...errorResponses(403, 404) },
+});
+repos.openapi(repoValidateIssueConfig, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await getIssueConfigValidation(ctxOf(c), p.owner, p.repo), 200);
 });
