@@ -1,4 +1,4 @@
-/** Label colours and the built-in label templates (reference §5.1–5.2). Interim version; see the labels module tests. */
+/** Label colours and the built-in label templates (Gitea modules/label; reference §5.1–5.2). */
 export class ColorError extends Error {}
 
 /** Gitea's NormalizeColor: trim, lower-case, `#` prefix, 3→6 digits; invalid → `bad color code: <c>`. */
