@@ -69,8 +69,18 @@ export function parseUnits(json: string, disabled: readonly string[]): RepoUnit[
     .map((u) => ({ type: u.type, config: typeof u.config === "string" ? (JSON.parse(u.config || "{}") as Record<string, unknown>) : (u.config ?? {}) }));
 }
 
-/** The caller's permission on a repository, from the facts row (pure). */
+/**
+ * The caller's permission on a repository, from the facts row (pure). An archived repository is
+ * read-only in every unit; the overall mode stays, so its admins can still change settings and
+ * un-archive it.
+ */
 export function repoPermission(caller: Caller | null, f: RepoFacts, units: RepoUnit[]): Permission {
+  const p = unarchivedPermission(caller, f, units);
+  if (!f.repo.isArchived) return p;
+  return { mode: p.mode, units: new Map([...p.units].map(([t, m]) => [t, Math.min(m, ACCESS.read)])) };
+}
+
+function unarchivedPermission(caller: Caller | null, f: RepoFacts, units: RepoUnit[]): Permission {
   const all = (mode: number): Permission => ({
     mode,
     units: new Map(units.map((u) => [u.type, READ_ONLY_UNITS.has(u.type) ? Math.min(mode, ACCESS.read) : mode])),

@@ -299,6 +299,17 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
     expect(row.description).toBe("");
   });
 
+  it("an archived repository is read-only in its units: a write collaborator loses push and label writes; admins keep settings", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("ro") });
+    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 2 });
+    expect((await (await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(bobTok) })).json()).permissions).toEqual({ admin: false, push: true, pull: true });
+    await patch(alice.name, r.name, aliceTok, { archived: true });
+    expect((await (await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(bobTok) })).json()).permissions).toEqual({ admin: false, push: false, pull: true });
+    expect((await post(`/api/v1/repos/${alice.name}/${r.name}/labels`, bobTok, { name: "x", color: "ffffff" })).status).toBe(403);
+    expect((await (await patch(alice.name, r.name, aliceTok, { archived: false })).json()).archived).toBe(false);
+    expect((await post(`/api/v1/repos/${alice.name}/${r.name}/labels`, bobTok, { name: "x", color: "ffffff" })).status).toBe(201);
+  });
+
   it("rule 12: mirror_interval parses as a duration, at least the minimum unless zero; ignored for non-mirrors", async () => {
     const m = await apiRepo(t, aliceTok, { name: uniq("mi") });
     await t.db.update(repository).set({ isMirror: true }).where(eq(repository.id, m.id));
