@@ -10,11 +10,9 @@ import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import { ACCESS, ACCESS_NAMES, canWrite, hasAccess, isRepoAdmin, parseUnits, repoFactsColumns, repoPermission, UNIT, type RepoFacts } from "../lib/permissions.ts";
 import { nowUnix, site, viewerOf } from "./common.ts";
-import { assignRepo } from "./repos.ts";
+import { assignRepo, repoIdByPath } from "./repos.ts";
 
 const userByName = (ctx: Ctx, name: string) => ctx.db.select().from(user).where(eq(user.lowerName, name.toLowerCase())).limit(1);
-const repoIdSql = (owner: string, name: string) =>
-  sql`(SELECT r.id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`;
 
 /** reqAnyRepoReader: any access or site admin, else 403 (after repoAssignment hid inaccessible repos). */
 function reqAnyRepoReader(caller: Caller | null, perm: Parameters<typeof hasAccess>[0]) {
@@ -29,7 +27,7 @@ const userNotExist = (name: string) => unprocessable(`user does not exist [uid: 
 
 /** GET …/collaborators (repoListCollaborators). */
 export async function listCollaborators(ctx: Ctx, owner: string, name: string, page: Page) {
-  const rid = repoIdSql(owner, name);
+  const rid = repoIdByPath(owner, name);
   const a = await assignRepo(ctx, owner, name, [
     ctx.db.select({ u: user }).from(collaboration).innerJoin(user, eq(user.id, collaboration.userId)).where(sql`${col(collaboration.repoId)} = ${rid}`).orderBy(asc(collaboration.id)).limit(page.limit).offset(page.offset),
     ctx.db.select({ n: count() }).from(collaboration).where(sql`${col(collaboration.repoId)} = ${rid}`),
@@ -43,7 +41,7 @@ export async function listCollaborators(ctx: Ctx, owner: string, name: string, p
 export async function isCollaborator(ctx: Ctx, owner: string, name: string, login: string) {
   const a = await assignRepo(ctx, owner, name, [
     userByName(ctx, login),
-    ctx.db.select({ id: collaboration.id }).from(collaboration).where(and(sql`${col(collaboration.repoId)} = ${repoIdSql(owner, name)}`, sql`${col(collaboration.userId)} = (SELECT id FROM user WHERE lower_name = ${login.toLowerCase()})`)),
+    ctx.db.select({ id: collaboration.id }).from(collaboration).where(and(sql`${col(collaboration.repoId)} = ${repoIdByPath(owner, name)}`, sql`${col(collaboration.userId)} = (SELECT id FROM user WHERE lower_name = ${login.toLowerCase()})`)),
   ] as const);
   reqAnyRepoReader(a.caller, a.perm);
   if (!(a.rows[0] as UserRow[])[0]) throw userNotExist(login);
@@ -62,7 +60,7 @@ export async function addCollaborator(ctx: Ctx, owner: string, name: string, log
       .where(
         or(
           and(sql`${col(userBlocking.blockerId)} = (SELECT id FROM user WHERE lower_name = ${lower})`, sql`${col(userBlocking.blockeeId)} = ${ctx.viewer.id}`),
-          and(sql`${col(userBlocking.blockeeId)} = (SELECT id FROM user WHERE lower_name = ${lower})`, sql`${col(userBlocking.blockerId)} IN (${ctx.viewer.id}, (SELECT owner_id FROM repository WHERE id = ${repoIdSql(owner, name)}))`),
+          and(sql`${col(userBlocking.blockeeId)} = (SELECT id FROM user WHERE lower_name = ${lower})`, sql`${col(userBlocking.blockerId)} IN (${ctx.viewer.id}, (SELECT owner_id FROM repository WHERE id = ${repoIdByPath(owner, name)}))`),
         ),
       )
       .limit(1),
@@ -114,7 +112,7 @@ export async function collaboratorPermission(ctx: Ctx, owner: string, name: stri
       .select(repoFactsColumns(target))
       .from(repository)
       .innerJoin(user, eq(user.id, repository.ownerId))
-      .where(sql`${col(repository.id)} = ${repoIdSql(owner, name)}`)
+      .where(sql`${col(repository.id)} = ${repoIdByPath(owner, name)}`)
       .limit(1),
   ] as const);
   const me = a.caller!;
@@ -133,7 +131,7 @@ export async function collaboratorPermission(ctx: Ctx, owner: string, name: stri
 
 /** Users with access on the repository (owner, collaborators, covering teams), as a SQL condition on `user`. */
 function usersWithAccess(owner: string, name: string, minCollab: number, teamCond: SQL): SQL {
-  const rid = repoIdSql(owner, name);
+  const rid = repoIdByPath(owner, name);
   return sql`(${col(user.isActive)} = 1 AND ${col(user.type)} = 0 AND (
     ${col(user.id)} = (SELECT owner_id FROM repository WHERE id = ${rid})
     OR EXISTS (SELECT 1 FROM collaboration uc WHERE uc.repo_id = ${rid} AND uc.user_id = ${col(user.id)} AND uc.mode >= ${minCollab})

@@ -7,7 +7,7 @@ import type { Ctx } from "../lib/context.ts";
 import { unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import { site, viewerOf } from "./common.ts";
-import { assignRepo, OP_NAMES, repoJson } from "./repos.ts";
+import { assignRepo, OP_NAMES, repoIdByPath, repoJson } from "./repos.ts";
 
 /** `date` (YYYY-MM-DD) → [start, end) in unix seconds (UTC day). */
 function dayRange(date: string | undefined): [number, number] | null {
@@ -21,7 +21,7 @@ function dayRange(date: string | undefined): [number, number] | null {
 /** GET /repos/{owner}/{repo}/activities/feeds (repoListActivityFeeds). */
 export async function repoFeeds(ctx: Ctx, owner: string, name: string, date: string | undefined, page: Page) {
   const range = dayRange(date);
-  const rid = sql`(SELECT r.id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`;
+  const rid = repoIdByPath(owner, name);
   // One row per action: the copy delivered to the repository owner.
   const where = and(
     sql`${col(action.repoId)} = ${rid}`,

@@ -10,10 +10,8 @@ import type { Page } from "../lib/pagination.ts";
 import { canRead, canWrite, isRepoAdmin, UNIT, type Permission } from "../lib/permissions.ts";
 import type { Caller } from "../lib/auth.ts";
 import { nowUnix } from "./common.ts";
-import { assignRepo } from "./repos.ts";
+import { assignRepo, repoIdByPath } from "./repos.ts";
 
-const repoIdSql = (owner: string, name: string) =>
-  sql`(SELECT r.id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`;
 
 /** Gitea's Label JSON: colour without `#`, API URL inside the repository. */
 export function toLabel(l: LabelRow, repoApiUrl: string) {
@@ -60,7 +58,7 @@ const SORT = {
 
 /** GET /repos/{owner}/{repo}/labels (issueListLabels). */
 export async function listLabels(ctx: Ctx, owner: string, name: string, sort: string | undefined, page: Page) {
-  const where = sql`${col(label.repoId)} = ${repoIdSql(owner, name)}`;
+  const where = sql`${col(label.repoId)} = ${repoIdByPath(owner, name)}`;
   const order = SORT[(sort ?? "alphabetically") as keyof typeof SORT] ?? SORT.alphabetically;
   const a = await assignRepo(ctx, owner, name, [
     ctx.db.select().from(label).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
@@ -76,7 +74,7 @@ const labelByRef = (ctx: Ctx, owner: string, name: string, ref: string) =>
   ctx.db
     .select()
     .from(label)
-    .where(and(sql`${col(label.repoId)} = ${repoIdSql(owner, name)}`, /^\d{1,18}$/.test(ref) ? eq(label.id, Number(ref)) : eq(label.name, ref)))
+    .where(and(sql`${col(label.repoId)} = ${repoIdByPath(owner, name)}`, /^\d{1,18}$/.test(ref) ? eq(label.id, Number(ref)) : eq(label.name, ref)))
     .orderBy(asc(label.id))
     .limit(1);
 

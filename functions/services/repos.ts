@@ -80,7 +80,8 @@ export interface Assigned {
   view: RepoView;
 }
 
-const repoIdByPath = (owner: string, name: string) =>
+/** SQL: the id of the repository at {owner}/{repo} (case-insensitive), for the route's own reads. */
+export const repoIdByPath = (owner: string, name: string) =>
   sql`(SELECT r.id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`;
 
 /**
