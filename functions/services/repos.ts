@@ -722,7 +722,14 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
   if (q.mode === "fork") conds.push(eq(repository.isFork, true));
   if (q.mode === "mirror") conds.push(eq(repository.isMirror, true));
   if (q.mode === "collaborative") {
-    conds.push(eq(repository.isMirror, false), sql`(${col(repository.ownerId)} <> ${me} OR ${me} IS NULL)`);
+    // Repositories the caller works on without owning them: collaborations and team access.
+    conds.push(
+      eq(repository.isMirror, false),
+      sql`${col(repository.ownerId)} <> COALESCE(${me}, 0)`,
+      sql`(EXISTS (SELECT 1 FROM collaboration cc WHERE cc.repo_id = ${col(repository.id)} AND cc.user_id = ${me})
+        OR EXISTS (SELECT 1 FROM team ct JOIN team_user ctu ON ctu.team_id = ct.id AND ctu.uid = ${me} WHERE ct.org_id = ${col(repository.ownerId)}
+           AND (ct.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo ctr WHERE ctr.team_id = ct.id AND ctr.repo_id = ${col(repository.id)}))))`,
+    );
   }
   const dir = q.sort && q.order === "desc" ? sql`DESC` : sql`ASC`;
   const order: SQL[] = [];

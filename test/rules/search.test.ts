@@ -69,7 +69,9 @@ describe("search rules", () => {
     expect((await search(`q=${tag}&mode=source`, aliceTok)).names).toHaveLength(5);
     expect((await search(`q=${tag}&mode=fork`, aliceTok)).names).toEqual([]);
     expect((await search(`q=${tag}&mode=mirror`, aliceTok)).names).toEqual([]);
-    expect((await search(`q=${tag}&mode=collaborative`, bobTok)).names).toContain(names.shared);
+    // Collaborative: only repositories the caller collaborates on (not public repositories of others).
+    expect((await search(`q=${tag}&mode=collaborative`, bobTok)).names).toEqual([names.shared]);
+    expect((await search(`q=${tag}&mode=collaborative`)).names).toEqual([]);
     const bad = await search(`q=${tag}&mode=weird`, aliceTok);
     expect(bad.res.status).toBe(422);
     expect(bad.body.message).toBe('Invalid search mode: "weird"');
