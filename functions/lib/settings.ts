@@ -123,7 +123,6 @@ const url = (raw: string, name: string) => {
   }
 };
 
-const text = (raw: string) => raw.trim();
 const nullableText = (raw: string) => raw.trim() || null;
 
 /** Every supported key, in the order docs/configuration.md lists them. */

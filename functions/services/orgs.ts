@@ -1,7 +1,7 @@
 /** Organizations, membership and blocks (Gitea routers/api/v1/org, shared/block.go). */
 import { and, asc, count, eq, sql, type SQLWrapper } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
-import { orgUser, team, teamRepo, teamUnit, teamUser, user, userBlocking } from "../db/schema.ts";
+import { orgUser, repository, team, teamRepo, teamUnit, teamUser, user, userBlocking } from "../db/schema.ts";
 import { toOrganization, toUser, visibilityCode } from "../convert/user.ts";
 import { userVisibleSql, type Caller } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
@@ -133,9 +133,14 @@ export async function editOrg(ctx: Ctx, name: string, form: EditOrgOption) {
 
 /** DELETE /orgs/{org} (orgDelete): owners only; removes teams, memberships and blocks with it. */
 export async function deleteOrg(ctx: Ctx, name: string) {
-  const { caller, rows } = await readWithCaller(ctx, [orgWithViewer(ctx, name)] as const);
+  const { caller, rows } = await readWithCaller(ctx, [
+    orgWithViewer(ctx, name),
+    ctx.db.select({ n: count() }).from(repository).where(eq(repository.ownerId, sql`(SELECT id FROM user WHERE lower_name = ${name.toLowerCase()} AND type = 1)`)),
+  ] as const);
   const o = assignOrg(rows[0][0]);
   reqOrgOwnership(caller, o);
+  // As Gitea: an organization that still owns repositories is not deleted.
+  if ((rows[1][0]?.n ?? 0) > 0) throw unprocessable(`organization still owns repositories [uid: ${o.org.id}]`);
   const id = o.org.id;
   await writeBatch(ctx, [
     ctx.db.delete(teamUnit).where(eq(teamUnit.orgId, id)),

@@ -5,7 +5,7 @@
  */
 import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
-import { action, collaboration, label, mirror, repoRedirect, repoUnit, repository, star, teamRepo, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
+import { action, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { userVisibleSql, type Caller } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
@@ -619,21 +619,31 @@ export async function deleteRepo(ctx: Ctx, owner: string, name: string) {
   if (a.facts.owner.type === 1 && !a.facts.isOrgOwner && !me.isAdmin) throw forbidden("Given user is not owner of organization.");
   const r = a.facts.repo;
   await writeBatch(ctx, [
-    ctx.db.delete(repoUnit).where(eq(repoUnit.repoId, r.id)),
-    ctx.db.delete(collaboration).where(eq(collaboration.repoId, r.id)),
-    ctx.db.run(sql`UPDATE team SET num_repos = num_repos - 1 WHERE id IN (SELECT team_id FROM team_repo WHERE repo_id = ${r.id})`),
-    ctx.db.delete(teamRepo).where(eq(teamRepo.repoId, r.id)),
-    ctx.db.delete(label).where(eq(label.repoId, r.id)),
-    ctx.db.delete(star).where(eq(star.repoId, r.id)),
-    ctx.db.delete(repoRedirect).where(eq(repoRedirect.redirectRepoId, r.id)),
-    ctx.db.delete(action).where(eq(action.repoId, r.id)),
-    ctx.db.delete(mirror).where(eq(mirror.repoId, r.id)),
-    // Forks of a deleted repository become independent repositories.
-    ctx.db.update(repository).set({ isFork: false, forkId: 0 }).where(eq(repository.forkId, r.id)),
+    ...repoCascade(ctx, sql`(${r.id})`),
     ctx.db.update(repository).set({ numForks: sql`${col(repository.numForks)} - 1` }).where(and(eq(repository.id, r.forkId), sql`${r.isFork ? 1 : 0} = 1`)),
     ctx.db.update(user).set({ numRepos: sql`${col(user.numRepos)} - 1` }).where(eq(user.id, r.ownerId)),
     ctx.db.delete(repository).where(eq(repository.id, r.id)),
   ] as never);
+}
+
+/**
+ * Statements that remove everything hanging off the repositories whose ids `ids` (a parenthesized
+ * SQL list or subquery) yields — to run in the same write batch before deleting the rows themselves.
+ */
+export function repoCascade(ctx: Ctx, ids: SQL) {
+  return [
+    ctx.db.run(sql`DELETE FROM repo_unit WHERE repo_id IN ${ids}`),
+    ctx.db.run(sql`DELETE FROM collaboration WHERE repo_id IN ${ids}`),
+    ctx.db.run(sql`UPDATE team SET num_repos = num_repos - (SELECT COUNT(*) FROM team_repo tr WHERE tr.team_id = team.id AND tr.repo_id IN ${ids}) WHERE id IN (SELECT team_id FROM team_repo WHERE repo_id IN ${ids})`),
+    ctx.db.run(sql`DELETE FROM team_repo WHERE repo_id IN ${ids}`),
+    ctx.db.run(sql`DELETE FROM label WHERE repo_id IN ${ids}`),
+    ctx.db.run(sql`DELETE FROM star WHERE repo_id IN ${ids}`),
+    ctx.db.run(sql`DELETE FROM repo_redirect WHERE redirect_repo_id IN ${ids}`),
+    ctx.db.run(sql`DELETE FROM action WHERE repo_id IN ${ids}`),
+    ctx.db.run(sql`DELETE FROM mirror WHERE repo_id IN ${ids}`),
+    // Forks of a deleted repository become independent repositories.
+    ctx.db.run(sql`UPDATE repository SET is_fork = 0, fork_id = 0 WHERE fork_id IN ${ids}`),
+  ];
 }
 
 // ---- lists and search ----

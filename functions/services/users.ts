@@ -1,7 +1,8 @@
 /** Users: the caller, a user by name, search, and the admin verbs (Gitea routers/api/v1/{user,admin}). */
 import { and, asc, count, eq, ne, or, sql } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
-import { emailAddress, loginSource, orgUser, team, teamUser, user, userBlocking, accessToken } from "../db/schema.ts";
+import { accessToken, collaboration, emailAddress, loginSource, orgUser, repository, team, teamUser, user, userBlocking } from "../db/schema.ts";
+import { repoCascade } from "./repos.ts";
 import { pseudoUser, toUser, visibilityCode } from "../convert/user.ts";
 import { userVisibleSql } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
@@ -199,11 +200,13 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
   const { caller, rows } = await readWithCaller(ctx, [
     ctx.db.select().from(user).where(eq(user.lowerName, username.toLowerCase())).limit(1),
     ctx.db.select({ n: count() }).from(orgUser).where(eq(orgUser.uid, sql`(SELECT id FROM user WHERE lower_name = ${username.toLowerCase()})`)),
+    ctx.db.select({ n: count() }).from(repository).where(eq(repository.ownerId, sql`(SELECT id FROM user WHERE lower_name = ${username.toLowerCase()})`)),
   ] as const);
   const target = rows[0][0];
   if (!target) throw notFound();
   if (target.type === 1) throw unprocessable(`${target.name} is an organization not a user`);
   if (target.id === caller!.id) throw unprocessable("you cannot delete yourself");
+  if ((rows[2][0]?.n ?? 0) > 0 && !purge) throw unprocessable(`user still has ownership of repositories [uid: ${target.id}]`);
   if ((rows[1][0]?.n ?? 0) > 0 && !purge) throw unprocessable(`user still has membership of organizations [uid: ${target.id}]`);
   const id = target.id;
   // The sole owner of an organization cannot leave it ownerless.
@@ -219,6 +222,10 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
       ctx.db.delete(accessToken).where(eq(accessToken.uid, id)),
       ctx.db.delete(emailAddress).where(eq(emailAddress.uid, id)),
       ctx.db.delete(userBlocking).where(or(eq(userBlocking.blockerId, id), eq(userBlocking.blockeeId, id))),
+      // Purge: the user's repositories and their sub-resources go too; collaborations end.
+      ...repoCascade(ctx, sql`(SELECT id FROM repository WHERE owner_id = ${id})`),
+      ctx.db.delete(repository).where(eq(repository.ownerId, id)),
+      ctx.db.delete(collaboration).where(eq(collaboration.userId, id)),
       ctx.db.delete(user).where(and(eq(user.id, id), ne(user.type, 1))),
     ] as const);
   } catch (err) {

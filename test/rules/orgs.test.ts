@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orgUser, team, teamUnit, teamUser, user, userBlocking } from "../../functions/db/schema.ts";
-import { roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -116,6 +116,14 @@ describe("PATCH and DELETE /orgs/{org}", () => {
     expect((await m.json()).message).toBe("Must be an organization owner");
     const hidden = await seedOrg(t.db, alice, { visibility: 2 });
     expect((await t.request(`/api/v1/orgs/${hidden.name}`, { method: "PATCH", headers: token(await bob.token()), json: {} })).status).toBe(404);
+  });
+
+  it("an organization that still owns repositories is not deleted (422)", async () => {
+    const org = await seedOrg(t.db, alice);
+    await apiRepo(t, await alice.token(), { name: uniq("keep") }, org.name);
+    const res = await t.request(`/api/v1/orgs/${org.name}`, { method: "DELETE", headers: token(await alice.token()) });
+    expect(res.status).toBe(422);
+    expect((await t.request(`/api/v1/orgs/${org.name}`)).status).toBe(200);
   });
 
   it("deleting removes the org with its teams and memberships", async () => {

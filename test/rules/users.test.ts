@@ -1,8 +1,8 @@
 /** Users: GET /user, GET /users/{username}, /users/search and the admin verbs (Gitea's rules). */
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accessToken, emailAddress, loginSource, user } from "../../functions/db/schema.ts";
-import { basic, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { accessToken, emailAddress, label, loginSource, repository, user } from "../../functions/db/schema.ts";
+import { apiRepo, basic, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let admin: SeededUser;
@@ -294,6 +294,17 @@ describe("DELETE /admin/users/{username}", () => {
     await seedMember(t.db, org, m);
     expect((await t.request(`/api/v1/admin/users/${m.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(422);
     expect((await t.request(`/api/v1/admin/users/${m.name}?purge=true`, { method: "DELETE", headers: token(adminTok) })).status).toBe(204);
+  });
+
+  it("a user owning repositories → 422 without purge; purge removes the repositories with their sub-resources", async () => {
+    const o = await seedUser(t.db);
+    const r = await apiRepo(t, await o.token(), { name: uniq("owned"), issue_labels: "Default" });
+    const res = await t.request(`/api/v1/admin/users/${o.name}`, { method: "DELETE", headers: token(adminTok) });
+    expect(res.status).toBe(422);
+    expect((await res.json()).message).toBe(`user still has ownership of repositories [uid: ${o.id}]`);
+    expect((await t.request(`/api/v1/admin/users/${o.name}?purge=true`, { method: "DELETE", headers: token(adminTok) })).status).toBe(204);
+    expect(await t.db.select().from(repository).where(eq(repository.id, r.id))).toEqual([]);
+    expect(await t.db.select().from(label).where(eq(label.repoId, r.id))).toEqual([]);
   });
 
   it("the sole owner of an organization cannot be purged", async () => {
