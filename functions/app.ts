@@ -20,6 +20,7 @@ import { orgs } from "./routes/orgs.ts";
 import { repos } from "./routes/repos.ts";
 import { collaborators } from "./routes/collaborators.ts";
 import { labels } from "./routes/labels.ts";
+import { emails } from "./routes/emails.ts";
 import { users } from "./routes/users.ts";
 
 export interface AppDeps {
@@ -31,7 +32,7 @@ export interface AppDeps {
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
-export const routeGroups = [misc, users, orgs, admin, repos, collaborators, labels];
+export const routeGroups = [misc, users, orgs, admin, repos, collaborators, labels, emails];
 
 /** The API sub-app mounted at /api/v1; its OpenAPI registry is the source of both documents. */
 export function createApi() {

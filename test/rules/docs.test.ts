@@ -72,7 +72,7 @@ describe("the Swagger 2.0 document (derived from the OpenAPI 3.0 one)", () => {
   it("uses Gitea's definition names with Gitea's property sets", () => {
     for (const name of [
       "User", "Organization", "AccessToken", "ServerVersion", "GeneralAPISettings", "CreateUserOption", "EditUserOption", "CreateOrgOption", "EditOrgOption", "CreateAccessTokenOption", "APIError",
-      "CreateRepoOption", "GenerateRepoOption", "EditRepoOption", "Label", "CreateLabelOption", "EditLabelOption", "LabelTemplate", "AddCollaboratorOption", "RepoCollaboratorPermission", "Permission", "InternalTracker", "ExternalTracker", "ExternalWiki", "CreateForkOption",
+      "CreateRepoOption", "GenerateRepoOption", "EditRepoOption", "Label", "CreateLabelOption", "EditLabelOption", "LabelTemplate", "AddCollaboratorOption", "RepoCollaboratorPermission", "Permission", "InternalTracker", "ExternalTracker", "ExternalWiki", "CreateForkOption", "Email", "CreateEmailOption", "DeleteEmailOption", "IssueConfig", "IssueConfigValidation", "IssueTemplate",
     ]) {
       expect(v2.definitions[name], name).toBeTruthy();
       expect(Object.keys(v2.definitions[name].properties).sort(), name).toEqual(Object.keys(giteaSwagger.definitions[name].properties).sort());
