@@ -4,7 +4,8 @@
  * DATA_DIR/sqld, default ./data/sqld). Migrations are applied first. Ctrl-C stops everything.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ROOT_DIR, startSqld, stopGroup, type Running } from "./lib/processes.ts";
 
@@ -26,22 +27,30 @@ if (code !== 0) {
   await sqld?.stop();
   process.exit(code ?? 1);
 }
-const vars = ["--var", `DATABASE_URL:${databaseUrl}`];
-if (process.env.DATABASE_AUTH_TOKEN) vars.push("--var", `DATABASE_AUTH_TOKEN:${process.env.DATABASE_AUTH_TOKEN}`);
-for (const [k, v] of Object.entries(process.env)) if (k.startsWith("GITEA__") && v !== undefined) vars.push("--var", `${k}:${v}`);
+// Bindings go through a private env file, so the database token never shows up in a process list.
+const envDir = mkdtempSync(join(tmpdir(), "gitea-dev-"));
+const envFile = join(envDir, "dev.env");
+const bindings: Record<string, string> = { DATABASE_URL: databaseUrl };
+if (process.env.DATABASE_AUTH_TOKEN) bindings.DATABASE_AUTH_TOKEN = process.env.DATABASE_AUTH_TOKEN;
+for (const [k, v] of Object.entries(process.env)) if (k.startsWith("GITEA__") && v !== undefined) bindings[k] = v;
+writeFileSync(envFile, Object.entries(bindings).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join("\n"), { mode: 0o600 });
+const vars = ["--env-file", envFile];
 const wrangler = spawn(join(ROOT_DIR, "node_modules", ".bin", "wrangler"), ["dev", "--local", "--port", port, "--ip", host, ...vars], {
   env: { ...env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
   stdio: "inherit",
   detached: true,
 });
+const cleanup = () => rmSync(envDir, { recursive: true, force: true });
 const shutdown = async () => {
   await stopGroup(wrangler);
+  cleanup();
   await sqld?.stop();
   process.exit(0);
 };
 process.once("SIGINT", shutdown);
 process.once("SIGTERM", shutdown);
 wrangler.on("exit", async (c) => {
+  cleanup();
   await sqld?.stop();
   process.exit(c ?? 0);
 });
