@@ -21,6 +21,7 @@ import { repos } from "./routes/repos.ts";
 import { collaborators } from "./routes/collaborators.ts";
 import { labels } from "./routes/labels.ts";
 import { emails } from "./routes/emails.ts";
+import { teams } from "./routes/teams.ts";
 import { users } from "./routes/users.ts";
 
 export interface AppDeps {
@@ -32,7 +33,7 @@ export interface AppDeps {
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
-export const routeGroups = [misc, users, orgs, admin, repos, collaborators, labels, emails];
+export const routeGroups = [misc, users, orgs, admin, repos, collaborators, labels, emails, teams];
 
 /** The API sub-app mounted at /api/v1; its OpenAPI registry is the source of both documents. */
 export function createApi() {

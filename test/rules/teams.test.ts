@@ -1,0 +1,236 @@
+/** Teams: the spec's team rules 1–7 and the visibility matrix. */
+import { and, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { orgUser, team, teamUnit, teamUser, userBlocking } from "../../functions/db/schema.ts";
+import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { giteaShapeErrors } from "../fixtures/gitea-schema.ts";
+
+let t: TestApp;
+let owner: SeededUser;
+let ownerTok: string;
+let org: { id: number; name: string; ownersTeamId: number };
+
+beforeAll(async () => {
+  t = await testApp();
+  owner = await seedUser(t.db);
+  ownerTok = await owner.token();
+  org = await seedOrg(t.db, owner);
+});
+afterAll(() => t.close());
+
+const createTeam = (json: unknown, tk = ownerTok, o = org.name) => t.request(`/api/v1/orgs/${o}/teams`, { method: "POST", headers: token(tk), json });
+
+describe("rule 3: create", () => {
+  it("units at the parsed level; Gitea's Team JSON with organization; visibility defaults to private (2 round trips)", async () => {
+    const res = await createTeam({ name: uniq("dev"), permission: "write", units: ["repo.code", "repo.issues", "repo.ext_wiki"] });
+    expect(res.status).toBe(201);
+    expect(roundTrips(res)).toBe(2);
+    const body = await res.json();
+    expect(giteaShapeErrors("Team", body)).toEqual([]);
+    expect(body).toMatchObject({ permission: "write", visibility: "private", units_map: { "repo.code": "write", "repo.issues": "write", "repo.ext_wiki": "read" } });
+    expect(body.organization.name).toBe(org.name);
+  });
+
+  it("units_map takes precedence; the team level is the minimum non-none unit level", async () => {
+    const body = await (await createTeam({ name: uniq("map"), permission: "admin", units: ["repo.wiki"], units_map: { "repo.code": "write", "repo.issues": "read", "repo.pulls": "none" } })).json();
+    expect(body.permission).toBe("admin");
+    const below = await (await createTeam({ name: uniq("map2"), permission: "write", units_map: { "repo.code": "write", "repo.issues": "read" } })).json();
+    expect(below.permission).toBe("read");
+    expect(below.units_map).toEqual({ "repo.code": "write", "repo.issues": "read" });
+  });
+
+  it("admin level: every unit at admin except the external ones (read); units_map lists all at admin", async () => {
+    const body = await (await createTeam({ name: uniq("adm"), permission: "admin" })).json();
+    expect(body.permission).toBe("admin");
+    expect(Object.values(body.units_map).every((v) => v === "admin")).toBe(true);
+    const rows = await t.db.select().from(teamUnit).where(eq(teamUnit.teamId, body.id));
+    expect(rows.find((r) => r.type === 6)?.accessMode).toBe(1);
+    expect(rows.find((r) => r.type === 1)?.accessMode).toBe(3);
+  });
+
+  it("below admin without units or units_map → 500 `units permission should not be empty`", async () => {
+    const res = await createTeam({ name: uniq("none"), permission: "read" });
+    expect(res.status).toBe(500);
+    expect((await res.json()).message).toBe("units permission should not be empty");
+  });
+
+  it("a duplicate name in the organization (any case) → 422; unknown visibility normalizes to private", async () => {
+    const name = uniq("dup");
+    await createTeam({ name, permission: "read", units: ["repo.code"] });
+    expect((await createTeam({ name: name.toUpperCase(), permission: "read", units: ["repo.code"] })).status).toBe(422);
+    expect((await (await createTeam({ name: uniq("v"), permission: "read", units: ["repo.code"], visibility: "galactic" })).json()).visibility).toBe("private");
+  });
+
+  it("only organization owners create teams (403 for members, 404 for a hidden org)", async () => {
+    const m = await seedUser(t.db);
+    await seedMember(t.db, org, m);
+    expect((await createTeam({ name: uniq("x"), permission: "read", units: ["repo.code"] }, await m.token())).status).toBe(403);
+    const hidden = await seedOrg(t.db, owner, { visibility: 2 });
+    const outsider = await seedUser(t.db);
+    expect((await createTeam({ name: uniq("x"), permission: "read", units: ["repo.code"] }, await outsider.token(), hidden.name)).status).toBe(404);
+  });
+});
+
+describe("rule 1: visibility filtering of lists, search and GET /teams/{id}", () => {
+  let member: SeededUser;
+  let stranger: SeededUser;
+  const ids: Record<string, number> = {};
+  beforeAll(async () => {
+    member = await seedUser(t.db);
+    stranger = await seedUser(t.db);
+    for (const v of ["private", "limited", "public"]) {
+      ids[v] = (await (await createTeam({ name: `${v}-${uniq("t")}`, permission: "read", units: ["repo.code"], visibility: v, description: `the ${v} team` })).json()).id;
+    }
+    ids.mine = (await (await createTeam({ name: uniq("mine"), permission: "read", units: ["repo.code"] })).json()).id;
+    await t.request(`/api/v1/teams/${ids.mine}/members/${member.name}`, { method: "PUT", headers: token(ownerTok) });
+  });
+
+  const listed = async (tk: string, path = `/api/v1/orgs/${org.name}/teams?limit=50`) => {
+    const res = await t.request(path, { headers: token(tk) });
+    const body = await res.json();
+    const list = (Array.isArray(body) ? body : body.data) as { id: number; organization: unknown }[];
+    return { ids: list.map((x) => x.id), res, list };
+  };
+
+  it("owners see every team; teams are listed without organization; X-Total-Count matches (1 round trip)", async () => {
+    const { ids: seen, res, list } = await listed(ownerTok);
+    for (const id of Object.values(ids)) expect(seen).toContain(id);
+    expect(list.every((x) => x.organization === null)).toBe(true);
+    expect(res.headers.get("X-Total-Count")).toBe(String(seen.length));
+    expect(roundTrips(res)).toBe(1);
+  });
+
+  it("members see their teams plus limited and public ones, never other private teams", async () => {
+    const { ids: seen } = await listed(await member.token());
+    expect(seen).toEqual(expect.arrayContaining([ids.mine, ids.limited, ids.public]));
+    expect(seen).not.toContain(ids.private);
+  });
+
+  it("non-members see public teams only; GET /teams/{id} follows the same rule (404 otherwise)", async () => {
+    const tk = await stranger.token();
+    expect((await listed(tk)).ids).toEqual([ids.public]);
+    expect((await t.request(`/api/v1/teams/${ids.public}`, { headers: token(tk) })).status).toBe(200);
+    for (const v of ["private", "limited", "mine"]) expect((await t.request(`/api/v1/teams/${ids[v]}`, { headers: token(tk) })).status, v).toBe(404);
+    expect((await t.request(`/api/v1/teams/${ids.limited}`, { headers: token(await member.token()) })).status).toBe(200);
+    expect((await t.request("/api/v1/teams/not-a-number", { headers: token(tk) })).status).toBe(404);
+  });
+
+  it("search filters the same way, matches descriptions by default, answers {ok,data}", async () => {
+    const found = await listed(await stranger.token(), `/api/v1/orgs/${org.name}/teams/search?q=team`);
+    expect(found.ids).toEqual([ids.public]);
+    const all = await listed(ownerTok, `/api/v1/orgs/${org.name}/teams/search?q=the%20limited`);
+    expect(all.ids).toEqual([ids.limited]);
+    const noDesc = await listed(ownerTok, `/api/v1/orgs/${org.name}/teams/search?q=the%20limited&include_desc=false`);
+    expect(noDesc.ids).toEqual([]);
+  });
+
+  it("rule 2: GET /user/teams lists the caller's teams with their organization", async () => {
+    const res = await t.request("/api/v1/user/teams", { headers: token(await member.token()) });
+    const list = await res.json();
+    expect(list.map((x: { id: number }) => x.id)).toEqual([ids.mine]);
+    expect(list[0].organization.name).toBe(org.name);
+  });
+});
+
+describe("rule 4: edit", () => {
+  it("the Owners team keeps can_create_org_repo, its visibility and permission", async () => {
+    const res = await t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "PATCH", headers: token(ownerTok), json: { can_create_org_repo: false, visibility: "public", permission: "read", description: "the bosses" } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ name: "Owners", can_create_org_repo: true, visibility: "private", permission: "owner", description: "the bosses" });
+  });
+
+  it("permission and includes_all only with a non-empty permission; name only when non-empty", async () => {
+    const tm = await (await createTeam({ name: uniq("e"), permission: "read", units: ["repo.code"] })).json();
+    const a = await (await t.request(`/api/v1/teams/${tm.id}`, { method: "PATCH", headers: token(ownerTok), json: { includes_all_repositories: true, name: "" } })).json();
+    expect(a).toMatchObject({ includes_all_repositories: false, name: tm.name });
+    const b = await (await t.request(`/api/v1/teams/${tm.id}`, { method: "PATCH", headers: token(ownerTok), json: { permission: "write", units: ["repo.code", "repo.pulls"], includes_all_repositories: true, visibility: "limited" } })).json();
+    expect(b).toMatchObject({ permission: "write", includes_all_repositories: true, visibility: "limited", units_map: { "repo.code": "write", "repo.pulls": "write" } });
+  });
+
+  it("non-owners get 404", async () => {
+    const m = await seedUser(t.db);
+    await seedMember(t.db, org, m);
+    expect((await t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "PATCH", headers: token(await m.token()), json: { description: "x" } })).status).toBe(404);
+  });
+});
+
+describe("members (rule 6) and delete", () => {
+  it("PUT adds to the team and the organization; the member count follows; a blocked user → 403", async () => {
+    const tm = await (await createTeam({ name: uniq("m"), permission: "read", units: ["repo.code"] })).json();
+    const u = await seedUser(t.db);
+    const res = await t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { method: "PUT", headers: token(ownerTok) });
+    expect(res.status).toBe(204);
+    expect(roundTrips(res)).toBe(2);
+    expect(await t.db.select().from(orgUser).where(and(eq(orgUser.orgId, org.id), eq(orgUser.uid, u.id)))).toHaveLength(1);
+    const list = await t.request(`/api/v1/teams/${tm.id}/members`, { headers: token(ownerTok) });
+    expect(list.headers.get("X-Total-Count")).toBe("1");
+    expect((await t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { headers: token(ownerTok) })).status).toBe(200);
+    const blocked = await seedUser(t.db);
+    await t.db.insert(userBlocking).values({ blockerId: org.id, blockeeId: blocked.id });
+    expect((await t.request(`/api/v1/teams/${tm.id}/members/${blocked.name}`, { method: "PUT", headers: token(ownerTok) })).status).toBe(403);
+    expect((await t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
+    expect(await t.db.select().from(orgUser).where(and(eq(orgUser.orgId, org.id), eq(orgUser.uid, u.id)))).toEqual([]);
+    expect((await t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { headers: token(ownerTok) })).status).toBe(404);
+  });
+
+  it("the last owner cannot leave the Owners team; the Owners team cannot be deleted", async () => {
+    expect((await t.request(`/api/v1/teams/${org.ownersTeamId}/members/${owner.name}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(422);
+    expect((await t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(422);
+  });
+
+  it("deleting a team removes its units and memberships; members of no other team leave the org", async () => {
+    const tm = await (await createTeam({ name: uniq("gone"), permission: "read", units: ["repo.code"] })).json();
+    const u = await seedUser(t.db);
+    await t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { method: "PUT", headers: token(ownerTok) });
+    expect((await t.request(`/api/v1/teams/${tm.id}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
+    expect(await t.db.select().from(team).where(eq(team.id, tm.id))).toEqual([]);
+    expect(await t.db.select().from(teamUser).where(eq(teamUser.teamId, tm.id))).toEqual([]);
+    expect(await t.db.select().from(orgUser).where(and(eq(orgUser.orgId, org.id), eq(orgUser.uid, u.id)))).toEqual([]);
+  });
+});
+
+describe("repositories (rules 5 and 7)", () => {
+  it("assign and remove need admin on the repository (403) and a repository of the team's org (404)", async () => {
+    const tm = await (await createTeam({ name: uniq("r"), permission: "write", units: ["repo.code"] })).json();
+    const r = await apiRepo(t, ownerTok, { name: uniq("tr"), private: true }, org.name);
+    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method: "PUT", headers: token(ownerTok) })).status).toBe(204);
+    const other = await seedOrg(t.db, owner);
+    const r2 = await apiRepo(t, ownerTok, { name: uniq("x") }, other.name);
+    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${other.name}/${r2.name}`, { method: "PUT", headers: token(ownerTok) })).status).toBe(404);
+    const m = await seedUser(t.db);
+    await t.request(`/api/v1/teams/${tm.id}/members/${m.name}`, { method: "PUT", headers: token(ownerTok) });
+    // A write member sees the repository through the team but may not manage team access.
+    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { headers: token(await m.token()) })).status).toBe(200);
+    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method: "DELETE", headers: token(await m.token()) })).status).toBe(403);
+    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
+    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { headers: token(ownerTok) })).status).toBe(404);
+    expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await m.token()) })).status).toBe(404);
+  });
+
+  it("the team repository list omits repositories the caller cannot access, in the count too (GHSA-h56g-4qw7-2mxg)", async () => {
+    const tm = await (await createTeam({ name: uniq("pub"), permission: "read", units: ["repo.code"], visibility: "public" })).json();
+    const pub = await apiRepo(t, ownerTok, { name: uniq("open") }, org.name);
+    const priv = await apiRepo(t, ownerTok, { name: uniq("closed"), private: true }, org.name);
+    for (const r of [pub, priv]) await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method: "PUT", headers: token(ownerTok) });
+    const stranger = await seedUser(t.db);
+    const res = await t.request(`/api/v1/teams/${tm.id}/repos`, { headers: token(await stranger.token()) });
+    expect((await res.json()).map((r: { name: string }) => r.name)).toEqual([pub.name]);
+    expect(res.headers.get("X-Total-Count")).toBe("1");
+    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${priv.name}`, { headers: token(await stranger.token()) })).status).toBe(404);
+    const own = await t.request(`/api/v1/teams/${tm.id}/repos`, { headers: token(ownerTok) });
+    expect(own.headers.get("X-Total-Count")).toBe("2");
+  });
+
+  it("team feeds show activity of the team's repositories the caller may access", async () => {
+    const tm = await (await createTeam({ name: uniq("feed"), permission: "read", units: ["repo.code"], includes_all_repositories: true, visibility: "public" })).json();
+    const priv = await apiRepo(t, ownerTok, { name: uniq("fp"), private: true }, org.name);
+    const pub = await apiRepo(t, ownerTok, { name: uniq("fo") }, org.name);
+    const mine = await (await t.request(`/api/v1/teams/${tm.id}/activities/feeds?limit=50`, { headers: token(ownerTok) })).json();
+    expect(mine.map((f: { repo: { name: string } }) => f.repo.name)).toEqual(expect.arrayContaining([priv.name, pub.name]));
+    const stranger = await seedUser(t.db);
+    const theirs = await (await t.request(`/api/v1/teams/${tm.id}/activities/feeds?limit=50`, { headers: token(await stranger.token()) })).json();
+    const names = theirs.map((f: { repo: { name: string } }) => f.repo.name);
+    expect(names).toContain(pub.name);
+    expect(names).not.toContain(priv.name);
+  });
+});
