@@ -1,0 +1,63 @@
+/** Teams and e-mails end to end on BOTH targets: exact round trips per route. */
+import { describe, expect, it } from "vitest";
+import { roundTrips } from "../fixtures/app.ts";
+import { basicAuth, client, targets, tokenAuth, uniqName } from "../fixtures/targets.ts";
+
+for (const target of targets()) {
+  describe(`teams on ${target.name}`, () => {
+    const { call, adminHeaders } = client(target);
+
+    async function newUser() {
+      const name = uniqName("tu");
+      await call("POST", "/api/v1/admin/users", { headers: adminHeaders, json: { username: name, email: `${name}@example.com`, password: "team-password-1", must_change_password: false } });
+      const tok = await call("POST", `/api/v1/users/${name}/tokens`, { headers: basicAuth(name, "team-password-1"), json: { name: "t", scopes: ["all"] } });
+      return { name, token: (await tok.json()).sha1 as string };
+    }
+
+    it("reads cost one round trip and writes at most two, on every team route", async () => {
+      const u = await newUser();
+      const m = await newUser();
+      const h = tokenAuth(u.token);
+      const org = uniqName("torg");
+      await call("POST", "/api/v1/orgs", { headers: h, json: { username: org } });
+      const repo = uniqName("trepo");
+      await call("POST", `/api/v1/orgs/${org}/repos`, { headers: h, json: { name: repo } });
+      const created = await call("POST", `/api/v1/orgs/${org}/teams`, { headers: h, json: { name: "devs", permission: "write", units: ["repo.code"], visibility: "limited" } });
+      expect(created.status).toBe(201);
+      expect(roundTrips(created)).toBe(2);
+      const id = (await created.json()).id;
+      const cases: [string, string, number, number, unknown?][] = [
+        ["GET", `/api/v1/orgs/${org}/teams`, 200, 1],
+        ["GET", `/api/v1/orgs/${org}/teams/search?q=dev`, 200, 1],
+        ["GET", "/api/v1/user/teams", 200, 1],
+        ["GET", `/api/v1/teams/${id}`, 200, 1],
+        ["PATCH", `/api/v1/teams/${id}`, 200, 2, { description: "d" }],
+        ["PUT", `/api/v1/teams/${id}/members/${m.name}`, 204, 2],
+        ["GET", `/api/v1/teams/${id}/members`, 200, 1],
+        ["GET", `/api/v1/teams/${id}/members/${m.name}`, 200, 1],
+        ["PUT", `/api/v1/teams/${id}/repos/${org}/${repo}`, 204, 2],
+        ["GET", `/api/v1/teams/${id}/repos`, 200, 1],
+        ["GET", `/api/v1/teams/${id}/repos/${org}/${repo}`, 200, 1],
+        ["GET", `/api/v1/teams/${id}/activities/feeds`, 200, 1],
+        ["DELETE", `/api/v1/teams/${id}/repos/${org}/${repo}`, 204, 2],
+        ["DELETE", `/api/v1/teams/${id}/members/${m.name}`, 204, 2],
+        ["DELETE", `/api/v1/teams/${id}`, 204, 2],
+      ];
+      for (const [method, path, status, trips, json] of cases) {
+        const res = await call(method, path, { headers: h, json });
+        expect(res.status, `${method} ${path}: ${res.status === status ? "" : await res.clone().text()}`).toBe(status);
+        expect(roundTrips(res), `${method} ${path}`).toBe(trips);
+      }
+    });
+
+    it("50 concurrent creations of the same team give one 201 and 49 422s", async () => {
+      const u = await newUser();
+      const org = uniqName("race");
+      await call("POST", "/api/v1/orgs", { headers: tokenAuth(u.token), json: { username: org } });
+      const results = await Promise.all(Array.from({ length: 50 }, () => call("POST", `/api/v1/orgs/${org}/teams`, { headers: tokenAuth(u.token), json: { name: "same", permission: "read", units: ["repo.code"] } })));
+      const statuses = results.map((r) => r.status);
+      expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 422)).toHaveLength(49);
+    });
+  });
+}
