@@ -22,6 +22,7 @@ import { collaborators } from "./routes/collaborators.ts";
 import { labels } from "./routes/labels.ts";
 import { emails } from "./routes/emails.ts";
 import { teams } from "./routes/teams.ts";
+import { hooks } from "./routes/hooks.ts";
 import { users } from "./routes/users.ts";
 
 export interface AppDeps {
@@ -33,7 +34,7 @@ export interface AppDeps {
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
-export const routeGroups = [misc, users, orgs, admin, repos, collaborators, labels, emails, teams];
+export const routeGroups = [misc, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks];
 
 /** The API sub-app mounted at /api/v1; its OpenAPI registry is the source of both documents. */
 export function createApi() {

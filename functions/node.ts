@@ -5,7 +5,9 @@
 import { serve } from "@hono/node-server";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { createApp } from "./app.ts";
 import { migrateDb } from "./db/migrate.ts";
 import { databaseUrl, openDatabase } from "./db/open.ts";
@@ -16,6 +18,20 @@ const swaggerDir = dirname(createRequire(import.meta.url).resolve("swagger-ui-di
 
 /** Reads a Swagger UI file from the installed swagger-ui-dist package. */
 export const nodeAssets = (name: SwaggerAsset) => readFile(join(swaggerDir, name), "utf8");
+
+/** The instance's secret key from DATA_DIR/secret.key, created (mode 0600) on first start. */
+export function secretKeyFile(dataDir: string): string {
+  const file = join(dataDir, "secret.key");
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    try {
+      writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+  }
+  return readFileSync(file, "utf8").trim();
+}
 
 export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   let settings: Settings;
@@ -28,6 +44,8 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
     }
     throw e;
   }
+  // Secrets at rest need [security] SECRET_KEY; without one, a key is made once and kept in DATA_DIR.
+  settings.security.secretKey ??= secretKeyFile(resolve(env.DATA_DIR ?? "./data"));
   const client = openDatabase(env);
   await migrateDb(client);
   const app = createApp({ settings, client: () => client, assets: nodeAssets });

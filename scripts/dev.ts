@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { secretKeyFile } from "../functions/node.ts";
 import { ROOT_DIR, startSqld, stopGroup, type Running } from "./lib/processes.ts";
 
 const port = process.env.PORT ?? "8787";
@@ -30,7 +31,7 @@ if (code !== 0) {
 // Bindings go through a private env file, so the database token never shows up in a process list.
 const envDir = mkdtempSync(join(tmpdir(), "gitea-dev-"));
 const envFile = join(envDir, "dev.env");
-const bindings: Record<string, string> = { DATABASE_URL: databaseUrl };
+const bindings: Record<string, string> = { DATABASE_URL: databaseUrl, GITEA__security__SECRET_KEY: secretKeyFile(resolve(process.env.DATA_DIR ?? "./data")) };
 if (process.env.DATABASE_AUTH_TOKEN) bindings.DATABASE_AUTH_TOKEN = process.env.DATABASE_AUTH_TOKEN;
 for (const [k, v] of Object.entries(process.env)) if (k.startsWith("GITEA__") && v !== undefined) bindings[k] = v;
 writeFileSync(envFile, Object.entries(bindings).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join("\n"), { mode: 0o600 });

@@ -337,3 +337,33 @@ export const action = sqliteTable(
 export type RepositoryRow = typeof repository.$inferSelect;
 export type RepoUnitRow = typeof repoUnit.$inferSelect;
 export type LabelRow = typeof label.$inferSelect;
+
+/** Webhooks (organization hooks have owner_id set and repo_id 0). Secrets are stored encrypted. */
+export const webhook = sqliteTable(
+  "webhook",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    repoId: int("repo_id"),
+    ownerId: int("owner_id"),
+    type: text("type").notNull(),
+    name: str("name"),
+    url: text("url").notNull(),
+    httpMethod: text("http_method").notNull().default("POST"),
+    contentType: text("content_type").notNull().default("json"),
+    /** AES-GCM ciphertext of the HMAC secret (empty when none). */
+    secretEnc: str("secret_enc"),
+    /** AES-GCM ciphertext of the Authorization header value (empty when none). */
+    authHeaderEnc: str("auth_header_enc"),
+    /** JSON array of enabled event names. */
+    events: text("events").notNull().default('["push"]'),
+    branchFilter: str("branch_filter"),
+    /** JSON object of type-specific settings (slack channel, username, …). */
+    meta: text("meta").notNull().default("{}"),
+    isActive: bool("is_active"),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+    updatedUnix: integer("updated_unix").notNull().default(unixNow),
+  },
+  (t) => [index("IDX_webhook_owner_id").on(t.ownerId), index("IDX_webhook_repo_id").on(t.repoId)],
+);
+
+export type WebhookRow = typeof webhook.$inferSelect;

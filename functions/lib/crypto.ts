@@ -59,3 +59,26 @@ export async function tokenHash(token: string): Promise<string> {
 
 /** Whether a string has the shape of one of our tokens (used to try basic-auth passwords as tokens). */
 export const looksLikeToken = (s: string) => /^[0-9a-f]{40}$/i.test(s);
+
+const b64 = (u: Uint8Array) => btoa(String.fromCharCode(...u));
+const unb64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+
+async function secretKeyOf(secret: string) {
+  const raw = await crypto.subtle.digest("SHA-256", enc.encode(`edge-gitea:secrets:${secret}`));
+  return crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
+}
+
+/** Encrypts a stored secret (webhook secret, authorization header) with AES-256-GCM under [security] SECRET_KEY. */
+export async function encryptSecret(secretKey: string, plaintext: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const ct = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await secretKeyOf(secretKey), enc.encode(plaintext)));
+  return `v1:${b64(iv)}:${b64(ct)}`;
+}
+
+/** Decrypts what encryptSecret stored (for delivery); throws when the key does not match. */
+export async function decryptSecret(secretKey: string, stored: string): Promise<string> {
+  const [v, iv, ct] = stored.split(":");
+  if (v !== "v1" || !iv || !ct) throw new Error("not an encrypted secret");
+  const pt = await crypto.subtle.decrypt({ name: "AES-GCM", iv: unb64(iv) }, await secretKeyOf(secretKey), unb64(ct));
+  return new TextDecoder().decode(pt);
+}

@@ -25,7 +25,8 @@ export interface Settings {
   repository: { forcePrivate: boolean; defaultBranch: string; disabledRepoUnits: string[] };
   mirror: { minIntervalMs: number };
   api: { defaultPagingNum: number; maxResponseItems: number; enableSwagger: boolean };
-  security: { disableQueryAuthToken: boolean; passwordHashIterations: number; minPasswordLength: number };
+  security: { disableQueryAuthToken: boolean; passwordHashIterations: number; minPasswordLength: number; secretKey: string | null };
+  webhook: { allowedHostList: string[] };
   service: { noReplyAddress: string | null; defaultUserVisibility: "public" | "limited" | "private"; requireSignInView: boolean };
   admin: { userDisabledFeatures: string[]; externalUserDisableFeatures: string[] };
 }
@@ -152,6 +153,18 @@ export const SETTING_KEYS = {
   disableQueryAuthToken: { section: "security", key: "DISABLE_QUERY_AUTH_TOKEN", def: "false", parse: bool },
   passwordHashIterations: { section: "security", key: "PASSWORD_HASH_ITERATIONS", def: "100000", parse: int(10_000, 100_000) },
   minPasswordLength: { section: "security", key: "MIN_PASSWORD_LENGTH", def: "8", parse: int(1, 255) },
+  secretKey: {
+    section: "security",
+    key: "SECRET_KEY",
+    def: "",
+    parse: (raw: string, name: string) => (raw.trim() === "" ? null : raw.trim().length < 16 ? fail(name, "must be at least 16 characters") : raw.trim()),
+  },
+  allowedHostList: {
+    section: "webhook",
+    key: "ALLOWED_HOST_LIST",
+    def: "external",
+    parse: (raw: string) => raw.split(",").map((s) => s.trim()).filter(Boolean),
+  },
   noReplyAddress: { section: "service", key: "NO_REPLY_ADDRESS", def: "", parse: nullableText },
   defaultUserVisibility: { section: "service", key: "DEFAULT_USER_VISIBILITY", def: "public", parse: oneOf(["public", "limited", "private"] as const) },
   requireSignInView: { section: "service", key: "REQUIRE_SIGNIN_VIEW", def: "false", parse: bool },
@@ -187,7 +200,9 @@ export function loadSettings(env: Env): Settings {
       disableQueryAuthToken: v.disableQueryAuthToken,
       passwordHashIterations: v.passwordHashIterations,
       minPasswordLength: v.minPasswordLength,
+      secretKey: v.secretKey,
     },
+    webhook: { allowedHostList: v.allowedHostList },
     service: { noReplyAddress: v.noReplyAddress, defaultUserVisibility: v.defaultUserVisibility, requireSignInView: v.requireSignInView },
     admin: { userDisabledFeatures: v.userDisabledFeatures, externalUserDisableFeatures: v.externalUserDisableFeatures },
   };

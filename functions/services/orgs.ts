@@ -1,7 +1,7 @@
 /** Organizations, membership and blocks (Gitea routers/api/v1/org, shared/block.go). */
 import { and, asc, count, eq, sql, type SQLWrapper } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
-import { orgUser, repository, team, teamRepo, teamUnit, teamUser, user, userBlocking } from "../db/schema.ts";
+import { orgUser, repository, team, teamRepo, teamUnit, teamUser, user, userBlocking, webhook } from "../db/schema.ts";
 import { toOrganization, toUser, visibilityCode } from "../convert/user.ts";
 import { userVisibleSql, type Caller } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
@@ -149,6 +149,7 @@ export async function deleteOrg(ctx: Ctx, name: string) {
     ctx.db.delete(team).where(eq(team.orgId, id)),
     ctx.db.delete(orgUser).where(eq(orgUser.orgId, id)),
     ctx.db.delete(userBlocking).where(eq(userBlocking.blockerId, id)),
+    ctx.db.delete(webhook).where(eq(webhook.ownerId, id)),
     ctx.db.delete(user).where(and(eq(user.id, id), eq(user.type, 1))),
   ] as const);
 }

@@ -38,7 +38,10 @@ export default async function setup(project: TestProject) {
     started.push(sqld);
     const workerToken = await bootstrap({ DATABASE_URL: sqld.url });
     const workerPort = await freePort();
-    const worker = await startWorker({ DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${workerPort}/` }, { port: workerPort });
+    const worker = await startWorker(
+      { DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${workerPort}/`, GITEA__security__SECRET_KEY: "e2e-worker-secret-key-0123" },
+      { port: workerPort },
+    );
     started.push(worker);
     targets.push({ name: "workerd", url: worker.url, admin: { ...admin, token: workerToken }, sqldUrl: sqld.url });
 

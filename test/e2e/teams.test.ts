@@ -42,11 +42,36 @@ for (const target of targets()) {
         ["DELETE", `/api/v1/teams/${id}/repos/${org}/${repo}`, 204, 2],
         ["DELETE", `/api/v1/teams/${id}/members/${m.name}`, 204, 2],
         ["DELETE", `/api/v1/teams/${id}`, 204, 2],
+        ["GET", `/api/v1/orgs/${org}/hooks`, 200, 1],
+        ["POST", `/api/v1/orgs/${org}/hooks`, 201, 2, { type: "gitea", config: { url: "https://hooks.example.com/x", content_type: "json", secret: "hook-secret" } }],
       ];
       for (const [method, path, status, trips, json] of cases) {
         const res = await call(method, path, { headers: h, json });
         expect(res.status, `${method} ${path}: ${res.status === status ? "" : await res.clone().text()}`).toBe(status);
         expect(roundTrips(res), `${method} ${path}`).toBe(trips);
+      }
+    });
+
+    it("organization hooks: read 1, write 2 round trips; the secret never comes back", async () => {
+      const u = await newUser();
+      const h = tokenAuth(u.token);
+      const org = uniqName("horg");
+      await call("POST", "/api/v1/orgs", { headers: h, json: { username: org } });
+      const created = await call("POST", `/api/v1/orgs/${org}/hooks`, { headers: h, json: { type: "gitea", config: { url: "https://hooks.example.com/x", content_type: "json", secret: "hook-secret" }, authorization_header: "Bearer hook-auth" } });
+      expect(created.status).toBe(201);
+      const hook = await created.json();
+      for (const [method, path, status, trips, json] of [
+        ["GET", `/api/v1/orgs/${org}/hooks/${hook.id}`, 200, 1],
+        ["PATCH", `/api/v1/orgs/${org}/hooks/${hook.id}`, 200, 2, { active: true }],
+        ["GET", `/api/v1/orgs/${org}/hooks`, 200, 1],
+        ["DELETE", `/api/v1/orgs/${org}/hooks/${hook.id}`, 204, 2],
+      ] as [string, string, number, number, unknown?][]) {
+        const res = await call(method, path, { headers: h, json });
+        expect(res.status, `${method} ${path}`).toBe(status);
+        expect(roundTrips(res), `${method} ${path}`).toBe(trips);
+        const text = await res.text();
+        expect(text).not.toContain("hook-secret");
+        expect(text).not.toContain("hook-auth");
       }
     });
 

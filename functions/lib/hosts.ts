@@ -1,0 +1,105 @@
+/**
+ * Which hosts outbound requests (webhooks) may reach: Gitea's `[webhook] ALLOWED_HOST_LIST`
+ * semantics (`external` by default; `private`, `loopback`, `*`, CIDRs, host globs). IP literals are
+ * classified, including the IPv4-mapped, NAT64 and 6to4 IPv6 forms that wrap internal addresses
+ * (GHSA-2r5c-gw76-rh3w); names that can only mean this machine count as loopback. Names are not
+ * resolved here: delivery must re-check the resolved address and every redirect hop.
+ */
+
+type Kind = "loopback" | "private" | "external" | "blocked";
+
+const v4 = (s: string): number[] | null => {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
+  if (!m) return null;
+  const p = m.slice(1).map(Number);
+  return p.every((x) => x <= 255) ? p : null;
+};
+
+function classifyV4([a, b]: number[]): Kind {
+  if (a === 127) return "loopback";
+  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return "private";
+  // link-local (incl. cloud metadata 169.254.169.254), CGNAT, "this network", benchmarking, multicast, reserved
+  if ((a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127) || a === 0 || (a === 198 && (b === 18 || b === 19)) || a >= 224) return "blocked";
+  if (a === 192 && b === 0) return "blocked";
+  return "external";
+}
+
+/** Expands an IPv6 literal to 8 16-bit groups, or null. */
+function v6Groups(s: string): number[] | null {
+  let str = s;
+  const tail = /(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.exec(str);
+  if (tail) {
+    const p = v4(tail[1]);
+    if (!p) return null;
+    str = str.slice(0, -tail[1].length) + `${((p[0] << 8) | p[1]).toString(16)}:${((p[2] << 8) | p[3]).toString(16)}`;
+  }
+  const halves = str.split("::");
+  if (halves.length > 2) return null;
+  const parse = (h: string) => (h ? h.split(":").map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)) : []);
+  const head = parse(halves[0]);
+  const rest = halves.length === 2 ? parse(halves[1]) : [];
+  const fill = halves.length === 2 ? 8 - head.length - rest.length : 0;
+  const groups = [...head, ...Array(Math.max(fill, 0)).fill(0), ...rest];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g)) ? groups : null;
+}
+
+function classifyV6(g: number[]): Kind {
+  const embedded = (hi: number, lo: number) => classifyV4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+  if (g.every((x, i) => (i < 7 ? x === 0 : x === 1))) return "loopback";
+  if (g.every((x) => x === 0)) return "blocked";
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return embedded(g[6], g[7]); // ::ffff:a.b.c.d
+  if (g[0] === 0x64 && g[1] === 0xff9b) return "blocked"; // NAT64 reaches IPv4 through a translator
+  if (g[0] === 0x2002) return "blocked"; // 6to4
+  if ((g[0] & 0xfe00) === 0xfc00) return "private"; // unique local
+  if ((g[0] & 0xffc0) === 0xfe80 || (g[0] & 0xff00) === 0xff00) return "blocked"; // link-local, multicast
+  if (g.slice(0, 6).every((x) => x === 0)) return "blocked"; // deprecated IPv4-compatible forms
+  return "external";
+}
+
+/** The kind of a URL hostname (as WHATWG URL normalizes it: decimal/hex IPv4 forms become dotted). */
+export function hostKind(hostname: string): Kind {
+  const h = hostname.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
+  const p4 = v4(h);
+  if (p4) return classifyV4(p4);
+  if (h.includes(":")) {
+    const g = v6Groups(h.split("%")[0]);
+    return g ? classifyV6(g) : "blocked";
+  }
+  if (h === "localhost" || h.endsWith(".localhost")) return "loopback";
+  if (!h.includes(".") || h.endsWith(".local") || h.endsWith(".internal")) return "private";
+  return "external";
+}
+
+const ipToNumber = (p: number[]) => ((p[0] << 24) >>> 0) + (p[1] << 16) + (p[2] << 8) + p[3];
+
+/** Whether `hostname` matches one entry of an ALLOWED_HOST_LIST. */
+function matches(entry: string, hostname: string, kind: Kind): boolean {
+  const e = entry.trim().toLowerCase();
+  if (!e) return false;
+  if (e === "*") return true;
+  if (e === "external" || e === "private" || e === "loopback") return kind === e;
+  const cidr = /^(\d{1,3}(?:\.\d{1,3}){3})\/(\d{1,2})$/.exec(e);
+  if (cidr) {
+    const net = v4(cidr[1]);
+    const ip = v4(hostname);
+    if (!net || !ip) return false;
+    const bits = Number(cidr[2]);
+    const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+    return (ipToNumber(ip) & mask) === (ipToNumber(net) & mask);
+  }
+  const re = new RegExp(`^${e.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`);
+  return re.test(hostname.toLowerCase());
+}
+
+/** Whether a webhook may target `url` under the allow list (default `external`). */
+export function isAllowedHost(url: string, allowList: readonly string[]): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  const kind = hostKind(u.hostname);
+  if (kind === "blocked" && !allowList.includes("*")) return false;
+  return allowList.some((e) => matches(e, u.hostname.replace(/^\[|\]$/g, ""), kind));
+}

@@ -1,0 +1,122 @@
+/** Organization webhooks: management rules, write-only encrypted secrets, SSRF-safe targets. */
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { webhook } from "../../functions/db/schema.ts";
+import { decryptSecret } from "../../functions/lib/crypto.ts";
+import { roundTrips, seedMember, seedOrg, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { giteaShapeErrors } from "../fixtures/gitea-schema.ts";
+
+let t: TestApp;
+let owner: SeededUser;
+let tk: string;
+let org: { id: number; name: string };
+
+beforeAll(async () => {
+  t = await testApp();
+  owner = await seedUser(t.db);
+  tk = await owner.token();
+  org = await seedOrg(t.db, owner);
+});
+afterAll(() => t.close());
+
+const base = () => `/api/v1/orgs/${org.name}/hooks`;
+const create = (json: unknown, who = tk) => t.request(base(), { method: "POST", headers: token(who), json });
+const good = { type: "gitea", config: { url: "https://hooks.example.com/in", content_type: "json", secret: "s3cr3t-value" }, authorization_header: "Bearer very-secret" };
+
+describe("create", () => {
+  it("creates a hook: events default to push, active defaults to false; secrets never come back (2 round trips)", async () => {
+    const res = await create(good);
+    expect(res.status).toBe(201);
+    expect(roundTrips(res)).toBe(2);
+    const body = await res.json();
+    expect(giteaShapeErrors("Hook", body)).toEqual([]);
+    expect(body).toMatchObject({ type: "gitea", events: ["push"], active: false, config: { url: "https://hooks.example.com/in", content_type: "json" }, authorization_header: "" });
+    expect(JSON.stringify(body)).not.toContain("s3cr3t-value");
+    expect(JSON.stringify(body)).not.toContain("very-secret");
+  });
+
+  it("secrets are stored encrypted under SECRET_KEY, not in the clear", async () => {
+    const body = await (await create(good)).json();
+    const [row] = await t.db.select().from(webhook).where(eq(webhook.id, body.id));
+    expect(row.secretEnc).not.toContain("s3cr3t-value");
+    expect(row.authHeaderEnc).not.toContain("very-secret");
+    expect(await decryptSecret("test-secret-key-0123456789", row.secretEnc)).toBe("s3cr3t-value");
+    await expect(decryptSecret("another-key-0123456789", row.secretEnc)).rejects.toThrow();
+    const listed = await (await t.request(base(), { headers: token(tk) })).text();
+    expect(listed).not.toContain("s3cr3t-value");
+  });
+
+  it.each([
+    [{ type: "nope", config: { url: "https://x.example", content_type: "json" } }, 422, "Invalid hook type: nope"],
+    [{ type: "gitea", config: { content_type: "json" } }, 422, "Missing config option: url"],
+    [{ type: "gitea", config: { url: "https://x.example" } }, 422, "Missing config option: content_type"],
+    [{ type: "gitea", config: { url: "https://x.example", content_type: "xml" } }, 422, "Invalid content type"],
+    [{ type: "gitea", config: { url: "ftp://x.example", content_type: "json" } }, 422, "Invalid url"],
+    [{ type: "slack", config: { url: "https://x.example", content_type: "json" } }, 422, "Missing config option: channel"],
+    [{ type: "slack", config: { url: "https://x.example", content_type: "json", channel: "no spaces allowed" } }, 400, "Invalid slack channel name"],
+    [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "{main" }, 422, "[BranchFilter]: GlobPattern"],
+  ])("%j → %i %s", async (json, status, message) => {
+    const res = await create(json);
+    expect(res.status).toBe(status);
+    expect((await res.json()).message).toBe(message);
+  });
+
+  it("targets inside the network are refused (SSRF): loopback, private, metadata, mapped IPv6", async () => {
+    for (const url of ["http://127.0.0.1:3000/x", "http://169.254.169.254/latest", "http://[::ffff:10.0.0.1]/", "http://localhost/", "http://192.168.0.10/"]) {
+      const res = await create({ type: "gitea", config: { url, content_type: "json" } });
+      expect(res.status, url).toBe(422);
+    }
+    const t2 = await testApp({ GITEA__webhook__ALLOWED_HOST_LIST: "loopback" });
+    const o2 = await seedUser(t2.db);
+    const org2 = await seedOrg(t2.db, o2);
+    const ok = await t2.request(`/api/v1/orgs/${org2.name}/hooks`, { method: "POST", headers: token(await o2.token()), json: { type: "gitea", config: { url: "http://127.0.0.1:3000/x", content_type: "json" } } });
+    expect(ok.status).toBe(201);
+    t2.close();
+  });
+
+  it("events are normalized: issues_only → issues, unknown names dropped", async () => {
+    const body = await (await create({ ...good, events: ["push", "issues_only", "create", "bogus"] })).json();
+    expect(body.events).toEqual(["push", "issues", "create"]);
+  });
+});
+
+describe("read, edit, delete", () => {
+  it("edit replaces present fields only and keeps secrets write-only", async () => {
+    const h = await (await create({ ...good, events: ["push", "create"], branch_filter: "main" })).json();
+    const res = await t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { active: true, events: ["release"], config: { content_type: "form" } } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ active: true, events: ["release"], branch_filter: "main", config: { url: "https://hooks.example.com/in", content_type: "form" } });
+    const [row] = await t.db.select().from(webhook).where(eq(webhook.id, h.id));
+    expect(await decryptSecret("test-secret-key-0123456789", row.authHeaderEnc)).toBe("Bearer very-secret");
+    expect((await t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { config: { url: "http://10.0.0.1/" } } })).status).toBe(422);
+  });
+
+  it("a hook of another organization answers like a missing one; delete → 204 then 404", async () => {
+    const other = await seedOrg(t.db, owner);
+    const foreign = await (await t.request(`/api/v1/orgs/${other.name}/hooks`, { method: "POST", headers: token(tk), json: good })).json();
+    expect((await t.request(`${base()}/${foreign.id}`, { headers: token(tk) })).status).toBe(404);
+    expect((await t.request(`${base()}/${foreign.id}`, { method: "DELETE", headers: token(tk) })).status).toBe(404);
+    const h = await (await create(good)).json();
+    expect((await t.request(`${base()}/${h.id}`, { headers: token(tk) })).status).toBe(200);
+    expect((await t.request(`${base()}/${h.id}`, { method: "DELETE", headers: token(tk) })).status).toBe(204);
+    expect((await t.request(`${base()}/${h.id}`, { method: "DELETE", headers: token(tk) })).status).toBe(404);
+  });
+
+  it("lists with X-Total-Count; only org owners may manage hooks (403 for members, 404 for hidden orgs)", async () => {
+    const res = await t.request(base(), { headers: token(tk) });
+    expect(Number(res.headers.get("X-Total-Count"))).toBe((await res.json()).length);
+    const m = await seedUser(t.db);
+    await seedMember(t.db, org, m);
+    expect((await t.request(base(), { headers: token(await m.token()) })).status).toBe(403);
+    const hidden = await seedOrg(t.db, owner, { visibility: 2 });
+    const stranger = await seedUser(t.db);
+    expect((await t.request(`/api/v1/orgs/${hidden.name}/hooks`, { headers: token(await stranger.token()) })).status).toBe(404);
+  });
+
+  it("deleting the organization deletes its hooks", async () => {
+    const o = await seedOrg(t.db, owner);
+    const h = await (await t.request(`/api/v1/orgs/${o.name}/hooks`, { method: "POST", headers: token(tk), json: good })).json();
+    expect((await t.request(`/api/v1/orgs/${o.name}`, { method: "DELETE", headers: token(tk) })).status).toBe(204);
+    expect(await t.db.select().from(webhook).where(eq(webhook.id, h.id))).toEqual([]);
+  });
+});
