@@ -20,6 +20,8 @@ import {
   unblockUser,
 } from "../services/orgs.ts";
 import { CreateOrgOptionSchema, EditOrgOptionSchema, OrganizationSchema, UserListSchema } from "../wire/user.ts";
+import { orgFeeds } from "../services/feeds.ts";
+import { ActivitySchema } from "../wire/repo.ts";
 
 export const orgs = createRouter();
 
@@ -237,4 +239,25 @@ orgs.openapi(organizationUnblockUser, async (c) => {
   const p = c.req.valid("param");
   await unblockUser(ctxOf(c), { kind: "org", name: p.org }, p.username);
   return c.body(null, 204);
+});
+
+const orgListActivityFeeds = apiRoute({
+  method: "get",
+  path: "/orgs/{org}/activities/feeds",
+  operationId: "orgListActivityFeeds",
+  tags: ["organization"],
+  summary: "List an organization's activity feeds",
+  auth: orgScope,
+  request: {
+    params: z.object({ org: pathParam("org", "name of the org") }),
+    query: PageQuery.extend({ date: z.string().max(32).optional().openapi({ format: "date", description: "the date of the activities to be found" }) }),
+  },
+  responses: { 200: jsonResponse(z.array(ActivitySchema), "ActivityFeedsList"), ...errorResponses(404, 422) },
+});
+orgs.openapi(orgListActivityFeeds, async (c) => {
+  const q = c.req.valid("query");
+  const page = pageOf(q, c.get("settings").api);
+  const { total, feeds } = await orgFeeds(ctxOf(c), c.req.valid("param").org, q.date, page);
+  setPageHeaders(c, total, page, { link: false });
+  return c.json(feeds as never, 200);
 });

@@ -19,28 +19,11 @@ import {
 } from "../services/repos.ts";
 import { repoFeeds } from "../services/feeds.ts";
 import { getIssueConfig, getIssueConfigValidation, getIssueTemplates } from "../services/issue-templates.ts";
-import { UserSchema } from "../wire/user.ts";
-import { CreateForkOptionSchema, CreateRepoOptionSchema, EditRepoOptionSchema, GenerateRepoOptionSchema, RepositorySchema, SearchResultsSchema } from "../wire/repo.ts";
+import { ActivitySchema, CreateForkOptionSchema, CreateRepoOptionSchema, EditRepoOptionSchema, GenerateRepoOptionSchema, RepositorySchema, SearchResultsSchema } from "../wire/repo.ts";
 
 export const repos = createRouter();
 
-export const ActivitySchema = z
-  .object({
-    id: z.number().int(),
-    user_id: z.number().int(),
-    op_type: z.string(),
-    act_user_id: z.number().int(),
-    act_user: UserSchema,
-    repo_id: z.number().int(),
-    repo: RepositorySchema,
-    comment_id: z.number().int(),
-    comment: z.null(),
-    ref_name: z.string(),
-    is_private: z.boolean(),
-    content: z.string(),
-    created: z.string().openapi({ format: "date-time" }),
-  })
-  .openapi("Activity");
+
 
 const RepoList = z.array(RepositorySchema);
 const ownerRepo = { owner: pathParam("owner", "owner of the repo"), repo: pathParam("repo", "name of the repo") };

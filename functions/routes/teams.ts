@@ -22,7 +22,7 @@ import {
 } from "../services/teams.ts";
 import { OrganizationSchema, UserListSchema, UserSchema } from "../wire/user.ts";
 import { RepositorySchema } from "../wire/repo.ts";
-import { ActivitySchema } from "./repos.ts";
+import { ActivitySchema } from "../wire/repo.ts";
 
 export const teams = createRouter();
 

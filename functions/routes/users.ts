@@ -8,6 +8,8 @@ import { getAuthenticatedUser, getUserInfo, searchUsers } from "../services/user
 import { createAccessToken, deleteAccessToken, listAccessTokens } from "../services/tokens.ts";
 import { blockUser, checkBlock, listBlocks, unblockUser } from "../services/orgs.ts";
 import { AccessTokenSchema, CreateAccessTokenOptionSchema, UserListSchema, UserSchema } from "../wire/user.ts";
+import { userFeeds } from "../services/feeds.ts";
+import { ActivitySchema } from "../wire/repo.ts";
 
 export const users = createRouter();
 
@@ -183,4 +185,29 @@ const userUnblockUser = apiRoute({
 users.openapi(userUnblockUser, async (c) => {
   await unblockUser(ctxOf(c), { kind: "user" }, c.req.valid("param").username);
   return c.body(null, 204);
+});
+
+const userListActivityFeeds = apiRoute({
+  method: "get",
+  path: "/users/{username}/activities/feeds",
+  operationId: "userListActivityFeeds",
+  tags: ["user"],
+  summary: "List a user's activity feeds",
+  auth: { scopes: ["user"] },
+  request: {
+    params: z.object({ username: pathParam("username", "username of the user whose activity feeds are to be listed") }),
+    query: PageQuery.extend({
+      "only-performed-by": z.string().max(8).optional().openapi({ type: "boolean", description: "if true, only show actions performed by the requested user" } as never),
+      date: z.string().max(32).optional().openapi({ format: "date", description: "the date of the activities to be found" }),
+    }),
+  },
+  responses: { 200: jsonResponse(z.array(ActivitySchema), "ActivityFeedsList"), ...errorResponses(404, 422) },
+});
+users.openapi(userListActivityFeeds, async (c) => {
+  const q = c.req.valid("query");
+  const page = pageOf(q, c.get("settings").api);
+  const only = ["1", "t", "T", "true", "TRUE", "True"].includes(q["only-performed-by"] ?? "");
+  const { total, feeds } = await userFeeds(ctxOf(c), c.req.valid("param").username, only, q.date, page);
+  setPageHeaders(c, total, page, { link: false });
+  return c.json(feeds as never, 200);
 });

@@ -1,10 +1,14 @@
 /** Activity feeds (Gitea models/activities GetFeeds): entries the caller may see, filtered to one repository. */
-import { and, count, desc, eq, sql } from "drizzle-orm";
+import { and, count, desc, eq, sql, type SQL } from "drizzle-orm";
 import { col } from "../db/client.ts";
-import { action, user, type UserRow } from "../db/schema.ts";
+import { action, repository, user, type UserRow } from "../db/schema.ts";
 import { isoTime, toUser } from "../convert/user.ts";
-import type { Ctx } from "../lib/context.ts";
-import { unprocessable } from "../lib/errors.ts";
+import type { Caller } from "../lib/auth.ts";
+import { readWithCaller, type Ctx } from "../lib/context.ts";
+import { parseUnits, repoAccessibleSql, repoFactsColumns, repoPermission, type RepoFacts } from "../lib/permissions.ts";
+import { isOrgMemberSql } from "./orgs.ts";
+import { ownerByName } from "./users.ts";
+import { notFound, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import { site, viewerOf } from "./common.ts";
 import { assignRepo, OP_NAMES, repoIdByPath, repoJson } from "./repos.ts";
@@ -53,4 +57,85 @@ export async function repoFeeds(ctx: Ctx, owner: string, name: string, date: str
       created: isoTime(act.createdUnix),
     })),
   };
+}
+
+/** SQL: ids of the repositories the viewer may access (the feed filter every feed applies). */
+export const accessibleRepoIds = (ctx: Ctx) => sql`(SELECT r.id FROM repository r WHERE ${repoAccessibleSql(ctx.viewer, sql`r.id`, sql`r.owner_id`, sql`r.is_private`)})`;
+
+/** SQL: the `date` day filter on action rows. */
+export const dayFilter = (date: string | undefined) => {
+  const range = dayRange(date);
+  return range ? sql`${col(action.createdUnix)} >= ${range[0]} AND ${col(action.createdUnix)} < ${range[1]}` : undefined;
+};
+
+/** The three reads of a feed page: the actions with their actors, the count, and their repositories' facts. */
+export function feedReads(ctx: Ctx, where: SQL, page: Page) {
+  return [
+    ctx.db.select({ a: action, actUser: user }).from(action).innerJoin(user, eq(user.id, action.actUserId)).where(where).orderBy(desc(action.createdUnix), desc(action.id)).limit(page.limit).offset(page.offset),
+    ctx.db.select({ n: count() }).from(action).where(where),
+    ctx.db
+      .select(repoFactsColumns(ctx.viewer))
+      .from(repository)
+      .innerJoin(user, eq(user.id, repository.ownerId))
+      .where(sql`${col(repository.id)} IN (SELECT repo_id FROM action WHERE ${where} ORDER BY created_unix DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset})`),
+  ] as const;
+}
+
+/** Gitea's Activity JSON for the rows `feedReads` returned. */
+export function renderFeeds(ctx: Ctx, caller: Caller | null, rows: readonly unknown[][]) {
+  const viewer = viewerOf(caller);
+  const disabled = ctx.settings.repository.disabledRepoUnits;
+  const repos = new Map(
+    (rows[2] as RepoFacts[]).map((f) => {
+      const units = parseUnits(f.units, disabled);
+      return [f.repo.id, repoJson(ctx, caller, { repo: f.repo, owner: f.owner, units, perm: repoPermission(caller, f, units) })];
+    }),
+  );
+  const feeds = (rows[0] as { a: typeof action.$inferSelect; actUser: UserRow }[]).map(({ a, actUser }) => ({
+    id: a.id,
+    user_id: a.userId,
+    op_type: OP_NAMES[a.opType] ?? String(a.opType),
+    act_user_id: a.actUserId,
+    act_user: toUser(actUser, viewer, site(ctx)),
+    repo_id: a.repoId,
+    repo: repos.get(a.repoId) ?? null,
+    comment_id: a.commentId,
+    comment: null,
+    ref_name: a.refName,
+    is_private: a.isPrivate,
+    content: a.content,
+    created: isoTime(a.createdUnix),
+  }));
+  return { total: (rows[1] as { n: number }[])[0]?.n ?? 0, feeds };
+}
+
+/** GET /users/{username}/activities/feeds (userListActivityFeeds): private entries only for the user and admins. */
+export async function userFeeds(ctx: Ctx, username: string, onlyPerformedBy: boolean, date: string | undefined, page: Page) {
+  const uid = sql`(SELECT id FROM user WHERE lower_name = ${username.toLowerCase()})`;
+  const where = and(
+    sql`${col(action.userId)} = ${uid}`,
+    sql`${col(action.repoId)} IN ${accessibleRepoIds(ctx)}`,
+    sql`(${col(action.isPrivate)} = 0 OR ${ctx.viewer.isAdmin} OR ${uid} = ${ctx.viewer.id})`,
+    onlyPerformedBy ? sql`${col(action.actUserId)} = ${uid}` : undefined,
+    dayFilter(date),
+  )!;
+  const { caller, rows } = await readWithCaller(ctx, [ownerByName(ctx, username), ...feedReads(ctx, where, page)] as const);
+  const o = rows[0][0];
+  if (!o || !o.visible) throw notFound();
+  return renderFeeds(ctx, caller, rows.slice(1) as unknown as unknown[][]);
+}
+
+/** GET /orgs/{org}/activities/feeds (orgListActivityFeeds): private entries for members and admins. */
+export async function orgFeeds(ctx: Ctx, orgName: string, date: string | undefined, page: Page) {
+  const oid = sql`(SELECT id FROM user WHERE lower_name = ${orgName.toLowerCase()} AND type = 1)`;
+  const where = and(
+    sql`${col(action.userId)} = ${oid}`,
+    sql`${col(action.repoId)} IN ${accessibleRepoIds(ctx)}`,
+    sql`(${col(action.isPrivate)} = 0 OR ${ctx.viewer.isAdmin} OR ${isOrgMemberSql(oid, ctx.viewer.id)})`,
+    dayFilter(date),
+  )!;
+  const { caller, rows } = await readWithCaller(ctx, [ownerByName(ctx, orgName), ...feedReads(ctx, where, page)] as const);
+  const o = rows[0][0];
+  if (!o || !o.visible || o.u.type !== 1) throw notFound();
+  return renderFeeds(ctx, caller, rows.slice(1) as unknown as unknown[][]);
 }

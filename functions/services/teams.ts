@@ -3,10 +3,10 @@
  * create/edit with the permission/unit rules, membership, repository assignment and feeds.
  * Every read is one batch with the caller; every write one more batch.
  */
-import { and, asc, count, desc, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
 import { action, orgUser, repository, team, teamRepo, teamUnit, teamUser, user, userBlocking, type TeamRow, type UserRow } from "../db/schema.ts";
-import { isoTime, toOrganization, toUser } from "../convert/user.ts";
+import { toOrganization, toUser } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
 import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
@@ -14,7 +14,8 @@ import type { Page } from "../lib/pagination.ts";
 import { ACCESS, ACCESS_NAMES, isRepoAdmin, parseUnits, repoAccessibleSql, repoFactsColumns, repoPermission, UNIT_KEY, unitTypeOfKey, type RepoFacts } from "../lib/permissions.ts";
 import { guard, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
 import { isOrgMemberSql, isOrgOwnerSql } from "./orgs.ts";
-import { OP_NAMES, repoJson } from "./repos.ts";
+import { repoJson } from "./repos.ts";
+import { accessibleRepoIds, dayFilter, feedReads, renderFeeds } from "./feeds.ts";
 import { userVisibleSql } from "../lib/auth.ts";
 
 const TEAM_VISIBILITY = ["private", "limited", "public"] as const;
@@ -421,49 +422,14 @@ export async function setTeamRepo(ctx: Ctx, id: number, orgName: string, repoNam
 
 /** GET /teams/{id}/activities/feeds (orgListTeamActivityFeeds): activity of the team's repositories the caller may access. */
 export async function teamFeeds(ctx: Ctx, id: number, date: string | undefined, page: Page) {
-  const m = date ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(date) : null;
-  if (date && !m) throw unprocessable(`[Date]: invalid date "${date}"`);
-  const start = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) / 1000 : 0;
-  const repoIds = sql`(SELECT r.id FROM repository r WHERE r.owner_id = (SELECT org_id FROM team WHERE id = ${id})
-    AND ((SELECT includes_all_repositories FROM team WHERE id = ${id}) = 1 OR EXISTS (SELECT 1 FROM team_repo itr WHERE itr.team_id = ${id} AND itr.repo_id = r.id))
-    AND ${repoAccessibleSql(ctx.viewer, sql`r.id`, sql`r.owner_id`, sql`r.is_private`)})`;
+  const teamRepoIds = sql`(SELECT r.id FROM repository r WHERE r.owner_id = (SELECT org_id FROM team WHERE id = ${id})
+    AND ((SELECT includes_all_repositories FROM team WHERE id = ${id}) = 1 OR EXISTS (SELECT 1 FROM team_repo itr WHERE itr.team_id = ${id} AND itr.repo_id = r.id)))`;
   const where = and(
-    sql`${col(action.repoId)} IN ${repoIds}`,
+    sql`${col(action.repoId)} IN ${teamRepoIds}`,
+    sql`${col(action.repoId)} IN ${accessibleRepoIds(ctx)}`,
     sql`${col(action.userId)} = (SELECT org_id FROM team WHERE id = ${id})`,
-    m ? sql`${col(action.createdUnix)} >= ${start} AND ${col(action.createdUnix)} < ${start + 86400}` : undefined,
-  );
-  const pageRows = ctx.db.select({ a: action, actUser: user }).from(action).innerJoin(user, eq(user.id, action.actUserId)).where(where).orderBy(desc(action.createdUnix), desc(action.id)).limit(page.limit).offset(page.offset);
-  const { caller, rows } = await assignTeam(ctx, id, [
-    pageRows,
-    ctx.db.select({ n: count() }).from(action).where(where),
-    ctx.db
-      .select(repoFactsColumns(ctx.viewer))
-      .from(repository)
-      .innerJoin(user, eq(user.id, repository.ownerId))
-      .where(sql`${col(repository.id)} IN (SELECT repo_id FROM action WHERE ${where} ORDER BY created_unix DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset})`),
-  ] as const);
-  const viewer = viewerOf(caller);
-  const disabled = ctx.settings.repository.disabledRepoUnits;
-  const repos = new Map(
-    (rows[2] as RepoFacts[]).map((f) => {
-      const units = parseUnits(f.units, disabled);
-      return [f.repo.id, repoJson(ctx, caller, { repo: f.repo, owner: f.owner, units, perm: repoPermission(caller, f, units) })];
-    }),
-  );
-  const feeds = (rows[0] as { a: typeof action.$inferSelect; actUser: UserRow }[]).map(({ a, actUser }) => ({
-    id: a.id,
-    user_id: a.userId,
-    op_type: OP_NAMES[a.opType] ?? String(a.opType),
-    act_user_id: a.actUserId,
-    act_user: toUser(actUser, viewer, site(ctx)),
-    repo_id: a.repoId,
-    repo: repos.get(a.repoId) ?? null,
-    comment_id: a.commentId,
-    comment: null,
-    ref_name: a.refName,
-    is_private: a.isPrivate,
-    content: a.content,
-    created: isoTime(a.createdUnix),
-  }));
-  return { total: (rows[1] as { n: number }[])[0]?.n ?? 0, feeds };
+    dayFilter(date),
+  )!;
+  const { caller, rows } = await assignTeam(ctx, id, feedReads(ctx, where, page));
+  return renderFeeds(ctx, caller, rows);
 }

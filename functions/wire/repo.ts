@@ -194,3 +194,22 @@ export const CreateForkOptionSchema = z
 export type CreateRepoOption = z.infer<typeof CreateRepoOptionSchema>;
 export type GenerateRepoOption = z.infer<typeof GenerateRepoOptionSchema>;
 export type EditRepoOption = z.infer<typeof EditRepoOptionSchema>;
+
+/** Gitea's Activity (feed entry). */
+export const ActivitySchema = z
+  .object({
+    id: z.number().int(),
+    user_id: z.number().int(),
+    op_type: z.string(),
+    act_user_id: z.number().int(),
+    act_user: UserSchema,
+    repo_id: z.number().int(),
+    repo: RepositorySchema,
+    comment_id: z.number().int(),
+    comment: z.null(),
+    ref_name: z.string(),
+    is_private: z.boolean(),
+    content: z.string(),
+    created: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("Activity");

@@ -43,6 +43,8 @@ for (const target of targets()) {
         ["GET", `/api/v1/users/${u.name}/tokens`, 200, 1, basicAuth(u.name, u.password)],
         ["POST", "/api/v1/orgs", 201, 2, h, { username: org }],
         ["GET", `/api/v1/orgs/${org}`, 200, 1, h],
+        ["GET", `/api/v1/orgs/${org}/activities/feeds`, 200, 1, h],
+        ["GET", `/api/v1/users/${u.name}/activities/feeds`, 200, 1, h],
         ["PATCH", `/api/v1/orgs/${org}`, 200, 2, h, { description: "d" }],
         ["GET", "/api/v1/user/orgs", 200, 1, h],
         ["GET", `/api/v1/orgs/${org}/members`, 200, 1, h],

@@ -1,0 +1,69 @@
+/** Activity feeds of users and organizations: never an entry the caller may not see (GHSA-6cqf-375w-639g). */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let alice: SeededUser;
+let aliceTok: string;
+let pub: { name: string };
+let priv: { name: string };
+
+beforeAll(async () => {
+  t = await testApp();
+  alice = await seedUser(t.db);
+  aliceTok = await alice.token();
+  pub = await apiRepo(t, aliceTok, { name: uniq("fpub") });
+  priv = await apiRepo(t, aliceTok, { name: uniq("fpriv"), private: true });
+});
+afterAll(() => t.close());
+
+const names = (feeds: { repo: { name: string } }[]) => feeds.map((f) => f.repo.name);
+
+describe("GET /users/{username}/activities/feeds", () => {
+  it("the user sees their private activity; others and anonymous callers do not (1 round trip)", async () => {
+    const own = await t.request(`/api/v1/users/${alice.name}/activities/feeds`, { headers: token(aliceTok) });
+    expect(roundTrips(own)).toBe(1);
+    expect(names(await own.json())).toEqual(expect.arrayContaining([pub.name, priv.name]));
+    const anon = await t.request(`/api/v1/users/${alice.name}/activities/feeds`);
+    expect(names(await anon.json())).toEqual([pub.name]);
+    expect(anon.headers.get("X-Total-Count")).toBe("1");
+    const other = await seedUser(t.db);
+    expect(names(await (await t.request(`/api/v1/users/${alice.name}/activities/feeds`, { headers: token(await other.token()) })).json())).toEqual([pub.name]);
+  });
+
+  it("a private user's feed is 404 to others; entries are Gitea's Activity", async () => {
+    const hidden = await seedUser(t.db, { visibility: 2 });
+    await apiRepo(t, await hidden.token(), { name: uniq("h") });
+    expect((await t.request(`/api/v1/users/${hidden.name}/activities/feeds`)).status).toBe(404);
+    const [entry] = await (await t.request(`/api/v1/users/${alice.name}/activities/feeds?limit=1`)).json();
+    expect(Object.keys(entry)).toEqual(["id", "user_id", "op_type", "act_user_id", "act_user", "repo_id", "repo", "comment_id", "comment", "ref_name", "is_private", "content", "created"]);
+    expect(entry.op_type).toBe("create_repo");
+  });
+
+  it("a bad date → 422; a date without activity → empty", async () => {
+    expect((await t.request(`/api/v1/users/${alice.name}/activities/feeds?date=yesterday`)).status).toBe(422);
+    expect(await (await t.request(`/api/v1/users/${alice.name}/activities/feeds?date=2001-01-01`)).json()).toEqual([]);
+  });
+});
+
+describe("GET /orgs/{org}/activities/feeds", () => {
+  it("members see the org's private activity when they may access the repository; outsiders never", async () => {
+    const org = await seedOrg(t.db, alice);
+    const op = await apiRepo(t, aliceTok, { name: uniq("op") }, org.name);
+    const oq = await apiRepo(t, aliceTok, { name: uniq("oq"), private: true }, org.name);
+    const own = await (await t.request(`/api/v1/orgs/${org.name}/activities/feeds`, { headers: token(aliceTok) })).json();
+    expect(names(own)).toEqual(expect.arrayContaining([op.name, oq.name]));
+    const outsider = await seedUser(t.db);
+    expect(names(await (await t.request(`/api/v1/orgs/${org.name}/activities/feeds`, { headers: token(await outsider.token()) })).json())).toEqual([op.name]);
+    // A member without team access to the private repository does not see its activity either.
+    const m = await seedUser(t.db);
+    await seedMember(t.db, org, m);
+    expect(names(await (await t.request(`/api/v1/orgs/${org.name}/activities/feeds`, { headers: token(await m.token()) })).json())).toEqual([op.name]);
+  });
+
+  it("a private organization's feed is 404 to outsiders", async () => {
+    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    await apiRepo(t, aliceTok, { name: uniq("x") }, org.name);
+    expect((await t.request(`/api/v1/orgs/${org.name}/activities/feeds`)).status).toBe(404);
+  });
+});
