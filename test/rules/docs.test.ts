@@ -4,6 +4,7 @@
  * definitions on the wire.
  */
 import SwaggerParser from "@apidevtools/swagger-parser";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApi } from "../../functions/app.ts";
 import { basic, seedOrg, seedUser, testApp, token, type TestApp } from "../fixtures/app.ts";
@@ -41,6 +42,17 @@ describe("the OpenAPI 3.0 document", () => {
 
   it("declares Gitea's security schemes", () => {
     expect(Object.keys(v3.components.securitySchemes).sort()).toEqual(Object.keys(giteaSwagger.securityDefinitions).sort());
+  });
+});
+
+describe("scope", () => {
+  it("every route in scope (test/fixtures/routes-in-scope.md) is served and documented with its operationId", () => {
+    const md = readFileSync(new URL("../fixtures/routes-in-scope.md", import.meta.url), "utf8");
+    const rows = [...md.matchAll(/^\| (GET|POST|PUT|PATCH|DELETE) \| `([^`]+)` \| `(\w+)`/gm)];
+    expect(rows.length).toBeGreaterThan(80);
+    for (const [, method, path, operationId] of rows) {
+      expect(v3.paths[path]?.[method.toLowerCase()]?.operationId, `${method} ${path}`).toBe(operationId);
+    }
   });
 });
 
