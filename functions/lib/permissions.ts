@@ -116,7 +116,6 @@ export const canWrite = (p: Permission, unit: number) => unitMode(p, unit) >= AC
 /** Any access at all (Gitea's HasAccess): overall mode or any readable unit. */
 export const hasAccess = (p: Permission) => p.mode >= ACCESS.read || [...p.units.values()].some((m) => m >= ACCESS.read);
 export const isRepoAdmin = (p: Permission) => p.mode >= ACCESS.admin;
-export const isRepoOwner = (p: Permission) => p.mode >= ACCESS.owner;
 
 /** Gitea's API Permission object: admin ≥ admin; push/pull from the code unit. */
 export const toPermissionJson = (p: Permission) => ({ admin: p.mode >= ACCESS.admin, push: canWrite(p, UNIT.code), pull: canRead(p, UNIT.code) });

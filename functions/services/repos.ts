@@ -121,12 +121,6 @@ function redirectPath(url: string, owner: string, name: string, newOwner: string
 
 export const repoJson = (ctx: Ctx, caller: Caller | null, view: RepoView) => toRepository(view, viewerOf(caller), site(ctx));
 
-/** GET /repos/{owner}/{repo} (repoGet). */
-export async function getRepo(ctx: Ctx, owner: string, name: string) {
-  const a = await assignRepo(ctx, owner, name);
-  return repoJson(ctx, a.caller, await withParent(ctx, a));
-}
-
 /** The parent of a fork, loaded only when needed (a fork's parent is part of its JSON). */
 async function withParent(ctx: Ctx, a: Assigned, parentRows?: RepoFacts[]): Promise<RepoView> {
   if (!a.facts.repo.isFork || !parentRows?.[0]) return a.view;
@@ -142,7 +136,7 @@ const parentFactsQuery = (ctx: Ctx, owner: string, name: string) =>
     .where(eq(repository.id, sql`(SELECT r.fork_id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`))
     .limit(1);
 
-/** GET /repos/{owner}/{repo} with the fork parent in the same round trip. */
+/** GET /repos/{owner}/{repo} (repoGet), with a fork's parent in the same round trip. */
 export async function getRepoWithParent(ctx: Ctx, owner: string, name: string) {
   const a = await assignRepo(ctx, owner, name, [parentFactsQuery(ctx, owner, name)] as const);
   return repoJson(ctx, a.caller, await withParent(ctx, a, a.rows[0] as RepoFacts[]));
@@ -647,8 +641,6 @@ export function repoCascade(ctx: Ctx, ids: SQL) {
 }
 
 // ---- lists and search ----
-
-export interface RepoListRow extends RepoFacts {}
 
 /** Rows of accessible repositories matching `where`, with their permission facts, plus the count. */
 function listQueries(ctx: Ctx, where: SQL | undefined, order: SQL[], page: Page) {
