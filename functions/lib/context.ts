@@ -80,8 +80,12 @@ export async function writeBatch<T extends Reads>(ctx: Ctx, stmts: T): Promise<B
 }
 
 /** Validation failures as Gitea's 422 `[Field]: Rule`. */
-export const defaultHook = (result: { success: boolean; error?: { issues: readonly unknown[] } }) => {
-  if (!result.success) throw unprocessable(validationMessage((result.error?.issues ?? []) as never));
+export const defaultHook = async (result: { success: boolean; error?: { issues: readonly unknown[] } }, c: Context<AppEnv>) => {
+  if (result.success) return;
+  // Gitea checks credentials and token scopes before it binds the body: a caller that may not use
+  // the route learns that (401/403), not what its body got wrong. One round trip, invalid input only.
+  if (hasCredentials(c.get("creds"))) await readWithCaller(ctxOf(c), [] as const);
+  throw unprocessable(validationMessage((result.error?.issues ?? []) as never));
 };
 
 /** A route group: OpenAPIHono with Gitea's validation errors. */

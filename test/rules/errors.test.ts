@@ -41,6 +41,14 @@ describe("bad input gets a clear 4xx in Gitea's shape", () => {
     expect(huge.status).toBe(413);
   });
 
+  it("credentials and scopes are checked before the body (Gitea's order): 401/403 win over 422", async () => {
+    const bad = await t.request("/api/v1/orgs", { method: "POST", headers: token("0".repeat(40)), json: { username: 5 } });
+    expect(bad.status).toBe(401);
+    const u = await seedUser(t.db);
+    const scoped = await t.request("/api/v1/orgs", { method: "POST", headers: token(await u.token(["read:user"])), json: { username: 5 } });
+    expect(scoped.status).toBe(403);
+  });
+
   it("an unknown route → 404 with Gitea's not-found body", async () => {
     const res = await t.request("/api/v1/no/such/route");
     expect(res.status).toBe(404);
