@@ -1,5 +1,6 @@
 /** Shared pieces of route declarations: path parameters and Gitea's document-level settings. */
 import { z } from "@hono/zod-openapi";
+import { notFound } from "./errors.ts";
 
 /** A string path parameter with Gitea's description. */
 export const pathParam = (name: string, description: string) =>
@@ -60,3 +61,16 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
 
 /** A required JSON request body for createRoute's `request`. */
 export const jsonBody = <T extends z.ZodType>(schema: T, required = true) => ({ body: { content: { "application/json": { schema } }, required } });
+
+/** An int64 id in the path, documented as an integer; a value that is no id answers 404 (see `idOf`). */
+export const idPathParam = (name: string, description: string) =>
+  z
+    .string()
+    .max(20)
+    .openapi({ param: { name, in: "path", required: true }, type: "integer", format: "int64", description } as never);
+
+/** The id from an `idPathParam`; anything that is not one answers like a missing resource. */
+export function idOf(s: string): number {
+  if (!/^\d{1,18}$/.test(s)) throw notFound();
+  return Number(s);
+}

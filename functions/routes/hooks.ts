@@ -1,8 +1,8 @@
 /** Organization webhook routes (organization scope, organization owners only). */
 import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
-import { errorResponses, notFound } from "../lib/errors.ts";
-import { jsonResponse, pathParam } from "../lib/openapi.ts";
+import { errorResponses } from "../lib/errors.ts";
+import { idOf, idPathParam, jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { createHook, deleteHook, editHook, getHook, listHooks } from "../services/hooks.ts";
 
@@ -47,14 +47,7 @@ const EditHookOptionSchema = z
 
 const auth = { scopes: ["organization"], signIn: true } as const;
 const org = pathParam("org", "name of the organization");
-const hookId = z
-  .string()
-  .max(20)
-  .openapi({ param: { name: "id", in: "path", required: true }, type: "integer", format: "int64", description: "id of the hook" } as never);
-const idOf = (s: string) => {
-  if (!/^\d{1,18}$/.test(s)) throw notFound();
-  return Number(s);
-};
+const hookId = idPathParam("id", "id of the hook");
 
 const orgListHooks = apiRoute({
   method: "get",

@@ -1,8 +1,8 @@
 /** Team routes (organization scope; /user/teams in the user scope). */
 import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
-import { errorResponses, notFound } from "../lib/errors.ts";
-import { jsonResponse, pathParam } from "../lib/openapi.ts";
+import { errorResponses } from "../lib/errors.ts";
+import { idOf, idPathParam, jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import {
   addTeamMember,
@@ -72,17 +72,7 @@ const EditTeamOptionSchema = z
   .openapi("EditTeamOption", { description: "EditTeamOption options for editing a team" });
 
 const orgAuth = { scopes: ["organization"], signIn: true } as const;
-const teamId = z.object({
-  id: z
-    .string()
-    .max(20)
-    .openapi({ param: { name: "id", in: "path", required: true }, type: "integer", format: "int64", description: "id of the team" } as never),
-});
-/** A team id from the path; anything that is not one answers like a missing team. */
-const idOf = (s: string) => {
-  if (!/^\d{1,18}$/.test(s)) throw notFound();
-  return Number(s);
-};
+const teamId = z.object({ id: idPathParam("id", "id of the team") });
 const empty = { 204: { description: "APIEmpty is an empty response" } };
 
 const orgListTeams = apiRoute({
