@@ -343,8 +343,8 @@ const IssueFormFieldSchema = z
   .object({
     type: z.string(),
     id: z.string(),
-    attributes: z.record(z.string(), z.unknown()),
-    validations: z.record(z.string(), z.unknown()),
+    attributes: z.record(z.string(), z.unknown()).nullable(),
+    validations: z.record(z.string(), z.unknown()).nullable(),
     visible: z.array(z.string()).optional(),
   })
   .openapi("IssueFormField");
@@ -353,8 +353,8 @@ const IssueTemplateSchema = z
     name: z.string(),
     title: z.string(),
     about: z.string(),
-    labels: z.array(z.string()),
-    assignees: z.array(z.string()),
+    labels: z.array(z.string()).nullable(),
+    assignees: z.array(z.string()).nullable(),
     ref: z.string(),
     content: z.string(),
     body: z.array(IssueFormFieldSchema).nullable(),
@@ -364,7 +364,7 @@ const IssueTemplateSchema = z
 const IssueConfigSchema = z
   .object({
     blank_issues_enabled: z.boolean(),
-    contact_links: z.array(z.object({ name: z.string(), url: z.string(), about: z.string() }).openapi("IssueConfigContactLink")),
+    contact_links: z.array(z.object({ name: z.string(), url: z.string(), about: z.string() }).openapi("IssueConfigContactLink")).nullable(),
   })
   .openapi("IssueConfig");
 const IssueConfigValidationSchema = z.object({ valid: z.boolean(), message: z.string() }).openapi("IssueConfigValidation");
