@@ -8,6 +8,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { createDb, newMeter } from "./db/client.ts";
 import { credentials } from "./lib/auth.ts";
+import { normalizeRequest } from "./lib/request.ts";
 import { createRouter, type AppEnv } from "./lib/context.ts";
 import { notFound, renderError } from "./lib/errors.ts";
 import { GITEA_API_VERSION, security, securitySchemes } from "./lib/openapi.ts";
@@ -44,9 +45,30 @@ export function createApi() {
   return api;
 }
 
+/**
+ * zod-openapi writes a nullable reference as `allOf: [$ref, {nullable: true}]`, which no validator
+ * reads as "null allowed"; OpenAPI 3.0's form is `allOf: [$ref]` with `nullable: true` beside it.
+ */
+function fixNullableRefs(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(fixNullableRefs);
+  if (!node || typeof node !== "object") return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k] = fixNullableRefs(v);
+  for (const key of ["allOf", "anyOf", "oneOf"] as const) {
+    const branches = out[key];
+    if (!Array.isArray(branches)) continue;
+    const marker = branches.findIndex((s) => s && typeof s === "object" && Object.keys(s).length === 1 && (s as { nullable?: unknown }).nullable === true);
+    if (marker < 0) continue;
+    delete out[key];
+    out.allOf = branches.filter((_, i) => i !== marker);
+    out.nullable = true;
+  }
+  return out;
+}
+
 /** The OpenAPI 3.0 document of the API, generated from the route definitions. */
 export function openApiDocument(api: OpenAPIHono<AppEnv>, rootUrl: string) {
-  return api.getOpenAPIDocument({
+  return fixNullableRefs(api.getOpenAPIDocument({
     openapi: "3.0.3",
     info: {
       title: "Gitea API",
@@ -56,7 +78,7 @@ export function openApiDocument(api: OpenAPIHono<AppEnv>, rootUrl: string) {
     },
     servers: [{ url: `${rootUrl}api/v1` }],
     security,
-  });
+  })) as ReturnType<OpenAPIHono<AppEnv>["getOpenAPIDocument"]>;
 }
 
 export function createApp(deps: AppDeps) {
@@ -77,7 +99,7 @@ export function createApp(deps: AppDeps) {
     c.set("rootUrl", settings.server.rootUrl ?? `${new URL(c.req.url).origin}/`);
     const meter = newMeter();
     c.set("meter", meter);
-    c.set("db", createDb(deps.client(c.env ?? {}), meter));
+    c.set("db", createDb(deps.client(c.env ?? {}), meter, settings.database.queryTimeoutMs));
     await next();
     c.header("X-Content-Type-Options", "nosniff");
     if (settings.server.enableServerTiming) {
@@ -85,6 +107,7 @@ export function createApp(deps: AppDeps) {
     }
   });
   app.use("/api/v1/*", bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413) }));
+  app.use("/api/v1/*", normalizeRequest());
   app.use("/api/v1/*", credentials());
 
   app.route("/api/v1", api);

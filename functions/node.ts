@@ -7,6 +7,8 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import { dirname, join, resolve } from "node:path";
 import { createApp } from "./app.ts";
 import { migrateDb } from "./db/migrate.ts";
@@ -33,6 +35,24 @@ export function secretKeyFile(dataDir: string): string {
   return readFileSync(file, "utf8").trim();
 }
 
+/**
+ * Requests Node's HTTP parser refuses before the app sees them (headers too large, malformed
+ * requests, header timeouts) are answered in Gitea's JSON error shape too (issue 8 B.7), instead
+ * of Node's bare status line.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, rootUrl: string) {
+  if (err.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
+  const message = status === 431 ? "request header fields too large" : status === 408 ? "request timeout" : "bad request";
+  const body = JSON.stringify({ message, url: `${rootUrl}api/swagger` });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json;charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   let settings: Settings;
   try {
@@ -52,6 +72,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   const port = Number(env.PORT ?? 3000);
   const hostname = env.HOST ?? "127.0.0.1";
   const server = serve({ fetch: app.fetch, port, hostname });
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, settings.server.rootUrl ?? `http://${hostname}:${port}/`));
   await new Promise<void>((ok) => server.once("listening", () => ok()));
   const shutdown = () => {
     server.close(() => {

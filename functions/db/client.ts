@@ -20,21 +20,54 @@ export interface DbMeter {
 export const newMeter = (): DbMeter => ({ roundTrips: 0, ms: 0 });
 
 const READ_ONLY = /^\s*(select|with|pragma|explain)\b/i;
+
+/**
+ * The database did not answer within the query timeout, or could not be reached at all. Rendered
+ * as 503 in Gitea's error shape; the request never waits longer than the timeout.
+ */
+export class DatabaseUnavailable extends Error {
+  constructor(why: string, options?: { cause?: unknown }) {
+    super(`the database is unavailable: ${why}`, options);
+    this.name = "DatabaseUnavailable";
+  }
+}
+
+/** Whether a client error means the database could not be reached (rather than a failed statement). */
+function unreachable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = String((e as { code?: unknown }).code ?? "");
+    const msg = String((e as { message?: unknown }).message ?? "");
+    if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|UND_ERR_\w+|HRANA_WEBSOCKET_ERROR)$/.test(code)) return true;
+    if (/fetch failed|Network connection lost|socket hang up|Server returned HTTP status 5\d\d/i.test(msg)) return true;
+  }
+  return false;
+}
 const sqlOf = (s: InStatement) => (typeof s === "string" ? s : s.sql);
 
 /**
  * Wraps a libSQL client so that every network round trip (`execute`, `batch`, `migrate`,
- * `executeMultiple`, `transaction`) is counted into `meter`. Batches without an explicit mode are
+ * `executeMultiple`, `transaction`) is counted into `meter` and bounded by `timeoutMs`. Batches without an explicit mode are
  * sent as `read` when every statement reads and as `write` otherwise, so that a write batch takes
  * the write lock up front instead of failing to upgrade a deferred transaction under contention.
  */
-export function meteredClient(client: Client, meter: DbMeter): Client {
+export function meteredClient(client: Client, meter: DbMeter, timeoutMs = 0): Client {
   const timed = async <T>(fn: () => Promise<T>): Promise<T> => {
     meter.roundTrips += 1;
     const start = performance.now();
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      return await fn();
+      const work = fn().catch((err) => {
+        throw unreachable(err) ? new DatabaseUnavailable("it cannot be reached", { cause: err }) : err;
+      });
+      if (timeoutMs <= 0) return await work;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new DatabaseUnavailable(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      });
+      // The late answer (or failure) of a round trip that missed its deadline is dropped.
+      work.catch(() => {});
+      return await Promise.race([work, deadline]);
     } finally {
+      if (timer !== undefined) clearTimeout(timer);
       meter.ms += performance.now() - start;
     }
   };
@@ -61,9 +94,9 @@ export function meteredClient(client: Client, meter: DbMeter): Client {
   }) as Client;
 }
 
-/** A drizzle database over `client`, counting round trips into `meter`. */
-export function createDb(client: Client, meter: DbMeter): Db {
-  return drizzle(meteredClient(client, meter), { schema });
+/** A drizzle database over `client`, counting round trips into `meter`; each round trip bounded by `timeoutMs` (0 = none). */
+export function createDb(client: Client, meter: DbMeter, timeoutMs = 0): Db {
+  return drizzle(meteredClient(client, meter, timeoutMs), { schema });
 }
 
 /** Whether a libSQL/SQLite error is a UNIQUE constraint violation, and on which index/columns. */

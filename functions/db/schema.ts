@@ -233,6 +233,8 @@ export const repository = sqliteTable(
     index("IDX_repository_lower_name").on(t.lowerName),
     index("IDX_repository_is_private").on(t.isPrivate),
     index("IDX_repository_fork_id").on(t.forkId),
+    // One owner may fork a repository once (Gitea's ErrForkAlreadyExist), also under concurrent forks.
+    uniqueIndex("UQE_repository_fork").on(t.ownerId, t.forkId).where(sql`fork_id <> 0`),
     index("IDX_repository_updated").on(t.updatedUnix),
   ],
 );

@@ -54,7 +54,24 @@ export interface Caller {
   /** The token carries `public-only`. */
   publicOnly: boolean;
   scope: string;
+  /** Per data category: the caller may read only public data of it (see ViewerSql.limited). */
+  limited: Record<DataCategory, boolean>;
 }
+
+/** The caller's per-category limits from its token (none for passwords and anonymous callers). */
+export function limitsOf(viaToken: boolean, scope: string): Record<DataCategory, boolean> {
+  const publicOnly = viaToken && isPublicOnly(scope);
+  const lacks = (c: DataCategory) => viaToken && !safeHasScopes(scope, [`read:${c}`]);
+  return { repository: publicOnly || lacks("repository"), organization: publicOnly || lacks("organization"), user: publicOnly || lacks("user") };
+}
+
+const safeHasScopes = (scope: string, required: string[]) => {
+  try {
+    return hasScopes(scope, required);
+  } catch {
+    return false;
+  }
+};
 
 const decodeBase64 = (s: string) => {
   try {
@@ -113,6 +130,9 @@ function authIdSql(c: Credentials): SQL {
   return byToken ?? byName ?? sql`NULL`;
 }
 
+/** Token scope categories whose data a route may embed from another category (issue 8 A.3). */
+export type DataCategory = "repository" | "organization" | "user";
+
 /** SQL pieces describing the viewer, for embedding in queries that depend on who asks. */
 export interface ViewerSql {
   /** The effective caller id (after sudo), or NULL for anonymous. */
@@ -123,6 +143,20 @@ export interface ViewerSql {
   publicOnly: SQL;
   /** Caller is a restricted user. */
   restricted: SQL;
+  /**
+   * Per data category: the caller may read only the public data of that category — a public-only
+   * token, or a token without a read scope for it. A token's scopes bound what any route returns,
+   * not only which routes it may call: a `read:user` token reads no private repository through a
+   * user's feed, a `read:organization` token none through a team's repository list.
+   */
+  limited: Record<DataCategory, SQL>;
+}
+
+/** SQL: the presented token lacks every read and write scope of `category` (and `all`). */
+function tokenLacks(c: Credentials, category: DataCategory): SQL {
+  if (c.tokenHash === null) return sql`0`;
+  return sql`EXISTS (SELECT 1 FROM access_token ls WHERE ls.token_hash = ${c.tokenHash}
+    AND (',' || ls.scope || ',') NOT LIKE '%,all,%' AND (',' || ls.scope || ',') NOT LIKE ${`%:${category},%`})`;
 }
 
 export function viewerSql(c: Credentials): ViewerSql {
@@ -134,27 +168,42 @@ export function viewerSql(c: Credentials): ViewerSql {
     c.tokenHash === null
       ? sql`0`
       : sql`EXISTS (SELECT 1 FROM access_token pt WHERE pt.token_hash = ${c.tokenHash} AND (',' || pt.scope || ',') LIKE '%,public-only,%')`;
+  const limited = (category: DataCategory) => (c.tokenHash === null ? sql`0` : sql`(${publicOnly} OR ${tokenLacks(c, category)})`);
   return {
     id,
     publicOnly,
     isAdmin: sql`(EXISTS (SELECT 1 FROM user va WHERE va.id = ${id} AND va.is_admin = 1) AND NOT ${publicOnly})`,
     restricted: sql`EXISTS (SELECT 1 FROM user vr WHERE vr.id = ${id} AND vr.is_restricted = 1)`,
+    limited: { repository: limited("repository"), organization: limited("organization"), user: limited("user") },
   };
 }
+
+/** Which token category governs the visibility of an account: users and organizations, or a `type` column deciding per row. */
+export type AccountKind = "user" | "org" | SQL;
+
+const limitedFor = (v: ViewerSql, kind: AccountKind): SQL =>
+  kind === "user" ? v.limited.user : kind === "org" ? v.limited.organization : sql`(CASE WHEN ${kind} = 1 THEN ${v.limited.organization} ELSE ${v.limited.user} END)`;
 
 /**
  * SQL: may the viewer see this user or organization (Gitea's IsUserVisibleToViewer /
  * HasOrgOrUserVisible)? public → everyone; limited → signed-in users (restricted users only when
  * they share an organization); private → self, site admins, and users sharing an organization
- * (for an organization: its members). A public-only token sees public owners only.
+ * (for an organization: its members). A token limited to public data of the account's category
+ * (public-only, or no read scope for users / organizations) sees public accounts only.
  */
-export function userVisibleSql(v: ViewerSql, idCol: SQL, visibilityCol: SQL): SQL {
+export function userVisibleSql(v: ViewerSql, idCol: SQL, visibilityCol: SQL, kind: AccountKind): SQL {
   const together = sql`EXISTS (SELECT 1 FROM org_user vo WHERE vo.uid = ${v.id} AND (vo.org_id = ${idCol} OR vo.org_id IN (SELECT vo2.org_id FROM org_user vo2 WHERE vo2.uid = ${idCol})))`;
-  return sql`(${visibilityCol} = 0 OR (NOT ${v.publicOnly} AND (
+  return sql`(${visibilityCol} = 0 OR (NOT ${limitedFor(v, kind)} AND (
     ${v.isAdmin} OR ${idCol} = ${v.id}
     OR (${visibilityCol} = 1 AND ${v.id} IS NOT NULL AND (NOT ${v.restricted} OR ${together}))
     OR (${visibilityCol} = 2 AND ${together}))))`;
 }
+
+/** The viewer limited only by public-only (for the targets of writes, whose route scopes already gate them). */
+export const publicOnlyViewer = (v: ViewerSql): ViewerSql => ({ ...v, limited: { repository: v.publicOnly, organization: v.publicOnly, user: v.publicOnly } });
+
+/** The same viewer without any token limit (the caller's own relations, e.g. repository owners a collaborator reaches). */
+export const unlimited = (v: ViewerSql): ViewerSql => ({ ...v, publicOnly: sql`0`, limited: { repository: sql`0`, organization: sql`0`, user: sql`0` } });
 
 /** The authenticated principal's row and token scope, for the request's first batch. */
 export function callerQuery(db: Db, c: Credentials) {
@@ -252,7 +301,7 @@ export async function resolveCaller(
     if (u.prohibitLogin) throw bareForbidden("This account is prohibited from signing in, please contact your site administrator.");
     if (u.mustChangePassword) throw bareForbidden(changePasswordMessage(ctx.rootUrl));
     const scope = viaToken ? (row.scope ?? "") : "";
-    caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken, publicOnly: viaToken && isPublicOnly(scope), scope };
+    caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken, publicOnly: viaToken && isPublicOnly(scope), scope, limited: limitsOf(viaToken, scope) };
   }
   if (!caller && settings.service.requireSignInView) throw bareForbidden("Only signed in user is allowed to call APIs.");
   if (creds.sudo) {

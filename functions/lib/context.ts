@@ -7,7 +7,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Db, DbMeter } from "../db/client.ts";
 import { callerQuery, hasCredentials, precheck, resolveCaller, sudoQuery, viewerSql, type Caller, type Credentials, type RouteAuth, type ViewerSql } from "./auth.ts";
-import { ApiError, unprocessable, validationMessage } from "./errors.ts";
+import { ApiError, errorResponses, unprocessable, validationMessage } from "./errors.ts";
 import type { Settings } from "./settings.ts";
 
 export interface AppEnv {
@@ -98,10 +98,23 @@ const requireAuth = (auth: RouteAuth): MiddlewareHandler<AppEnv> => async (c, ne
   await next();
 };
 
-/** createRoute plus the route's auth requirements (scopes, sign-in, …). */
+/**
+ * What any API route can answer besides its own responses (issue 8 B.8): bad credentials (401), an
+ * account state, sudo or token scope refusal (403), an unknown sudo target (404), an oversized body
+ * (413), invalid input such as a NUL character (422) and an unavailable database (503).
+ */
+const ANY_ROUTE = errorResponses(401, 403, 404, 413, 422, 503);
+const RENAMED = { 307: { description: "the repository was renamed: the same request under its new name (callers who may see it)" } };
+
+/** Every API route's auth requirements by operationId, as declared (for tests that build their tables from the code). */
+export const ROUTE_AUTH = new Map<string, { method: string; path: string; auth: RouteAuth }>();
+
+/** createRoute plus the route's auth requirements (scopes, sign-in, …) and the answers every route can give. */
 export function apiRoute<R extends Omit<RouteConfig, "middleware">>(config: R & { auth: RouteAuth }) {
   const { auth, ...rest } = config;
-  return createRoute({ ...rest, middleware: [requireAuth(auth)] as const } as unknown as R & { middleware: [MiddlewareHandler<AppEnv>] });
+  if (rest.operationId) ROUTE_AUTH.set(rest.operationId, { method: rest.method.toUpperCase(), path: rest.path, auth });
+  const responses = { ...ANY_ROUTE, ...(rest.path.includes("{owner}/{repo}") ? RENAMED : {}), ...rest.responses };
+  return createRoute({ ...rest, responses, middleware: [requireAuth(auth)] as const } as unknown as R & { middleware: [MiddlewareHandler<AppEnv>] });
 }
 
 export { ApiError };

@@ -7,6 +7,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { DatabaseUnavailable } from "../db/client.ts";
 
 export const NOT_FOUND_MESSAGE = "The target couldn't be found.";
 
@@ -44,6 +45,10 @@ export class Redirect extends Error {
   }
 }
 
+/** An unexpected failure (not an API answer, a redirect, or an unavailable database): the search envelopes' 500. */
+export const isInternalFailure = (err: unknown) =>
+  err instanceof Error && !(err instanceof HTTPException) && !(err instanceof Redirect) && !(err instanceof DatabaseUnavailable);
+
 /** Renders any thrown error as Gitea does. Unknown errors become a 500 without internals. */
 export function renderError(err: unknown, c: Context): Response {
   if (err instanceof Redirect) return c.redirect(err.location, err.status);
@@ -59,6 +64,12 @@ export function renderError(err: unknown, c: Context): Response {
     const status = err.status === 400 && /JSON/i.test(err.message) ? 422 : err.status;
     const message = status === 422 ? `[Body]: DeserializationError: ${err.message}` : err.message || "bad request";
     return c.json({ message, url: errorUrl(c) }, status as ContentfulStatusCode);
+  }
+  if (err instanceof DatabaseUnavailable) {
+    // A stalled or unreachable database: a bounded, clean 503 instead of holding the request.
+    console.error("database unavailable", c.req.method, new URL(c.req.url).pathname, err.message);
+    c.header("Retry-After", "5");
+    return c.json({ message: "the database is unavailable, try again later", url: errorUrl(c) }, 503);
   }
   console.error("internal error", c.req.method, new URL(c.req.url).pathname, err);
   const dev = (c.get("settings") as { runMode?: string } | undefined)?.runMode === "dev";
@@ -128,8 +139,10 @@ const descriptions: Record<number, string> = {
   403: "APIForbiddenError is a forbidden error response",
   404: "APINotFound is a not found empty response",
   409: "APIConflict is a conflict empty response",
+  413: "the request body is larger than the instance accepts",
   422: "APIValidationError is error format response related to input validation",
   500: "APIError is error format response",
+  503: "the database did not answer in time or cannot be reached",
 };
 
 /** Response entries for `createRoute({ responses: { ...errorResponses(403, 404) } })`. */

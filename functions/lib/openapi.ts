@@ -1,13 +1,14 @@
 /** Shared pieces of route declarations: path parameters and Gitea's document-level settings. */
 import { z } from "@hono/zod-openapi";
-import { notFound } from "./errors.ts";
 
-/** A string path parameter with Gitea's description. */
+/**
+ * A string path parameter with Gitea's description. No length limit: a name longer than any
+ * stored one simply matches nothing and answers 404, like any other missing name.
+ */
 export const pathParam = (name: string, description: string) =>
   z
     .string()
     .min(1)
-    .max(255)
     .openapi({ param: { name, in: "path", required: true }, description });
 
 /** Gitea's security definitions (routers/api/v1/api.go swagger:meta), in OpenAPI 3 form. */
@@ -56,6 +57,13 @@ export const security = Object.keys(securitySchemes).map((k) => ({ [k]: [] as st
 /** The version string reported by `/version` and in the documents: the Gitea API level we serve. */
 export const GITEA_API_VERSION = "1.27.1";
 
+/**
+ * A registered schema that may be null. zod-openapi writes `X.nullable()` into X's own component
+ * when X is first met that way, so nullable references are unions, normalized to OpenAPI 3.0's
+ * `allOf: [$ref]` + `nullable: true` when the document is built.
+ */
+export const nullableRef = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]);
+
 /** A JSON response entry for createRoute's `responses`. */
 export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
@@ -66,11 +74,15 @@ export const jsonBody = <T extends z.ZodType>(schema: T, required = true) => ({ 
 export const idPathParam = (name: string, description: string) =>
   z
     .string()
-    .max(20)
     .openapi({ param: { name, in: "path", required: true }, type: "integer", format: "int64", description } as never);
 
-/** The id from an `idPathParam`; anything that is not one answers like a missing resource. */
+/**
+ * The id from an `idPathParam`. Anything that is not a positive int64 the database can hold
+ * (`-1`, `abc`, `9223372036854775808`) becomes 0, which no row has: the route then authenticates
+ * and answers 404 exactly as for a missing resource (Gitea parses such ids as 0 too).
+ */
 export function idOf(s: string): number {
-  if (!/^\d{1,18}$/.test(s)) throw notFound();
-  return Number(s);
+  if (!/^\d{1,18}$/.test(s)) return 0;
+  const n = Number(s);
+  return Number.isSafeInteger(n) ? n : 0;
 }

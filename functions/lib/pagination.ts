@@ -5,6 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { withoutQueryCredentials } from "./request.ts";
 import type { Settings } from "./settings.ts";
 
 /** Lenient integer query parameter: anything unparsable behaves as absent, as in Gitea. */
@@ -62,7 +63,8 @@ function encodeQuery(params: URLSearchParams): string {
 export function linkHeader(requestUrl: string, rootUrl: string, total: number, page: Page): string | null {
   const totalPages = Math.max(1, Math.ceil(total / page.limit));
   const current = Math.min(Math.max(1, page.page), totalPages);
-  const u = new URL(requestUrl);
+  // Credentials given in the query are never echoed (issue 8 A.8).
+  const u = withoutQueryCredentials(new URL(requestUrl));
   const at = (n: number) => {
     const params = new URLSearchParams(u.search);
     params.set("page", String(n));

@@ -6,8 +6,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { col } from "../db/client.ts";
 import { repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
-import type { Caller, ViewerSql } from "./auth.ts";
-import { userVisibleSql } from "./auth.ts";
+import { unlimited, userVisibleSql, type Caller, type ViewerSql } from "./auth.ts";
 
 export const ACCESS = { none: 0, read: 1, write: 2, admin: 3, owner: 4 } as const;
 export const ACCESS_NAMES = ["none", "read", "write", "admin", "owner"] as const;
@@ -88,9 +87,10 @@ function unarchivedPermission(caller: Caller | null, f: RepoFacts, units: RepoUn
   const publicRepo = !f.repo.isPrivate;
   const ownerPublic = f.owner.visibility === 0;
   if (!caller) return publicRepo && ownerPublic ? all(ACCESS.read) : NO_ACCESS;
-  // A token limited to public data reaches public repositories of public owners only (with the
-  // caller's normal rights there, as in Gitea: public-only limits what, not how).
-  if (caller.publicOnly && (!publicRepo || !ownerPublic)) return NO_ACCESS;
+  // A token limited to public repositories (public-only, or without a repository read scope)
+  // reaches public repositories of public owners only (with the caller's normal rights there, as
+  // in Gitea: public-only limits what, not how).
+  if (caller.limited.repository && (!publicRepo || !ownerPublic)) return NO_ACCESS;
   if (caller.isAdmin) return all(ACCESS.admin);
   const collab = f.collabMode ?? 0;
   // Strangers may not see public repositories of owners hidden from them, unless they collaborate.
@@ -130,7 +130,7 @@ export function repoFactsColumns(viewer: ViewerSql) {
   return {
     repo: repository,
     owner: user,
-    ownerVisible: sql<number>`${userVisibleSql({ ...viewer, publicOnly: sql`0` }, col(user.id), col(user.visibility))}`,
+    ownerVisible: sql<number>`${userVisibleSql(unlimited(viewer), col(user.id), col(user.visibility), "user")}`,
     collabMode: sql<number | null>`(SELECT c.mode FROM collaboration c WHERE c.repo_id = ${repoId} AND c.user_id = ${me})`,
     isOrgOwner: sql<number>`EXISTS (SELECT 1 FROM team_user otu JOIN team ot ON ot.id = otu.team_id WHERE ot.org_id = ${ownerId} AND otu.uid = ${me} AND ot.authorize = 4)`,
     teamUnits: sql<string>`(SELECT json_group_array(json_array(x.type, x.m)) FROM (SELECT tu.type AS type, MAX(tu.access_mode) AS m FROM team_unit tu WHERE tu.team_id IN (SELECT id FROM (${coveringTeams})) GROUP BY tu.type) x)`,
@@ -147,13 +147,13 @@ export function repoFactsColumns(viewer: ViewerSql) {
 export function repoAccessibleSql(viewer: ViewerSql, repoIdCol: SQL = col(repository.id), ownerIdCol: SQL = col(repository.ownerId), privateCol: SQL = col(repository.isPrivate)): SQL {
   const me = viewer.id;
   const ownerRow = sql`(SELECT ov.visibility FROM user ov WHERE ov.id = ${ownerIdCol})`;
-  const ownerVisible = userVisibleSql({ ...viewer, publicOnly: sql`0` }, ownerIdCol, ownerRow);
+  const ownerVisible = userVisibleSql(unlimited(viewer), ownerIdCol, ownerRow, "user");
   const explicit = sql`(${ownerIdCol} = ${me}
     OR EXISTS (SELECT 1 FROM collaboration ac WHERE ac.repo_id = ${repoIdCol} AND ac.user_id = ${me})
     OR EXISTS (SELECT 1 FROM team at JOIN team_user atu ON atu.team_id = at.id AND atu.uid = ${me}
                WHERE at.org_id = ${ownerIdCol} AND (at.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo atr WHERE atr.team_id = at.id AND atr.repo_id = ${repoIdCol}))))`;
   const publicRead = sql`(${privateCol} = 0 AND ${ownerVisible} AND NOT ${viewer.restricted})`;
-  return sql`(CASE WHEN ${viewer.publicOnly}
+  return sql`(CASE WHEN ${viewer.limited.repository}
       THEN (${privateCol} = 0 AND ${ownerRow} = 0)
       ELSE (${viewer.isAdmin} OR ${publicRead} OR (${me} IS NOT NULL AND ${explicit}))
     END)`;

@@ -22,6 +22,8 @@ export const USER_FEATURES = ["deletion", "manage_ssh_keys", "manage_gpg_keys", 
 export interface Settings {
   runMode: "prod" | "dev";
   server: { rootUrl: string | null; enableServerTiming: boolean };
+  /** QUERY_TIMEOUT: how long one database round trip may take before the request answers 503 (0 = no limit). */
+  database: { queryTimeoutMs: number };
   repository: { forcePrivate: boolean; defaultBranch: string; disabledRepoUnits: string[] };
   mirror: { minIntervalMs: number };
   api: { defaultPagingNum: number; maxResponseItems: number; enableSwagger: boolean };
@@ -131,6 +133,7 @@ export const SETTING_KEYS = {
   runMode: { section: "", key: "RUN_MODE", def: "prod", parse: oneOf(["prod", "dev"] as const) },
   rootUrl: { section: "server", key: "ROOT_URL", def: "", parse: url },
   enableServerTiming: { section: "server", key: "ENABLE_SERVER_TIMING", def: "true", parse: bool },
+  queryTimeout: { section: "database", key: "QUERY_TIMEOUT", def: "10s", parse: duration },
   forcePrivate: { section: "repository", key: "FORCE_PRIVATE", def: "false", parse: bool },
   defaultBranch: {
     section: "repository",
@@ -193,6 +196,7 @@ export function loadSettings(env: Env): Settings {
   return {
     runMode: v.runMode,
     server: { rootUrl: v.rootUrl, enableServerTiming: v.enableServerTiming },
+    database: { queryTimeoutMs: v.queryTimeout },
     repository: { forcePrivate: v.forcePrivate, defaultBranch: v.defaultBranch, disabledRepoUnits: v.disabledRepoUnits },
     mirror: { minIntervalMs: v.minInterval },
     api: { defaultPagingNum: v.defaultPagingNum, maxResponseItems: v.maxResponseItems, enableSwagger: v.enableSwagger },

@@ -5,6 +5,7 @@ import { errorResponses } from "../lib/errors.ts";
 import { pathParam } from "../lib/openapi.ts";
 import { adminCreateUser, adminDeleteUser, adminEditUser } from "../services/users.ts";
 import { CreateUserOptionSchema, EditUserOptionSchema, UserSchema } from "../wire/user.ts";
+import { boolParam, formBool } from "../lib/query.ts";
 
 export const admin = createRouter();
 
@@ -47,12 +48,12 @@ const adminDeleteUserRoute = apiRoute({
   auth,
   request: {
     params: z.object({ username: pathParam("username", "username of the user to delete") }),
-    query: z.object({ purge: z.enum(["true", "false", "1", "0"]).optional().openapi({ type: "boolean", description: "purge the user from the system completely" } as never) }),
+    query: z.object({ purge: boolParam("purge", "purge the user from the system completely") }),
   },
   responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404, 422) },
 });
 admin.openapi(adminDeleteUserRoute, async (c) => {
-  const purge = ["true", "1"].includes(c.req.valid("query").purge ?? "");
+  const purge = formBool(c.req.valid("query").purge);
   await adminDeleteUser(ctxOf(c), c.req.valid("param").username, purge);
   return c.body(null, 204);
 });

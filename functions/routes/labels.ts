@@ -6,6 +6,7 @@ import { labelTemplate, labelTemplateNames } from "../lib/labels.ts";
 import { jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { createLabel, deleteLabel, editLabel, getLabel, listLabels } from "../services/labels.ts";
+import { textParam } from "../lib/query.ts";
 
 export const labels = createRouter();
 
@@ -53,7 +54,7 @@ const issueListLabels = apiRoute({
   tags: ["issue"],
   summary: "Get all of a repository's labels",
   auth: issueScope,
-  request: { params: z.object(ownerRepo), query: PageQuery.extend({ sort: z.string().max(64).optional().openapi({ description: "Specifies the sorting method: alphabetically, reversealphabetically, leastissues, mostissues" }) }) },
+  request: { params: z.object(ownerRepo), query: PageQuery.extend({ sort: textParam("sort", "Specifies the sorting method: alphabetically, reversealphabetically, leastissues, mostissues") }) },
   responses: { 200: jsonResponse(z.array(LabelSchema), "LabelList"), ...errorResponses(403, 404) },
 });
 labels.openapi(issueListLabels, async (c) => {

@@ -22,6 +22,7 @@ import {
 import { CreateOrgOptionSchema, EditOrgOptionSchema, OrganizationSchema, UserListSchema } from "../wire/user.ts";
 import { orgFeeds } from "../services/feeds.ts";
 import { ActivitySchema } from "../wire/repo.ts";
+import { dateParam } from "../lib/query.ts";
 
 export const orgs = createRouter();
 
@@ -250,7 +251,7 @@ const orgListActivityFeeds = apiRoute({
   auth: orgScope,
   request: {
     params: z.object({ org: pathParam("org", "name of the org") }),
-    query: PageQuery.extend({ date: z.string().max(32).optional().openapi({ format: "date", description: "the date of the activities to be found" }) }),
+    query: PageQuery.extend({ date: dateParam }),
   },
   responses: { 200: jsonResponse(z.array(ActivitySchema), "ActivityFeedsList"), ...errorResponses(404, 422) },
 });

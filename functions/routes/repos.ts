@@ -1,8 +1,8 @@
 /** Repository routes: search, create (user/org/deprecated), generate, fork, read, edit, delete and lists. */
 import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
-import { errorResponses } from "../lib/errors.ts";
-import { jsonBody, jsonResponse, pathParam } from "../lib/openapi.ts";
+import { errorResponses, isInternalFailure } from "../lib/errors.ts";
+import { idOf, idPathParam, jsonBody, jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import {
   createFork,
@@ -20,6 +20,7 @@ import {
 import { repoFeeds } from "../services/feeds.ts";
 import { getIssueConfig, getIssueConfigValidation, getIssueTemplates } from "../services/issue-templates.ts";
 import { ActivitySchema, CreateForkOptionSchema, CreateRepoOptionSchema, EditRepoOptionSchema, GenerateRepoOptionSchema, RepositorySchema, SearchResultsSchema } from "../wire/repo.ts";
+import { boolParam, dateParam, formBool, formInt64, formOptionalBool, intParam, textParam } from "../lib/query.ts";
 
 export const repos = createRouter();
 
@@ -28,20 +29,6 @@ export const repos = createRouter();
 const RepoList = z.array(RepositorySchema);
 const ownerRepo = { owner: pathParam("owner", "owner of the repo"), repo: pathParam("repo", "name of the repo") };
 const repoScope = { scopes: ["repository"] } as const;
-
-/** Go's strconv.ParseBool; anything else is "not given", as Gitea's FormOptionalBool. */
-const boolQ = (name: string, description: string) =>
-  z
-    .string()
-    .optional()
-    .openapi({ param: { name, in: "query" }, type: "boolean", description } as never);
-const parseBool = (v: string | undefined) => (v === undefined ? undefined : ["1", "t", "T", "true", "TRUE", "True"].includes(v) ? true : ["0", "f", "F", "false", "FALSE", "False"].includes(v) ? false : undefined);
-const intQ = (name: string, description: string) =>
-  z
-    .string()
-    .optional()
-    .openapi({ param: { name, in: "query" }, type: "integer", format: "int64", description } as never);
-const parseIntQ = (v: string | undefined) => (v !== undefined && /^-?\d{1,18}$/.test(v) ? Number(v) : undefined);
 
 const repoSearch = apiRoute({
   method: "get",
@@ -52,21 +39,21 @@ const repoSearch = apiRoute({
   auth: repoScope,
   request: {
     query: PageQuery.extend({
-      q: z.string().max(255).optional().openapi({ description: "keyword" }),
-      topic: boolQ("topic", "Limit search to repositories with keyword as topic"),
-      includeDesc: boolQ("includeDesc", "include search of keyword within repository description"),
-      uid: intQ("uid", "search only for repos that the user with the given id owns or contributes to"),
-      priority_owner_id: intQ("priority_owner_id", "repo owner to prioritize in the results"),
-      team_id: intQ("team_id", "search only for repos that belong to the given team id"),
-      starredBy: intQ("starredBy", "search only for repos that the user with the given id has starred"),
-      private: boolQ("private", "include private repositories this user has access to (defaults to true)"),
-      is_private: boolQ("is_private", "show only pubic, private or all repositories (defaults to all)"),
-      template: boolQ("template", "include template repositories this user has access to (defaults to true)"),
-      archived: boolQ("archived", "show only archived, non-archived or all repositories (defaults to all)"),
-      mode: z.string().max(64).optional().openapi({ description: 'type of repository to search for. Supported values are "fork", "source", "mirror" and "collaborative"' }),
-      exclusive: boolQ("exclusive", "if `uid` is given, search only for repos that the user owns"),
-      sort: z.string().max(64).optional().openapi({ description: 'sort repos by attribute. Supported values are "alpha", "created", "updated", "size", "git_size", "lfs_size", "stars", "forks" and "id". Default is "alpha"' }),
-      order: z.string().max(64).optional().openapi({ description: 'sort order, either "asc" (ascending) or "desc" (descending). Default is "asc", ignored if "sort" is not specified.' }),
+      q: textParam("q", "keyword"),
+      topic: boolParam("topic", "Limit search to repositories with keyword as topic"),
+      includeDesc: boolParam("includeDesc", "include search of keyword within repository description"),
+      uid: intParam("uid", "search only for repos that the user with the given id owns or contributes to"),
+      priority_owner_id: intParam("priority_owner_id", "repo owner to prioritize in the results"),
+      team_id: intParam("team_id", "search only for repos that belong to the given team id"),
+      starredBy: intParam("starredBy", "search only for repos that the user with the given id has starred"),
+      private: boolParam("private", "include private repositories this user has access to (defaults to true)"),
+      is_private: boolParam("is_private", "show only pubic, private or all repositories (defaults to all)"),
+      template: boolParam("template", "include template repositories this user has access to (defaults to true)"),
+      archived: boolParam("archived", "show only archived, non-archived or all repositories (defaults to all)"),
+      mode: textParam("mode", 'type of repository to search for. Supported values are "fork", "source", "mirror" and "collaborative"'),
+      exclusive: boolParam("exclusive", "if `uid` is given, search only for repos that the user owns"),
+      sort: textParam("sort", 'sort repos by attribute. Supported values are "alpha", "created", "updated", "size", "git_size", "lfs_size", "stars", "forks" and "id". Default is "alpha"'),
+      order: textParam("order", 'sort order, either "asc" (ascending) or "desc" (descending). Default is "asc", ignored if "sort" is not specified.'),
     }),
   },
   responses: {
@@ -83,18 +70,19 @@ repos.openapi(repoSearch, async (c) => {
       ctxOf(c),
       {
         q: q.q,
-        topic: parseBool(q.topic),
-        includeDesc: parseBool(q.includeDesc),
-        uid: parseIntQ(q.uid),
-        priorityOwnerId: parseIntQ(q.priority_owner_id),
-        teamId: parseIntQ(q.team_id),
-        starredBy: parseIntQ(q.starredBy),
-        private: parseBool(q.private),
-        isPrivate: parseBool(q.is_private),
-        template: parseBool(q.template),
-        archived: parseBool(q.archived),
+        // Gitea's reading of each parameter (routers/api/v1/repo/repo.go Search).
+        topic: formBool(q.topic),
+        includeDesc: formBool(q.includeDesc),
+        uid: formInt64(q.uid),
+        priorityOwnerId: formInt64(q.priority_owner_id),
+        teamId: formInt64(q.team_id),
+        starredBy: formInt64(q.starredBy),
+        private: q.private === undefined || q.private === "" || formBool(q.private),
+        isPrivate: formOptionalBool(q.is_private),
+        template: formOptionalBool(q.template),
+        archived: formOptionalBool(q.archived),
         mode: q.mode,
-        exclusive: parseBool(q.exclusive),
+        exclusive: formBool(q.exclusive),
         sort: q.sort,
         order: q.order,
       },
@@ -104,7 +92,7 @@ repos.openapi(repoSearch, async (c) => {
     return c.json({ ok: true, data }, 200);
   } catch (err) {
     // Search rule 4: an internal failure is a 500 with the search-error envelope.
-    if (err instanceof Error && !("status" in err)) {
+    if (isInternalFailure(err)) {
       console.error("repo search failed", err);
       return c.json({ ok: false, error: "SearchRepositories internal failure" }, 500);
     }
@@ -208,16 +196,11 @@ const repoGetByID = apiRoute({
   summary: "Get a repository by id",
   auth: { ...repoScope, signIn: true },
   request: {
-    params: z.object({
-      id: z
-        .string()
-        .regex(/^\d{1,18}$/)
-        .openapi({ param: { name: "id", in: "path", required: true }, type: "integer", format: "int64", description: "id of the repo to get" } as never),
-    }),
+    params: z.object({ id: idPathParam("id", "id of the repo to get") }),
   },
   responses: { 200: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(401, 404) },
 });
-repos.openapi(repoGetByID, async (c) => c.json(await getRepoById(ctxOf(c), Number(c.req.valid("param").id)), 200));
+repos.openapi(repoGetByID, async (c) => c.json(await getRepoById(ctxOf(c), idOf(c.req.valid("param").id)), 200));
 
 const generateRepoRoute = apiRoute({
   method: "post",
@@ -325,7 +308,7 @@ const repoListActivityFeeds = apiRoute({
   tags: ["repository"],
   summary: "List a repository's activity feeds",
   auth: repoScope,
-  request: { params: z.object(ownerRepo), query: PageQuery.extend({ date: z.string().max(32).optional().openapi({ format: "date", description: "the date of the activities to be found" }) }) },
+  request: { params: z.object(ownerRepo), query: PageQuery.extend({ date: dateParam }) },
   responses: { 200: jsonResponse(z.array(ActivitySchema), "ActivityFeedsList"), ...errorResponses(404, 422) },
 });
 repos.openapi(repoListActivityFeeds, async (c) => {

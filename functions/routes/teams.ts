@@ -1,8 +1,8 @@
 /** Team routes (organization scope; /user/teams in the user scope). */
 import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
-import { errorResponses } from "../lib/errors.ts";
-import { idOf, idPathParam, jsonResponse, pathParam } from "../lib/openapi.ts";
+import { errorResponses, isInternalFailure } from "../lib/errors.ts";
+import { idOf, idPathParam, jsonResponse, nullableRef, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import {
   addTeamMember,
@@ -23,6 +23,7 @@ import {
 import { OrganizationSchema, UserListSchema, UserSchema } from "../wire/user.ts";
 import { RepositorySchema } from "../wire/repo.ts";
 import { ActivitySchema } from "../wire/repo.ts";
+import { boolParam, dateParam, formBool, textParam } from "../lib/query.ts";
 
 export const teams = createRouter();
 
@@ -33,7 +34,7 @@ export const TeamSchema = z
     id: z.number().int().openapi({ format: "int64" }),
     name: z.string(),
     description: z.string(),
-    organization: OrganizationSchema.nullable(),
+    organization: nullableRef(OrganizationSchema),
     includes_all_repositories: z.boolean(),
     permission: z.string().openapi({ enum: ["none", "read", "write", "admin", "owner"] }),
     units: z.array(z.string()),
@@ -102,8 +103,8 @@ const teamSearch = apiRoute({
   request: {
     params: z.object({ org: pathParam("org", "name of the organization") }),
     query: PageQuery.extend({
-      q: z.string().max(255).optional().openapi({ description: "keywords to search" }),
-      include_desc: z.string().max(8).optional().openapi({ type: "boolean", description: "include search within team description (defaults to true)" } as never),
+      q: textParam("q", "keywords to search"),
+      include_desc: boolParam("include_desc", "include search within team description (defaults to true)"),
     }),
   },
   responses: {
@@ -116,12 +117,13 @@ teams.openapi(teamSearch, async (c) => {
   const q = c.req.valid("query");
   const page = pageOf(q, c.get("settings").api);
   try {
-    const includeDesc = !["false", "0", "f", "F", "FALSE", "False"].includes(q.include_desc ?? "");
+    // Gitea: `ctx.FormString("include_desc") == "" || ctx.FormBool("include_desc")`.
+    const includeDesc = q.include_desc === undefined || q.include_desc === "" || formBool(q.include_desc);
     const { total, teams: list } = await listOrgTeams(ctxOf(c), c.req.valid("param").org, page, { q: q.q ?? "", includeDesc });
     setPageHeaders(c, total, page);
     return c.json({ ok: true, data: list }, 200);
   } catch (err) {
-    if (err instanceof Error && !("status" in err)) {
+    if (isInternalFailure(err)) {
       console.error("team search failed", err);
       return c.json({ ok: false, error: "SearchTeam internal failure" }, 500);
     }
@@ -147,7 +149,8 @@ const userListTeams = apiRoute({
   operationId: "userListTeams",
   tags: ["user"],
   summary: "List all the teams a user belongs to",
-  auth: { scopes: ["user"], signIn: true, rejectPublicOnly: true },
+  // A public-only token lists only public teams of public organizations (issue 8 A.2), as /user/orgs lists only public ones.
+  auth: { scopes: ["user"], signIn: true },
   request: { query: PageQuery },
   responses: { 200: jsonResponse(z.array(TeamSchema), "TeamList"), ...errorResponses(401, 403) },
 });
@@ -336,7 +339,7 @@ const orgListTeamActivityFeeds = apiRoute({
   tags: ["organization"],
   summary: "List a team's activity feeds",
   auth: orgAuth,
-  request: { params: teamId, query: PageQuery.extend({ date: z.string().max(32).optional().openapi({ format: "date", description: "the date of the activities to be found" }) }) },
+  request: { params: teamId, query: PageQuery.extend({ date: dateParam }) },
   responses: { 200: jsonResponse(z.array(ActivitySchema), "ActivityFeedsList"), ...errorResponses(401, 404, 422) },
 });
 teams.openapi(orgListTeamActivityFeeds, async (c) => {

@@ -10,6 +10,7 @@ import { blockUser, checkBlock, listBlocks, unblockUser } from "../services/orgs
 import { AccessTokenSchema, CreateAccessTokenOptionSchema, UserListSchema, UserSchema } from "../wire/user.ts";
 import { userFeeds } from "../services/feeds.ts";
 import { ActivitySchema } from "../wire/repo.ts";
+import { boolParam, dateParam, formBool, formInt64, intParam, textParam } from "../lib/query.ts";
 
 export const users = createRouter();
 
@@ -35,12 +36,8 @@ const userSearch = apiRoute({
   auth: { scopes: ["user"] },
   request: {
     query: PageQuery.extend({
-      q: z.string().max(255).optional().openapi({ description: "keyword" }),
-      uid: z
-        .string()
-        .regex(/^-?\d{1,18}$/)
-        .optional()
-        .openapi({ type: "integer", format: "int64", description: "ID of the user to search for" } as never),
+      q: textParam("q", "keyword"),
+      uid: intParam("uid", "ID of the user to search for"),
     }),
   },
   responses: {
@@ -51,7 +48,7 @@ const userSearch = apiRoute({
 users.openapi(userSearch, async (c) => {
   const q = c.req.valid("query");
   const page = pageOf(q, c.get("settings").api);
-  const { total, data } = await searchUsers(ctxOf(c), { q: q.q, uid: q.uid === undefined ? undefined : Number(q.uid) }, page);
+  const { total, data } = await searchUsers(ctxOf(c), { q: q.q, uid: formInt64(q.uid) }, page);
   setPageHeaders(c, total, page);
   return c.json({ ok: true, data }, 200);
 });
@@ -197,8 +194,8 @@ const userListActivityFeeds = apiRoute({
   request: {
     params: z.object({ username: pathParam("username", "username of the user whose activity feeds are to be listed") }),
     query: PageQuery.extend({
-      "only-performed-by": z.string().max(8).optional().openapi({ type: "boolean", description: "if true, only show actions performed by the requested user" } as never),
-      date: z.string().max(32).optional().openapi({ format: "date", description: "the date of the activities to be found" }),
+      "only-performed-by": boolParam("only-performed-by", "if true, only show actions performed by the requested user"),
+      date: dateParam,
     }),
   },
   responses: { 200: jsonResponse(z.array(ActivitySchema), "ActivityFeedsList"), ...errorResponses(404, 422) },
@@ -206,7 +203,7 @@ const userListActivityFeeds = apiRoute({
 users.openapi(userListActivityFeeds, async (c) => {
   const q = c.req.valid("query");
   const page = pageOf(q, c.get("settings").api);
-  const only = ["1", "t", "T", "true", "TRUE", "True"].includes(q["only-performed-by"] ?? "");
+  const only = formBool(q["only-performed-by"]);
   const { total, feeds } = await userFeeds(ctxOf(c), c.req.valid("param").username, only, q.date, page);
   setPageHeaders(c, total, page, { link: false });
   return c.json(feeds as never, 200);

@@ -3,7 +3,7 @@ import { and, asc, count, eq, or, sql, type SQL } from "drizzle-orm";
 import { col } from "../db/client.ts";
 import { collaboration, repository, user, userBlocking, type UserRow } from "../db/schema.ts";
 import { toUser } from "../convert/user.ts";
-import type { Caller, ViewerSql } from "../lib/auth.ts";
+import { limitsOf, publicOnlyViewer, userVisibleSql, type Caller, type ViewerSql } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
 import { writeBatch } from "../lib/context.ts";
 import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
@@ -12,7 +12,19 @@ import { ACCESS, ACCESS_NAMES, canWrite, hasAccess, isRepoAdmin, parseUnits, rep
 import { nowUnix, site, viewerOf } from "./common.ts";
 import { assignRepo, repoIdByPath } from "./repos.ts";
 
-const userByName = (ctx: Ctx, name: string) => ctx.db.select().from(user).where(eq(user.lowerName, name.toLowerCase())).limit(1);
+/**
+ * The user in the path, or none when the viewer may not see it: a hidden user answers exactly as a
+ * missing one (issue 8 A.5). Writes judge the target with only public-only as a token limit.
+ */
+const userByName = (ctx: Ctx, name: string, viewer: ViewerSql = ctx.viewer) =>
+  ctx.db
+    .select()
+    .from(user)
+    .where(and(eq(user.lowerName, name.toLowerCase()), userVisibleSql(viewer, col(user.id), col(user.visibility), col(user.type))))
+    .limit(1);
+
+/** SQL: the listed user is visible to the viewer (lists never show a user the caller may not see). */
+const listedUserVisible = (ctx: Ctx) => userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "user");
 
 /** reqAnyRepoReader: any access or site admin, else 403 (after repoAssignment hid inaccessible repos). */
 function reqAnyRepoReader(caller: Caller | null, perm: Parameters<typeof hasAccess>[0]) {
@@ -29,8 +41,8 @@ const userNotExist = (name: string) => unprocessable(`user does not exist [uid: 
 export async function listCollaborators(ctx: Ctx, owner: string, name: string, page: Page) {
   const rid = repoIdByPath(owner, name);
   const a = await assignRepo(ctx, owner, name, [
-    ctx.db.select({ u: user }).from(collaboration).innerJoin(user, eq(user.id, collaboration.userId)).where(sql`${col(collaboration.repoId)} = ${rid}`).orderBy(asc(collaboration.id)).limit(page.limit).offset(page.offset),
-    ctx.db.select({ n: count() }).from(collaboration).where(sql`${col(collaboration.repoId)} = ${rid}`),
+    ctx.db.select({ u: user }).from(collaboration).innerJoin(user, eq(user.id, collaboration.userId)).where(and(sql`${col(collaboration.repoId)} = ${rid}`, listedUserVisible(ctx))).orderBy(asc(collaboration.id)).limit(page.limit).offset(page.offset),
+    ctx.db.select({ n: count() }).from(collaboration).innerJoin(user, eq(user.id, collaboration.userId)).where(and(sql`${col(collaboration.repoId)} = ${rid}`, listedUserVisible(ctx))),
   ] as const);
   reqAnyRepoReader(a.caller, a.perm);
   const viewer = viewerOf(a.caller);
@@ -52,7 +64,7 @@ export async function isCollaborator(ctx: Ctx, owner: string, name: string, logi
 export async function addCollaborator(ctx: Ctx, owner: string, name: string, login: string, permission: "read" | "write" | "admin" | undefined) {
   const lower = login.toLowerCase();
   const a = await assignRepo(ctx, owner, name, [
-    userByName(ctx, login),
+    userByName(ctx, login, publicOnlyViewer(ctx.viewer)),
     // Blocks either way between the collaborator and the actor, or the owner and the collaborator.
     ctx.db
       .select({ id: userBlocking.id })
@@ -85,7 +97,7 @@ export async function addCollaborator(ctx: Ctx, owner: string, name: string, log
 
 /** DELETE …/collaborators/{collaborator} (repoDeleteCollaborator): unknown user 422; access ends at once. */
 export async function deleteCollaborator(ctx: Ctx, owner: string, name: string, login: string) {
-  const a = await assignRepo(ctx, owner, name, [userByName(ctx, login)] as const);
+  const a = await assignRepo(ctx, owner, name, [userByName(ctx, login, publicOnlyViewer(ctx.viewer))] as const);
   reqRepoAdmin(a.caller, a.perm);
   const target = (a.rows[0] as UserRow[])[0];
   if (!target) throw userNotExist(login);
@@ -100,6 +112,7 @@ function viewerFor(name: string): ViewerSql {
     publicOnly: sql`0`,
     isAdmin: sql`EXISTS (SELECT 1 FROM user pa WHERE pa.id = ${id} AND pa.is_admin = 1)`,
     restricted: sql`EXISTS (SELECT 1 FROM user pr WHERE pr.id = ${id} AND pr.is_restricted = 1)`,
+    limited: { repository: sql`0`, organization: sql`0`, user: sql`0` },
   };
 }
 
@@ -123,7 +136,7 @@ export async function collaboratorPermission(ctx: Ctx, owner: string, name: stri
   if (!u) throw notFound();
   const facts = (a.rows[1] as RepoFacts[])[0];
   const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
-  const asCaller: Caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken: false, publicOnly: false, scope: "" };
+  const asCaller: Caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken: false, publicOnly: false, scope: "", limited: limitsOf(false, "") };
   const perm = u.isActive && !u.prohibitLogin ? repoPermission(asCaller, facts, units) : { mode: 0, units: new Map() };
   const mode = ACCESS_NAMES[perm.mode] ?? "none";
   return { permission: mode, role_name: mode, user: toUser(u, viewerOf(me), site(ctx)) };
@@ -144,7 +157,7 @@ function usersWithAccess(owner: string, name: string, minCollab: number, teamCon
 /** GET …/assignees (repoGetAssignees): rule 5 — users with write access who can be assigned. */
 export async function listAssignees(ctx: Ctx, owner: string, name: string) {
   const teamWrite = sql`(ut.authorize >= 2 OR EXISTS (SELECT 1 FROM team_unit utu2 WHERE utu2.team_id = ut.id AND utu2.type IN (${UNIT.issues}, ${UNIT.pulls}) AND utu2.access_mode >= 2))`;
-  const a = await assignRepo(ctx, owner, name, [ctx.db.select().from(user).where(usersWithAccess(owner, name, ACCESS.write, teamWrite)).orderBy(asc(user.lowerName))] as const);
+  const a = await assignRepo(ctx, owner, name, [ctx.db.select().from(user).where(and(usersWithAccess(owner, name, ACCESS.write, teamWrite), listedUserVisible(ctx))).orderBy(asc(user.lowerName))] as const);
   reqAnyRepoReader(a.caller, a.perm);
   const viewer = viewerOf(a.caller);
   return (a.rows[0] as UserRow[]).map((u) => toUser(u, viewer, site(ctx)));
@@ -154,7 +167,7 @@ export async function listAssignees(ctx: Ctx, owner: string, name: string) {
 export async function listReviewers(ctx: Ctx, owner: string, name: string) {
   const teamRead = sql`(ut.authorize >= 1 OR EXISTS (SELECT 1 FROM team_unit utu2 WHERE utu2.team_id = ut.id AND utu2.type = ${UNIT.pulls} AND utu2.access_mode >= 1))`;
   const a = await assignRepo(ctx, owner, name, [
-    ctx.db.select().from(user).where(and(usersWithAccess(owner, name, ACCESS.read, teamRead), sql`${col(user.id)} <> COALESCE(${ctx.viewer.id}, 0)`)).orderBy(asc(user.lowerName)),
+    ctx.db.select().from(user).where(and(usersWithAccess(owner, name, ACCESS.read, teamRead), listedUserVisible(ctx), sql`${col(user.id)} <> COALESCE(${ctx.viewer.id}, 0)`)).orderBy(asc(user.lowerName)),
   ] as const);
   reqAnyRepoReader(a.caller, a.perm);
   if (!canWrite(a.perm, UNIT.pulls) && !isRepoAdmin(a.perm) && !a.caller?.isAdmin) throw forbidden("doer has no permission to get reviewers");

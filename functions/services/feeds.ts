@@ -3,22 +3,25 @@ import { and, count, desc, eq, sql, type SQL } from "drizzle-orm";
 import { col } from "../db/client.ts";
 import { action, repository, user, type UserRow } from "../db/schema.ts";
 import { isoTime, toUser } from "../convert/user.ts";
-import type { Caller } from "../lib/auth.ts";
+import { userVisibleSql, type Caller } from "../lib/auth.ts";
 import { readWithCaller, type Ctx } from "../lib/context.ts";
 import { parseUnits, repoAccessibleSql, repoFactsColumns, repoPermission, type RepoFacts } from "../lib/permissions.ts";
 import { isOrgMemberSql } from "./orgs.ts";
 import { ownerByName } from "./users.ts";
-import { notFound, unprocessable } from "../lib/errors.ts";
+import { notFound } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import { site, viewerOf } from "./common.ts";
 import { assignRepo, OP_NAMES, repoIdByPath, repoJson } from "./repos.ts";
 
-/** `date` (YYYY-MM-DD) → [start, end) in unix seconds (UTC day). */
+/**
+ * `date` (YYYY-MM-DD) → [start, end) in unix seconds (UTC day). A date that does not parse is
+ * ignored, as Gitea's FeedDateCond logs it and applies no filter.
+ */
 function dayRange(date: string | undefined): [number, number] | null {
   if (!date) return null;
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
   const start = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
-  if (!m || Number.isNaN(start) || new Date(start).getUTCDate() !== Number(m[3])) throw unprocessable(`[Date]: invalid date "${date}"`);
+  if (!m || Number.isNaN(start) || new Date(start).getUTCDate() !== Number(m[3]) || new Date(start).getUTCMonth() !== Number(m[2]) - 1) return null;
   return [start / 1000, start / 1000 + 86400];
 }
 
@@ -30,6 +33,7 @@ export async function repoFeeds(ctx: Ctx, owner: string, name: string, date: str
   const where = and(
     sql`${col(action.repoId)} = ${rid}`,
     sql`${col(action.userId)} = (SELECT owner_id FROM repository WHERE id = ${rid})`,
+    actorVisible(ctx),
     range ? sql`${col(action.createdUnix)} >= ${range[0]} AND ${col(action.createdUnix)} < ${range[1]}` : undefined,
   );
   const a = await assignRepo(ctx, owner, name, [
@@ -57,6 +61,18 @@ export async function repoFeeds(ctx: Ctx, owner: string, name: string, date: str
       created: isoTime(act.createdUnix),
     })),
   };
+}
+
+/**
+ * SQL: the action's actor may appear to the viewer (Gitea's ActivityQueryCondition): site admins see
+ * every actor; others see public and limited actors, themselves, and `also` (the organization of an
+ * org feed, the organizations of the user of a user feed) — and never an account they may not see.
+ */
+export function actorVisible(ctx: Ctx, also?: SQL): SQL {
+  const v = ctx.viewer;
+  const gitea = sql`(CASE WHEN ${v.id} IS NULL THEN au.visibility = 0
+    ELSE (${v.isAdmin} OR au.visibility IN (0, 1) OR au.id = ${v.id}${also ? sql` OR ${also}` : sql``}) END)`;
+  return sql`EXISTS (SELECT 1 FROM user au WHERE au.id = ${col(action.actUserId)} AND ${gitea} AND ${userVisibleSql(v, sql`au.id`, sql`au.visibility`, sql`au.type`)})`;
 }
 
 /** SQL: ids of the repositories the viewer may access (the feed filter every feed applies). */
@@ -116,6 +132,7 @@ export async function userFeeds(ctx: Ctx, username: string, onlyPerformedBy: boo
     sql`${col(action.userId)} = ${uid}`,
     sql`${col(action.repoId)} IN ${accessibleRepoIds(ctx)}`,
     sql`(${col(action.isPrivate)} = 0 OR ${ctx.viewer.isAdmin} OR ${uid} = ${ctx.viewer.id})`,
+    actorVisible(ctx, sql`(au.type = 1 AND au.id IN (SELECT org_id FROM team_user WHERE uid = ${uid}))`),
     onlyPerformedBy ? sql`${col(action.actUserId)} = ${uid}` : undefined,
     dayFilter(date),
   )!;
@@ -132,6 +149,7 @@ export async function orgFeeds(ctx: Ctx, orgName: string, date: string | undefin
     sql`${col(action.userId)} = ${oid}`,
     sql`${col(action.repoId)} IN ${accessibleRepoIds(ctx)}`,
     sql`(${col(action.isPrivate)} = 0 OR ${ctx.viewer.isAdmin} OR ${isOrgMemberSql(oid, ctx.viewer.id)})`,
+    actorVisible(ctx, sql`au.id = ${oid}`),
     dayFilter(date),
   )!;
   const { caller, rows } = await readWithCaller(ctx, [ownerByName(ctx, orgName), ...feedReads(ctx, where, page)] as const);

@@ -90,7 +90,7 @@ async function seal(ctx: Ctx, value: string) {
 /** The org in the path: visible (else 404) and owned by the caller (else 403). */
 function orgFacts(ctx: Ctx, name: string) {
   return ctx.db
-    .select({ org: user, visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility))}`, isOwner: sql<number>`${isOrgOwnerSql(col(user.id), ctx.viewer.id)}` })
+    .select({ org: user, visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "org")}`, isOwner: sql<number>`${isOrgOwnerSql(col(user.id), ctx.viewer.id)}` })
     .from(user)
     .where(and(eq(user.lowerName, name.toLowerCase()), eq(user.type, 1)))
     .limit(1);

@@ -59,7 +59,8 @@ const SORT = {
 /** GET /repos/{owner}/{repo}/labels (issueListLabels). */
 export async function listLabels(ctx: Ctx, owner: string, name: string, sort: string | undefined, page: Page) {
   const where = sql`${col(label.repoId)} = ${repoIdByPath(owner, name)}`;
-  const order = SORT[(sort ?? "alphabetically") as keyof typeof SORT] ?? SORT.alphabetically;
+  // Unknown (or inherited-property) names sort alphabetically, as Gitea's default case.
+  const order = sort && Object.hasOwn(SORT, sort) ? SORT[sort as keyof typeof SORT] : SORT.alphabetically;
   const a = await assignRepo(ctx, owner, name, [
     ctx.db.select().from(label).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
     ctx.db.select({ n: count() }).from(label).where(where),

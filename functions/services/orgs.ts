@@ -1,14 +1,15 @@
 /** Organizations, membership and blocks (Gitea routers/api/v1/org, shared/block.go). */
 import { and, asc, count, eq, sql, type SQLWrapper } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
-import { orgUser, repository, team, teamRepo, teamUnit, teamUser, user, userBlocking, webhook } from "../db/schema.ts";
+import { orgUser, repository, team, teamRepo, teamUnit, teamUser, user, userBlocking, webhook, type UserRow } from "../db/schema.ts";
 import { toOrganization, toUser, visibilityCode } from "../convert/user.ts";
-import { userVisibleSql, type Caller } from "../lib/auth.ts";
+import { publicOnlyViewer, userVisibleSql, type Caller, type ViewerSql } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
 import { badRequest, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import type { CreateOrgOption, EditOrgOption } from "../wire/user.ts";
 import { checkUsableUsername, guard, isGuardTrip, nowUnix, site, viewerOf } from "./common.ts";
+import { forkVisibilityStatements } from "./visibility.ts";
 import { ownerByName } from "./users.ts";
 
 /** Access modes (Gitea models/perm). */
@@ -30,7 +31,7 @@ function orgWithViewer(ctx: Ctx, name: string) {
   return ctx.db
     .select({
       org: user,
-      visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility))}`,
+      visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "org")}`,
       isOwner: sql<number>`${isOrgOwnerSql(col(user.id), me)}`,
       isMember: sql<number>`${isOrgMemberSql(col(user.id), me)}`,
     })
@@ -124,11 +125,14 @@ export async function editOrg(ctx: Ctx, name: string, form: EditOrgOption) {
   if (form.location !== undefined) patch.location = form.location;
   if (form.visibility) patch.visibility = visibilityCode(form.visibility);
   if (form.repo_admin_change_team_access !== undefined) patch.repoAdminChangeTeamAccess = form.repo_admin_change_team_access;
-  const [, found] = await writeBatch(ctx, [
+  const visibilityChanged = patch.visibility !== undefined && patch.visibility !== o.org.visibility;
+  const res = await writeBatch(ctx, [
     ctx.db.update(user).set(patch).where(eq(user.id, o.org.id)),
+    // Forks of the org's repositories follow the owner's visibility (issue 8 A.4).
+    ...(visibilityChanged ? forkVisibilityStatements(ctx.db, sql`(SELECT id FROM repository WHERE owner_id = ${o.org.id})`) : []),
     ctx.db.select().from(user).where(eq(user.id, o.org.id)),
   ] as const);
-  return toOrganization(found[0], site(ctx));
+  return toOrganization((res.at(-1) as UserRow[])[0], site(ctx));
 }
 
 /** DELETE /orgs/{org} (orgDelete): owners only; removes teams, memberships and blocks with it. */
@@ -150,6 +154,10 @@ export async function deleteOrg(ctx: Ctx, name: string) {
     ctx.db.delete(orgUser).where(eq(orgUser.orgId, id)),
     ctx.db.delete(userBlocking).where(eq(userBlocking.blockerId, id)),
     ctx.db.delete(webhook).where(eq(webhook.ownerId, id)),
+    // Issue 8 C.2: the org's feed, its labels and old repository names go with it.
+    ctx.db.run(sql`DELETE FROM action WHERE user_id = ${id} OR act_user_id = ${id}`),
+    ctx.db.run(sql`DELETE FROM label WHERE org_id = ${id}`),
+    ctx.db.run(sql`DELETE FROM repo_redirect WHERE owner_id = ${id}`),
     ctx.db.delete(user).where(and(eq(user.id, id), eq(user.type, 1))),
   ] as const);
 }
@@ -168,13 +176,14 @@ export async function listMyOrgs(ctx: Ctx, page: Page) {
   return { total: rows[1][0]?.n ?? 0, orgs: rows[0].map((o) => toOrganization(o, site(ctx))) };
 }
 
-/** GET /orgs/{org}/members (orgListMembers): non-members see public members only. */
+/** GET /orgs/{org}/members (orgListMembers): non-members see public members only; never a user the caller may not see. */
 export async function listMembers(ctx: Ctx, name: string, page: Page) {
   const me = ctx.viewer.id;
   const orgId = orgIdOf(ctx, name);
   const where = and(
     sql`${col(orgUser.orgId)} = (${orgId})`,
     sql`(${col(orgUser.isPublic)} = 1 OR ${ctx.viewer.isAdmin} OR ${isOrgMemberSql(sql`(${orgId})`, me)})`,
+    sql`${col(orgUser.uid)} IN (SELECT mv.id FROM user mv WHERE ${userVisibleSql(ctx.viewer, sql`mv.id`, sql`mv.visibility`, "user")})`,
   );
   const { caller, rows } = await readWithCaller(ctx, [
     orgWithViewer(ctx, name),
@@ -186,8 +195,8 @@ export async function listMembers(ctx: Ctx, name: string, page: Page) {
   return { total: rows[2][0]?.n ?? 0, users: rows[1].map((r) => toUser(r.u, viewer, site(ctx))) };
 }
 
-/** Membership facts about `username` in the org, for the member routes. */
-export function memberFacts(ctx: Ctx, orgName: string, username: string) {
+/** Membership facts about `username` in the org, for the member routes; a user the viewer may not see is absent. */
+export function memberFacts(ctx: Ctx, orgName: string, username: string, viewer: ViewerSql = ctx.viewer) {
   const orgId = sql`(${orgIdOf(ctx, orgName)})`;
   return ctx.db
     .select({
@@ -197,7 +206,7 @@ export function memberFacts(ctx: Ctx, orgName: string, username: string) {
       isOwner: sql<number>`${isOrgOwnerSql(orgId, col(user.id))}`,
     })
     .from(user)
-    .where(eq(user.lowerName, username.toLowerCase()))
+    .where(and(eq(user.lowerName, username.toLowerCase()), userVisibleSql(viewer, col(user.id), col(user.visibility), col(user.type))))
     .limit(1);
 }
 
@@ -222,7 +231,7 @@ export async function isPublicMember(ctx: Ctx, orgName: string, username: string
 
 /** DELETE /orgs/{org}/members/{username} (orgDeleteMember): owners only; the last owner stays. */
 export async function deleteMember(ctx: Ctx, orgName: string, username: string) {
-  const { caller, rows } = await readWithCaller(ctx, [orgWithViewer(ctx, orgName), memberFacts(ctx, orgName, username)] as const);
+  const { caller, rows } = await readWithCaller(ctx, [orgWithViewer(ctx, orgName), memberFacts(ctx, orgName, username, publicOnlyViewer(ctx.viewer))] as const);
   const o = assignOrg(rows[0][0]);
   reqOrgOwnership(caller, o);
   const target = rows[1][0];
@@ -270,7 +279,7 @@ type Blockee = Awaited<ReturnType<typeof ownerByName>>[number];
 export async function blockUser(ctx: Ctx, blocker: Blocker, username: string, note: string) {
   const bid = blockerIdSql(ctx, blocker);
   const { blockerId, blockerIsOrg, rows } = await loadBlocker(ctx, blocker, [
-    ownerByName(ctx, username),
+    ownerByName(ctx, username, publicOnlyViewer(ctx.viewer)),
     ctx.db.select({ n: count() }).from(orgUser).where(and(sql`${col(orgUser.orgId)} = ${bid}`, eq(orgUser.uid, sql`(SELECT id FROM user WHERE lower_name = ${username.toLowerCase()})`))),
   ]);
   const blockee = (rows[0] as Blockee[])[0];
@@ -288,7 +297,7 @@ export async function blockUser(ctx: Ctx, blocker: Blocker, username: string, no
 
 /** DELETE …/blocks/{username}: idempotent; unblocking oneself is a 400 as in Gitea. */
 export async function unblockUser(ctx: Ctx, blocker: Blocker, username: string) {
-  const { blockerId, rows } = await loadBlocker(ctx, blocker, [ownerByName(ctx, username)]);
+  const { blockerId, rows } = await loadBlocker(ctx, blocker, [ownerByName(ctx, username, publicOnlyViewer(ctx.viewer))]);
   const blockee = (rows[0] as Blockee[])[0];
   if (!blockee || !blockee.visible) throw notFound();
   if (blockee.u.id === blockerId) throw badRequest("user can not be unblocked");
@@ -306,7 +315,7 @@ export async function checkBlock(ctx: Ctx, blocker: Blocker, username: string) {
       .select({ id: userBlocking.id })
       .from(userBlocking)
       .innerJoin(user, eq(user.id, userBlocking.blockeeId))
-      .where(and(sql`${col(userBlocking.blockerId)} = ${bid}`, eq(user.lowerName, username.toLowerCase())))
+      .where(and(sql`${col(userBlocking.blockerId)} = ${bid}`, eq(user.lowerName, username.toLowerCase()), userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "user")))
       .limit(1),
   ]);
   if ((rows[0] as unknown[]).length === 0) throw notFound();
@@ -315,10 +324,10 @@ export async function checkBlock(ctx: Ctx, blocker: Blocker, username: string) {
 /** GET …/blocks: the blocked users, newest first. */
 export async function listBlocks(ctx: Ctx, blocker: Blocker, page: Page) {
   const bid = blockerIdSql(ctx, blocker);
-  const where = sql`${col(userBlocking.blockerId)} = ${bid}`;
+  const where = and(sql`${col(userBlocking.blockerId)} = ${bid}`, userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "user"));
   const { caller, rows } = await loadBlocker(ctx, blocker, [
     ctx.db.select({ u: user }).from(userBlocking).innerJoin(user, eq(user.id, userBlocking.blockeeId)).where(where).orderBy(sql`${col(userBlocking.id)} DESC`).limit(page.limit).offset(page.offset),
-    ctx.db.select({ n: count() }).from(userBlocking).where(where),
+    ctx.db.select({ n: count() }).from(userBlocking).innerJoin(user, eq(user.id, userBlocking.blockeeId)).where(where),
   ]);
   const viewer = viewerOf(caller);
   return {

@@ -7,7 +7,7 @@ import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
 import { action, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
-import { userVisibleSql, type Caller } from "../lib/auth.ts";
+import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
 import { ApiError, badRequest, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
@@ -25,12 +25,15 @@ import {
   type RepoFacts,
   type RepoUnit,
 } from "../lib/permissions.ts";
+import { withoutQueryCredentials } from "../lib/request.ts";
 import { parseGoDuration } from "../lib/settings.ts";
 import { labelTemplate } from "../lib/labels.ts";
 import type { CreateRepoOption, EditRepoOption, GenerateRepoOption } from "../wire/repo.ts";
 import { likePattern, nowUnix, site, viewerOf } from "./common.ts";
 import { isOrgOwnerSql } from "./orgs.ts";
 import { ownerByName } from "./users.ts";
+import { teamVisibleSql } from "./teams.ts";
+import { forkVisibilityStatements } from "./visibility.ts";
 
 /** Activity op types (Gitea models/activities ActionType). */
 export const OP = { createRepo: 1, renameRepo: 2, transferRepo: 8 } as const;
@@ -61,11 +64,13 @@ export const repoFactsQuery = (ctx: Ctx, owner: string, name: string) =>
     .where(and(eq(user.lowerName, owner.toLowerCase()), eq(repository.lowerName, name.toLowerCase())))
     .limit(1);
 
+/** The repository an old name redirects to, with the viewer's permission facts on it. */
 const redirectQuery = (ctx: Ctx, owner: string, name: string) =>
   ctx.db
-    .select({ ownerName: repository.ownerName, name: repository.name })
+    .select(repoFactsColumns(ctx.viewer))
     .from(repoRedirect)
     .innerJoin(repository, eq(repository.id, repoRedirect.redirectRepoId))
+    .innerJoin(user, eq(user.id, repository.ownerId))
     .where(and(eq(repoRedirect.ownerId, sql`(SELECT id FROM user WHERE lower_name = ${owner.toLowerCase()})`), eq(repoRedirect.lowerName, name.toLowerCase())))
     .limit(1);
 
@@ -98,8 +103,11 @@ export async function assignRepo<T extends readonly unknown[]>(ctx: Ctx, owner: 
   const all = rows as unknown as unknown[][];
   const facts = (all[0] as RepoFacts[])[0];
   if (!facts) {
-    const to = (all[1] as { ownerName: string; name: string }[])[0];
-    if (to) throw new Redirect(redirectPath(ctx.url, owner, name, to.ownerName, to.name), 307);
+    // A rename redirect is followed only by callers who may see where it leads (issue 8 A.5).
+    const to = (all[1] as RepoFacts[])[0];
+    if (to && hasAccess(repoPermission(caller, to, parseUnits(to.units, ctx.settings.repository.disabledRepoUnits)))) {
+      throw new Redirect(redirectPath(ctx.url, owner, name, to.owner.name, to.repo.name), 307);
+    }
     throw notFound();
   }
   const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
@@ -112,7 +120,7 @@ export async function assignRepo<T extends readonly unknown[]>(ctx: Ctx, owner: 
 
 /** Gitea's RedirectToRepo: the same path with the new owner/name, the query kept. */
 function redirectPath(url: string, owner: string, name: string, newOwner: string, newName: string) {
-  const u = new URL(url);
+  const u = withoutQueryCredentials(new URL(url));
   const from = `/${encodeURIComponent(owner)}/${encodeURIComponent(name)}`;
   const i = u.pathname.toLowerCase().indexOf(from.toLowerCase());
   const path = i < 0 ? u.pathname : `${u.pathname.slice(0, i)}/${encodeURIComponent(newOwner)}/${encodeURIComponent(newName)}${u.pathname.slice(i + from.length)}`;
@@ -227,6 +235,15 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
         SELECT t.org_id, t.id, ${rid} FROM team t JOIN team_user tu ON tu.team_id = t.id
         WHERE t.org_id = ${n.owner.id} AND tu.uid = ${n.doer.id} AND t.can_create_org_repo = 1 AND t.includes_all_repositories = 0`),
       ctx.db.run(sql`UPDATE team SET num_repos = num_repos + 1 WHERE id IN (SELECT team_id FROM team_repo WHERE repo_id = ${rid})`),
+      // Gitea's CreateRepositoryByExample: a creator who is not the new repository's admin through
+      // site admin, ownership or a covering admin team becomes its admin collaborator, so whoever
+      // creates a repository can manage it (issue 8 A.7).
+      ctx.db.run(sql`INSERT INTO collaboration (repo_id, user_id, mode, created_unix, updated_unix)
+        SELECT ${rid}, ${n.doer.id}, ${ACCESS.admin}, ${now}, ${now}
+        WHERE NOT EXISTS (SELECT 1 FROM user WHERE id = ${n.doer.id} AND is_admin = 1)
+          AND NOT EXISTS (SELECT 1 FROM team t JOIN team_user tu ON tu.team_id = t.id
+            WHERE t.org_id = ${n.owner.id} AND tu.uid = ${n.doer.id} AND t.authorize >= ${ACCESS.admin}
+              AND (t.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo tr WHERE tr.team_id = t.id AND tr.repo_id = ${rid})))`),
     );
   }
   stmts.push(ctx.db.update(user).set({ numRepos: sql`${col(user.numRepos)} + 1` }).where(eq(user.id, n.owner.id)));
@@ -239,10 +256,19 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
     const res = (await writeBatch(ctx, stmts as never)) as unknown as unknown[][];
     return (res.at(-1) as RepositoryRow[])[0];
   } catch (err) {
-    if (uniqueViolation(err)?.includes("repository.owner_id")) throw conflict("The repository with the same name already exists.");
+    const v = uniqueViolation(err);
+    if (v?.includes("repository.fork_id") && n.fork) throw forkExists(n.owner, n.fork, `${n.owner.name}/${n.name}`);
+    if (v?.includes("repository.owner_id")) throw conflict("The repository with the same name already exists.");
     throw err;
   }
 }
+
+/** Gitea's ErrForkAlreadyExist (409): one owner forks a repository once. */
+const forkExists = (owner: UserRow, base: RepositoryRow, forkPath: string) =>
+  conflict(`repository is already forked by user [uname: ${owner.name}, repo path: ${base.ownerName}/${base.name}, fork path: ${forkPath}]`);
+
+/** Gitea's fork visibility: `IsPrivate = base.IsPrivate || base.Owner.Visibility == private`. */
+export const forkPrivate = (base: { isPrivate: boolean }, baseOwner: { visibility: number }) => base.isPrivate || baseOwner.visibility === 2;
 
 const ownerPerm = (units: [number, Record<string, unknown>][]): Permission => ({ mode: ACCESS.owner, units: new Map(units.map(([t]) => [t, t === UNIT.extIssues || t === UNIT.extWiki ? ACCESS.read : ACCESS.owner])) });
 
@@ -259,7 +285,8 @@ export function ownerFactsQuery(ctx: Ctx, name: string) {
   return ctx.db
     .select({
       u: user,
-      visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility))}`,
+      // The target of a write: the route's scopes gate the write; only public-only limits the accounts it reaches.
+      visible: sql<number>`${userVisibleSql(publicOnlyViewer(ctx.viewer), col(user.id), col(user.visibility), "user")}`,
       isOwner: sql<number>`${isOrgOwnerSql(col(user.id), me)}`,
       canCreate: sql<number>`EXISTS (SELECT 1 FROM team t JOIN team_user tu ON tu.team_id = t.id WHERE t.org_id = ${col(user.id)} AND tu.uid = ${me} AND t.can_create_org_repo = 1)`,
     })
@@ -374,7 +401,11 @@ const labelsOfRepo = (ctx: Ctx, repoId: SQL) =>
 
 /** POST /repos/{owner}/{repo}/forks (createFork): 202 with the new repository. */
 export async function createFork(ctx: Ctx, owner: string, name: string, form: { organization?: string; name?: string }) {
-  const a = await assignRepo(ctx, owner, name, [ownerFactsQuery(ctx, form.organization ?? "")] as const);
+  const existingForks = ctx.db
+    .select({ ownerId: repository.ownerId, ownerName: repository.ownerName, name: repository.name })
+    .from(repository)
+    .where(sql`${col(repository.forkId)} = ${repoIdByPath(owner, name)} AND ${col(repository.ownerId)} IN (${ctx.viewer.id}, (SELECT id FROM user WHERE lower_name = ${(form.organization ?? "").toLowerCase()}))`);
+  const a = await assignRepo(ctx, owner, name, [ownerFactsQuery(ctx, form.organization ?? ""), existingForks] as const);
   const me = a.caller!;
   if (!(a.perm.units.get(UNIT.code) ?? 0) && !isRepoAdmin(a.perm)) throw forbidden("user should have specific read permission or be a repo admin or a site admin");
   let target: UserRow = me.row;
@@ -387,6 +418,9 @@ export async function createFork(ctx: Ctx, owner: string, name: string, form: { 
   }
   const base = a.facts.repo;
   if (base.ownerId === target.id) throw conflict("The repository with the same name already exists.");
+  // Issue 8 A.4: one fork per owner (the unique index closes the race between concurrent forks).
+  const existing = (a.rows[1] as { ownerId: number; ownerName: string; name: string }[]).find((r) => r.ownerId === target.id);
+  if (existing) throw forkExists(target, base, `${existing.ownerName}/${existing.name}`);
   const forkName = form.name ?? base.name;
   checkRepoName(forkName);
   const units = defaultUnits(ctx).filter(([t]) => t === UNIT.code || t === UNIT.pulls);
@@ -395,8 +429,8 @@ export async function createFork(ctx: Ctx, owner: string, name: string, form: { 
     doer: me,
     name: forkName,
     description: base.description,
-    // A fork has the visibility of its base.
-    isPrivate: base.isPrivate,
+    // Issue 8 A.4, Gitea's ForkRepository: private when the base is, or when the base's owner is private.
+    isPrivate: forkPrivate(base, a.facts.owner),
     isTemplate: false,
     defaultBranch: base.defaultBranch,
     trustModel: base.trustModel,
@@ -459,14 +493,14 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
   // Edit rule 3 and the state table: private.
   let isPrivate = repo.isPrivate;
   if (form.private !== undefined) {
-    if (repo.isFork && parent) isPrivate = parent.repo.isPrivate;
+    // A fork's visibility follows its base (Gitea's fork formula, issue 8 A.4), whatever was asked.
+    if (repo.isFork && parent) isPrivate = forkPrivate(parent.repo, parent.owner);
     else if (!form.private && repo.isPrivate && ctx.settings.repository.forcePrivate && !me.isAdmin) throw unprocessable("cannot change private repository to public");
     else isPrivate = form.private;
     if (isPrivate !== repo.isPrivate) {
       patch.isPrivate = isPrivate;
-      // The change propagates: forks of a now-private repository become private, activity follows.
-      if (isPrivate) stmts.push(ctx.db.update(repository).set({ isPrivate: true }).where(eq(repository.forkId, repo.id)));
-      stmts.push(ctx.db.update(action).set({ isPrivate }).where(eq(action.repoId, repo.id)));
+      // The change propagates down the fork tree in both directions; activity follows.
+      stmts.push(ctx.db.update(action).set({ isPrivate }).where(eq(action.repoId, repo.id)), ...forkVisibilityStatements(ctx.db, sql`(${repo.id})`));
     }
   }
   // Edit rule 4: default branch — an empty repository takes any name; otherwise the branch must exist (no git content yet).
@@ -614,7 +648,6 @@ export async function deleteRepo(ctx: Ctx, owner: string, name: string) {
   const r = a.facts.repo;
   await writeBatch(ctx, [
     ...repoCascade(ctx, sql`(${r.id})`),
-    ctx.db.update(repository).set({ numForks: sql`${col(repository.numForks)} - 1` }).where(and(eq(repository.id, r.forkId), sql`${r.isFork ? 1 : 0} = 1`)),
     ctx.db.update(user).set({ numRepos: sql`${col(user.numRepos)} - 1` }).where(eq(user.id, r.ownerId)),
     ctx.db.delete(repository).where(eq(repository.id, r.id)),
   ] as never);
@@ -631,12 +664,17 @@ export function repoCascade(ctx: Ctx, ids: SQL) {
     ctx.db.run(sql`UPDATE team SET num_repos = num_repos - (SELECT COUNT(*) FROM team_repo tr WHERE tr.team_id = team.id AND tr.repo_id IN ${ids}) WHERE id IN (SELECT team_id FROM team_repo WHERE repo_id IN ${ids})`),
     ctx.db.run(sql`DELETE FROM team_repo WHERE repo_id IN ${ids}`),
     ctx.db.run(sql`DELETE FROM label WHERE repo_id IN ${ids}`),
+    ctx.db.run(sql`UPDATE user SET num_stars = num_stars - 1 WHERE id IN (SELECT uid FROM star WHERE repo_id IN ${ids})`),
     ctx.db.run(sql`DELETE FROM star WHERE repo_id IN ${ids}`),
     ctx.db.run(sql`DELETE FROM repo_redirect WHERE redirect_repo_id IN ${ids}`),
     ctx.db.run(sql`DELETE FROM action WHERE repo_id IN ${ids}`),
     ctx.db.run(sql`DELETE FROM mirror WHERE repo_id IN ${ids}`),
-    // Forks of a deleted repository become independent repositories.
+    // Bases of deleted forks count one fork less; forks of a deleted repository become independent
+    // repositories; generated ones forget their template.
+    ctx.db.run(sql`UPDATE repository SET num_forks = num_forks - (SELECT COUNT(*) FROM repository f WHERE f.fork_id = repository.id AND f.id IN ${ids})
+      WHERE id IN (SELECT fork_id FROM repository WHERE id IN ${ids} AND fork_id <> 0)`),
     ctx.db.run(sql`UPDATE repository SET is_fork = 0, fork_id = 0 WHERE fork_id IN ${ids}`),
+    ctx.db.run(sql`UPDATE repository SET template_id = 0 WHERE template_id IN ${ids}`),
   ];
 }
 
@@ -692,9 +730,12 @@ export interface SearchQuery {
 /** GET /repos/search (repoSearch): search rules 1–4, one round trip, only accessible repositories. */
 export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
   // Search rules 2–3: unknown mode, sort or order → 422.
+  // Empty values mean "not given", as Gitea reads them; order is only looked at with a sort.
   if (q.mode && !["fork", "source", "mirror", "collaborative"].includes(q.mode)) throw unprocessable(`Invalid search mode: "${q.mode}"`);
-  if (q.sort && !(q.sort in SORTS)) throw unprocessable(`Invalid sort mode: "${q.sort}"`);
-  if (q.order && !["asc", "desc"].includes(q.order)) throw unprocessable(`Invalid sort order: "${q.order}"`);
+  const sort = q.sort || "alpha";
+  const order = (q.sort && q.order) || "asc";
+  if (q.sort && !["asc", "desc"].includes(order)) throw unprocessable(`Invalid sort order: "${order}"`);
+  if (!Object.hasOwn(SORTS, sort)) throw unprocessable(`Invalid sort mode: "${sort}"`);
   const me = ctx.viewer.id;
   const conds: (SQL | undefined)[] = [];
   const kw = (q.q ?? "").trim();
@@ -708,12 +749,24 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
       conds.push(sql`(${sql.join(parts, sql` OR `)})`);
     }
   }
+  // Filters by a user or team reveal nothing the caller may not see (issue 8 A.6): one the caller
+  // may not see filters like one that does not exist.
+  const visibleAccount = (id: number) =>
+    sql`EXISTS (SELECT 1 FROM user fu WHERE fu.id = ${id} AND ${userVisibleSql(ctx.viewer, sql`fu.id`, sql`fu.visibility`, sql`fu.type`)})`;
   if (q.uid && q.uid > 0) {
     const owned = sql`${col(repository.ownerId)} = ${q.uid}`;
-    conds.push(q.exclusive ? owned : sql`(${owned} OR EXISTS (SELECT 1 FROM collaboration sc WHERE sc.repo_id = ${col(repository.id)} AND sc.user_id = ${q.uid}))`);
+    conds.push(visibleAccount(q.uid), q.exclusive ? owned : sql`(${owned} OR EXISTS (SELECT 1 FROM collaboration sc WHERE sc.repo_id = ${col(repository.id)} AND sc.user_id = ${q.uid}))`);
   }
-  if (q.teamId && q.teamId > 0) conds.push(sql`EXISTS (SELECT 1 FROM team_repo str WHERE str.team_id = ${q.teamId} AND str.repo_id = ${col(repository.id)})`);
-  if (q.starredBy && q.starredBy > 0) conds.push(sql`EXISTS (SELECT 1 FROM star ss WHERE ss.uid = ${q.starredBy} AND ss.repo_id = ${col(repository.id)})`);
+  if (q.teamId && q.teamId > 0) {
+    const ft = { id: sql`ft.id`, orgId: sql`ft.org_id`, visibility: sql`ft.visibility` };
+    conds.push(
+      sql`EXISTS (SELECT 1 FROM team ft WHERE ft.id = ${q.teamId} AND ${teamVisibleSql(ctx, ft)})`,
+      sql`EXISTS (SELECT 1 FROM team_repo str WHERE str.team_id = ${q.teamId} AND str.repo_id = ${col(repository.id)})`,
+    );
+  }
+  if (q.starredBy && q.starredBy > 0) {
+    conds.push(visibleAccount(q.starredBy), sql`EXISTS (SELECT 1 FROM star ss WHERE ss.uid = ${q.starredBy} AND ss.repo_id = ${col(repository.id)})`);
+  }
   // Search rule 1: private repositories only for signed-in callers with full tokens, and only when asked.
   const includePrivate = q.private ?? true;
   if (!includePrivate) conds.push(eq(repository.isPrivate, false));
@@ -733,11 +786,13 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
            AND (ct.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo ctr WHERE ctr.team_id = ct.id AND ctr.repo_id = ${col(repository.id)}))))`,
     );
   }
-  const dir = q.sort && q.order === "desc" ? sql`DESC` : sql`ASC`;
-  const order: SQL[] = [];
-  if (q.priorityOwnerId && q.priorityOwnerId > 0) order.push(sql`CASE WHEN ${col(repository.ownerId)} = ${q.priorityOwnerId} THEN 0 ELSE 1 END`);
-  order.push(sql`${SORTS[q.sort ?? "alpha"]} ${dir}`, sql`${col(repository.id)} ${dir}`);
-  const { caller, rows } = await readWithCaller(ctx, listQueries(ctx, and(...conds), order, page));
+  const dir = order === "desc" ? sql`DESC` : sql`ASC`;
+  const orderBy: SQL[] = [];
+  if (q.priorityOwnerId && q.priorityOwnerId > 0) {
+    orderBy.push(sql`CASE WHEN ${col(repository.ownerId)} = ${q.priorityOwnerId} AND ${visibleAccount(q.priorityOwnerId)} THEN 0 ELSE 1 END`);
+  }
+  orderBy.push(sql`${SORTS[sort]} ${dir}`, sql`${col(repository.id)} ${dir}`);
+  const { caller, rows } = await readWithCaller(ctx, listQueries(ctx, and(...conds), orderBy, page));
   return { total: rows[1][0]?.n ?? 0, data: toList(ctx, caller, rows[0] as RepoFacts[]) };
 }
 

@@ -15,8 +15,8 @@ import { ACCESS, ACCESS_NAMES, isRepoAdmin, parseUnits, repoAccessibleSql, repoF
 import { guard, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
 import { isOrgMemberSql, isOrgOwnerSql } from "./orgs.ts";
 import { repoJson } from "./repos.ts";
-import { accessibleRepoIds, dayFilter, feedReads, renderFeeds } from "./feeds.ts";
-import { userVisibleSql } from "../lib/auth.ts";
+import { accessibleRepoIds, actorVisible, dayFilter, feedReads, renderFeeds } from "./feeds.ts";
+import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../lib/auth.ts";
 
 const TEAM_VISIBILITY = ["private", "limited", "public"] as const;
 /** Spec: unknown visibility values normalize to the default, `private`. */
@@ -24,16 +24,23 @@ const normVisibility = (v: string | undefined) => (TEAM_VISIBILITY as readonly s
 const EXT_UNITS = new Set([6, 7]);
 
 /**
- * SQL: the viewer may see the team (spec team rule 1): site admins and org owners see every team;
- * org members see their teams plus limited and public ones; any signed-in user sees public teams.
+ * SQL: the viewer may see the team. First, what hides an organization hides everything in it
+ * (issue 8 A.1): the team's organization must be visible to the viewer, whatever the team's own
+ * visibility. Then spec team rule 1: site admins and org owners see every team; org members see
+ * their teams plus limited and public ones; any signed-in user sees public teams. A token limited
+ * to public organization data (public-only, or no organization read scope) sees public teams of
+ * public organizations only (A.2, A.3).
  */
 export function teamVisibleSql(ctx: Ctx, t: { id: SQL; orgId: SQL; visibility: SQL }): SQL {
-  const me = ctx.viewer.id;
-  return sql`(${me} IS NOT NULL AND (
-    ${ctx.viewer.isAdmin} OR ${isOrgOwnerSql(t.orgId, me)}
-    OR EXISTS (SELECT 1 FROM team_user vtu WHERE vtu.team_id = ${t.id} AND vtu.uid = ${me})
-    OR (${t.visibility} = 'limited' AND ${isOrgMemberSql(t.orgId, me)})
-    OR (${t.visibility} = 'public' AND NOT ${ctx.viewer.publicOnly})))`;
+  const v = ctx.viewer;
+  const me = v.id;
+  const orgVisible = userVisibleSql(v, t.orgId, sql`(SELECT tov.visibility FROM user tov WHERE tov.id = ${t.orgId})`, "org");
+  return sql`(${me} IS NOT NULL AND ${orgVisible} AND (
+    ${t.visibility} = 'public'
+    OR (NOT ${v.limited.organization} AND (
+      ${v.isAdmin} OR ${isOrgOwnerSql(t.orgId, me)}
+      OR EXISTS (SELECT 1 FROM team_user vtu WHERE vtu.team_id = ${t.id} AND vtu.uid = ${me})
+      OR (${t.visibility} = 'limited' AND ${isOrgMemberSql(t.orgId, me)})))))`;
 }
 const teamCols = { id: col(team.id), orgId: col(team.orgId), visibility: col(team.visibility) };
 
@@ -65,7 +72,7 @@ const orgByName = (ctx: Ctx, name: string) =>
   ctx.db
     .select({
       org: user,
-      visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility))}`,
+      visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "org")}`,
       isOwner: sql<number>`${isOrgOwnerSql(col(user.id), ctx.viewer.id)}`,
     })
     .from(user)
@@ -98,9 +105,9 @@ export async function listOrgTeams(ctx: Ctx, orgName: string, page: Page, search
   return { total: rows[2][0]?.n ?? 0, teams: rows[1].map((r) => toTeam(r.t, r.units, null, ctx)) };
 }
 
-/** GET /user/teams: the caller's teams, with their organization. */
+/** GET /user/teams: the caller's teams, with their organization — those the caller's token may see. */
 export async function listMyTeams(ctx: Ctx, page: Page) {
-  const where = sql`${col(team.id)} IN (SELECT team_id FROM team_user WHERE uid = ${ctx.viewer.id})`;
+  const where = and(sql`${col(team.id)} IN (SELECT team_id FROM team_user WHERE uid = ${ctx.viewer.id})`, teamVisibleSql(ctx, teamCols));
   const { rows } = await readWithCaller(ctx, [
     ctx.db.select({ t: team, units: teamUnitsJson, org: user }).from(team).innerJoin(user, eq(user.id, team.orgId)).where(where).orderBy(asc(team.id)).limit(page.limit).offset(page.offset),
     ctx.db.select({ n: count() }).from(team).where(where),
@@ -117,6 +124,12 @@ export interface TeamForm {
   units_map?: Record<string, string>;
   can_create_org_repo?: boolean;
   visibility?: string;
+}
+
+/** Issue 8 B.2: every unit key in `units` and `units_map` must be one Gitea knows, else 422 (never a 500). */
+function checkUnitKeys(form: TeamForm) {
+  for (const k of form.units ?? []) if (!unitTypeOfKey(k)) throw unprocessable(`[Units]: unknown unit "${k}"`);
+  for (const k of Object.keys(form.units_map ?? {})) if (!unitTypeOfKey(k)) throw unprocessable(`[UnitsMap]: unknown unit "${k}"`);
 }
 
 const parseMode = (s: string | undefined) => (s === "read" ? ACCESS.read : s === "write" ? ACCESS.write : s === "admin" ? ACCESS.admin : ACCESS.none);
@@ -152,6 +165,7 @@ export async function createTeam(ctx: Ctx, orgName: string, form: TeamForm & { n
   const { caller, rows } = await readWithCaller(ctx, [orgByName(ctx, orgName)] as const);
   const o = assignOrg(rows[0]);
   if (!caller?.isAdmin && !o.isOwner) throw forbidden("Must be an organization owner");
+  checkUnitKeys(form);
   let mode: number = modeFromForm(form);
   let units: [number, number][];
   if (mode >= ACCESS.admin) units = adminUnits();
@@ -231,6 +245,7 @@ export async function getTeam(ctx: Ctx, id: number) {
 export async function editTeam(ctx: Ctx, id: number, form: TeamForm) {
   const { caller, f } = await assignTeam(ctx, id);
   reqTeamOrgOwner(caller, f);
+  checkUnitKeys(form);
   const t = f.t;
   const owners = t.authorize === ACCESS.owner;
   const patch: Partial<typeof team.$inferInsert> = { updatedUnix: nowUnix() };
@@ -290,20 +305,27 @@ export async function deleteTeam(ctx: Ctx, id: number) {
   ] as never);
 }
 
-/** GET /teams/{id}/members (orgListTeamMembers): X-Total-Count is the team's member count. */
+/**
+ * GET /teams/{id}/members (orgListTeamMembers): the members the caller may see; X-Total-Count
+ * counts the same, so it is the team's member count for everyone who may see every member (team
+ * rule 6) and reveals no hidden member to anyone else.
+ */
 export async function listTeamMembers(ctx: Ctx, id: number, page: Page) {
-  const { caller, f, rows } = await assignTeam(ctx, id, [
-    ctx.db.select({ u: user }).from(teamUser).innerJoin(user, eq(user.id, teamUser.uid)).where(eq(teamUser.teamId, id)).orderBy(asc(user.lowerName)).limit(page.limit).offset(page.offset),
+  const where = and(eq(teamUser.teamId, id), userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "user"));
+  const { caller, rows } = await assignTeam(ctx, id, [
+    ctx.db.select({ u: user }).from(teamUser).innerJoin(user, eq(user.id, teamUser.uid)).where(where).orderBy(asc(user.lowerName)).limit(page.limit).offset(page.offset),
+    ctx.db.select({ n: count() }).from(teamUser).innerJoin(user, eq(user.id, teamUser.uid)).where(where),
   ] as const);
   const viewer = viewerOf(caller);
-  return { total: f.t.numMembers, users: (rows[0] as { u: UserRow }[]).map((r) => toUser(r.u, viewer, site(ctx))) };
+  return { total: (rows[1] as { n: number }[])[0]?.n ?? 0, users: (rows[0] as { u: UserRow }[]).map((r) => toUser(r.u, viewer, site(ctx))) };
 }
 
-const memberRow = (id: number, username: string, ctx: Ctx) =>
+/** The user in the path and whether it is in the team; a user the viewer may not see is absent (writes pass `publicOnlyViewer`). */
+const memberRow = (id: number, username: string, ctx: Ctx, viewer: ViewerSql = ctx.viewer) =>
   ctx.db
     .select({ u: user, inTeam: sql<number>`EXISTS (SELECT 1 FROM team_user m WHERE m.team_id = ${id} AND m.uid = ${col(user.id)})` })
     .from(user)
-    .where(eq(user.lowerName, username.toLowerCase()))
+    .where(and(eq(user.lowerName, username.toLowerCase()), userVisibleSql(viewer, col(user.id), col(user.visibility), col(user.type))))
     .limit(1);
 
 /** GET /teams/{id}/members/{username} (orgListTeamMember): 404 unless a member. */
@@ -317,7 +339,7 @@ export async function getTeamMember(ctx: Ctx, id: number, username: string) {
 /** PUT /teams/{id}/members/{username} (orgAddTeamMember): team rule 6; joins the org too. */
 export async function addTeamMember(ctx: Ctx, id: number, username: string) {
   const { caller, f, rows } = await assignTeam(ctx, id, [
-    memberRow(id, username, ctx),
+    memberRow(id, username, ctx, publicOnlyViewer(ctx.viewer)),
     ctx.db.select({ id: userBlocking.id }).from(userBlocking).where(sql`${col(userBlocking.blockerId)} = (SELECT org_id FROM team WHERE id = ${id}) AND ${col(userBlocking.blockeeId)} = (SELECT id FROM user WHERE lower_name = ${username.toLowerCase()})`).limit(1),
   ] as const);
   reqTeamOrgOwner(caller, f);
@@ -336,7 +358,7 @@ export async function addTeamMember(ctx: Ctx, id: number, username: string) {
 
 /** DELETE /teams/{id}/members/{username} (orgRemoveTeamMember): the last owner stays. */
 export async function removeTeamMember(ctx: Ctx, id: number, username: string) {
-  const { caller, f, rows } = await assignTeam(ctx, id, [memberRow(id, username, ctx)] as const);
+  const { caller, f, rows } = await assignTeam(ctx, id, [memberRow(id, username, ctx, publicOnlyViewer(ctx.viewer))] as const);
   reqTeamOrgOwner(caller, f);
   const m = (rows[0] as { u: UserRow; inTeam: number }[])[0];
   if (!m) throw notFound();
@@ -428,6 +450,7 @@ export async function teamFeeds(ctx: Ctx, id: number, date: string | undefined, 
     sql`${col(action.repoId)} IN ${teamRepoIds}`,
     sql`${col(action.repoId)} IN ${accessibleRepoIds(ctx)}`,
     sql`${col(action.userId)} = (SELECT org_id FROM team WHERE id = ${id})`,
+    actorVisible(ctx, sql`au.id = (SELECT org_id FROM team WHERE id = ${id})`),
     dayFilter(date),
   )!;
   const { caller, rows } = await assignTeam(ctx, id, feedReads(ctx, where, page));

@@ -48,7 +48,8 @@ export async function createAccessToken(ctx: Ctx, username: string, form: { name
     if (e instanceof ScopeError) throw badRequest(`AccessTokenScope.Normalize: ${e.message}`);
     throw e;
   }
-  if (!scope) throw badRequest("access token must have a scope");
+  // Gitea's HasPermissionScope: `public-only` alone grants nothing, so it is no scope (issue 8 A.2).
+  if (!scope.split(",").some((s) => s && s !== "public-only")) throw badRequest("access token must have a scope");
   const plain = newToken();
   const now = nowUnix();
   try {

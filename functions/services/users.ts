@@ -4,18 +4,19 @@ import { col, uniqueViolation } from "../db/client.ts";
 import { accessToken, collaboration, emailAddress, loginSource, orgUser, repository, team, teamUser, user, userBlocking } from "../db/schema.ts";
 import { repoCascade } from "./repos.ts";
 import { pseudoUser, toUser, visibilityCode } from "../convert/user.ts";
-import { userVisibleSql } from "../lib/auth.ts";
+import { userVisibleSql, type ViewerSql } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
 import { badRequest, notFound, unprocessable } from "../lib/errors.ts";
 import { hashPassword } from "../lib/crypto.ts";
 import type { Page } from "../lib/pagination.ts";
 import type { CreateUserOption, EditUserOption } from "../wire/user.ts";
+import { forkVisibilityStatements } from "./visibility.ts";
 import { checkUsableUsername, guard, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
 
-/** A user or organization by name, with whether the viewer may see it. */
-export const ownerByName = (ctx: Ctx, name: string) =>
+/** A user or organization by name, with whether the viewer may see it (writes pass `publicOnlyViewer`). */
+export const ownerByName = (ctx: Ctx, name: string, viewer: ViewerSql = ctx.viewer) =>
   ctx.db
-    .select({ u: user, visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility))}` })
+    .select({ u: user, visible: sql<number>`${userVisibleSql(viewer, col(user.id), col(user.visibility), col(user.type))}` })
     .from(user)
     .where(eq(user.lowerName, name.toLowerCase()))
     .limit(1);
@@ -41,7 +42,7 @@ export async function searchUsers(ctx: Ctx, q: { q?: string; uid?: number }, pag
     return { total: 1, data: [pseudoUser(q.uid, site(ctx))] };
   }
   const kw = (q.q ?? "").trim();
-  const conds = [eq(user.type, 0), sql`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility))}`];
+  const conds = [eq(user.type, 0), sql`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "user")}`];
   if (kw) {
     const p = likePattern(kw);
     conds.push(
@@ -184,6 +185,10 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
       guard(ctx.db, form.admin === false ? lastAdmin(target.id) : sql`0`),
       ctx.db.update(user).set(patch).where(eq(user.id, target.id)),
       ...emailStmts,
+      // Forks of the user's repositories follow the owner's visibility (issue 8 A.4).
+      ...(patch.visibility !== undefined && patch.visibility !== target.visibility
+        ? forkVisibilityStatements(ctx.db, sql`(SELECT id FROM repository WHERE owner_id = ${target.id})`)
+        : []),
       ctx.db.select().from(user).where(eq(user.id, target.id)),
     ] as const);
     const updated = (res.at(-1) as (typeof target)[])[0];
@@ -222,6 +227,13 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
       ctx.db.delete(accessToken).where(eq(accessToken.uid, id)),
       ctx.db.delete(emailAddress).where(eq(emailAddress.uid, id)),
       ctx.db.delete(userBlocking).where(or(eq(userBlocking.blockerId, id), eq(userBlocking.blockeeId, id))),
+      // Issue 8 C.2: nothing of the account stays behind — its feed, its actions in others' feeds
+      // (Gitea deletes both), its stars (with the starred repositories' counts), hooks and redirects.
+      ctx.db.run(sql`DELETE FROM action WHERE user_id = ${id} OR act_user_id = ${id}`),
+      ctx.db.run(sql`UPDATE repository SET num_stars = num_stars - 1 WHERE id IN (SELECT repo_id FROM star WHERE uid = ${id})`),
+      ctx.db.run(sql`DELETE FROM star WHERE uid = ${id}`),
+      ctx.db.run(sql`DELETE FROM webhook WHERE owner_id = ${id}`),
+      ctx.db.run(sql`DELETE FROM repo_redirect WHERE owner_id = ${id}`),
       // Purge: the user's repositories and their sub-resources go too; collaborations end.
       ...repoCascade(ctx, sql`(SELECT id FROM repository WHERE owner_id = ${id})`),
       ctx.db.delete(repository).where(eq(repository.ownerId, id)),

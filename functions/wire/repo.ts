@@ -1,6 +1,7 @@
 /** Gitea's repository structs as zod schemas, under Gitea's definition names. */
 import { z } from "@hono/zod-openapi";
 import { UserSchema } from "./user.ts";
+import { nullableRef } from "../lib/openapi.ts";
 
 const int64 = z.number().int().openapi({ format: "int64" });
 const time = z.string().openapi({ format: "date-time" });
@@ -195,6 +196,36 @@ export type CreateRepoOption = z.infer<typeof CreateRepoOptionSchema>;
 export type GenerateRepoOption = z.infer<typeof GenerateRepoOptionSchema>;
 export type EditRepoOption = z.infer<typeof EditRepoOptionSchema>;
 
+/** Gitea's Attachment (files on comments and releases). */
+export const AttachmentSchema = z
+  .object({
+    id: z.number().int().openapi({ format: "int64" }),
+    name: z.string(),
+    size: z.number().int().openapi({ format: "int64" }),
+    download_count: z.number().int().openapi({ format: "int64" }),
+    created_at: z.string().openapi({ format: "date-time" }),
+    uuid: z.string(),
+    browser_download_url: z.string(),
+  })
+  .openapi("Attachment", { description: "Attachment a generic attachment" });
+
+/** Gitea's Comment; feed entries carry none until issues exist (`Activity.comment` is null). */
+export const CommentSchema = z
+  .object({
+    id: z.number().int().openapi({ format: "int64" }),
+    html_url: z.string(),
+    pull_request_url: z.string(),
+    issue_url: z.string(),
+    user: nullableRef(UserSchema),
+    original_author: z.string(),
+    original_author_id: z.number().int().openapi({ format: "int64" }),
+    body: z.string(),
+    assets: z.array(AttachmentSchema),
+    created_at: z.string().openapi({ format: "date-time" }),
+    updated_at: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("Comment", { description: "Comment represents a comment on a commit or issue" });
+
 /** Gitea's Activity (feed entry). */
 export const ActivitySchema = z
   .object({
@@ -204,9 +235,9 @@ export const ActivitySchema = z
     act_user_id: z.number().int(),
     act_user: UserSchema,
     repo_id: z.number().int(),
-    repo: RepositorySchema,
+    repo: nullableRef(RepositorySchema),
     comment_id: z.number().int(),
-    comment: z.null(),
+    comment: nullableRef(CommentSchema),
     ref_name: z.string(),
     is_private: z.boolean(),
     content: z.string(),

@@ -68,6 +68,8 @@ export function stopGroup(proc: ChildProcess, signal: NodeJS.Signals = "SIGTERM"
 export interface Running {
   url: string;
   stop: () => Promise<void>;
+  /** The process id, where the process is a child of ours (to signal it, e.g. SIGSTOP in fault tests). */
+  pid?: number;
 }
 
 /** Starts sqld on a free port with a fresh (or given) database directory. */
@@ -84,6 +86,7 @@ export async function startSqld(opts: { dbPath?: string; port?: number; quiet?: 
   return {
     url,
     dbPath,
+    pid: proc.pid,
     stop: async () => {
       await stopGroup(proc);
       if (tmp) rmSync(tmp, { recursive: true, force: true });

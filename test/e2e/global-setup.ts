@@ -32,7 +32,7 @@ export default async function setup(project: TestProject) {
     const nodeToken = await bootstrap(nodeEnv);
     const node = await startNodeServer(nodeEnv, { port: nodePort });
     started.push(node);
-    targets.push({ name: "node", url: node.url, admin: { ...admin, token: nodeToken } });
+    targets.push({ name: "node", url: node.url, admin: { ...admin, token: nodeToken }, databaseUrl: `file:${join(tmp, "node", "gitea.db")}` });
 
     const sqld = await startSqld();
     started.push(sqld);
@@ -43,7 +43,7 @@ export default async function setup(project: TestProject) {
       { port: workerPort },
     );
     started.push(worker);
-    targets.push({ name: "workerd", url: worker.url, admin: { ...admin, token: workerToken }, sqldUrl: sqld.url });
+    targets.push({ name: "workerd", url: worker.url, admin: { ...admin, token: workerToken }, sqldUrl: sqld.url, databaseUrl: sqld.url });
 
     project.provide("targets", targets);
   } catch (e) {

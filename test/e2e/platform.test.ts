@@ -110,8 +110,8 @@ for (const target of targets()) {
       const name = uniqName("raceorg");
       const results = await Promise.all(Array.from({ length: 50 }, () => call("POST", "/api/v1/orgs", { headers: tokenAuth(tok), json: { username: name } })));
       const statuses = results.map((r) => r.status);
-      expect(statuses.filter((s) => s === 201)).toHaveLength(1);
-      expect(statuses.filter((s) => s === 422)).toHaveLength(49);
+      expect(statuses.filter((s) => s === 201), JSON.stringify(statuses)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 422), JSON.stringify(statuses)).toHaveLength(49);
       const members = await call("GET", `/api/v1/orgs/${name}/members`, { headers: tokenAuth(tok) });
       expect(members.headers.get("X-Total-Count")).toBe("1");
     });

@@ -1,0 +1,447 @@
+/**
+ * Issue 8 on BOTH targets: the rules found by outside testing, one test per rule, named after it —
+ * privacy rules outside the matrix (forks, redirects, ownership on creation, credentials in
+ * headers), bad input that must be a clear 4xx in Gitea's shape (never a 500, never a partial
+ * write), and deletes that leave no orphan row anywhere.
+ */
+import { createClient, type Client } from "@libsql/client";
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { roundTrips } from "../fixtures/app.ts";
+import { basicAuth, client, targets, tokenAuth, uniqName, type Target } from "../fixtures/targets.ts";
+
+/** Sends raw bytes to the target and returns the raw answer (for what `fetch` would not send). */
+function raw(target: Target, bytes: Buffer | string, chunks: Buffer[] = []): Promise<string> {
+  const { hostname, port } = new URL(target.url);
+  return new Promise((ok) => {
+    const sock = connect(Number(port), hostname);
+    let out = "";
+    sock.on("data", (d) => (out += d.toString("latin1")));
+    sock.on("error", () => ok(out));
+    sock.on("close", () => ok(out));
+    sock.write(bytes);
+    for (const c of chunks) if (!sock.destroyed) sock.write(c);
+    setTimeout(() => sock.destroy(), 10_000).unref();
+  });
+}
+
+const statusOf = (rawAnswer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(rawAnswer)?.[1] ?? 0);
+const bodyOf = (rawAnswer: string) => rawAnswer.slice(rawAnswer.indexOf("\r\n\r\n") + 4);
+
+for (const target of targets()) {
+  describe(`hardening on ${target.name}`, () => {
+    const { call, adminHeaders } = client(target);
+    let db: Client;
+
+    beforeAll(() => {
+      db = createClient({ url: target.databaseUrl });
+    });
+    afterAll(() => db.close());
+
+    async function newUser(opts: { visibility?: string; restricted?: boolean } = {}) {
+      const name = uniqName("hu");
+      const res = await call("POST", "/api/v1/admin/users", {
+        headers: adminHeaders,
+        json: { username: name, email: `${name}@example.com`, password: "hard-password-1", must_change_password: false, visibility: opts.visibility ?? "public", restricted: opts.restricted ?? false },
+      });
+      expect(res.status).toBe(201);
+      const id = (await res.json()).id as number;
+      const tok = await call("POST", `/api/v1/users/${name}/tokens`, { headers: basicAuth(name, "hard-password-1"), json: { name: "t", scopes: ["all"] } });
+      const token = (await tok.json()).sha1 as string;
+      return { name, id, token, h: tokenAuth(token) };
+    }
+    const repoOf = async (full: string, headers = adminHeaders) => (await call("GET", `/api/v1/repos/${full}`, { headers })).json();
+
+    // ---- A: privacy ----
+
+    it("A.2 a token whose only scope is public-only is refused at creation (Gitea's HasPermissionScope)", async () => {
+      const u = await newUser();
+      const res = await call("POST", `/api/v1/users/${u.name}/tokens`, { headers: basicAuth(u.name, "hard-password-1"), json: { name: "po", scopes: ["public-only"] } });
+      expect(res.status).toBe(400);
+      expect((await res.json()).message).toBe("access token must have a scope");
+      const ok = await call("POST", `/api/v1/users/${u.name}/tokens`, { headers: basicAuth(u.name, "hard-password-1"), json: { name: "po2", scopes: ["public-only", "read:repository"] } });
+      expect(ok.status).toBe(201);
+      expect((await ok.json()).scopes).toEqual(["public-only", "read:repository"]);
+    });
+
+    it("A.4 a fork is private when its base is private or the base's owner is private", async () => {
+      const priv = await newUser({ visibility: "private" });
+      const base = uniqName("fb");
+      expect((await call("POST", "/api/v1/user/repos", { headers: priv.h, json: { name: base } })).status).toBe(201);
+      const fork = await call("POST", `/api/v1/repos/${priv.name}/${base}/forks`, { headers: adminHeaders, json: { name: uniqName("ff") } });
+      expect(fork.status).toBe(202);
+      const f = await fork.json();
+      expect(f.private).toBe(true);
+      expect((await repoOf(`${priv.name}/${base}`)).private).toBe(false);
+    });
+
+    it("A.4 a change of the base's visibility propagates down the fork tree in both directions", async () => {
+      const a = await newUser();
+      const b = await newUser();
+      const c = await newUser();
+      const base = uniqName("pb");
+      await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name: base } });
+      expect((await call("POST", `/api/v1/repos/${a.name}/${base}/forks`, { headers: b.h, json: {} })).status).toBe(202);
+      expect((await call("POST", `/api/v1/repos/${b.name}/${base}/forks`, { headers: c.h, json: {} })).status).toBe(202);
+      const state = async () => [(await repoOf(`${a.name}/${base}`)).private, (await repoOf(`${b.name}/${base}`)).private, (await repoOf(`${c.name}/${base}`)).private];
+      expect(await state()).toEqual([false, false, false]);
+      expect((await call("PATCH", `/api/v1/repos/${a.name}/${base}`, { headers: a.h, json: { private: true } })).status).toBe(200);
+      expect(await state()).toEqual([true, true, true]);
+      // A fork cannot choose: its visibility follows the formula whatever is asked.
+      const forced = await call("PATCH", `/api/v1/repos/${b.name}/${base}`, { headers: b.h, json: { private: false } });
+      expect(forced.status).toBe(200);
+      expect((await forced.json()).private).toBe(true);
+      expect((await call("PATCH", `/api/v1/repos/${a.name}/${base}`, { headers: a.h, json: { private: false } })).status).toBe(200);
+      expect(await state()).toEqual([false, false, false]);
+      // The forks' activity follows their visibility.
+      const rows = await db.execute({ sql: "SELECT DISTINCT is_private FROM action WHERE repo_id IN (SELECT id FROM repository WHERE lower_name = ?)", args: [base.toLowerCase()] });
+      expect(rows.rows.map((r) => Number(r.is_private))).toEqual([0]);
+    });
+
+    it("A.4 an owner becoming private makes the forks of its repositories private, and public again", async () => {
+      const owner = await newUser();
+      const forker = await newUser();
+      const org = uniqName("fo");
+      await call("POST", "/api/v1/orgs", { headers: owner.h, json: { username: org, visibility: "public" } });
+      const base = uniqName("ob");
+      await call("POST", `/api/v1/orgs/${org}/repos`, { headers: owner.h, json: { name: base } });
+      expect((await call("POST", `/api/v1/repos/${org}/${base}/forks`, { headers: forker.h, json: {} })).status).toBe(202);
+      expect((await repoOf(`${forker.name}/${base}`)).private).toBe(false);
+      await call("PATCH", `/api/v1/orgs/${org}`, { headers: owner.h, json: { visibility: "private" } });
+      expect((await repoOf(`${forker.name}/${base}`)).private).toBe(true);
+      await call("PATCH", `/api/v1/orgs/${org}`, { headers: owner.h, json: { visibility: "public" } });
+      expect((await repoOf(`${forker.name}/${base}`)).private).toBe(false);
+    });
+
+    it("A.4 one owner may fork a repository once: a second fork is 409, and concurrent forks yield exactly one", async () => {
+      const a = await newUser();
+      const b = await newUser();
+      const base = uniqName("once");
+      await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name: base } });
+      expect((await call("POST", `/api/v1/repos/${a.name}/${base}/forks`, { headers: b.h, json: {} })).status).toBe(202);
+      const again = await call("POST", `/api/v1/repos/${a.name}/${base}/forks`, { headers: b.h, json: { name: uniqName("again") } });
+      expect(again.status).toBe(409);
+      expect((await again.json()).message).toBe(`repository is already forked by user [uname: ${b.name}, repo path: ${a.name}/${base}, fork path: ${b.name}/${base}]`);
+
+      const c = await newUser();
+      const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => call("POST", `/api/v1/repos/${a.name}/${base}/forks`, { headers: c.h, json: { name: `${base}-race${i}` } })));
+      const statuses = answers.map((r) => r.status).sort();
+      expect(statuses.filter((s) => s === 202)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 409)).toHaveLength(11);
+      const forks = await db.execute({ sql: "SELECT COUNT(*) AS n FROM repository WHERE owner_id = ? AND fork_id = (SELECT id FROM repository WHERE owner_id = ? AND lower_name = ?)", args: [c.id, a.id, base.toLowerCase()] });
+      expect(Number(forks.rows[0].n)).toBe(1);
+      expect((await repoOf(`${a.name}/${base}`)).forks_count).toBe(2);
+    });
+
+    it("A.5 a rename redirect is followed only for callers who may see the repository", async () => {
+      const a = await newUser();
+      const name = uniqName("hid");
+      await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name, private: true } });
+      await call("PATCH", `/api/v1/repos/${a.name}/${name}`, { headers: a.h, json: { name: `${name}-new` } });
+      const own = await call("GET", `/api/v1/repos/${a.name}/${name}`, { headers: a.h });
+      expect(own.status).toBe(307);
+      const missing = await call("GET", `/api/v1/repos/${a.name}/${uniqName("nope")}`);
+      for (const headers of [{}, (await newUser()).h]) {
+        const res = await call("GET", `/api/v1/repos/${a.name}/${name}`, { headers });
+        expect(res.status).toBe(404);
+        expect(res.headers.get("Location")).toBeNull();
+        expect(await res.text()).toBe(await missing.clone().text());
+      }
+    });
+
+    it("A.7 a member who creates a repository in an organization without an admin team becomes its admin collaborator", async () => {
+      const owner = await newUser();
+      const dev = await newUser();
+      const org = uniqName("co");
+      await call("POST", "/api/v1/orgs", { headers: owner.h, json: { username: org } });
+      const team = await (await call("POST", `/api/v1/orgs/${org}/teams`, { headers: owner.h, json: { name: "devs", permission: "write", units: ["repo.code"], can_create_org_repo: true } })).json();
+      expect((await call("PUT", `/api/v1/teams/${team.id}/members/${dev.name}`, { headers: owner.h })).status).toBe(204);
+      const name = uniqName("mine");
+      const created = await call("POST", `/api/v1/orgs/${org}/repos`, { headers: dev.h, json: { name } });
+      expect(created.status).toBe(201);
+      const perm = await (await call("GET", `/api/v1/repos/${org}/${name}/collaborators/${dev.name}/permission`, { headers: owner.h })).json();
+      expect(perm.permission).toBe("admin");
+      const edit = await call("PATCH", `/api/v1/repos/${org}/${name}`, { headers: dev.h, json: { description: "managed by its creator" } });
+      expect(edit.status).toBe(200);
+      // An owner creating one is admin through the Owners team: no collaborator row.
+      const byOwner = uniqName("own");
+      await call("POST", `/api/v1/orgs/${org}/repos`, { headers: owner.h, json: { name: byOwner } });
+      expect(await (await call("GET", `/api/v1/repos/${org}/${byOwner}/collaborators`, { headers: owner.h })).json()).toEqual([]);
+    });
+
+    it("A.8 credentials given as ?token= or ?access_token= are never echoed in any header or body", async () => {
+      const a = await newUser();
+      for (let i = 0; i < 3; i++) await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name: uniqName("echo") } });
+      const name = uniqName("mv");
+      await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name } });
+      await call("PATCH", `/api/v1/repos/${a.name}/${name}`, { headers: a.h, json: { name: `${name}-2` } });
+      for (const key of ["token", "access_token"]) {
+        for (const path of [`/api/v1/user/repos?limit=1&${key}=${a.token}`, `/api/v1/repos/${a.name}/${name}?${key}=${a.token}`, `/api/v1/repos/search?q=echo&limit=1&${key}=${a.token}`]) {
+          const res = await call("GET", path);
+          expect(res.status, path).toBeLessThan(400);
+          const headers = [...res.headers.entries()].map(([k, v]) => `${k}: ${v}`).join("\n");
+          expect(headers, path).not.toContain(a.token);
+          expect(await res.text(), path).not.toContain(a.token);
+          if (res.status === 200) expect(res.headers.get("Link") ?? "", path).toContain("rel=");
+          if (res.status === 307) expect(res.headers.get("Location"), path).toBe(`/api/v1/repos/${a.name}/${name}-2`);
+        }
+      }
+    });
+
+    // ---- B: bad input ----
+
+    it("B.1 empty and unknown values of enum-like query parameters get Gitea's answer, never a 500", async () => {
+      const expectations: [string, number, string?][] = [
+        ["/api/v1/repos/search?sort=", 200],
+        ["/api/v1/repos/search?sort=&order=", 200],
+        ["/api/v1/repos/search?order=sideways", 200],
+        ["/api/v1/repos/search?sort=alpha&order=", 200],
+        ["/api/v1/repos/search?sort=bogus", 422, 'Invalid sort mode: "bogus"'],
+        ["/api/v1/repos/search?sort=constructor", 422, 'Invalid sort mode: "constructor"'],
+        ["/api/v1/repos/search?sort=__proto__", 422, 'Invalid sort mode: "__proto__"'],
+        ["/api/v1/repos/search?sort=id&order=sideways", 422, 'Invalid sort order: "sideways"'],
+        ["/api/v1/repos/search?mode=", 200],
+        ["/api/v1/repos/search?mode=Fork", 422, 'Invalid search mode: "Fork"'],
+        ["/api/v1/repos/search?uid=abc&team_id=-&priority_owner_id=1e9&starredBy=", 200],
+        ["/api/v1/repos/search?template=abc&archived=&is_private=maybe&private=nope&topic=x&exclusive=2", 200],
+        ["/api/v1/users/search?uid=abc", 200],
+        [`/api/v1/users/${target.admin.name}/activities/feeds?date=not-a-date&only-performed-by=perhaps`, 200],
+      ];
+      for (const [path, status, message] of expectations) {
+        const res = await call("GET", path, { headers: adminHeaders });
+        const body = await res.json();
+        expect(res.status, `${path}: ${JSON.stringify(body)}`).toBe(status);
+        if (message) expect(body.message, path).toBe(message);
+      }
+      const a = await newUser();
+      const repo = uniqName("lb");
+      await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name: repo, issue_labels: "Default" } });
+      for (const sort of ["", "constructor", "toString", "bogus", "mostissues"]) {
+        const res = await call("GET", `/api/v1/repos/${a.name}/${repo}/labels?sort=${sort}`, { headers: a.h });
+        expect(res.status, sort).toBe(200);
+        expect((await res.json()).length, sort).toBeGreaterThan(0);
+      }
+      // FormOptionalBool: `template=abc` is Some(false) — only non-templates.
+      const tpl = uniqName("tpl");
+      await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name: tpl, template: true } });
+      const nonTemplates = await (await call("GET", `/api/v1/repos/search?q=${tpl}&template=abc`, { headers: a.h })).json();
+      expect(nonTemplates.data).toEqual([]);
+      const templates = await (await call("GET", `/api/v1/repos/search?q=${tpl}&template=1`, { headers: a.h })).json();
+      expect(templates.data.map((r: { name: string }) => r.name)).toEqual([tpl]);
+    });
+
+    it("B.2 unknown unit keys on team create and edit are a 422 and write nothing", async () => {
+      const owner = await newUser();
+      const org = uniqName("uo");
+      await call("POST", "/api/v1/orgs", { headers: owner.h, json: { username: org } });
+      for (const json of [{ name: "t1", permission: "read", units: ["repo.code", "repo.bogus"] }, { name: "t2", permission: "write", units_map: { "repo.nope": "write" } }, { name: "t3", units_map: { "": "read" } }]) {
+        const res = await call("POST", `/api/v1/orgs/${org}/teams`, { headers: owner.h, json });
+        expect(res.status, JSON.stringify(json)).toBe(422);
+        expect((await res.json()).message).toMatch(/^\[Units(Map)?\]: unknown unit/);
+      }
+      const teams = await (await call("GET", `/api/v1/orgs/${org}/teams`, { headers: owner.h })).json();
+      expect(teams.map((t: { name: string }) => t.name)).toEqual(["Owners"]);
+      const t = await (await call("POST", `/api/v1/orgs/${org}/teams`, { headers: owner.h, json: { name: "ok", permission: "read", units: ["repo.code"] } })).json();
+      for (const json of [{ units: ["repo.x"] }, { units_map: { "repo.code": "read", "repo.y": "admin" } }]) {
+        const res = await call("PATCH", `/api/v1/teams/${t.id}`, { headers: owner.h, json });
+        expect(res.status, JSON.stringify(json)).toBe(422);
+      }
+      expect((await (await call("GET", `/api/v1/teams/${t.id}`, { headers: owner.h })).json()).units).toEqual(["repo.code"]);
+    });
+
+    it("B.3 a query parameter given twice uses its first value, as Go does", async () => {
+      const a = await newUser();
+      const b = await newUser();
+      const tag = uniqName("dup");
+      for (let i = 0; i < 3; i++) await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name: `${tag}-${i}` } });
+      await call("POST", "/api/v1/user/repos", { headers: b.h, json: { name: `${tag}-b` } });
+      const page = await call("GET", `/api/v1/repos/search?q=${tag}&limit=1&limit=50&page=2&page=1`, { headers: a.h });
+      expect(page.status).toBe(200);
+      expect((await page.json()).data.map((r: { name: string }) => r.name)).toEqual([`${tag}-1`]);
+      const uid = await (await call("GET", `/api/v1/repos/search?q=${tag}&uid=${b.id}&uid=${a.id}`, { headers: a.h })).json();
+      expect(uid.data.map((r: { name: string }) => r.name)).toEqual([`${tag}-b`]);
+      const sorted = await call("GET", `/api/v1/repos/search?q=${tag}&sort=id&sort=bogus&order=desc&order=x`, { headers: a.h });
+      expect(sorted.status).toBe(200);
+      expect((await sorted.json()).data.map((r: { name: string }) => r.name)).toEqual([`${tag}-b`, `${tag}-2`, `${tag}-1`, `${tag}-0`]);
+    });
+
+    it("B.4 path ids and names outside the valid range answer 404 as a missing resource, after authentication", async () => {
+      const missing = await (await call("GET", "/api/v1/repositories/999999999", { headers: adminHeaders })).text();
+      for (const id of ["9223372036854775808", "99999999999999999999999", "-1", "abc", "0", "1.5", "0x10"]) {
+        const res = await call("GET", `/api/v1/repositories/${id}`, { headers: adminHeaders });
+        expect(res.status, id).toBe(404);
+        expect(await res.text(), id).toBe(missing);
+        expect(roundTrips(res), id).toBe(1);
+        expect((await call("GET", `/api/v1/teams/${id}`, { headers: adminHeaders })).status, id).toBe(404);
+        // Bad credentials are judged first.
+        expect((await call("GET", `/api/v1/repositories/${id}`, { headers: tokenAuth("0".repeat(40)) })).status, id).toBe(401);
+      }
+      const long = "x".repeat(300);
+      for (const path of [`/api/v1/users/${long}`, `/api/v1/orgs/${long}`, `/api/v1/repos/${long}/${long}`, `/api/v1/repos/${target.admin.name}/${long}/labels`, `/api/v1/orgs/${long}/teams`]) {
+        const res = await call("GET", path, { headers: adminHeaders });
+        expect(res.status, path).toBe(404);
+        expect((await res.json()).message, path).toBe("The target couldn't be found.");
+      }
+    });
+
+    it("B.5 a blank or whitespace JSON body on PATCH routes is an empty edit", async () => {
+      const a = await newUser();
+      const name = uniqName("blank");
+      await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name, description: "kept" } });
+      const org = uniqName("bo");
+      await call("POST", "/api/v1/orgs", { headers: a.h, json: { username: org, description: "kept" } });
+      const team = await (await call("POST", `/api/v1/orgs/${org}/teams`, { headers: a.h, json: { name: "t", permission: "read", units: ["repo.code"], description: "kept" } })).json();
+      for (const body of ["", "   ", "\n\t \r\n"]) {
+        for (const [path, check] of [
+          [`/api/v1/repos/${a.name}/${name}`, (j: { description: string }) => j.description],
+          [`/api/v1/orgs/${org}`, (j: { description: string }) => j.description],
+          [`/api/v1/teams/${team.id}`, (j: { description: string }) => j.description],
+        ] as const) {
+          const res = await fetch(`${target.url}${path}`, { method: "PATCH", headers: { ...a.h, "Content-Type": "application/json" }, body });
+          expect(res.status, `${path} ${JSON.stringify(body)}`).toBe(200);
+          expect(check(await res.json())).toBe("kept");
+        }
+      }
+      // A blank body on a create is an empty form: Gitea's binding answers which field is required.
+      const res = await fetch(`${target.url}/api/v1/user/repos`, { method: "POST", headers: { ...a.h, "Content-Type": "application/json" }, body: "  " });
+      expect(res.status).toBe(422);
+      expect((await res.json()).message).toBe("[Name]: Required");
+    });
+
+    it("B.6 NUL characters are refused (422 in bodies and queries, 404 in paths); other control characters round-trip identically", async () => {
+      const a = await newUser();
+      const name = uniqName("nul");
+      const before = await db.execute("SELECT COUNT(*) AS n FROM repository");
+      const res = await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name, description: "a\u0000b" } });
+      expect(res.status).toBe(422);
+      expect((await res.json()).message).toBe("[Description]: invalid character NUL");
+      expect((await db.execute("SELECT COUNT(*) AS n FROM repository")).rows[0].n).toBe(before.rows[0].n);
+      const inName = await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name: `${name}\u0000x` } });
+      expect(inName.status).toBe(422);
+      // A NUL in the path can match nothing — not a prefix of an existing name either.
+      const path = await call("GET", `/api/v1/users/${a.name}%00suffix`, { headers: a.h });
+      expect(path.status).toBe(404);
+      const query = await call("GET", "/api/v1/repos/search?q=a%00b", { headers: a.h });
+      expect(query.status).toBe(422);
+      expect((await query.json()).message).toBe("[Q]: invalid character NUL");
+      const basic = await call("GET", "/api/v1/user", { headers: basicAuth(`${a.name}\u0000x`, "hard-password-1") });
+      expect(basic.status).toBe(401);
+
+      const controls = Array.from({ length: 31 }, (_, i) => String.fromCharCode(i + 1)).join("") + "\u007f\u2028\u{1F600}";
+      const ok = await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name, description: controls } });
+      expect(ok.status).toBe(201);
+      expect((await ok.json()).description).toBe(controls);
+      expect((await repoOf(`${a.name}/${name}`, a.h)).description).toBe(controls);
+    });
+
+    it("B.7 answers that were not JSON are JSON in Gitea's shape: oversized headers and chunked oversized bodies; the server survives", async () => {
+      const { hostname, port } = new URL(target.url);
+      const big = await raw(target, `GET /api/v1/version HTTP/1.1\r\nHost: ${hostname}:${port}\r\nX-Big: ${"a".repeat(200_000)}\r\nConnection: close\r\n\r\n`);
+      expect(statusOf(big), big.slice(0, 200)).toBe(431);
+      // On Node the app answers; under workerd the runtime refuses such a request before any Worker
+      // code runs (as Cloudflare's edge does in production), with its own plain-text answer.
+      if (target.name === "node") expect(JSON.parse(bodyOf(big))).toEqual({ message: "request header fields too large", url: expect.stringMatching(/api\/swagger$/) });
+      expect((await call("GET", "/api/v1/version")).status).toBe(200);
+      const chunk = Buffer.concat([Buffer.from(`100000\r\n`), Buffer.alloc(0x100000, 0x78), Buffer.from("\r\n")]);
+      for (const path of ["/api/v1/user/repos", "/api/v1/version", `/api/v1/repos/${target.admin.name}/x/labels`]) {
+        const head = `POST ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nAuthorization: token ${target.admin.token}\r\nTransfer-Encoding: chunked\r\n\r\n`;
+        const answer = await raw(target, head, [...Array.from({ length: 3 }, () => chunk), Buffer.from("0\r\n\r\n")]);
+        expect(statusOf(answer), answer.slice(0, 200)).toBe(413);
+        expect(JSON.parse(bodyOf(answer)).message).toBe("request body too large");
+        const alive = await call("GET", "/api/v1/version");
+        expect(alive.status).toBe(200);
+      }
+    });
+
+    it("B.8 a route's every answer is in its documented responses (spot check of the generic ones)", async () => {
+      const doc = await (await call("GET", "/openapi3.v1.json")).json();
+      for (const ops of Object.values(doc.paths) as Record<string, { responses: Record<string, unknown> }>[]) {
+        for (const op of Object.values(ops)) for (const s of ["401", "403", "404", "413", "422", "503"]) expect(Object.keys(op.responses)).toContain(s);
+      }
+      const team = doc.components.schemas.Team.properties.organization;
+      expect(team.nullable).toBe(true);
+      expect(doc.components.schemas.Activity.properties.comment.nullable).toBe(true);
+      expect(doc.components.schemas.Organization.nullable).toBeUndefined();
+    });
+
+    // ---- C: faults ----
+
+    it("C.2 deleting a repository, an organization or a user (purge) leaves no orphan row anywhere", async () => {
+      const owner = await newUser();
+      const other = await newUser();
+      const org = uniqName("do");
+      await call("POST", "/api/v1/orgs", { headers: owner.h, json: { username: org } });
+      const team = await (await call("POST", `/api/v1/orgs/${org}/teams`, { headers: owner.h, json: { name: "t", permission: "write", units: ["repo.code"], can_create_org_repo: true } })).json();
+      await call("PUT", `/api/v1/teams/${team.id}/members/${other.name}`, { headers: owner.h });
+      const orgRepo = uniqName("or");
+      await call("POST", `/api/v1/orgs/${org}/repos`, { headers: other.h, json: { name: orgRepo, issue_labels: "Default" } });
+      await call("PUT", `/api/v1/teams/${team.id}/repos/${org}/${orgRepo}`, { headers: owner.h });
+      await call("POST", `/api/v1/orgs/${org}/hooks`, { headers: owner.h, json: { type: "gitea", config: { url: "https://hooks.example.com/x", content_type: "json" } } });
+      const mine = uniqName("mine");
+      await call("POST", "/api/v1/user/repos", { headers: other.h, json: { name: mine, issue_labels: "Default" } });
+      await call("PUT", `/api/v1/repos/${other.name}/${mine}/collaborators/${owner.name}`, { headers: other.h, json: { permission: "write" } });
+      await call("PATCH", `/api/v1/repos/${other.name}/${mine}`, { headers: other.h, json: { name: `${mine}-renamed` } });
+      await call("POST", `/api/v1/repos/${org}/${orgRepo}/forks`, { headers: owner.h, json: {} });
+      await call("PUT", `/api/v1/user/blocks/${owner.name}`, { headers: other.h });
+      await call("POST", "/api/v1/user/emails", { headers: other.h, json: { emails: [`${other.name}-2@example.com`] } });
+
+      // Deleting the fork base (the org's repository) first, then the org, then the user (purge).
+      expect((await call("DELETE", `/api/v1/repos/${org}/${orgRepo}`, { headers: owner.h })).status).toBe(204);
+      await expectNoOrphans(db);
+      expect((await call("DELETE", `/api/v1/orgs/${org}`, { headers: owner.h })).status).toBe(204);
+      await expectNoOrphans(db);
+      expect((await call("DELETE", `/api/v1/admin/users/${other.name}?purge=true`, { headers: adminHeaders })).status).toBe(204);
+      await expectNoOrphans(db);
+      // The purged user's activity is gone from every feed and count.
+      const feed = await call("GET", `/api/v1/users/${owner.name}/activities/feeds`, { headers: owner.h });
+      const entries = await feed.json();
+      expect(entries.every((e: { act_user: { login: string } }) => e.act_user.login !== other.name)).toBe(true);
+      expect(Number(feed.headers.get("X-Total-Count"))).toBe(entries.length);
+    });
+  });
+}
+
+/**
+ * Every column that holds the id of a user (or organization), repository or team, by table. Built
+ * from the live schema: a column ending in `_id` or named `uid` that is not listed here fails the
+ * test, so a new table cannot skip the check.
+ */
+const REFERENCES: Record<string, Record<string, "user" | "repository" | "team" | "login_source" | "comment" | "none">> = {
+  access_token: { uid: "user" },
+  action: { user_id: "user", act_user_id: "user", repo_id: "repository", comment_id: "comment" },
+  collaboration: { repo_id: "repository", user_id: "user" },
+  email_address: { uid: "user" },
+  label: { repo_id: "repository", org_id: "user" },
+  mirror: { repo_id: "repository" },
+  org_user: { uid: "user", org_id: "user" },
+  repo_redirect: { owner_id: "user", redirect_repo_id: "repository" },
+  repo_unit: { repo_id: "repository" },
+  repository: { owner_id: "user", fork_id: "repository", template_id: "repository" },
+  star: { uid: "user", repo_id: "repository" },
+  team: { org_id: "user" },
+  team_repo: { org_id: "user", team_id: "team", repo_id: "repository" },
+  team_unit: { org_id: "user", team_id: "team" },
+  team_user: { org_id: "user", team_id: "team", uid: "user" },
+  user: { login_source: "login_source" },
+  user_blocking: { blocker_id: "user", blockee_id: "user" },
+  webhook: { repo_id: "repository", owner_id: "user" },
+};
+
+async function expectNoOrphans(db: Client) {
+  const tables = (await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_\\_%' ESCAPE '\\' AND name NOT LIKE '_cf_%'")).rows.map((r) => String(r.name));
+  const orphans: string[] = [];
+  for (const table of tables) {
+    const cols = (await db.execute(`PRAGMA table_info("${table}")`)).rows.map((r) => String(r.name));
+    for (const c of cols.filter((c) => c !== "id" && (c.endsWith("_id") || c === "uid" || c === "login_source"))) {
+      const target = REFERENCES[table]?.[c];
+      if (!target) {
+        orphans.push(`${table}.${c} is not classified in REFERENCES`);
+        continue;
+      }
+      if (target === "none" || target === "comment" || target === "login_source") continue;
+      const res = await db.execute(`SELECT COUNT(*) AS n FROM "${table}" WHERE "${c}" <> 0 AND "${c}" NOT IN (SELECT id FROM "${target === "user" ? "user" : target}")`);
+      if (Number(res.rows[0].n) > 0) orphans.push(`${table}.${c}: ${res.rows[0].n} rows point at a deleted ${target}`);
+    }
+  }
+  expect(orphans).toEqual([]);
+}
