@@ -2,7 +2,7 @@
 import type { RepositoryRow, UserRow } from "../db/schema.ts";
 import { toPermissionJson, UNIT, type Permission, type RepoUnit } from "../lib/permissions.ts";
 import { formatGoDuration } from "../lib/settings.ts";
-import { isoTime, toUser, ZERO_TIME, type Site, type Viewer } from "./user.ts";
+import { isoTime, toHiddenUser, toUser, ZERO_TIME, type Site, type Viewer } from "./user.ts";
 
 /** Default pull-request unit settings (Gitea's new PR unit). */
 export const DEFAULT_PULLS_CONFIG = {
@@ -30,7 +30,9 @@ export interface RepoView {
   units: RepoUnit[];
   perm: Permission;
   mirror?: { intervalMs: number; updatedUnix: number } | null;
-  parent?: { repo: RepositoryRow; owner: UserRow; units: RepoUnit[] } | null;
+  parent?: { repo: RepositoryRow; owner: UserRow; units: RepoUnit[]; ownerVisible?: boolean } | null;
+  /** The owner is visible to the viewer; false renders it without e-mail or profile. Default true. */
+  ownerVisible?: boolean;
 }
 
 const TRUST = ["default", "collaborator", "committer", "collaboratorcommitter"];
@@ -50,7 +52,7 @@ export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Re
   const host = new URL(site.rootUrl).hostname;
   const out: Record<string, unknown> = {
     id: repo.id,
-    owner: toUser(owner, viewer, site),
+    owner: v.ownerVisible === false ? toHiddenUser(owner, site) : toUser(owner, viewer, site),
     name: repo.name,
     full_name: `${owner.name}/${repo.name}`,
     description: repo.description,

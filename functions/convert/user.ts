@@ -63,6 +63,24 @@ export function toUser(u: UserRow, viewer: Viewer | null, site: Site) {
   };
 }
 
+/**
+ * An account the viewer may not see, where it is inherent to what is shown (the owner of a
+ * repository a collaborator reaches): its identity only — no e-mail, no profile (issue 8 A.5).
+ */
+export function toHiddenUser(u: UserRow, site: Site) {
+  return {
+    ...toUser(u, null, site),
+    full_name: "",
+    created: ZERO_TIME,
+    location: "",
+    website: "",
+    description: "",
+    followers_count: 0,
+    following_count: 0,
+    starred_repos_count: 0,
+  };
+}
+
 /** Gitea's convert.ToOrganization. */
 export function toOrganization(o: UserRow, site: Site) {
   return {

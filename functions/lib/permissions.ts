@@ -110,6 +110,12 @@ function unarchivedPermission(caller: Caller | null, f: RepoFacts, units: RepoUn
   return perm;
 }
 
+/** A repository as the caller sees it, from its facts row: units, permission and whether its owner is visible. */
+export function repoViewOf(caller: Caller | null, f: RepoFacts, disabled: readonly string[]) {
+  const units = parseUnits(f.units, disabled);
+  return { repo: f.repo, owner: f.owner, units, perm: repoPermission(caller, f, units), ownerVisible: !!f.ownerVisible };
+}
+
 export const unitMode = (p: Permission, unit: number) => p.units.get(unit) ?? 0;
 export const canRead = (p: Permission, unit: number) => unitMode(p, unit) >= ACCESS.read;
 export const canWrite = (p: Permission, unit: number) => unitMode(p, unit) >= ACCESS.write;

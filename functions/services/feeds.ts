@@ -5,7 +5,7 @@ import { action, repository, user, type UserRow } from "../db/schema.ts";
 import { isoTime, toUser } from "../convert/user.ts";
 import { userVisibleSql, type Caller } from "../lib/auth.ts";
 import { readWithCaller, type Ctx } from "../lib/context.ts";
-import { parseUnits, repoAccessibleSql, repoFactsColumns, repoPermission, type RepoFacts } from "../lib/permissions.ts";
+import { parseUnits, repoAccessibleSql, repoFactsColumns, repoPermission, repoViewOf, type RepoFacts } from "../lib/permissions.ts";
 import { isOrgMemberSql } from "./orgs.ts";
 import { ownerByName } from "./users.ts";
 import { notFound } from "../lib/errors.ts";
@@ -103,8 +103,7 @@ export function renderFeeds(ctx: Ctx, caller: Caller | null, rows: readonly unkn
   const disabled = ctx.settings.repository.disabledRepoUnits;
   const repos = new Map(
     (rows[2] as RepoFacts[]).map((f) => {
-      const units = parseUnits(f.units, disabled);
-      return [f.repo.id, repoJson(ctx, caller, { repo: f.repo, owner: f.owner, units, perm: repoPermission(caller, f, units) })];
+      return [f.repo.id, repoJson(ctx, caller, repoViewOf(caller, f, disabled))];
     }),
   );
   const feeds = (rows[0] as { a: typeof action.$inferSelect; actUser: UserRow }[]).map(({ a, actUser }) => ({

@@ -21,7 +21,7 @@ import {
   repoPermission,
   UNIT,
   UNIT_KEY,
-  type Permission,
+  type Permission, repoViewOf,
   type RepoFacts,
   type RepoUnit,
 } from "../lib/permissions.ts";
@@ -114,7 +114,7 @@ export async function assignRepo<T extends readonly unknown[]>(ctx: Ctx, owner: 
   const perm = repoPermission(caller, facts, units);
   if (!hasAccess(perm)) throw notFound();
   const m = (all[2] as { intervalMs: number; updatedUnix: number }[])[0] ?? null;
-  const view: RepoView = { repo: facts.repo, owner: facts.owner, units, perm, mirror: m };
+  const view: RepoView = { repo: facts.repo, owner: facts.owner, units, perm, mirror: m, ownerVisible: !!facts.ownerVisible };
   return { caller, facts, units, perm, view, rows: all.slice(3) as unknown as T } as Assigned & { rows: { [K in keyof T]: unknown[] } };
 }
 
@@ -129,11 +129,15 @@ function redirectPath(url: string, owner: string, name: string, newOwner: string
 
 export const repoJson = (ctx: Ctx, caller: Caller | null, view: RepoView) => toRepository(view, viewerOf(caller), site(ctx));
 
-/** The parent of a fork, loaded only when needed (a fork's parent is part of its JSON). */
-async function withParent(ctx: Ctx, a: Assigned, parentRows?: RepoFacts[]): Promise<RepoView> {
-  if (!a.facts.repo.isFork || !parentRows?.[0]) return a.view;
-  const p = parentRows[0];
-  return { ...a.view, parent: { repo: p.repo, owner: p.owner, units: parseUnits(p.units, ctx.settings.repository.disabledRepoUnits) } };
+/**
+ * The parent of a fork, part of its JSON — only when the caller may access the parent: a fork of a
+ * repository the caller may not see must not reveal it (Gitea embeds it regardless).
+ */
+function withParent(ctx: Ctx, a: Assigned, parentRows?: RepoFacts[]): RepoView {
+  const p = parentRows?.[0];
+  if (!a.facts.repo.isFork || !p) return a.view;
+  const parent = repoViewOf(a.caller, p, ctx.settings.repository.disabledRepoUnits);
+  return hasAccess(parent.perm) ? { ...a.view, parent } : a.view;
 }
 
 const parentFactsQuery = (ctx: Ctx, owner: string, name: string) =>
@@ -147,7 +151,7 @@ const parentFactsQuery = (ctx: Ctx, owner: string, name: string) =>
 /** GET /repos/{owner}/{repo} (repoGet), with a fork's parent in the same round trip. */
 export async function getRepoWithParent(ctx: Ctx, owner: string, name: string) {
   const a = await assignRepo(ctx, owner, name, [parentFactsQuery(ctx, owner, name)] as const);
-  return repoJson(ctx, a.caller, await withParent(ctx, a, a.rows[0] as RepoFacts[]));
+  return repoJson(ctx, a.caller, withParent(ctx, a, a.rows[0] as RepoFacts[]));
 }
 
 /** GET /repositories/{id} (repoGetByID): 404 for unknown ids and for repositories without access. */
@@ -163,7 +167,7 @@ export async function getRepoById(ctx: Ctx, id: number) {
   const perm = repoPermission(caller, facts, units);
   if (!hasAccess(perm)) throw notFound();
   const a: Assigned = { caller, facts, units, perm, view: { repo: facts.repo, owner: facts.owner, units, perm, mirror: rows[1][0] ?? null } };
-  return repoJson(ctx, caller, await withParent(ctx, a, rows[2] as RepoFacts[]));
+  return repoJson(ctx, caller, withParent(ctx, a, rows[2] as RepoFacts[]));
 }
 
 // ---- names ----
@@ -308,7 +312,8 @@ export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: stri
   } else {
     const o = rows[0][0] as OwnerFacts | undefined;
     if (!o || o.u.type !== 1 || !o.visible) {
-      if (opts.unknownOrg422 && !o) throw unprocessable(`org does not exist [id: 0, name: ${orgName}]`);
+      // The deprecated route answers a missing organization with 422 — and a hidden one alike (A.5).
+      if (opts.unknownOrg422) throw unprocessable(`org does not exist [id: 0, name: ${orgName}]`);
       throw notFound();
     }
     // Create rule 7: the caller must be allowed to create repositories in the organization.
@@ -615,8 +620,11 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
     const facts = (res.at(-1) as RepoFacts[])[0];
     const newUnits = parseUnits(facts.units, disabled);
     const perm = repoPermission(me, facts, newUnits);
-    const view: RepoView = { repo: facts.repo, owner: facts.owner, units: newUnits, perm, mirror: (res.at(-2) as { intervalMs: number; updatedUnix: number }[])[0] ?? null };
-    if (facts.repo.isFork && parent) view.parent = { repo: parent.repo, owner: parent.owner, units: parseUnits(parent.units, disabled) };
+    const view: RepoView = { repo: facts.repo, owner: facts.owner, units: newUnits, perm, mirror: (res.at(-2) as { intervalMs: number; updatedUnix: number }[])[0] ?? null, ownerVisible: !!facts.ownerVisible };
+    if (facts.repo.isFork && parent) {
+      const pv = repoViewOf(me, parent, disabled);
+      if (hasAccess(pv.perm)) view.parent = pv;
+    }
     return repoJson(ctx, me, view);
   } catch (err) {
     // Edit rule 1: any rename failure → 422.
@@ -692,8 +700,7 @@ function listQueries(ctx: Ctx, where: SQL | undefined, order: SQL[], page: Page)
 function toList(ctx: Ctx, caller: Caller | null, rows: RepoFacts[]) {
   const disabled = ctx.settings.repository.disabledRepoUnits;
   return rows.map((f) => {
-    const units = parseUnits(f.units, disabled);
-    return repoJson(ctx, caller, { repo: f.repo, owner: f.owner, units, perm: repoPermission(caller, f, units) });
+    return repoJson(ctx, caller, repoViewOf(caller, f, disabled));
   });
 }
 

@@ -11,7 +11,7 @@ import type { Caller } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
 import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
-import { ACCESS, ACCESS_NAMES, isRepoAdmin, parseUnits, repoAccessibleSql, repoFactsColumns, repoPermission, UNIT_KEY, unitTypeOfKey, type RepoFacts } from "../lib/permissions.ts";
+import { ACCESS, ACCESS_NAMES, isRepoAdmin, parseUnits, repoAccessibleSql, repoFactsColumns, repoPermission, UNIT_KEY, unitTypeOfKey, repoViewOf, type RepoFacts } from "../lib/permissions.ts";
 import { guard, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
 import { isOrgMemberSql, isOrgOwnerSql } from "./orgs.ts";
 import { repoJson } from "./repos.ts";
@@ -393,8 +393,7 @@ export async function listTeamRepos(ctx: Ctx, id: number, page: Page) {
   ] as const);
   const disabled = ctx.settings.repository.disabledRepoUnits;
   const data = (rows[0] as RepoFacts[]).map((f) => {
-    const units = parseUnits(f.units, disabled);
-    return repoJson(ctx, caller, { repo: f.repo, owner: f.owner, units, perm: repoPermission(caller, f, units) });
+    return repoJson(ctx, caller, repoViewOf(caller, f, disabled));
   });
   return { total: (rows[1] as { n: number }[])[0]?.n ?? 0, data };
 }
@@ -425,7 +424,7 @@ export async function getTeamRepo(ctx: Ctx, id: number, orgName: string, repoNam
   ] as const);
   const { rf, units, perm } = teamRepoTarget(ctx, caller, f, rows);
   if (!((rows[1] as { n: number }[])[0]?.n ?? 0)) throw notFound();
-  return repoJson(ctx, caller, { repo: rf.repo, owner: rf.owner, units, perm });
+  return repoJson(ctx, caller, { repo: rf.repo, owner: rf.owner, units, perm, ownerVisible: !!rf.ownerVisible });
 }
 
 /** PUT / DELETE /teams/{id}/repos/{org}/{repo}: team rule 7 — admin access on the repository, same org. */

@@ -149,6 +149,44 @@ for (const target of targets()) {
       }
     });
 
+    it("A.5 a hidden owner, parent or organization appears nowhere: no e-mail or profile, no parent, the deprecated create route answers as for a missing org", async () => {
+      const priv = await newUser({ visibility: "private" });
+      const collab = await newUser();
+      const name = uniqName("hidden-owner");
+      await call("POST", "/api/v1/user/repos", { headers: priv.h, json: { name, private: true } });
+      await call("PATCH", `/api/v1/admin/users/${priv.name}`, { headers: adminHeaders, json: { full_name: "Secret Name", location: "Secret Place", email: `${priv.name}@secret.example` } });
+      expect((await call("PUT", `/api/v1/repos/${priv.name}/${name}/collaborators/${collab.name}`, { headers: priv.h, json: { permission: "read" } })).status).toBe(204);
+      const seen = await call("GET", `/api/v1/repos/${priv.name}/${name}`, { headers: collab.h });
+      expect(seen.status).toBe(200);
+      const text = await seen.text();
+      for (const secret of ["Secret Name", "Secret Place", "secret.example"]) expect(text).not.toContain(secret);
+      expect(JSON.parse(text).owner.login).toBe(priv.name);
+      // The owner itself, and an admin, see the profile.
+      expect((await repoOf(`${priv.name}/${name}`, priv.h)).owner.full_name).toBe("Secret Name");
+
+      // A fork the caller may read of a base it may not: no parent in the fork's JSON.
+      const base = await newUser();
+      const baseName = uniqName("pbase");
+      await call("POST", "/api/v1/user/repos", { headers: base.h, json: { name: baseName, private: true } });
+      const forker = await newUser();
+      await call("PUT", `/api/v1/repos/${base.name}/${baseName}/collaborators/${forker.name}`, { headers: base.h, json: { permission: "read" } });
+      expect((await call("POST", `/api/v1/repos/${base.name}/${baseName}/forks`, { headers: forker.h, json: {} })).status).toBe(202);
+      const reader = await newUser();
+      await call("PUT", `/api/v1/repos/${forker.name}/${baseName}/collaborators/${reader.name}`, { headers: forker.h, json: { permission: "read" } });
+      const fork = await repoOf(`${forker.name}/${baseName}`, reader.h);
+      expect(fork.fork).toBe(true);
+      expect(fork.parent).toBeUndefined();
+      expect((await repoOf(`${forker.name}/${baseName}`, forker.h)).parent.full_name).toBe(`${base.name}/${baseName}`);
+
+      const org = uniqName("hiddenorg");
+      await call("POST", "/api/v1/orgs", { headers: base.h, json: { username: org, visibility: "private" } });
+      const hidden = await call("POST", `/api/v1/org/${org}/repos`, { headers: reader.h, json: { name: "x" } });
+      const missing = await call("POST", `/api/v1/org/${org}zz/repos`, { headers: reader.h, json: { name: "x" } });
+      expect(hidden.status).toBe(422);
+      expect(missing.status).toBe(422);
+      expect((await hidden.json()).message.replace(org, "<org>")).toBe((await missing.json()).message.replace(`${org}zz`, "<org>"));
+    });
+
     it("A.7 a member who creates a repository in an organization without an admin team becomes its admin collaborator", async () => {
       const owner = await newUser();
       const dev = await newUser();
