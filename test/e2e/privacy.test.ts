@@ -158,9 +158,7 @@ const PROBES: Probe[] = [
       const reach = (c: CallerModel) => w.repos.filter((r) => w.reaches(c, r.full));
       return [
         { path: `/api/v1/repos/search?q=${w.tag}&limit=50`, expect: (c: CallerModel) => ({ status: 200, list: reach(c).map((r) => r.full) }) },
-        ...[...w.accounts.values()]
-          .filter((a) => a.name !== w.admin)
-          .map((a) => ({
+        ...[...w.accounts.values()].map((a) => ({
             path: `/api/v1/repos/search?q=${w.tag}&limit=50&uid=${a.id}`,
             expect: (c: CallerModel) => ({ status: 200, list: w.sees(c, a.name) ? reach(c).filter((r) => r.owner === a.name || r.collaborators.has(a.name)).map((r) => r.full) : [] }),
           })),
@@ -194,9 +192,7 @@ const PROBES: Probe[] = [
     op: "userListRepos",
     rule: "an owner's repositories: the owner hidden → 404; never a repository the caller may not see",
     cases: (w) =>
-      [...w.accounts.values()]
-        .filter((a) => a.name !== w.admin)
-        .map((a) => ({
+      [...w.accounts.values()].map((a) => ({
           path: `/api/v1/users/${a.name}/repos?limit=50`,
           expect: (c) => (w.sees(c, a.name) ? { status: 200, list: w.repos.filter((r) => r.owner === a.name && w.reaches(c, r.full)).map((r) => r.full) } : { status: 404, twin: `/api/v1/users/${w.tag}${MISSING}/repos` }),
         })),
