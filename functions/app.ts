@@ -3,10 +3,10 @@
  * database, security headers, body limit, credentials, Server-Timing), mounts every route group
  * under /api/v1, renders errors as Gitea does, and serves the API documents.
  */
-import type { Client } from "@libsql/client";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
-import { createDb, newMeter } from "./db/client.ts";
+import { createDb } from "./db/client.ts";
+import { metered, newMeter, type Driver } from "./db/driver.ts";
 import { credentials } from "./lib/auth.ts";
 import { normalizeRequest } from "./lib/request.ts";
 import { createRouter, type AppEnv } from "./lib/context.ts";
@@ -28,8 +28,8 @@ import { users } from "./routes/users.ts";
 
 export interface AppDeps {
   settings: Settings;
-  /** The libSQL client for this request (shared on Node, per request on the Worker). */
-  client: (env: Record<string, unknown>) => Client;
+  /** The database driver for this request (shared on Node, per request on the Worker). */
+  driver: (env: Record<string, unknown>) => Driver;
   /** Swagger UI's static files (read from swagger-ui-dist by each entry point). */
   assets: (name: SwaggerAsset, env: Record<string, unknown>) => Promise<string | null>;
 }
@@ -99,7 +99,9 @@ export function createApp(deps: AppDeps) {
     c.set("rootUrl", settings.server.rootUrl ?? `${new URL(c.req.url).origin}/`);
     const meter = newMeter();
     c.set("meter", meter);
-    c.set("db", createDb(deps.client(c.env ?? {}), meter, settings.database.queryTimeoutMs));
+    const driver = metered(deps.driver(c.env ?? {}), meter, settings.database.queryTimeoutMs);
+    c.set("driver", driver);
+    c.set("db", createDb(driver));
     await next();
     c.header("X-Content-Type-Options", "nosniff");
     if (settings.server.enableServerTiming) {

@@ -10,7 +10,8 @@
  */
 import { parseArgs } from "node:util";
 import { count, eq, sql } from "drizzle-orm";
-import { createDb, newMeter, uniqueViolation } from "./db/client.ts";
+import { createDb, uniqueViolation } from "./db/client.ts";
+import { clientDriver } from "./db/driver.ts";
 import { migrateDb } from "./db/migrate.ts";
 import { openDatabase } from "./db/open.ts";
 import { accessToken, emailAddress, user } from "./db/schema.ts";
@@ -60,7 +61,7 @@ async function main(argv: string[]) {
   const client = openDatabase();
   try {
     await migrateDb(client);
-    const db = createDb(client, newMeter());
+    const db = createDb(clientDriver(client));
     if (command === "list") {
       const rows = await db.select().from(user).where(eq(user.type, 0));
       console.log("ID\tUsername\tEmail\tIsActive\tIsAdmin");

@@ -12,7 +12,7 @@ import type { Duplex } from "node:stream";
 import { dirname, join, resolve } from "node:path";
 import { createApp } from "./app.ts";
 import { migrateDb } from "./db/migrate.ts";
-import { databaseUrl, openDatabase } from "./db/open.ts";
+import { databaseUrl, openDatabase, openDriver } from "./db/open.ts";
 import { loadSettings, SettingsError, type Settings } from "./lib/settings.ts";
 import type { SwaggerAsset } from "./lib/swagger-ui.ts";
 
@@ -66,9 +66,11 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   }
   // Secrets at rest need [security] SECRET_KEY; without one, a key is made once and kept in DATA_DIR.
   settings.security.secretKey ??= secretKeyFile(resolve(env.DATA_DIR ?? "./data"));
-  const client = openDatabase(env);
-  await migrateDb(client);
-  const app = createApp({ settings, client: () => client, assets: nodeAssets });
+  const migrator = openDatabase(env);
+  await migrateDb(migrator);
+  migrator.close();
+  const driver = openDriver(env);
+  const app = createApp({ settings, driver: () => driver, assets: nodeAssets });
   const port = Number(env.PORT ?? 3000);
   const hostname = env.HOST ?? "127.0.0.1";
   const server = serve({ fetch: app.fetch, port, hostname });
@@ -76,7 +78,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   await new Promise<void>((ok) => server.once("listening", () => ok()));
   const shutdown = () => {
     server.close(() => {
-      client.close();
+      driver.close();
       process.exit(0);
     });
     setTimeout(() => process.exit(0), 5000).unref();
@@ -85,7 +87,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   process.once("SIGINT", shutdown);
   const url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
   console.log(`API listening on ${url}/api/v1 (database ${databaseUrl(env).replace(/\/\/[^@/]*@/, "//")})`);
-  return { server, client, url };
+  return { server, driver, url };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await startServer();

@@ -5,6 +5,7 @@
  * Migrations are applied by `npm run db:migrate`, never by the Worker.
  */
 import { createClient } from "@libsql/client/web";
+import { clientDriver } from "./db/driver.ts";
 import type { ExecutionContext } from "hono";
 import { createApp } from "./app.ts";
 import { loadSettings } from "./lib/settings.ts";
@@ -18,10 +19,10 @@ function appFor(env: Env) {
     const settings = loadSettings(env);
     app = createApp({
       settings,
-      client: (e) => {
+      driver: (e) => {
         const url = (e as Env).DATABASE_URL;
         if (!url) throw new Error("DATABASE_URL is not set for the Worker");
-        return createClient({ url, authToken: (e as Env).DATABASE_AUTH_TOKEN || undefined });
+        return clientDriver(createClient({ url, authToken: (e as Env).DATABASE_AUTH_TOKEN || undefined }));
       },
       assets: async (name, e) => {
         const res = await (e as Env).ASSETS?.fetch(new Request(`https://assets.invalid/${name}`));

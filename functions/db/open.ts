@@ -2,6 +2,9 @@
 import { createClient, type Client } from "@libsql/client";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
+import Database from "libsql";
+import { clientDriver, type Driver } from "./driver.ts";
+import { nativeDriver } from "./native.ts";
 
 export function databaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   if (env.DATABASE_URL) return env.DATABASE_URL;
@@ -18,4 +21,18 @@ export function openDatabase(env: NodeJS.ProcessEnv = process.env): Client {
     throw new Error(`DATABASE_URL must be a file:, http(s)://, libsql:// or ws(s):// URL, got "${url}"`);
   }
   return createClient({ url, authToken: env.DATABASE_AUTH_TOKEN || undefined });
+}
+
+/**
+ * The driver the Node server uses: an embedded `file:` database through `libsql` directly (each
+ * statement prepared once per connection), anything else through `@libsql/client`.
+ */
+export function openDriver(env: NodeJS.ProcessEnv = process.env): Driver {
+  const url = databaseUrl(env);
+  if (url.startsWith("file:") && !url.startsWith("file::memory:")) {
+    const path = url.slice("file:".length).split("?")[0];
+    mkdirSync(resolve(path, ".."), { recursive: true });
+    return nativeDriver(new Database(path));
+  }
+  return clientDriver(openDatabase(env));
 }

@@ -6,6 +6,9 @@ import { OpenAPIHono, createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Db, DbMeter } from "../db/client.ts";
+import type { Driver } from "../db/driver.ts";
+import { callerByPassword, callerByToken, sudoTarget, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
+import type { Bound, ViewerValues } from "../db/sql.ts";
 import { callerQuery, hasCredentials, precheck, resolveCaller, sudoQuery, viewerSql, type Caller, type Credentials, type RouteAuth, type ViewerSql } from "./auth.ts";
 import { ApiError, errorResponses, unprocessable, validationMessage } from "./errors.ts";
 import type { Settings } from "./settings.ts";
@@ -16,6 +19,7 @@ export interface AppEnv {
     settings: Settings;
     rootUrl: string;
     db: Db;
+    driver: Driver;
     meter: DbMeter;
     creds: Credentials;
     routeAuth: RouteAuth;
@@ -25,6 +29,10 @@ export interface AppEnv {
 
 /** What a service needs to know about the request. */
 export interface Ctx {
+  /** The request's metered driver (the query layer's `read`/`write` run on it). */
+  driver: Driver;
+  /** The values every viewer-dependent statement binds. */
+  vv: ViewerValues;
   db: Db;
   creds: Credentials;
   route: RouteAuth;
@@ -40,6 +48,8 @@ export interface Ctx {
 export function ctxOf(c: Context<AppEnv>): Ctx {
   const creds = c.get("creds");
   return {
+    driver: c.get("driver"),
+    vv: viewerValues(creds),
     db: c.get("db"),
     creds,
     route: c.get("routeAuth") ?? { scopes: [] },
@@ -49,6 +59,63 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
     url: c.req.url,
     viewer: viewerSql(creds),
   };
+}
+
+/** The viewer CTE's values from the parsed credentials. */
+export const viewerValues = (c: Credentials): ViewerValues => ({
+  v_token: c.tokenHash,
+  v_name: c.username === null ? null : c.username.toLowerCase(),
+  v_sudo: c.sudo === null ? null : c.sudo.toLowerCase(),
+});
+
+/** A route's named reads; the answer has the same names, each a typed row list. */
+export type NamedReads = Record<string, Bound<unknown>>;
+export type ReadResults<R extends NamedReads> = { [K in keyof R]: R[K] extends Bound<infer T> ? T[] : never };
+
+async function runBatch(driver: Driver, items: readonly Bound<unknown>[], mode: "read" | "write"): Promise<unknown[][]> {
+  const rows = await driver.batch(
+    items.map((b) => ({ text: b.stmt.text, args: b.args, returnsRows: b.stmt.returnsRows })),
+    mode,
+  );
+  return rows.map((rs, i) => rs.map(items[i].map));
+}
+
+/**
+ * ONE round trip: the caller (and the sudo target, when sudo was given) plus the route's named
+ * reads, then authentication and the route's auth requirements. Anonymous callers skip the caller
+ * lookup; a route that then reads nothing costs no round trip.
+ */
+export async function read<R extends NamedReads>(ctx: Ctx, reads: R): Promise<{ caller: Caller | null } & ReadResults<R>> {
+  const names = Object.keys(reads);
+  const items: Bound<unknown>[] = [];
+  const signed = hasCredentials(ctx.creds);
+  if (signed) {
+    items.push((ctx.creds.password !== null ? callerByPassword : callerByToken).bind(ctx.vv));
+    if (ctx.creds.sudo) items.push(sudoTarget.bind({ name: ctx.creds.sudo.toLowerCase() }));
+  }
+  for (const n of names) items.push(reads[n]);
+  const rows = items.length ? await runBatch(ctx.driver, items, "read") : [];
+  const head = signed ? (ctx.creds.sudo ? 2 : 1) : 0;
+  const caller = await resolveCaller(ctx, (rows[0] ?? []) as CallerRow[], (ctx.creds.sudo ? rows[1] : []) as UserRow[]);
+  const out: Record<string, unknown> = { caller };
+  names.forEach((n, i) => {
+    out[n] = rows[head + i];
+  });
+  return out as { caller: Caller | null } & ReadResults<R>;
+}
+
+/**
+ * ONE round trip of writes — one transaction, all or nothing — followed by named reads that see
+ * the writes (to answer with the stored state).
+ */
+export async function write<R extends NamedReads>(ctx: Ctx, commands: readonly Bound<unknown>[], reads: R = {} as R): Promise<ReadResults<R>> {
+  const names = Object.keys(reads);
+  const rows = await runBatch(ctx.driver, [...commands, ...names.map((n) => reads[n])], "write");
+  const out: Record<string, unknown> = {};
+  names.forEach((n, i) => {
+    out[n] = rows[commands.length + i];
+  });
+  return out as ReadResults<R>;
 }
 
 type Reads = readonly BatchItem<"sqlite">[];

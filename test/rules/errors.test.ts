@@ -66,7 +66,7 @@ describe("internal failures", () => {
     const t2 = await testApp();
     const u = await seedUser(t2.db);
     const tk = await u.token();
-    t2.client.close();
+    t2.driver.close();
     const res = await t2.request("/api/v1/user", { headers: token(tk) });
     expect(res.status).toBe(500);
     expect((await res.json()).message).toBe("");

@@ -1,0 +1,132 @@
+/**
+ * How statements reach the database: a Driver runs a batch of bound statements as ONE round trip
+ * — a read snapshot, or one write transaction. Two drivers, one interface:
+ * - native (`native.ts`, Node only): the embedded file through `libsql` directly, each statement
+ *   text prepared once per connection and reused (synchronous: a batch never interleaves);
+ * - client: `@libsql/client` (the Worker's web client to sqld/Turso, or Node against a remote URL
+ *   or an embedded replica), sending the same statement text every time.
+ * `metered()` counts round trips into the request's meter and bounds each by the query timeout.
+ */
+import type { Client, InStatement, ResultSet, TransactionMode } from "@libsql/client";
+import type { Row } from "./sql.ts";
+
+/** One statement of a batch, as the drivers take it. */
+export interface BatchItem {
+  readonly text: string;
+  readonly args: readonly unknown[];
+  readonly returnsRows: boolean;
+}
+
+export interface Driver {
+  /** Runs `items` as one round trip: `read` = one snapshot, `write` = one transaction (all or nothing). */
+  batch(items: readonly BatchItem[], mode: "read" | "write"): Promise<Row[][]>;
+  close(): void;
+}
+
+/** Per-request database accounting, reported in `Server-Timing: db;dur=<ms>;desc="<N>"`. */
+export interface DbMeter {
+  roundTrips: number;
+  ms: number;
+}
+
+export const newMeter = (): DbMeter => ({ roundTrips: 0, ms: 0 });
+
+/**
+ * The database did not answer within the query timeout, or could not be reached at all. Rendered
+ * as 503 in Gitea's error shape; the request never waits longer than the timeout.
+ */
+export class DatabaseUnavailable extends Error {
+  constructor(why: string, options?: { cause?: unknown }) {
+    super(`the database is unavailable: ${why}`, options);
+    this.name = "DatabaseUnavailable";
+  }
+}
+
+/** Whether a client error means the database could not be reached (rather than a failed statement). */
+function unreachable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = String((e as { code?: unknown }).code ?? "");
+    const msg = String((e as { message?: unknown }).message ?? "");
+    if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|UND_ERR_\w+|HRANA_WEBSOCKET_ERROR)$/.test(code)) return true;
+    if (/fetch failed|Network connection lost|socket hang up|Server returned HTTP status 5\d\d/i.test(msg)) return true;
+  }
+  return false;
+}
+
+/** Whether a libSQL/SQLite error is a UNIQUE constraint violation, and on which index/columns. */
+export function uniqueViolation(err: unknown): string | null {
+  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    const msg = String((e as { message?: unknown }).message ?? "");
+    const m = /UNIQUE constraint failed: ([\w.,\s]+)/.exec(msg);
+    if (m) return m[1].trim();
+  }
+  return null;
+}
+
+/** `@libsql/client` (web on the Worker; Node against sqld, Turso or an embedded replica). */
+export function clientDriver(client: Client): Driver {
+  const stmt = (i: BatchItem): InStatement => ({ sql: i.text, args: i.args as never });
+  const rowsOf = (r: ResultSet) => r.rows as unknown as Row[];
+  return {
+    async batch(items, mode) {
+      if (items.length === 1 && mode === "read") return [rowsOf(await client.execute(stmt(items[0])))];
+      return (await client.batch(items.map(stmt), mode as TransactionMode)).map(rowsOf);
+    },
+    close: () => client.close(),
+  };
+}
+
+/** A driver counting round trips into `meter`, each bounded by `timeoutMs` (0 = none). */
+export function metered(driver: Driver, meter: DbMeter, timeoutMs = 0): Driver {
+  return {
+    async batch(items, mode) {
+      meter.roundTrips += 1;
+      const start = performance.now();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      try {
+        const work = driver.batch(items, mode).catch((err) => {
+          throw unreachable(err) ? new DatabaseUnavailable("it cannot be reached", { cause: err }) : err;
+        });
+        if (timeoutMs <= 0) return await work;
+        const deadline = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new DatabaseUnavailable(`no answer within ${timeoutMs} ms`)), timeoutMs);
+        });
+        // The late answer (or failure) of a round trip that missed its deadline is dropped.
+        work.catch(() => {});
+        return await Promise.race([work, deadline]);
+      } finally {
+        if (timer !== undefined) clearTimeout(timer);
+        meter.ms += performance.now() - start;
+      }
+    },
+    close: () => driver.close(),
+  };
+}
+
+const READ_ONLY = /^\s*(select|with|pragma|explain)\b/i;
+
+/**
+ * A `@libsql/client`-shaped view of a driver, for the drizzle code not yet moved to the query
+ * layer (execute and batch only; each call is one round trip through the driver).
+ */
+export function driverAsClient(driver: Driver): Client {
+  const item = (s: InStatement): BatchItem => {
+    const text = typeof s === "string" ? s : s.sql;
+    const args = typeof s === "string" ? [] : Array.isArray(s.args) ? s.args : [];
+    return { text, args: (args as unknown[]).map((a) => (typeof a === "boolean" ? (a ? 1 : 0) : a)), returnsRows: READ_ONLY.test(text) || /\breturning\b/i.test(text) };
+  };
+  const result = (rows: Row[]): ResultSet => ({ rows: rows as never, columns: [], columnTypes: [], rowsAffected: 0, lastInsertRowid: undefined, toJSON: () => ({}) });
+  const client = {
+    async execute(s: InStatement) {
+      const [rows] = await driver.batch([item(s)], READ_ONLY.test(typeof s === "string" ? s : s.sql) ? "read" : "write");
+      return result(rows);
+    },
+    async batch(stmts: InStatement[], mode?: TransactionMode) {
+      const items = stmts.map(item);
+      const m = mode === "read" || (mode === undefined && items.every((i) => READ_ONLY.test(i.text))) ? "read" : "write";
+      return (await driver.batch(items, m)).map(result);
+    },
+    close: () => driver.close(),
+  };
+  return client as unknown as Client;
+}

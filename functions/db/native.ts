@@ -1,0 +1,58 @@
+/**
+ * The native driver (Node only — the Worker never imports it): the embedded file through `libsql`
+ * directly, each statement text prepared once per connection and reused. Calls are synchronous,
+ * so a batch never interleaves with another request's; it runs in one transaction.
+ */
+import Database from "libsql";
+import type { BatchItem, Driver } from "./driver.ts";
+import type { Row } from "./sql.ts";
+
+/** The embedded file through `libsql`: statements prepared once per connection. */
+export function nativeDriver(db: Database.Database): Driver {
+  const prepared = new Map<string, Database.Statement>();
+  const prepare = (text: string) => {
+    let st = prepared.get(text);
+    if (!st) {
+      st = db.prepare(text);
+      if (st.reader) st.raw(true);
+      prepared.set(text, st);
+    }
+    return st;
+  };
+  const begin = { read: db.prepare("BEGIN DEFERRED"), write: db.prepare("BEGIN IMMEDIATE") };
+  const commit = db.prepare("COMMIT");
+  const rollback = db.prepare("ROLLBACK");
+  const run = (item: BatchItem): Row[] => {
+    const st = prepare(item.text);
+    if (st.reader) return st.all(...(item.args as unknown[])) as unknown as Row[];
+    st.run(...(item.args as unknown[]));
+    return [];
+  };
+  let closed = false;
+  return {
+    batch(items, mode) {
+      if (closed) return Promise.reject(new Error("the database connection is closed"));
+      try {
+        if (items.length === 1 && mode === "read") return Promise.resolve([run(items[0])]);
+        begin[mode].run();
+        try {
+          const out = items.map(run);
+          commit.run();
+          return Promise.resolve(out);
+        } catch (err) {
+          if (db.inTransaction) rollback.run();
+          throw err;
+        }
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+    close: () => {
+      if (closed) return;
+      closed = true;
+      prepared.clear();
+      db.close();
+    },
+  };
+}
+

@@ -1,0 +1,116 @@
+/**
+ * Users and organizations: the caller lookup, accounts by name as the viewer sees them, and the
+ * membership fragments every other query reuses (org owner, org member, account visibility).
+ */
+import { sql, type SQL } from "drizzle-orm";
+import { user } from "../schema.ts";
+import { columnsOf, num, p, query, V, viewerQuery, type Row } from "../sql.ts";
+
+/** Gitea's user types. */
+export const USER_TYPE = { individual: 0, organization: 1 } as const;
+/** Gitea's VisibleType. */
+export const VISIBILITY = { public: 0, limited: 1, private: 2 } as const;
+
+/** A user row without its password hash (outside authentication no response needs it). */
+export const userCols = (alias: string) => columnsOf(user, alias, ["passwd", "passwdHashAlgo"]);
+const U = userCols("u");
+const U_AUTH = columnsOf(user, "u");
+
+export type UserRow = ReturnType<typeof U.read>;
+
+/** Which token category governs an account's visibility: a user, an organization, or its `type` column. */
+export type AccountKind = "user" | "org" | SQL;
+
+const limitedFor = (kind: AccountKind): SQL =>
+  kind === "user" ? V.limited.user : kind === "org" ? V.limited.organization : sql`(CASE WHEN ${kind} = 1 THEN ${V.limited.organization} ELSE ${V.limited.user} END)`;
+
+/** The sharing relation: the viewer and the account are in one organization (or the account is an org of the viewer). */
+const together = (id: SQL) =>
+  sql`EXISTS (SELECT 1 FROM org_user vo WHERE vo.uid = ${V.id} AND (vo.org_id = ${id} OR vo.org_id IN (SELECT vo2.org_id FROM org_user vo2 WHERE vo2.uid = ${id})))`;
+
+/**
+ * SQL: may the viewer see this user or organization (Gitea's IsUserVisibleToViewer)? public →
+ * everyone; limited → signed-in users (restricted ones only when they share an organization);
+ * private → self, site admins, and users sharing an organization. A token limited to public data
+ * of the account's category sees public accounts only. `unlimited` ignores token limits (the
+ * viewer's own relations, e.g. a repository owner a collaborator reaches).
+ */
+export function visibleSql(id: SQL, visibility: SQL, kind: AccountKind, opts: { unlimited?: boolean } = {}): SQL {
+  const limit = opts.unlimited ? sql`0` : limitedFor(kind);
+  return sql`(${visibility} = 0 OR (NOT ${limit} AND (
+    ${opts.unlimited ? V.siteAdmin : V.isAdmin} OR ${id} = ${V.id}
+    OR (${visibility} = 1 AND ${V.id} IS NOT NULL AND (NOT ${V.restricted} OR ${together(id)}))
+    OR (${visibility} = 2 AND ${together(id)}))))`;
+}
+
+/** SQL: `uid` is in the organization's Owners team. */
+export const isOrgOwnerSql = (orgId: SQL, uid: SQL) =>
+  sql`EXISTS (SELECT 1 FROM team_user tu JOIN team t ON t.id = tu.team_id WHERE tu.org_id = ${orgId} AND tu.uid = ${uid} AND t.authorize = 4)`;
+
+/** SQL: `uid` is a member of the organization. */
+export const isOrgMemberSql = (orgId: SQL, uid: SQL) => sql`EXISTS (SELECT 1 FROM org_user ou WHERE ou.org_id = ${orgId} AND ou.uid = ${uid})`;
+
+// ---- the caller ----
+
+export interface CallerRow {
+  user: UserRow;
+  tokenId: number | null;
+  scope: string | null;
+}
+
+const callerOf = (shape: typeof U) => (row: Row): CallerRow => ({
+  user: shape.read(row, 0),
+  tokenId: row[shape.width] === null ? null : num(row[shape.width]),
+  scope: (row[shape.width + 1] as string | null) ?? null,
+});
+
+/** The authenticated principal (before sudo) with the presented token's id and scope. */
+export const callerByToken = viewerQuery(
+  "callerByToken",
+  sql`SELECT ${U.select}, t.id, t.scope FROM user u LEFT JOIN access_token t ON t.token_hash = ${p("v_token")} AND t.uid = u.id
+      WHERE u.id = (SELECT id FROM va) LIMIT 1`,
+  callerOf(U),
+);
+
+/** The same for a basic-auth password sign-in: only here is the password hash read. */
+export const callerByPassword = viewerQuery(
+  "callerByPassword",
+  sql`SELECT ${U_AUTH.select}, t.id, t.scope FROM user u LEFT JOIN access_token t ON t.token_hash = ${p("v_token")} AND t.uid = u.id
+      WHERE u.id = (SELECT id FROM va) LIMIT 1`,
+  callerOf(U_AUTH as unknown as typeof U),
+);
+
+/** The sudo target (only sent when `sudo` was given). */
+export const sudoTarget = query<UserRow, { name: string }>("sudoTarget", sql`SELECT ${U.select} FROM user u WHERE u.lower_name = ${p("name")} LIMIT 1`, (r) => U.read(r, 0));
+
+// ---- accounts by name ----
+
+export interface AccountSeen {
+  u: UserRow;
+  visible: boolean;
+}
+
+const accountSeen = (r: Row): AccountSeen => ({ u: U.read(r, 0), visible: num(r[U.width]) === 1 });
+
+/** A user or organization by name, with whether the viewer may see it (token limits by its type). */
+export const accountByName = viewerQuery<AccountSeen, { name: string }>(
+  "accountByName",
+  sql`SELECT ${U.select}, ${visibleSql(sql`u.id`, sql`u.visibility`, sql`u.type`)} FROM user u WHERE u.lower_name = ${p("name")} LIMIT 1`,
+  accountSeen,
+);
+
+/**
+ * The same for the target of a write: the route's scopes gate the write, so only public-only
+ * limits the accounts it reaches.
+ */
+export const accountByNameForWrite = viewerQuery<AccountSeen, { name: string }>(
+  "accountByNameForWrite",
+  sql`SELECT ${U.select}, ${sql`(u.visibility = 0 OR (NOT ${V.publicOnly} AND ${visibleSql(sql`u.id`, sql`u.visibility`, sql`u.type`, { unlimited: true })}))`} FROM user u WHERE u.lower_name = ${p("name")} LIMIT 1`,
+  accountSeen,
+);
+
+/** An individual (not an organization) by name — the admin routes act on accounts. */
+export const individualByName = query<UserRow, { name: string }>("individualByName", sql`SELECT ${U.select} FROM user u WHERE u.lower_name = ${p("name")} AND u.type = 0 LIMIT 1`, (r) => U.read(r, 0));
+
+/** A user row by id (after writes, to answer with the stored state). */
+export const userById = query<UserRow, { id: number }>("userById", sql`SELECT ${U.select} FROM user u WHERE u.id = ${p("id")}`, (r) => U.read(r, 0));

@@ -1,0 +1,190 @@
+/**
+ * The query layer's core: a statement is SQL built ONCE (at module load, or once per shape for
+ * queries whose shape varies) with named placeholders, plus a mapper from result rows to typed
+ * objects. Requests only bind values. On Node the driver prepares each statement text once per
+ * connection; on the Worker the same text goes to sqld/Turso every time, so they can cache it.
+ *
+ * Statements that depend on who asks start with the viewer CTE (`WITH v AS (…)`): the token, the
+ * basic-auth name and the sudo name are bound once per statement and every fragment reads the
+ * viewer from `v` — the token is looked up once per statement, not once per subquery.
+ */
+import { Placeholder, sql, type SQL } from "drizzle-orm";
+import { getTableColumns, type InferSelectModel } from "drizzle-orm";
+import { SQLiteSyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
+
+const dialect = new SQLiteSyncDialect();
+
+/** A value bound at request time: `p("name")`. */
+export const p = (name: string) => sql.placeholder(name);
+
+/** A compiled statement: its text, where each parameter comes from, and whether it returns rows. */
+export interface Compiled {
+  readonly name: string;
+  readonly text: string;
+  /** Per `?` in `text`: a placeholder name to bind, or a constant fixed at build time. */
+  readonly params: readonly ({ name: string } | { value: unknown })[];
+  readonly returnsRows: boolean;
+}
+
+/** A row as the drivers return it: values by column position. */
+export type Row = readonly unknown[];
+
+/** A statement with its values bound and its row mapper, ready for a batch. */
+export interface Bound<T> {
+  readonly stmt: Compiled;
+  readonly args: readonly unknown[];
+  readonly map: (row: Row) => T;
+}
+
+/** A statement definition: `bind(values)` makes a Bound<T>. */
+export interface Statement<T, V extends Record<string, unknown>> {
+  readonly compiled: Compiled;
+  bind(values: V): Bound<T>;
+}
+
+/** The values every viewer-dependent statement binds (see `VIEWER_CTE`). */
+export interface ViewerValues {
+  v_token: string | null;
+  v_name: string | null;
+  v_sudo: string | null;
+}
+
+/** Compiles drizzle SQL into text with positional parameters; placeholders stay named. */
+export function compile(name: string, q: SQL, returnsRows: boolean): Compiled {
+  const { sql: text, params } = dialect.sqlToQuery(q);
+  return {
+    name,
+    text,
+    params: params.map((v) => (v instanceof Placeholder ? { name: v.name } : { value: v })),
+    returnsRows,
+  };
+}
+
+function bindArgs(c: Compiled, values: Record<string, unknown>): unknown[] {
+  return c.params.map((prm) => {
+    if ("value" in prm) return prm.value;
+    const v = values[prm.name];
+    if (v === undefined) throw new Error(`statement ${c.name}: no value for :${prm.name}`);
+    return typeof v === "boolean" ? (v ? 1 : 0) : v;
+  });
+}
+
+/** A statement that returns rows, mapped by `map`. */
+export function query<T, V extends Record<string, unknown> = Record<never, never>>(name: string, q: SQL, map: (row: Row) => T): Statement<T, V> {
+  const compiled = compile(name, q, true);
+  return { compiled, bind: (values) => ({ stmt: compiled, args: bindArgs(compiled, values), map }) };
+}
+
+/** A statement that changes rows (its result is its change count). */
+export function command<V extends Record<string, unknown> = Record<never, never>>(name: string, q: SQL): Statement<number, V> {
+  const compiled = compile(name, q, false);
+  return { compiled, bind: (values) => ({ stmt: compiled, args: bindArgs(compiled, values), map: () => 0 }) };
+}
+
+/**
+ * Statements whose shape varies (optional filters, a variable SET list), compiled once per shape:
+ * `build(shapeKey)` runs only the first time a key is seen.
+ */
+export function shaped<K, S>(build: (key: K) => S, keyOf: (key: K) => string = (k) => JSON.stringify(k)) {
+  const cache = new Map<string, S>();
+  return (key: K): S => {
+    const k = keyOf(key);
+    let s = cache.get(k);
+    if (!s) {
+      s = build(key);
+      cache.set(k, s);
+    }
+    return s;
+  };
+}
+
+// ---- typed row mapping from the drizzle schema ----
+
+/** Reads `table`'s columns from a row at `offset` (in the order `columnsOf` listed them). */
+export interface TableShape<T> {
+  /** `a.col1, a.col2, …` for a select list. */
+  readonly select: SQL;
+  readonly width: number;
+  read(row: Row, offset: number): T;
+}
+
+/**
+ * The select list and row reader of a table under an alias; `omit` leaves out columns no response
+ * needs (e.g. the password hash outside authentication) — they read as their default.
+ */
+export function columnsOf<TT extends SQLiteTable>(table: TT, alias: string, omit: readonly (keyof InferSelectModel<TT>)[] = []): TableShape<InferSelectModel<TT>> {
+  const entries = Object.entries(getTableColumns(table)).filter(([key]) => !omit.includes(key as keyof InferSelectModel<TT>));
+  const omitted = Object.entries(getTableColumns(table)).filter(([key]) => omit.includes(key as keyof InferSelectModel<TT>));
+  const select = sql.raw(entries.map(([, c]) => `${alias}."${c.name}"`).join(", "));
+  const decode = entries.map(([key, c]) => {
+    const boolean = c.columnType === "SQLiteBoolean";
+    return (v: unknown) => [key, v === null || v === undefined ? v : boolean ? v === 1 || v === 1n || v === true : typeof v === "bigint" ? Number(v) : v] as const;
+  });
+  const defaults = omitted.map(([key, c]) => [key, c.columnType === "SQLiteBoolean" ? false : c.dataType === "number" ? 0 : ""] as const);
+  return {
+    select,
+    width: entries.length,
+    read(row, offset) {
+      const out: Record<string, unknown> = {};
+      for (let i = 0; i < decode.length; i++) {
+        const [k, v] = decode[i](row[offset + i]);
+        out[k] = v;
+      }
+      for (const [k, v] of defaults) out[k] = v;
+      return out as InferSelectModel<TT>;
+    },
+  };
+}
+
+/** Row value helpers for computed columns. */
+export const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
+export const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+export const bool = (v: unknown) => v === 1 || v === 1n || v === true;
+export const str = (v: unknown) => (v === null || v === undefined ? "" : String(v));
+
+// ---- the viewer ----
+
+/**
+ * The viewer CTE, bound from the credentials: the authenticated principal (token, or the name of a
+ * basic-auth password sign-in — checked afterwards in application code), sudo applied for site
+ * admins, and the token's limits. `lim_*`: the token may read only public data of that category
+ * (public-only, or no read scope for it), issue 8 A.3.
+ */
+const VIEWER_CTE = sql`WITH
+  vt AS (SELECT uid, ',' || scope || ',' AS scope FROM access_token WHERE token_hash = ${p("v_token")}),
+  va AS (SELECT COALESCE((SELECT uid FROM vt), (SELECT id FROM user WHERE lower_name = ${p("v_name")} AND type = 0)) AS id),
+  vs AS (SELECT CASE WHEN ${p("v_sudo")} IS NOT NULL AND EXISTS (SELECT 1 FROM user WHERE id = (SELECT id FROM va) AND is_admin = 1)
+           THEN (SELECT id FROM user WHERE lower_name = ${p("v_sudo")}) ELSE (SELECT id FROM va) END AS id),
+  vp AS (SELECT COALESCE((SELECT scope LIKE '%,public-only,%' FROM vt), 0) AS po,
+                COALESCE((SELECT scope NOT LIKE '%,all,%' AND scope NOT LIKE '%:repository,%' FROM vt), 0) AS nr,
+                COALESCE((SELECT scope NOT LIKE '%,all,%' AND scope NOT LIKE '%:organization,%' FROM vt), 0) AS no,
+                COALESCE((SELECT scope NOT LIKE '%,all,%' AND scope NOT LIKE '%:user,%' FROM vt), 0) AS nu),
+  v AS (SELECT vs.id AS id,
+               (u.is_admin = 1 AND vp.po = 0) AS admin,
+               COALESCE(u.is_admin, 0) AS site_admin,
+               COALESCE(u.is_restricted, 0) AS restricted,
+               vp.po AS public_only,
+               (vp.po OR vp.nr) AS lim_repo, (vp.po OR vp.no) AS lim_org, (vp.po OR vp.nu) AS lim_user
+        FROM vs CROSS JOIN vp LEFT JOIN user u ON u.id = vs.id)
+`;
+
+/** SQL fragments reading the viewer from the `v` CTE. */
+export const V = {
+  id: sql`(SELECT id FROM v)`,
+  isAdmin: sql`(SELECT admin FROM v)`,
+  /** A site admin, whatever the token's limits (for the caller's own relations). */
+  siteAdmin: sql`(SELECT site_admin FROM v)`,
+  restricted: sql`(SELECT restricted FROM v)`,
+  publicOnly: sql`(SELECT public_only FROM v)`,
+  limited: { repository: sql`(SELECT lim_repo FROM v)`, organization: sql`(SELECT lim_org FROM v)`, user: sql`(SELECT lim_user FROM v)` },
+} as const;
+
+/** A viewer-dependent statement: the viewer CTE, then `body` (a SELECT; no WITH of its own). */
+export function viewerQuery<T, V2 extends Record<string, unknown> = Record<never, never>>(name: string, body: SQL, map: (row: Row) => T): Statement<T, V2 & ViewerValues> {
+  return query<T, V2 & ViewerValues>(name, sql`${VIEWER_CTE}${body}`, map);
+}
+
+/** A viewer-dependent command (INSERT … SELECT / UPDATE … WHERE reading `v`). */
+export function viewerCommand<V2 extends Record<string, unknown> = Record<never, never>>(name: string, body: SQL): Statement<number, V2 & ViewerValues> {
+  return command<V2 & ViewerValues>(name, sql`${VIEWER_CTE}${body}`);
+}
