@@ -9,6 +9,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { AttestationSchema, type Attestation } from "../gen/attest/attest_pb.ts";
 import { QuoteSchema, type HashAlgo } from "../gen/tpm/tpm_pb.ts";
 import { verifyQuote, akPublicKey } from "../verify/tpm.ts";
+import { FifoLock } from "../limits.ts";
 import { TpmClient, TpmError } from "./client.ts";
 import { AK_RSA_PERSISTENT_HANDLE, HASHES, PCR_COUNT, RH, akTemplateRsa, publicMatchesTemplate } from "./marshal.ts";
 
@@ -33,6 +34,8 @@ export class VtpmAttester {
   private readonly opts: VtpmOptions;
   private akPromise: Promise<Ak> | undefined;
   private banksPromise: Promise<number[]> | undefined;
+  /** One attestation at a time, first come first served: a call's commands run back to back. */
+  private readonly lock = new FifoLock();
 
   constructor(tpm: TpmClient, opts: VtpmOptions = {}) {
     this.tpm = tpm;
@@ -78,8 +81,15 @@ export class VtpmAttester {
     return this.banksPromise;
   }
 
-  /** Builds an `attest.Attestation` for a nonce (already padded by the caller). */
-  async attest(nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
+  /**
+   * Builds an `attest.Attestation` for a nonce (already padded by the caller). Calls queue in
+   * arrival order; a call whose signal aborts while queued leaves at once.
+   */
+  attest(nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
+    return this.lock.run(() => this.attestNow(nonce, signal), signal);
+  }
+
+  private async attestNow(nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
     let ak: Ak;
     try {
       ak = await this.ak(signal);
