@@ -380,7 +380,6 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
   // node:http checks header/request timeouts only on servers that emitted 'listening'; this one
   // receives its connections from the sniffing listener below.
   h1.emit("listening");
-  h1.on("clientError", (_e, socket) => socket.destroy());
 
   const sockets = new Set<net.Socket>();
   const listener = net.createServer((socket) => {
