@@ -4,7 +4,8 @@
  * `npm run attest -- verify --type vtpm|snp|tdx|snp-vtpm [--in FILE|-] [--nonce HEX] [--report-data HEX] [--ark FILE] [--ask FILE] [--vcek FILE] [--root FILE] [--tpm2-dir DIR]`
  * (--ask/--vcek supply certificates the host did not put in the evidence, e.g. fetched from AMD KDS.)
  * fetch/token call the agent with a Connect-ES client (Connect protocol, binary, HTTP/1.1) and
- * write the bytes to --out, or base64 to stdout, which `verify` reads when --in is absent.
+ * write the bytes to --out, or base64 to stdout, which `verify` reads when --in is absent
+ * (`verify` also takes curl's Connect JSON answer). Relative paths are the caller's (INIT_CWD under npm).
  * Exit codes: 0 ok, 1 a verification check failed, 2 usage, 3 the agent could not be reached or refused.
  */
 import { createHash, createPublicKey } from "node:crypto";
@@ -118,18 +119,24 @@ async function callAgent<T>(socket: string, call: () => Promise<T>): Promise<T> 
 }
 
 /**
- * Evidence from stdin: raw bytes, or base64 text (what `fetch` prints). Lines npm prints before
- * a script's own output ("> pkg@version name", "> command") are skipped, so
+ * Evidence as `verify` accepts it: raw bytes, base64 text (what `fetch` prints), or the Connect
+ * JSON answer `{"quote": "…"}` (what `curl` gets). Lines npm prints before a script's own output
+ * ("> pkg@version name", "> command") are skipped, so
  * `npm run attest -- fetch … | npm run attest -- verify …` works without `-s`.
  */
-export function evidenceFromStdin(buf: Buffer): Uint8Array {
+export function decodeEvidence(buf: Buffer): Uint8Array {
   const text = buf.toString("latin1");
   if (!/^[\x20-\x7e\r\n\t]*$/.test(text)) return new Uint8Array(buf);
-  const b64 = text
-    .split(/\r?\n/)
-    .filter((l) => l.trim() !== "" && !l.startsWith("> "))
-    .join("");
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length === 0) throw new VerifyError("usage", "stdin holds neither evidence bytes nor base64 evidence");
+  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== "" && !l.startsWith("> "));
+  let b64 = lines.join("");
+  if (b64.startsWith("{")) {
+    try {
+      b64 = String(JSON.parse(b64).quote ?? "");
+    } catch {
+      throw new VerifyError("usage", "evidence is JSON but not a FetchAttestation answer");
+    }
+  }
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length === 0) throw new VerifyError("usage", "no evidence: neither bytes, base64, nor {\"quote\": …}");
   return new Uint8Array(Buffer.from(b64, "base64"));
 }
 
@@ -166,10 +173,12 @@ async function main(argv: string[]): Promise<number> {
     if (!/^([0-9a-fA-F]{2})*$/.test(s)) throw new VerifyError("usage", `--${what} must be hex`);
     return Buffer.from(s, "hex");
   };
-  const cert = async (f: string | undefined) => (f ? readFile(f) : undefined);
+  // `npm run` runs scripts in the package root; paths are the caller's, relative to where npm was invoked.
+  const file = (f: string) => path.resolve(process.env.INIT_CWD ?? process.cwd(), f);
+  const cert = async (f: string | undefined) => (f ? readFile(file(f)) : undefined);
   const timeoutMs = Number(v["timeout-ms"] ?? 10_000);
   const output = async (bytes: Uint8Array) => {
-    if (v.out) await writeFile(v.out, bytes);
+    if (v.out) await writeFile(file(v.out), bytes);
     else process.stdout.write(Buffer.from(bytes).toString("base64") + "\n");
   };
   if (cmd === "fetch") {
@@ -183,15 +192,15 @@ async function main(argv: string[]): Promise<number> {
     if (!v.socket || v.nonce === undefined) throw new VerifyError("usage", "token needs --socket PATH and --nonce HEX");
     const nonce = fromHex(v.nonce, "nonce");
     const res = await callAgent(v.socket, () => agentClient(v.socket!).fetchCloudToken({ nonce }, { timeoutMs }));
-    if (v.out) await writeFile(v.out, res.token);
+    if (v.out) await writeFile(file(v.out), res.token);
     else process.stdout.write(Buffer.from(res.token).toString("utf8") + "\n");
     return 0;
   }
   if (cmd === "verify") {
     if (!v.type) throw new VerifyError("usage", "verify needs --type vtpm|snp|tdx|snp-vtpm and --in FILE (or evidence on stdin)");
-    const bytes = v.in && v.in !== "-" ? new Uint8Array(await readFile(v.in)) : evidenceFromStdin(await readStdin());
+    const bytes = decodeEvidence(v.in && v.in !== "-" ? await readFile(file(v.in)) : await readStdin());
     const summary = await verifyEvidence(v.type, bytes, { nonce: fromHex(v.nonce, "nonce"), reportData: fromHex(v["report-data"], "report-data"), ark: await cert(v.ark), ask: await cert(v.ask), vcek: await cert(v.vcek), root: await cert(v.root) });
-    if (v["tpm2-dir"] && (v.type === "vtpm" || v.type === "snp-vtpm")) await writeTpm2Files(v["tpm2-dir"], bytes);
+    if (v["tpm2-dir"] && (v.type === "vtpm" || v.type === "snp-vtpm")) await writeTpm2Files(file(v["tpm2-dir"]), bytes);
     console.log(JSON.stringify({ ok: true, ...summary }, null, 2));
     return 0;
   }
