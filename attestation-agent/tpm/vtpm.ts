@@ -15,6 +15,7 @@ import { AK_RSA_PERSISTENT_HANDLE, HASHES, PCR_COUNT, RH, akTemplateRsa, publicM
 
 const ALL_PCRS = Array.from({ length: PCR_COUNT }, (_, i) => i);
 const MAX_PCR_RACE_RETRIES = 3;
+const isDigestMismatch = (e: unknown) => (e as { check?: string }).check === "pcr-digest";
 
 export interface Ak {
   handle: number;
@@ -34,6 +35,8 @@ export class VtpmAttester {
   private readonly opts: VtpmOptions;
   private akPromise: Promise<Ak> | undefined;
   private banksPromise: Promise<number[]> | undefined;
+  /** PCR values per bank as last read and proven by a quote's digest. */
+  private readonly pcrCache = new Map<number, Map<number, Uint8Array>>();
   /** One attestation at a time, first come first served: a call's commands run back to back. */
   private readonly lock = new FifoLock();
 
@@ -105,25 +108,40 @@ export class VtpmAttester {
   }
 
   private async attestWith(ak: Ak, nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
+    // Read the event log while the TPM works (a file read is a threadpool round trip).
+    const eventLog = this.eventLog();
+    eventLog.catch(() => {});
     const key = ak.key;
     const quotes = [];
     for (const alg of await this.banks(signal)) {
+      // PCR values last seen for this bank: a quote whose digest matches them proves they are
+      // still current (SHA-256 over the values is what the TPM signed), so the 3 PCR_Reads per
+      // bank are skipped until a PCR moves.
+      let values = this.pcrCache.get(alg) ?? (await this.tpm.pcrRead(alg, ALL_PCRS, signal)).values;
       for (let attempt = 0; ; attempt++) {
-        const { values } = await this.tpm.pcrRead(alg, ALL_PCRS, signal);
         const q = await this.tpm.quote(ak.handle, nonce, [{ alg, pcrs: ALL_PCRS }], signal);
+        // Same check go-tpm-tools makes before returning: signature, nonce, digest of the values.
+        const check = (v: Map<number, Uint8Array>) => verifyQuote(key, { quote: q.attest, rawSig: q.signature, hash: alg, pcrs: v }, nonce);
         try {
-          // Same check go-tpm-tools makes before returning: signature, nonce, digest of the values.
-          verifyQuote(key, { quote: q.attest, rawSig: q.signature, hash: alg, pcrs: values }, nonce);
+          check(values);
         } catch (e) {
-          // A PCR extended between PCR_Read and Quote: read and quote again.
-          if ((e as { check?: string }).check === "pcr-digest" && attempt < MAX_PCR_RACE_RETRIES) continue;
-          throw e;
+          if (!isDigestMismatch(e)) throw e;
+          // A PCR moved since `values` were read: read them now; they match this quote unless
+          // one moved again in between, and then we quote again.
+          values = (await this.tpm.pcrRead(alg, ALL_PCRS, signal)).values;
+          try {
+            check(values);
+          } catch (e2) {
+            if (isDigestMismatch(e2) && attempt < MAX_PCR_RACE_RETRIES) continue;
+            throw e2;
+          }
         }
+        this.pcrCache.set(alg, values);
         quotes.push(create(QuoteSchema, { quote: q.attest.slice(), rawSig: q.signature, pcrs: { hash: alg as HashAlgo, pcrs: Object.fromEntries(values) } }));
         break;
       }
     }
-    return create(AttestationSchema, { akPub: ak.publicArea, quotes, eventLog: await this.eventLog() });
+    return create(AttestationSchema, { akPub: ak.publicArea, quotes, eventLog: await eventLog });
   }
 
   /** The event log byte for byte, or empty when absent or unreadable (e.g. swtpm, no securityfs). */
