@@ -5,10 +5,6 @@
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException("aborted", "AbortError");
-}
-
 /** At most `max` calls at once (running or waiting for a device). */
 export class Admission {
   readonly max: number;
@@ -48,7 +44,8 @@ export class FifoLock {
   }
 
   private acquire(signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    // An aborted signal always carries a reason (an AbortError DOMException unless one was given).
+    if (signal?.aborted) return Promise.reject(signal.reason);
     if (!this.held) {
       this.held = true;
       return Promise.resolve();
@@ -63,7 +60,7 @@ export class FifoLock {
       const onAbort = () => {
         const i = this.waiters.indexOf(w);
         if (i >= 0) this.waiters.splice(i, 1);
-        reject(abortReason(signal!));
+        reject(signal!.reason);
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       this.waiters.push(w);

@@ -192,6 +192,34 @@ describe("response parsing and its checks", () => {
   });
 });
 
+describe("the reader and the hash table", () => {
+  it("every read is bounds-checked with TpmParseError (no silent short reads)", () => {
+    const one = () => new m.Reader(bytes("01"));
+    for (const [what, f] of [["u16", (r: m.Reader) => r.u16()], ["u32", (r: m.Reader) => r.u32()], ["u64", (r: m.Reader) => r.u64()], ["raw", (r: m.Reader) => r.raw(2)]] as const) {
+      const err = (() => {
+        try {
+          f(one());
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      expect([what, err?.name, err?.message]).toEqual([what, "TpmParseError", expect.stringMatching(/^truncated TPM structure at byte 0 \(\+[2-8]\)$/)]);
+    }
+    expect(new m.Reader(bytes("0102030405060708")).u64()).toBe(0x0102030405060708n);
+  });
+
+  it("parsed values are copies, not views that keep the whole response alive", () => {
+    const pcr = m.parsePcrRead(m.parseResponse(bytes(frame("8001", "00000000", "00000001 00000001 000b 03 010000 00000001 0001aa"))));
+    expect(pcr.digests[0].buffer.byteLength).toBe(1);
+    expect(m.parseNvRead(m.parseResponse(bytes(frame("8002", "00000000", "00000004 0002 beef 0000010000")))).buffer.byteLength).toBe(2);
+    expect(m.parseRsaDecrypt(m.parseResponse(bytes(frame("8002", "00000000", "00000003 0001 7f 0000010000")))).buffer.byteLength).toBe(1);
+  });
+
+  it("HASHES names node:crypto's hash and the digest size per TPM algorithm", () => {
+    expect(m.HASHES).toEqual({ 4: { name: "sha1", size: 20 }, 11: { name: "sha256", size: 32 }, 12: { name: "sha384", size: 48 }, 13: { name: "sha512", size: 64 } });
+  });
+});
+
 describe("describeRc (Part 2 §6.6)", () => {
   it("names format-0 codes, the resource-manager layer, and format-1 errors with handle/parameter/session numbers", () => {
     expect(m.describeRc(0x101)).toBe("0x101 TPM_RC_FAILURE");

@@ -21,6 +21,10 @@ import { SnpFormatError } from "../../../attestation-agent/tsm/snp.ts";
 import { GenerationError, TsmClient, TsmError } from "../../../attestation-agent/tsm/report.ts";
 import { VerifyError } from "../../../attestation-agent/verify/tpm.ts";
 import { FakeConfigFs } from "../fixtures/fake-configfs.ts";
+import { fromBinary } from "@bufbuild/protobuf";
+import { getEventListeners } from "node:events";
+import { AttestationSchema as SnpAttestationSchema } from "../../../attestation-agent/gen/sevsnp/sevsnp_pb.ts";
+import { CERT_GUID, buildCertTable } from "../../../attestation-agent/tsm/snp.ts";
 
 function ctx(timeoutMs?: number, signal = new AbortController().signal): HandlerContext {
   return createHandlerContext({
@@ -131,6 +135,56 @@ describe("FetchAttestation input rules", () => {
   });
 });
 
+describe("evidence per platform type (devices faked at their interfaces)", () => {
+  const vreq = (platformType: PlatformType, reportData = new Uint8Array([1, 2]), nonce = new Uint8Array([3])) => ({ $typeName: "attestation.v1.AttestationRequest" as const, reportData, nonce, platformType });
+  /** A configfs-tsm whose outblob is a 0x4A0-byte SNP report carrying the inblob as REPORT_DATA, or the inblob itself (TDX). */
+  const tsmOf = (provider: "sev_guest" | "tdx_guest", inblobs: Uint8Array[]) =>
+    new TsmClient("/r", new FakeConfigFs("/r", provider, (inblob) => {
+      inblobs.push(inblob);
+      if (provider === "tdx_guest") return { outblob: new Uint8Array([0x04, 0x00, ...inblob]) };
+      const rep = Buffer.alloc(0x4a0);
+      rep.writeUInt32LE(3, 0);
+      rep.set(inblob, 0x50);
+      return { outblob: new Uint8Array(rep), auxblob: buildCertTable([[CERT_GUID.ARK, Buffer.from("ark")]]) };
+    }));
+
+  it("SNP: sevsnp.Attestation with the zero-padded report data and the host's certificate table", async () => {
+    const seen: Uint8Array[] = [];
+    const s = service({ caps: caps("snp"), tsm: tsmOf("sev_guest", seen) });
+    const att = fromBinary(SnpAttestationSchema, (await s.fetchAttestation(vreq(PlatformType.SNP), ctx())).quote);
+    expect(Array.from(att.report!.reportData)).toEqual([1, 2, ...new Array(62).fill(0)]);
+    expect(Buffer.from(att.certificateChain!.arkCert).toString()).toBe("ark");
+    expect(Array.from(seen[0])).toEqual(Array.from(att.report!.reportData));
+  });
+
+  it("TDX: the outblob as is", async () => {
+    const s = service({ caps: caps("tdx"), tsm: tsmOf("tdx_guest", []) });
+    const q = (await s.fetchAttestation(vreq(PlatformType.TDX), ctx())).quote;
+    expect(Array.from(q)).toEqual([4, 0, 1, 2, ...new Array(62).fill(0)]);
+  });
+
+  it("SNP_VTPM: the vTPM attestation with an SNP report whose REPORT_DATA binds the AK", async () => {
+    const seen: Uint8Array[] = [];
+    const f = fakeVtpm();
+    const s = service({ caps: caps("snp-vtpm"), vtpm: f.vtpm, tsm: tsmOf("sev_guest", seen) });
+    const att = fromBinary(AttestationSchema, (await s.fetchAttestation(vreq(PlatformType.SNP_VTPM), ctx())).quote);
+    expect(att.teeAttestation.case).toBe("sevSnpAttestation");
+    const want = bindAk(pad(new Uint8Array([1, 2]), 64), new Uint8Array([1, 2]));
+    expect(Buffer.from(seen[0])).toEqual(Buffer.from(want));
+    expect(Array.from(f.seen[0])).toEqual([3, ...new Array(31).fill(0)]);
+  });
+
+  it("a configfs-tsm provider other than the one asked for → INTERNAL", async () => {
+    expect(await code(service({ caps: caps("snp"), tsm: tsmOf("tdx_guest", []) }).fetchAttestation(vreq(PlatformType.SNP), ctx()))).toEqual([Code.Internal, "configfs-tsm provider is tdx_guest, not sev_guest"]);
+    expect(await code(service({ caps: caps("tdx"), tsm: tsmOf("sev_guest", []) }).fetchAttestation(vreq(PlatformType.TDX), ctx()))).toEqual([Code.Internal, "configfs-tsm provider is sev_guest, not tdx_guest"]);
+  });
+
+  it("the refusal names the platform type", async () => {
+    for (const [t, name] of [[PlatformType.SNP, "SNP"], [PlatformType.TDX, "TDX"], [PlatformType.VTPM, "VTPM"], [PlatformType.SNP_VTPM, "SNP_VTPM"]] as const)
+      expect(await code(service({ caps: caps("none") }).fetchAttestation(vreq(t), ctx()))).toEqual([Code.FailedPrecondition, `PLATFORM_TYPE_${name} is not available on this machine (platform none)`]);
+  });
+});
+
 describe("FetchCloudToken", () => {
   it("no provider → FAILED_PRECONDITION; a provider's answer and its errors map to codes", async () => {
     const req = { $typeName: "attestation.v1.CloudTokenRequest" as const, nonce: new Uint8Array([1]) };
@@ -203,6 +257,7 @@ describe("toConnectError", () => {
       [new VerifyError("nonce", "n"), Code.Internal, "device returned malformed evidence: nonce: n"],
       [new Error("boom"), Code.Internal, "internal error: boom"],
       ["text", Code.Internal, "internal error: text"],
+      [undefined, Code.Internal, "internal error: undefined"],
       [new ConnectError("as is", Code.NotFound), Code.NotFound, "as is"],
     ];
     for (const [e, c, m] of cases) expect([toConnectError(e, live).code, toConnectError(e, live).rawMessage]).toEqual([c, m]);
@@ -255,6 +310,18 @@ describe("helpers", () => {
     releaseA();
     await Promise.all([a, c]);
     expect(order).toEqual(["a", "c"]);
+    // A waiter that was granted the lock leaves no listener on its signal, and a later abort changes nothing.
+    const granted = new AbortController();
+    let releaseE: (() => void) | undefined;
+    const e = lock.run(() => new Promise<void>((r) => (releaseE = r)));
+    const f = lock.run(async () => "f ran", granted.signal);
+    expect(getEventListeners(granted.signal, "abort")).toHaveLength(1);
+    while (!releaseE) await Promise.resolve(); // the lock was free: e runs once acquire() settles
+    releaseE();
+    await e;
+    await expect(f).resolves.toBe("f ran");
+    expect(getEventListeners(granted.signal, "abort")).toHaveLength(0);
+    granted.abort();
     const dead = new AbortController();
     dead.abort(new Error("already"));
     await expect(lock.run(async () => order.push("d"), dead.signal)).rejects.toThrow("already");

@@ -3,8 +3,11 @@
  * request, the generation check after every read, EBUSY and generation retries, privlevel as
  * ASCII decimal, the errno texts, and the entry always removed.
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { GenerationError, TsmClient, TsmError, type ConfigFs } from "../../../attestation-agent/tsm/report.ts";
+import { GenerationError, TsmClient, TsmError, nodeConfigFs, type ConfigFs } from "../../../attestation-agent/tsm/report.ts";
 import { FakeConfigFs } from "../fixtures/fake-configfs.ts";
 
 const ROOT = "/sys/kernel/config/tsm/report";
@@ -86,6 +89,35 @@ describe("TsmClient", () => {
     const gen: ConfigFs = { mkdtemp: (p) => fs.mkdtemp(p), rmdir: (d) => fs.rmdir(d), writeFile: (f, d) => fs.writeFile(f, d), readFile: () => Promise.reject(errno("EIO")) };
     await expect(new TsmClient(ROOT, gen).getReport({ inblob: IN })).rejects.toMatchObject({ message: "configfs-tsm read generation: raw EIO" });
     expect(fs.entries.size).toBe(0);
+  });
+
+  it("an abort during a read passes through as is; an auxblob that fails otherwise than ENOENT fails the report", async () => {
+    const fs = snp();
+    const abortErr = new DOMException("stop", "AbortError");
+    const aborting: ConfigFs = { mkdtemp: (p) => fs.mkdtemp(p), rmdir: (d) => fs.rmdir(d), writeFile: (f, d) => fs.writeFile(f, d), readFile: (f) => (f.endsWith("outblob") ? Promise.reject(abortErr) : fs.readFile(f)) };
+    await expect(new TsmClient(ROOT, aborting).getReport({ inblob: IN })).rejects.toBe(abortErr);
+    const auxFails: ConfigFs = { mkdtemp: (p) => fs.mkdtemp(p), rmdir: (d) => fs.rmdir(d), writeFile: (f, d) => fs.writeFile(f, d), readFile: (f) => (f.endsWith("auxblob") ? Promise.reject(errno("EIO")) : fs.readFile(f)) };
+    await expect(new TsmClient(ROOT, auxFails).getReport({ inblob: IN, getAuxblob: true })).rejects.toMatchObject({ name: "TsmError", errno: "EIO", message: "configfs-tsm read auxblob: raw EIO" });
+    const auxGone: ConfigFs = { ...auxFails, readFile: (f) => (f.endsWith("auxblob") ? Promise.reject(new Error("not errno")) : fs.readFile(f)) };
+    await expect(new TsmClient(ROOT, auxGone).getReport({ inblob: IN, getAuxblob: true })).rejects.toMatchObject({ name: "TsmError", message: "configfs-tsm read auxblob: not errno" });
+    expect(new GenerationError("g").name).toBe("GenerationError");
+    expect(fs.entries.size).toBe(0);
+  });
+
+  it("nodeConfigFs: the real filesystem calls, with the read abortable", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agent-cfs-"));
+    try {
+      const entry = await nodeConfigFs.mkdtemp(path.join(dir, "entry-"));
+      await nodeConfigFs.writeFile(path.join(entry, "inblob"), IN);
+      expect(Buffer.from(await nodeConfigFs.readFile(path.join(entry, "inblob")))).toEqual(Buffer.from(IN));
+      const ac = new AbortController();
+      ac.abort();
+      await expect(nodeConfigFs.readFile(path.join(entry, "inblob"), ac.signal)).rejects.toMatchObject({ name: "AbortError" });
+      await writeFile(path.join(entry, "x"), "");
+      await expect(nodeConfigFs.rmdir(entry)).rejects.toMatchObject({ code: "ENOTEMPTY" }); // never recursive
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("EBUSY is retried (a fresh entry each time) until generation succeeds", async () => {

@@ -60,6 +60,40 @@ describe("tsm/snp.ts: ATTESTATION_REPORT and cert table", () => {
     expect(parseSnpReport(v2).launchMitVector).toBe(0n);
   });
 
+  it("fields that exist only in later versions are neither read nor written for earlier ones", () => {
+    const v2 = Buffer.from(signedSnpReport(RD, chain.vcekKey));
+    v2.writeUInt32LE(2, 0); // CPUID bytes at 0x188 are reserved in v2: ignored
+    const r2 = parseSnpReport(v2);
+    expect(r2.cpuid1eaxFms).toBe(0);
+    const v3 = Buffer.from(signedSnpReport(RD, chain.vcekKey));
+    v3.writeBigUInt64LE(0x77n, 0x1f8); // mitigation vectors are v5 fields
+    v3.writeBigUInt64LE(0x88n, 0x200);
+    const r3 = parseSnpReport(v3);
+    expect([r3.launchMitVector, r3.currentMitVector]).toEqual([0n, 0n]);
+    r3.launchMitVector = 5n;
+    r3.currentMitVector = 6n;
+    const out3 = Buffer.from(serializeSnpReport(r3));
+    expect([out3.readBigUInt64LE(0x1f8), out3.readBigUInt64LE(0x200)]).toEqual([0n, 0n]);
+    r2.cpuid1eaxFms = 0xa10f11;
+    expect(Buffer.from(serializeSnpReport(r2)).subarray(0x188, 0x18b)).toEqual(Buffer.alloc(3));
+    // A family below 0xF has no extended family.
+    const old = Buffer.from(signedSnpReport(RD, chain.vcekKey));
+    old[0x188] = 0x06;
+    old[0x189] = 0x55;
+    old[0x18a] = 0x02;
+    expect(parseSnpReport(old).cpuid1eaxFms).toBe((5 << 16) | (6 << 8) | (5 << 4) | 2);
+    expect(Buffer.from(serializeSnpReport(parseSnpReport(old))).subarray(0x188, 0x18b)).toEqual(Buffer.from([0x06, 0x55, 0x02]));
+  });
+
+  it("every identity field round-trips at its own offset", () => {
+    const b = Buffer.from(signedSnpReport(RD, chain.vcekKey));
+    const fields: [number, number, string][] = [[0x10, 16, "familyId"], [0x20, 16, "imageId"], [0xe0, 48, "idKeyDigest"], [0x110, 48, "authorKeyDigest"], [0x160, 32, "reportIdMa"], [0xc0, 32, "hostData"]];
+    fields.forEach(([off, n], i) => b.fill(0xa0 + i, off, off + n));
+    const r = parseSnpReport(b);
+    fields.forEach(([, n, name], i) => expect([name, Buffer.from((r as unknown as Record<string, Uint8Array>)[name])]).toEqual([name, Buffer.alloc(n, 0xa0 + i)]));
+    expect(Buffer.from(serializeSnpReport(r))).toEqual(b);
+  });
+
   it("rejects a short report, version < 2, a nonzero reserved field, a field of the wrong length", () => {
     const raw = signedSnpReport(RD, chain.vcekKey);
     expect(() => parseSnpReport(raw.subarray(0, 0x49f))).toThrow(new SnpFormatError("SNP report is 1183 bytes, want 1184"));
@@ -88,6 +122,7 @@ describe("tsm/snp.ts: ATTESTATION_REPORT and cert table", () => {
     expect(at(0x19, 0x1f)?.name).toBe(SevProduct_SevProductName.SEV_PRODUCT_GENOA);
     expect(at(0x19, 0x20)?.name).toBe(SevProduct_SevProductName.SEV_PRODUCT_UNKNOWN);
     expect(at(0x1a, 0x02)?.name).toBe(SevProduct_SevProductName.SEV_PRODUCT_TURIN);
+    expect(at(0x1a, 0x11)?.name).toBe(SevProduct_SevProductName.SEV_PRODUCT_TURIN);
     expect(at(0x17, 0x31)?.name).toBe(SevProduct_SevProductName.SEV_PRODUCT_UNKNOWN);
     expect(at(0x0f, 0x01)?.name).toBe(SevProduct_SevProductName.SEV_PRODUCT_UNKNOWN);
     const none = parseSnpReport(signedSnpReport(RD, chain.vcekKey));
@@ -110,6 +145,8 @@ describe("tsm/snp.ts: ATTESTATION_REPORT and cert table", () => {
     const inside = Buffer.from(buildCertTable([[CERT_GUID.VCEK, Buffer.from("vv")]]));
     inside.writeUInt32LE(8, 16); // points into the entry list itself
     expect(() => parseCertTable(inside)).toThrow(/points outside the table/);
+    expect(parseCertTable(buildCertTable([]))).toEqual(create(CertificateChainSchema, {})); // just the terminator
+    expect(new SnpFormatError("x").name).toBe("SnpFormatError");
     const exact = Buffer.from(buildCertTable([[CERT_GUID.VCEK, Buffer.from("vv")]]));
     expect(Buffer.from(parseCertTable(exact).vcekCert).toString()).toBe("vv"); // ends exactly at the table's end
     expect(Buffer.from(guidBytes(CERT_GUID.ARK)).toString("hex")).toBe("c0b406a4a80349529743 3fb6014cd0ae".replace(" ", ""));
@@ -152,6 +189,7 @@ describe("verify/snp.ts", () => {
     fails(() => verifySnpAttestation(att({ vcek: new Uint8Array(0) })), "chain", "chain: no VCEK certificate");
     fails(() => verifySnpAttestation(att({ ask: new Uint8Array([1, 2, 3]) })), "chain", /^chain: ASK certificate unreadable: /);
     fails(() => verifySnpAttestation(att(), { trustedArk: other.ark }), "chain", "chain: ARK is not the trusted ARK");
+    fails(() => verifySnpAttestation(att(), { trustedArk: new Uint8Array([1]) }), "chain", /^chain: trusted ARK certificate unreadable: /);
     fails(() => verifySnpAttestation(att({ ark: chain.ask })), "chain", "chain: ARK is not self-signed");
     fails(() => verifySnpAttestation(att({ ark: other.ark })), "chain", "chain: ASK is not signed by the ARK");
     fails(() => verifySnpAttestation(att({ vcek: other.vcek })), "chain", "chain: VCEK is not signed by the ASK");
@@ -239,7 +277,33 @@ describe("verify/tdx.ts", () => {
     bad((b) => void b.writeUInt32LE(b.length, SD + 130), "format: certification data overruns the signature data");
     const inner = SD + 128 + 6 + 448 + 2 + 32;
     bad((b) => void b.writeUInt16LE(4, inner), "format: inner certification data type 4 is not 5 (PCK chain)");
-    bad((b) => void b.writeUInt32LE(b.length, inner + 2), "format: PCK chain overruns the signature data");
+    bad((b) => void b.writeUInt32LE(b.length, inner + 2), "format: PCK chain overruns the certification data");
+  });
+
+  it("reads inside the certification data only; exact boundaries; trailing NULs after the PEM are dropped", () => {
+    const certHead = SD + 128;
+    const qe = certHead + 6;
+    const inner = qe + 448 + 2 + 32;
+    // Signature data of exactly the minimum 134 bytes: certification data type 6 of size 0.
+    const min = q4().subarray(0, SD + 134);
+    min.writeUInt32LE(134, SD - 4);
+    min.writeUInt32LE(0, certHead + 2);
+    fails(() => parseTdxQuote(min), "format", "format: certification data of 0 bytes ends inside the QE report");
+    const shortAuth = q4();
+    shortAuth.writeUInt16LE(0xffff, qe + 448); // auth data length past the certification data
+    fails(() => parseTdxQuote(shortAuth), "format", /^format: certification data of \d+ bytes ends inside the QE auth data$/);
+    // PCK chain size one byte more than there is: rejected; exactly what there is: accepted.
+    const exact = q4();
+    const size = exact.readUInt32LE(inner + 2);
+    exact.writeUInt32LE(size + 1, inner + 2);
+    fails(() => parseTdxQuote(exact), "format", "format: PCK chain overruns the certification data");
+    exact.writeUInt32LE(size, inner + 2);
+    expect(parseTdxQuote(exact).pckChainPem).toBe(pck.pckPem + pck.rootPem);
+    // NUL padding after the PEM (and NULs inside it are kept).
+    const padded = signedTdxQuote(RD, { ...pck, pckPem: `${pck.pckPem}\0\0`, rootPem: `${pck.rootPem}\0\0\0` });
+    expect(parseTdxQuote(padded).pckChainPem).toBe(`${pck.pckPem}\0\0${pck.rootPem}`);
+    expect(verifyTdxQuote(padded).version).toBe(4);
+    fails(() => verifyTdxQuote(signedTdxQuote(RD, { ...pck, pckPem: "no certificates here", rootPem: "" })), "chain", "chain: PCK chain has 0 certificate(s)");
   });
 
   it("each signature and chain defect fails its own check", () => {

@@ -24,6 +24,8 @@ function pcrValues(alg: number, seed = 0): Map<number, Uint8Array> {
 interface QuoteOpts {
   nonce?: Uint8Array;
   selection?: { alg: number; pcrs: number[] }[];
+  /** TPML_PCR_SELECTION bytes to put in the quote instead of `selection`'s. */
+  selectionBytes?: Uint8Array;
   digestOf?: Map<number, Uint8Array>;
   sigAlg?: number;
   sigHash?: number;
@@ -43,7 +45,7 @@ function makeQuote(alg: number, values: Map<number, Uint8Array>, o: QuoteOpts = 
     .tpm2b(o.nonce ?? NONCE)
     .raw(new Uint8Array(17))
     .raw(new Uint8Array(8))
-    .raw(pcrSelection(sel))
+    .raw(o.selectionBytes ?? pcrSelection(sel))
     .tpm2b(h.digest())
     .bytes();
   const rawSig = new Writer()
@@ -98,6 +100,11 @@ describe("verifyQuote", () => {
     fails(() => verifyQuote(ak, makeQuote(ALG.SHA256, v, { selection: [{ alg: ALG.SHA1, pcrs: ALL }] }), NONCE), "selection", "does not select exactly its own bank");
     fails(() => verifyQuote(ak, makeQuote(ALG.SHA256, v, { selection: [{ alg: ALG.SHA256, pcrs: ALL.slice(0, 23) }] }), NONCE), "selection", /selects PCRs 0,1,.*,22, not 0-23$/);
     fails(() => verifyQuote(ak, makeQuote(ALG.SHA256, v, { selection: [{ alg: ALG.SHA256, pcrs: [...ALL.slice(1), 24] }] }), NONCE), "selection", /not 0-23/);
+    // 24 PCRs, but 1-24 (a 4-byte bitmap), not 0-23.
+    const shifted = new Map([...v].map(([i, d]) => [i + 1, d]));
+    const sel124 = new Writer().u32(1).u16(ALG.SHA256).u8(4).raw(new Uint8Array([0xfe, 0xff, 0xff, 0x01])).bytes();
+    fails(() => verifyQuote(ak, makeQuote(ALG.SHA256, shifted, { selection: [{ alg: ALG.SHA256, pcrs: [...ALL.slice(1), 24] }], selectionBytes: sel124 }), NONCE), "selection", /selects PCRs 1,2,.*,24, not 0-23$/);
+    expect(new VerifyError("x", "y").name).toBe("VerifyError");
     const missing = new Map(v);
     missing.delete(5);
     fails(() => verifyQuote(ak, makeQuote(ALG.SHA256, missing, { digestOf: v }), NONCE), "pcrs", "pcrs: sha256 PCR 5 missing");
