@@ -181,7 +181,7 @@ describe("verify/snp.ts", () => {
     expect(verifySnpAttestation(att({ ark: other.ark }), { ark: chain.ark }).report.version).toBe(3);
   });
 
-  it("each defect fails its own check", () => {
+  it("SNP: each chain, signature and report-data defect fails its own check", () => {
     fails(() => verifySnpAttestation(new Uint8Array([0xff, 0xff])), "format", /^format: not a sevsnp.Attestation: /);
     fails(() => verifySnpAttestation(create(AttestationSchema, {})), "format", "format: no report");
     fails(() => verifySnpAttestation(att({ ark: new Uint8Array(0) })), "chain", "chain: no ARK certificate");
@@ -304,6 +304,26 @@ describe("verify/tdx.ts", () => {
     expect(parseTdxQuote(padded).pckChainPem).toBe(`${pck.pckPem}\0\0${pck.rootPem}`);
     expect(verifyTdxQuote(padded).version).toBe(4);
     fails(() => verifyTdxQuote(signedTdxQuote(RD, { ...pck, pckPem: "no certificates here", rootPem: "" })), "chain", "chain: PCK chain has 0 certificate(s)");
+  });
+
+  it("certification data bounds, byte exact: QE report, auth data, inner header", () => {
+    const certHead = SD + 128;
+    const qe = certHead + 6;
+    /** The quote cut so that its certification data is `size` bytes (signature-data length adjusted). */
+    const cut = (size: number) => {
+      const b = Buffer.from(q4().subarray(0, qe + size));
+      b.writeUInt32LE(128 + 6 + size, SD - 4);
+      b.writeUInt32LE(size, certHead + 2);
+      return b;
+    };
+    fails(() => parseTdxQuote(cut(449)), "format", "format: certification data of 449 bytes ends inside the QE report");
+    // QE report, signature, auth length and 32 bytes of auth data, then only 3 of the 6 inner-header bytes.
+    fails(() => parseTdxQuote(cut(448 + 2 + 32 + 3)), "format", "format: certification data of 485 bytes ends inside the QE auth data");
+    // The inner header ends exactly at the end: an empty PCK chain parses, and fails the chain check.
+    const empty = cut(448 + 2 + 32 + 6);
+    empty.writeUInt32LE(0, qe + 448 + 2 + 32 + 2);
+    expect(parseTdxQuote(empty).pckChainPem).toBe("");
+    fails(() => verifyTdxQuote(empty), "chain", "chain: PCK chain has 0 certificate(s)");
   });
 
   it("each signature and chain defect fails its own check", () => {

@@ -86,7 +86,7 @@ describe("verifyQuote", () => {
     }
   });
 
-  it("each defect fails its own check", () => {
+  it("vTPM quote: each defect fails its own check", () => {
     const v = pcrValues(ALG.SHA256);
     fails(() => verifyQuote(ak, { ...makeQuote(ALG.SHA256, v), hash: 0x99 }, NONCE), "bank", "bank: unsupported PCR bank 0x99");
     fails(() => verifyQuote(ak, { ...makeQuote(ALG.SHA256, v), rawSig: new Uint8Array([0, 0x17, 0, 0x0b]) }, NONCE), "format", /unsupported signature algorithm/);
@@ -104,6 +104,10 @@ describe("verifyQuote", () => {
     const shifted = new Map([...v].map(([i, d]) => [i + 1, d]));
     const sel124 = new Writer().u32(1).u16(ALG.SHA256).u8(4).raw(new Uint8Array([0xfe, 0xff, 0xff, 0x01])).bytes();
     fails(() => verifyQuote(ak, makeQuote(ALG.SHA256, shifted, { selection: [{ alg: ALG.SHA256, pcrs: [...ALL.slice(1), 24] }], selectionBytes: sel124 }), NONCE), "selection", /selects PCRs 1,2,.*,24, not 0-23$/);
+    // 24 PCRs, 0-22 and 24: only the last is out of place.
+    const skip23 = new Map([...v].map(([i, d]) => [i === 23 ? 24 : i, d]));
+    const sel0to22and24 = new Writer().u32(1).u16(ALG.SHA256).u8(4).raw(new Uint8Array([0xff, 0xff, 0x7f, 0x01])).bytes();
+    fails(() => verifyQuote(ak, makeQuote(ALG.SHA256, skip23, { selection: [{ alg: ALG.SHA256, pcrs: [...ALL.slice(0, 23), 24] }], selectionBytes: sel0to22and24 }), NONCE), "selection", /selects PCRs 0,1,.*,22,24, not 0-23$/);
     expect(new VerifyError("x", "y").name).toBe("VerifyError");
     const missing = new Map(v);
     missing.delete(5);
