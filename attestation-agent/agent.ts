@@ -6,8 +6,8 @@ import { AzureMaaProvider } from "./cloud/azure-maa.ts";
 import { GcpLauncherProvider } from "./cloud/gcp.ts";
 import type { CloudTokenProvider } from "./cloud/provider.ts";
 import { detect, fromName, type Capabilities, type PlatformName } from "./platform.ts";
-import { startServer, type AgentServer } from "./server.ts";
-import { createAttestationService } from "./service.ts";
+import { DEFAULT_LIMITS, PROTOCOLS, startServer, type AgentServer, type Protocol, type ServerLimits } from "./server.ts";
+import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_QUEUED_CALLS, createAttestationService } from "./service.ts";
 import { TpmClient } from "./tpm/client.ts";
 import { openTransport } from "./tpm/transport.ts";
 import { VtpmAttester } from "./tpm/vtpm.ts";
@@ -30,6 +30,13 @@ export interface AgentConfig {
   azureHclWaitMs?: number;
   callTimeoutMs: number;
   tpmTimeoutMs: number;
+  /** Protocols served on the socket (gRPC, gRPC-Web, Connect). */
+  protocols: readonly Protocol[];
+  /** Deadline of a call whose client set none. */
+  defaultDeadlineMs: number;
+  /** Calls running or waiting for a device at once; beyond it RESOURCE_EXHAUSTED. */
+  maxQueuedCalls: number;
+  limits: ServerLimits;
 }
 
 export const DEFAULTS: AgentConfig = {
@@ -41,6 +48,10 @@ export const DEFAULTS: AgentConfig = {
   platform: "auto",
   callTimeoutMs: 60_000,
   tpmTimeoutMs: 30_000,
+  protocols: PROTOCOLS,
+  defaultDeadlineMs: DEFAULT_DEADLINE_MS,
+  maxQueuedCalls: DEFAULT_MAX_QUEUED_CALLS,
+  limits: DEFAULT_LIMITS,
 };
 
 export interface Agent {
@@ -84,9 +95,11 @@ export async function startAgent(c: AgentConfig, deps: { configFs?: ConfigFs; lo
     snpPrivilege: c.snpVmpl,
     cloud,
     callTimeoutMs: c.callTimeoutMs,
+    defaultDeadlineMs: c.defaultDeadlineMs,
+    maxQueuedCalls: c.maxQueuedCalls,
   });
-  const server = await startServer({ socket: c.socket, mode: c.socketMode, group: c.socketGroup, attestation, log });
-  log(`serving attestation.v1.AttestationService on unix:${c.socket}`);
+  const server = await startServer({ socket: c.socket, mode: c.socketMode, group: c.socketGroup, attestation, protocols: c.protocols, limits: c.limits, log });
+  log(`serving attestation.v1.AttestationService on unix:${c.socket} (${c.protocols.join(", ")}; HTTP/2 and HTTP/1.1)`);
   return {
     caps,
     server,

@@ -1,11 +1,13 @@
 /**
  * `npm run agent -- --socket PATH --tpm DEV|unix:PATH|tcp:HOST:PORT --tsm-root DIR
- *   --event-log FILE --platform auto|snp|tdx|vtpm|snp-vtpm|none` (each flag also from its
- * ATTESTATION_* environment variable; flags win). SIGTERM/SIGINT drain in-flight calls.
+ *   --event-log FILE --platform auto|snp|tdx|vtpm|snp-vtpm|none --protocols grpc,grpc-web,connect …`
+ * (each flag also from its ATTESTATION_* environment variable; flags win; the full list is in
+ * docs/attestation-agent.md). SIGTERM/SIGINT drain in-flight calls.
  */
 import { parseArgs } from "node:util";
 import { DEFAULTS, startAgent, type AgentConfig } from "./agent.ts";
 import { PLATFORM_NAMES, type PlatformName } from "./platform.ts";
+import { PROTOCOLS, type Protocol } from "./server.ts";
 
 const FLAGS = {
   socket: "ATTESTATION_SOCKET",
@@ -24,6 +26,14 @@ const FLAGS = {
   "azure-hcl-wait-ms": "ATTESTATION_AZURE_HCL_WAIT_MS",
   "call-timeout-ms": "ATTESTATION_CALL_TIMEOUT_MS",
   "tpm-timeout-ms": "ATTESTATION_TPM_TIMEOUT_MS",
+  protocols: "ATTESTATION_PROTOCOLS",
+  "default-deadline-ms": "ATTESTATION_DEFAULT_DEADLINE_MS",
+  "max-queued-calls": "ATTESTATION_MAX_QUEUED_CALLS",
+  "max-request-bytes": "ATTESTATION_MAX_REQUEST_BYTES",
+  "header-timeout-ms": "ATTESTATION_HEADER_TIMEOUT_MS",
+  "request-timeout-ms": "ATTESTATION_REQUEST_TIMEOUT_MS",
+  "idle-timeout-ms": "ATTESTATION_IDLE_TIMEOUT_MS",
+  "max-connections": "ATTESTATION_MAX_CONNECTIONS",
 } as const;
 
 function usage(msg?: string): never {
@@ -50,6 +60,14 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig
   };
   const platform = (get("platform") ?? DEFAULTS.platform) as PlatformName;
   if (!PLATFORM_NAMES.includes(platform)) usage(`--platform must be one of ${PLATFORM_NAMES.join("|")}`);
+  const positive = (f: keyof typeof FLAGS) => {
+    const n = int(f);
+    if (n === 0) usage(`--${f} must be at least 1`);
+    return n;
+  };
+  const protocols = (get("protocols") ?? PROTOCOLS.join(",")).split(",").map((p) => p.trim()).filter(Boolean) as Protocol[];
+  const unknown = protocols.filter((p) => !PROTOCOLS.includes(p));
+  if (unknown.length > 0 || protocols.length === 0) usage(`--protocols takes a comma-separated subset of ${PROTOCOLS.join(",")}`);
   const vmpl = int("snp-vmpl");
   if (vmpl !== undefined && vmpl > 3) usage("--snp-vmpl must be 0-3");
   return {
@@ -70,6 +88,16 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig
     azureHclWaitMs: int("azure-hcl-wait-ms"),
     callTimeoutMs: int("call-timeout-ms") ?? DEFAULTS.callTimeoutMs,
     tpmTimeoutMs: int("tpm-timeout-ms") ?? DEFAULTS.tpmTimeoutMs,
+    protocols,
+    defaultDeadlineMs: positive("default-deadline-ms") ?? DEFAULTS.defaultDeadlineMs,
+    maxQueuedCalls: positive("max-queued-calls") ?? DEFAULTS.maxQueuedCalls,
+    limits: {
+      maxRequestBytes: positive("max-request-bytes") ?? DEFAULTS.limits.maxRequestBytes,
+      headerTimeoutMs: positive("header-timeout-ms") ?? DEFAULTS.limits.headerTimeoutMs,
+      requestTimeoutMs: positive("request-timeout-ms") ?? DEFAULTS.limits.requestTimeoutMs,
+      idleTimeoutMs: positive("idle-timeout-ms") ?? DEFAULTS.limits.idleTimeoutMs,
+      maxConnections: positive("max-connections") ?? DEFAULTS.limits.maxConnections,
+    },
   };
 }
 

@@ -1,10 +1,14 @@
 /**
- * The agent's gRPC server: Connect-ES `connectNodeAdapter` (gRPC protocol only) on a node:http2
- * h2c server bound to a unix socket, with the standard health and reflection services, a
- * trailers-only UNIMPLEMENTED for unknown paths, and a draining shutdown.
+ * The agent's server: one unix socket, one Connect-ES router served as gRPC, gRPC-Web and the
+ * Connect protocol (JSON and binary), over HTTP/2 cleartext and HTTP/1.1. Each connection's first
+ * bytes pick the server: the HTTP/2 connection preface goes to node:http2, anything else to
+ * node:http. Health and reflection services, an UNIMPLEMENTED in each protocol's own shape for
+ * unknown paths, limits against misbehaving clients, and a draining shutdown.
  */
 import { chmod, chown, readFile, unlink } from "node:fs/promises";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import http2 from "node:http2";
+import net from "node:net";
 import { create, toBinary, type DescFile } from "@bufbuild/protobuf";
 import { createRegistry } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
@@ -18,6 +22,32 @@ import * as reflV1alpha from "./gen/grpc/reflection/v1alpha/reflection_pb.ts";
 
 const SERVICE_NAME = AttestationService.typeName;
 
+/** The RPC protocols the agent can serve; each can be turned off. */
+export const PROTOCOLS = ["grpc", "grpc-web", "connect"] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
+
+/** Bounds that keep one misbehaving client from wedging the agent (see docs/attestation-agent.md). */
+export interface ServerLimits {
+  /** Largest request message accepted (after decompression); larger → RESOURCE_EXHAUSTED. */
+  maxRequestBytes: number;
+  /** A new connection must finish its first request headers within this time. */
+  headerTimeoutMs: number;
+  /** A request must arrive completely (headers and body) within this time. */
+  requestTimeoutMs: number;
+  /** A connection with no call in flight is closed after this long; so is one whose client stops reading a finished response. */
+  idleTimeoutMs: number;
+  /** Connections open at once; more are closed on arrival. */
+  maxConnections: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  maxRequestBytes: 64 * 1024,
+  headerTimeoutMs: 10_000,
+  requestTimeoutMs: 10_000,
+  idleTimeoutMs: 60_000,
+  maxConnections: 256,
+};
+
 export interface ServerOptions {
   socket: string;
   /** Octal permission bits for the socket; default 0o660. */
@@ -25,6 +55,9 @@ export interface ServerOptions {
   /** Group name or numeric gid to own the socket. */
   group?: string;
   attestation: ServiceImpl<typeof AttestationService>;
+  /** Protocols served; default all three. */
+  protocols?: readonly Protocol[];
+  limits?: Partial<ServerLimits>;
   log?: (msg: string) => void;
 }
 
@@ -187,23 +220,68 @@ function patchGrpcMessage(stream: http2.ServerHttp2Stream): void {
   };
 }
 
-/** gRPC trailers-only answer for paths no service owns (Connect would send a bare HTTP 404). */
-function unimplemented(_req: unknown, res: http2.Http2ServerResponse) {
-  const path = res.req.url;
-  res.stream.respond(
-    { ":status": 200, "content-type": "application/grpc", "grpc-status": String(Code.Unimplemented), "grpc-message": encodeURIComponent(`unknown method ${path}`) },
-    { endStream: true },
-  );
+type Res = ServerResponse | http2.Http2ServerResponse;
+type Req = IncomingMessage | http2.Http2ServerRequest;
+
+/** Which protocol a request speaks, from its Content-Type (as Connect-ES negotiates it). */
+export function protocolOf(contentType: string | undefined): Protocol {
+  const ct = (contentType ?? "").toLowerCase();
+  if (ct.startsWith("application/grpc-web")) return "grpc-web";
+  if (ct.startsWith("application/grpc")) return "grpc";
+  return "connect";
 }
 
+/** Answers with `code` in the request's own protocol, without touching the router. */
+function refuse(req: Req, res: Res, protocol: Protocol, code: Code, message: string, httpStatus?: number): void {
+  if (protocol === "grpc" && "stream" in res) {
+    // gRPC trailers-only: one HEADERS frame with END_STREAM (writeHead + end would send no trailers).
+    res.stream.respond({ ":status": 200, "content-type": "application/grpc", "grpc-status": String(code), "grpc-message": encodeGrpcMessage(message) }, { endStream: true });
+    return;
+  }
+  if (protocol === "grpc-web" || protocol === "grpc") {
+    // gRPC-Web trailers-only: the status rides in the headers of an empty 200 response.
+    (res as ServerResponse).writeHead(httpStatus ?? 200, { "content-type": "application/grpc-web+proto", "grpc-status": String(code), "grpc-message": encodeGrpcMessage(message) });
+    res.end();
+    return;
+  }
+  const body = JSON.stringify({ code: CODE_NAMES[code], message });
+  (res as ServerResponse).writeHead(httpStatus ?? CONNECT_HTTP_STATUS[code] ?? 500, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.end(body);
+  void req;
+}
+
+/** Connect's lower_snake code names (connect-es `codeToString`). */
+const CODE_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(Code)
+    .filter(([, v]) => typeof v === "number")
+    .map(([k, v]) => [v, k.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase()]),
+);
+
+/** HTTP status per code, from the Connect protocol specification. */
+export const CONNECT_HTTP_STATUS: Record<number, number> = {
+  [Code.Canceled]: 499, [Code.Unknown]: 500, [Code.InvalidArgument]: 400, [Code.DeadlineExceeded]: 504, [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409, [Code.PermissionDenied]: 403, [Code.ResourceExhausted]: 429, [Code.FailedPrecondition]: 400,
+  [Code.Aborted]: 409, [Code.OutOfRange]: 400, [Code.Unimplemented]: 501, [Code.Internal]: 500, [Code.Unavailable]: 503,
+  [Code.DataLoss]: 500, [Code.Unauthenticated]: 401,
+};
+
+/** The HTTP/2 connection preface (RFC 9113 §3.4); every h2c-with-prior-knowledge client starts with it. */
+const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
+
 export interface AgentServer {
-  server: http2.Http2Server;
+  /** The listening socket (both HTTP versions). */
+  server: net.Server;
   health: HealthState;
+  /** Calls (requests) in flight, over both HTTP versions. */
+  inflight(): number;
   /** Stops accepting calls, lets in-flight calls finish (up to `graceMs`), then closes. */
   shutdown(graceMs?: number): Promise<void>;
 }
 
 export async function startServer(opts: ServerOptions): Promise<AgentServer> {
+  const limits: ServerLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const enabled = new Set<Protocol>(opts.protocols ?? PROTOCOLS);
+  if (enabled.size === 0) throw new Error("at least one protocol must be enabled");
   const health = new HealthState();
   const routes = (r: ConnectRouter) => {
     r.service(AttestationService, opts.attestation);
@@ -211,30 +289,136 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
     r.service(reflV1.ServerReflection, reflectionService(reflV1.ServerReflection, reflV1.ServerReflectionResponseSchema));
     r.service(reflV1alpha.ServerReflection, reflectionService(reflV1alpha.ServerReflection, reflV1alpha.ServerReflectionResponseSchema));
   };
-  const handler = connectNodeAdapter({ routes, grpc: true, grpcWeb: false, connect: false, fallback: unimplemented as never });
+  const fallback = (req: Req, res: Res) => {
+    const protocol = protocolOf(req.headers["content-type"]);
+    refuse(req, res, protocol, Code.Unimplemented, `unknown method ${req.url}`, protocol === "connect" ? 404 : undefined);
+  };
+  const adapter = connectNodeAdapter({
+    routes,
+    grpc: enabled.has("grpc"),
+    grpcWeb: enabled.has("grpc-web"),
+    connect: enabled.has("connect"),
+    readMaxBytes: limits.maxRequestBytes,
+    // Compressed requests are still accepted; answers are never compressed: on a local socket
+    // gzip only costs CPU on both ends (it was ~10 % of the agent's time per vTPM call).
+    compressMinBytes: Number.MAX_SAFE_INTEGER,
+    fallback: fallback as never,
+  });
+
   let inflight = 0;
   let idle: (() => void) | undefined;
-  const server = http2.createServer((req, res) => {
+  let draining = false;
+  const track = (res: Res) => {
     inflight++;
     res.once("close", () => {
       if (--inflight === 0) idle?.();
     });
-    patchGrpcMessage(res.stream);
-    handler(req, res);
-  });
+  };
+
+  /** Both HTTP versions end here: protocol switch, then the router. */
+  const handle = (req: Req, res: Res) => {
+    track(res);
+    const protocol = protocolOf(req.headers["content-type"]);
+    const h1 = !("stream" in res);
+    if (h1 && draining) res.setHeader("connection", "close");
+    // A client that stops reading a finished response does not hold the connection forever.
+    const end = res.end.bind(res) as (...a: unknown[]) => Res;
+    (res as { end: (...a: unknown[]) => Res }).end = (...a: unknown[]) => {
+      const timer = setTimeout(() => (h1 ? (res as ServerResponse).socket?.destroy() : (res as http2.Http2ServerResponse).stream.close(http2.constants.NGHTTP2_CANCEL)), limits.idleTimeoutMs).unref();
+      res.once(h1 ? "finish" : "close", () => clearTimeout(timer));
+      res.once("close", () => clearTimeout(timer));
+      return end(...a);
+    };
+    if (!enabled.has(protocol)) return refuse(req, res, protocol, Code.Unimplemented, `the ${protocol} protocol is turned off on this agent`);
+    // gRPC is defined over HTTP/2 only; HTTP/1.1 clients have gRPC-Web and Connect.
+    if (h1 && protocol === "grpc") {
+      const msg = "gRPC needs HTTP/2; over HTTP/1.1 use gRPC-Web or Connect";
+      (res as ServerResponse).writeHead(505, { "content-type": "text/plain", "grpc-status": String(Code.Unimplemented), "grpc-message": msg });
+      return void res.end(`${msg}\n`);
+    }
+    if (!h1) patchGrpcMessage((res as http2.Http2ServerResponse).stream);
+    try {
+      adapter(req as never, res as never);
+    } catch (e) {
+      // e.g. an HTTP/1.0 request without Host: Connect cannot build the URL.
+      refuse(req, res, protocol, Code.InvalidArgument, `bad request: ${(e as Error).message}`);
+    }
+  };
+
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams: 100, maxHeaderListSize: 16 * 1024 }, maxSessionMemory: 10 }, handle);
   const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (s) => {
+  h2.on("session", (s) => {
     sessions.add(s);
+    let streams = 0;
+    s.on("stream", (stream) => {
+      streams++;
+      // The client must finish sending its request in time (a half-sent request holds a stream).
+      const timer = setTimeout(() => {
+        const st = stream.state?.state;
+        if (st !== http2.constants.NGHTTP2_STREAM_STATE_HALF_CLOSED_REMOTE && st !== http2.constants.NGHTTP2_STREAM_STATE_CLOSED) stream.close(http2.constants.NGHTTP2_CANCEL);
+      }, limits.requestTimeoutMs).unref();
+      stream.once("close", () => {
+        streams--;
+        clearTimeout(timer);
+      });
+    });
+    // Idle connections (no open stream) are closed with GOAWAY; long calls keep theirs.
+    s.setTimeout(limits.idleTimeoutMs, () => {
+      if (streams === 0) s.close();
+    });
     s.once("close", () => sessions.delete(s));
   });
+  h2.on("sessionError", () => {});
+
+  const h1 = http.createServer(
+    {
+      headersTimeout: limits.headerTimeoutMs,
+      requestTimeout: Math.max(limits.requestTimeoutMs, limits.headerTimeoutMs),
+      keepAliveTimeout: limits.idleTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headerTimeoutMs / 4))),
+      maxHeaderSize: 16 * 1024,
+    },
+    handle,
+  );
+  // node:http checks header/request timeouts only on servers that emitted 'listening'; this one
+  // receives its connections from the sniffing listener below.
+  h1.emit("listening");
+
+  const sockets = new Set<net.Socket>();
+  const listener = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    // A connection that never says which HTTP version it speaks is dropped.
+    const timer = setTimeout(() => socket.destroy(), limits.headerTimeoutMs).unref();
+    let head: Buffer = Buffer.alloc(0);
+    const onData = (d: Buffer) => {
+      head = head.length === 0 ? d : Buffer.concat([head, d]);
+      const n = Math.min(head.length, PREFACE.length);
+      const isH2 = head.subarray(0, n).equals(PREFACE.subarray(0, n));
+      if (isH2 && head.length < PREFACE.length) return; // a prefix of the preface: wait for more
+      clearTimeout(timer);
+      socket.off("data", onData);
+      socket.pause();
+      socket.unshift(head);
+      if (isH2) h2.emit("connection", socket); // the session reads what is buffered, then the socket
+      else {
+        h1.emit("connection", socket);
+        socket.resume(); // node:http consumes the handle directly; resuming hands it the buffered bytes first
+      }
+    };
+    socket.on("data", onData);
+  });
+  listener.maxConnections = limits.maxConnections;
+
   // A crash leaves the socket file behind; remove a stale one before binding.
   await unlink(opts.socket).catch((e) => {
     if (e.code !== "ENOENT") throw e;
   });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.socket, () => {
-      server.off("error", reject);
+    listener.once("error", reject);
+    listener.listen(opts.socket, () => {
+      listener.off("error", reject);
       resolve();
     });
   });
@@ -242,19 +426,24 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
   if (opts.group) await chown(opts.socket, -1, await gidOf(opts.group));
 
   return {
-    server,
+    server: listener,
     health,
+    inflight: () => inflight,
     async shutdown(graceMs = 10_000) {
+      draining = true;
       health.draining = true;
       health.setServing(false);
-      const closed = new Promise<void>((r) => server.close(() => r()));
+      const closed = new Promise<void>((r) => listener.close(() => r()));
       // GOAWAY: clients stop opening streams on these connections; open streams continue.
       for (const s of sessions) s.close();
+      h1.closeIdleConnections();
       if (inflight > 0) {
         opts.log?.(`draining ${inflight} in-flight call(s)`);
         await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, graceMs).unref())]);
       }
       for (const s of sessions) s.destroy();
+      for (const s of sockets) s.destroy();
+      h1.close();
       await closed;
     },
   };

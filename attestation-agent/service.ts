@@ -12,6 +12,8 @@
  * | configfs-tsm entry written by someone else (generation mismatch, after retries) | ABORTED |
  * | TPM error code, malformed device output | INTERNAL |
  * | FetchCloudToken without a configured provider | FAILED_PRECONDITION |
+ * | more calls waiting for a device than the configured bound | RESOURCE_EXHAUSTED |
+ * | no caller deadline and the agent's default deadline passed | DEADLINE_EXCEEDED |
  */
 import { createHash } from "node:crypto";
 import { toBinary } from "@bufbuild/protobuf";
@@ -27,11 +29,16 @@ import { serializeAttestation, type VtpmAttester } from "./tpm/vtpm.ts";
 import { SnpFormatError, snpAttestation } from "./tsm/snp.ts";
 import { GenerationError, TsmError, type TsmClient } from "./tsm/report.ts";
 import { VerifyError } from "./verify/tpm.ts";
+import { Admission } from "./limits.ts";
 
 export const REPORT_DATA_SIZE = 64;
 export const NONCE_SIZE = 32;
 /** Upper bound on device work per call, whatever the client's deadline. */
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+/** Deadline of a call whose client set none (grpc-timeout / connect-timeout-ms absent). */
+export const DEFAULT_DEADLINE_MS = 30_000;
+/** Calls admitted at once (running or waiting for a device). */
+export const DEFAULT_MAX_QUEUED_CALLS = 64;
 
 export interface Devices {
   caps: Capabilities;
@@ -40,7 +47,12 @@ export interface Devices {
   /** VMPL written to configfs `privlevel` for SNP reports; unset leaves the kernel default. */
   snpPrivilege?: number;
   cloud?: CloudTokenProvider;
+  /** Cap on any call's device work, whatever its deadline. */
   callTimeoutMs?: number;
+  /** Deadline applied when the caller sets none. */
+  defaultDeadlineMs?: number;
+  /** Bound on calls running or waiting for a device; beyond it RESOURCE_EXHAUSTED. */
+  maxQueuedCalls?: number;
 }
 
 /** Zero-pads `b` to `size` bytes (callers checked the length). */
@@ -64,7 +76,7 @@ export function toConnectError(e: unknown, signal: AbortSignal): ConnectError {
     const reason = signal.reason;
     if (reason instanceof ConnectError) return reason;
     const timeout = reason instanceof DOMException && reason.name === "TimeoutError";
-    return new ConnectError(timeout ? "device work exceeded the agent's call timeout" : "call cancelled", timeout ? Code.DeadlineExceeded : Code.Canceled);
+    return new ConnectError(timeout ? "the call exceeded the agent's deadline (default or cap)" : "call cancelled", timeout ? Code.DeadlineExceeded : Code.Canceled);
   }
   const msg = (e as Error)?.message ?? String(e);
   if (e instanceof TpmTransportError) return new ConnectError(msg, Code.Unavailable);
@@ -81,6 +93,21 @@ export function toConnectError(e: unknown, signal: AbortSignal): ConnectError {
 
 export function createAttestationService(dev: Devices): ServiceImpl<typeof AttestationService> {
   const callTimeout = dev.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const defaultDeadline = dev.defaultDeadlineMs ?? DEFAULT_DEADLINE_MS;
+  const admission = new Admission(dev.maxQueuedCalls ?? DEFAULT_MAX_QUEUED_CALLS);
+
+  /** Runs device work under the call's deadline (the caller's, else the default; never above the cap). */
+  async function deviceCall<T>(ctx: HandlerContext, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const release = admission.enter();
+    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(Math.min(ctx.timeoutMs() ?? defaultDeadline, callTimeout))]);
+    try {
+      return await work(signal);
+    } catch (e) {
+      throw toConnectError(e, signal);
+    } finally {
+      release();
+    }
+  }
 
   async function snp(reportData64: Uint8Array, signal: AbortSignal): Promise<SnpAttestation> {
     const r = await dev.tsm!.getReport({ inblob: reportData64, privilege: dev.snpPrivilege, getAuxblob: true }, signal);
@@ -131,22 +158,13 @@ export function createAttestationService(dev: Devices): ServiceImpl<typeof Attes
         (t === PlatformType.VTPM && c.tpm && dev.vtpm) ||
         (t === PlatformType.SNP_VTPM && c.snp && c.tpm && dev.tsm && dev.vtpm);
       if (!have) throw new ConnectError(`${NAMES[t]} is not available on this machine (platform ${c.name})`, Code.FailedPrecondition);
-      const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(callTimeout)]);
-      try {
-        return { quote: await evidence(req, signal) };
-      } catch (e) {
-        throw toConnectError(e, signal);
-      }
+      return { quote: await deviceCall(ctx, (signal) => evidence(req, signal)) };
     },
 
     async fetchCloudToken(req: CloudTokenRequest, ctx: HandlerContext) {
       if (!dev.cloud) throw new ConnectError("no cloud attestation provider is configured", Code.FailedPrecondition);
-      const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(callTimeout)]);
-      try {
-        return { token: await dev.cloud.token(req.nonce, signal) };
-      } catch (e) {
-        throw toConnectError(e, signal);
-      }
+      const cloud = dev.cloud;
+      return { token: await deviceCall(ctx, (signal) => cloud.token(req.nonce, signal)) };
     },
   };
 }

@@ -4,9 +4,10 @@
 set -euo pipefail
 need=()
 # Attestation agent: swtpm behind the agent, tpm2-tools to cross-check quotes, Go + grpc-go for
-# the Go client (built offline from Debian's packaged sources), openssl for test certificate chains.
+# the Go client (built offline from Debian's packaged sources), openssl for test certificate chains,
+# curl and python3 for the plain-HTTP examples in docs/attestation-agent.md (run as tests).
 # REST API: Debian's Chromium drives the Swagger UI page in a real browser (playwright-core).
-for p in swtpm swtpm-tools tpm2-tools golang-go golang-google-grpc-dev openssl chromium; do
+for p in swtpm swtpm-tools tpm2-tools golang-go golang-google-grpc-dev openssl curl python3 chromium; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi

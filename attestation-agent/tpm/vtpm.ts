@@ -9,11 +9,13 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { AttestationSchema, type Attestation } from "../gen/attest/attest_pb.ts";
 import { QuoteSchema, type HashAlgo } from "../gen/tpm/tpm_pb.ts";
 import { verifyQuote, akPublicKey } from "../verify/tpm.ts";
+import { FifoLock } from "../limits.ts";
 import { TpmClient, TpmError } from "./client.ts";
 import { AK_RSA_PERSISTENT_HANDLE, HASHES, PCR_COUNT, RH, akTemplateRsa, publicMatchesTemplate } from "./marshal.ts";
 
 const ALL_PCRS = Array.from({ length: PCR_COUNT }, (_, i) => i);
 const MAX_PCR_RACE_RETRIES = 3;
+const isDigestMismatch = (e: unknown) => (e as { check?: string }).check === "pcr-digest";
 
 export interface Ak {
   handle: number;
@@ -33,6 +35,10 @@ export class VtpmAttester {
   private readonly opts: VtpmOptions;
   private akPromise: Promise<Ak> | undefined;
   private banksPromise: Promise<number[]> | undefined;
+  /** PCR values per bank as last read and proven by a quote's digest. */
+  private readonly pcrCache = new Map<number, Map<number, Uint8Array>>();
+  /** One attestation at a time, first come first served: a call's commands run back to back. */
+  private readonly lock = new FifoLock();
 
   constructor(tpm: TpmClient, opts: VtpmOptions = {}) {
     this.tpm = tpm;
@@ -78,8 +84,15 @@ export class VtpmAttester {
     return this.banksPromise;
   }
 
-  /** Builds an `attest.Attestation` for a nonce (already padded by the caller). */
-  async attest(nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
+  /**
+   * Builds an `attest.Attestation` for a nonce (already padded by the caller). Calls queue in
+   * arrival order; a call whose signal aborts while queued leaves at once.
+   */
+  attest(nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
+    return this.lock.run(() => this.attestNow(nonce, signal), signal);
+  }
+
+  private async attestNow(nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
     let ak: Ak;
     try {
       ak = await this.ak(signal);
@@ -95,25 +108,40 @@ export class VtpmAttester {
   }
 
   private async attestWith(ak: Ak, nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
+    // Read the event log while the TPM works (a file read is a threadpool round trip).
+    const eventLog = this.eventLog();
+    eventLog.catch(() => {});
     const key = ak.key;
     const quotes = [];
     for (const alg of await this.banks(signal)) {
+      // PCR values last seen for this bank: a quote whose digest matches them proves they are
+      // still current (SHA-256 over the values is what the TPM signed), so the 3 PCR_Reads per
+      // bank are skipped until a PCR moves.
+      let values = this.pcrCache.get(alg) ?? (await this.tpm.pcrRead(alg, ALL_PCRS, signal)).values;
       for (let attempt = 0; ; attempt++) {
-        const { values } = await this.tpm.pcrRead(alg, ALL_PCRS, signal);
         const q = await this.tpm.quote(ak.handle, nonce, [{ alg, pcrs: ALL_PCRS }], signal);
+        // Same check go-tpm-tools makes before returning: signature, nonce, digest of the values.
+        const check = (v: Map<number, Uint8Array>) => verifyQuote(key, { quote: q.attest, rawSig: q.signature, hash: alg, pcrs: v }, nonce);
         try {
-          // Same check go-tpm-tools makes before returning: signature, nonce, digest of the values.
-          verifyQuote(key, { quote: q.attest, rawSig: q.signature, hash: alg, pcrs: values }, nonce);
+          check(values);
         } catch (e) {
-          // A PCR extended between PCR_Read and Quote: read and quote again.
-          if ((e as { check?: string }).check === "pcr-digest" && attempt < MAX_PCR_RACE_RETRIES) continue;
-          throw e;
+          if (!isDigestMismatch(e)) throw e;
+          // A PCR moved since `values` were read: read them now; they match this quote unless
+          // one moved again in between, and then we quote again.
+          values = (await this.tpm.pcrRead(alg, ALL_PCRS, signal)).values;
+          try {
+            check(values);
+          } catch (e2) {
+            if (isDigestMismatch(e2) && attempt < MAX_PCR_RACE_RETRIES) continue;
+            throw e2;
+          }
         }
+        this.pcrCache.set(alg, values);
         quotes.push(create(QuoteSchema, { quote: q.attest.slice(), rawSig: q.signature, pcrs: { hash: alg as HashAlgo, pcrs: Object.fromEntries(values) } }));
         break;
       }
     }
-    return create(AttestationSchema, { akPub: ak.publicArea, quotes, eventLog: await this.eventLog() });
+    return create(AttestationSchema, { akPub: ak.publicArea, quotes, eventLog: await eventLog });
   }
 
   /** The event log byte for byte, or empty when absent or unreadable (e.g. swtpm, no securityfs). */

@@ -60,16 +60,23 @@ export function parseTdxQuote(q: Uint8Array): TdxQuote {
   o += 6;
   if (certType !== 6) throw new VerifyError("format", `certification data type ${certType} is not 6 (QE report)`);
   if (o + certSize > sd + sigLen) throw new VerifyError("format", "certification data overruns the signature data");
+  // Every read below stays inside the certification data: QE report, its signature, auth data, inner header.
+  const certEnd = o + certSize;
+  const within = (n: number, what: string) => {
+    if (n > certEnd) throw new VerifyError("format", `certification data of ${certSize} bytes ends inside the ${what}`);
+  };
+  within(o + 448 + 2, "QE report");
   const qeReport = new Uint8Array(b.subarray(o, o + 384));
   const qeReportSignature = new Uint8Array(b.subarray(o + 384, o + 448));
   o += 448;
   const authLen = b.readUInt16LE(o);
+  within(o + 2 + authLen + 6, "QE auth data");
   const qeAuthData = new Uint8Array(b.subarray(o + 2, o + 2 + authLen));
   o += 2 + authLen;
   const innerType = b.readUInt16LE(o);
   const innerSize = b.readUInt32LE(o + 2);
   if (innerType !== 5) throw new VerifyError("format", `inner certification data type ${innerType} is not 5 (PCK chain)`);
-  if (o + 6 + innerSize > sd + sigLen) throw new VerifyError("format", "PCK chain overruns the signature data");
+  if (o + 6 + innerSize > certEnd) throw new VerifyError("format", "PCK chain overruns the certification data");
   const pckChainPem = b.subarray(o + 6, o + 6 + innerSize).toString("latin1").replace(/\0+$/, "");
   return {
     version,

@@ -18,9 +18,12 @@ export interface AgentProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `node attestation-agent/main.ts ARGS` in its own process group; resolves once it serves. */
-export async function startAgentProcess(socket: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<AgentProcess> {
-  const child = spawn(process.execPath, [path.join(ROOT, "attestation-agent/main.ts"), "--socket", socket, ...args], {
+/**
+ * Starts `node attestation-agent/main.ts ARGS` (or another checkout's `main`) in its own process
+ * group; resolves once it serves.
+ */
+export async function startAgentProcess(socket: string, args: string[], env: NodeJS.ProcessEnv = {}, main = path.join(ROOT, "attestation-agent/main.ts")): Promise<AgentProcess> {
+  const child = spawn(process.execPath, [main, "--socket", socket, ...args], {
     detached: true,
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, ...env },

@@ -2,12 +2,12 @@
  * TpmClient against a real swtpm, with a transport wrapper that injects the TPM warning codes a
  * busy or self-testing TPM returns, and the gRPC codes device failures map to.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toConnectError } from "../../attestation-agent/service.ts";
 import { TpmClient, TpmError } from "../../attestation-agent/tpm/client.ts";
-import { CC, RC } from "../../attestation-agent/tpm/marshal.ts";
+import { ALG, CC, RC, Writer, command } from "../../attestation-agent/tpm/marshal.ts";
 import { openTransport, TpmTransportError, type TpmTransport } from "../../attestation-agent/tpm/transport.ts";
 import { VtpmAttester } from "../../attestation-agent/tpm/vtpm.ts";
 import { verifyVtpmAttestation } from "../../attestation-agent/verify/tpm.ts";
@@ -76,6 +76,31 @@ describe("TPM client", () => {
     await expect(client.getRandom(8, ac.signal)).rejects.toThrow("client went away");
     expect(seen.sent).toBe(0);
     expect(await client.getRandom(8)).toHaveLength(8);
+    await client.close();
+  });
+
+  it("PCR values proven by a quote's digest are reused; a PCR extended in between is read again and reported", async () => {
+    const counted = injecting(openTransport(tpm.tpm), 0, 0, 0);
+    const reads = () => counted.seen.sent;
+    const pcrReads = { n: 0 };
+    const t: TpmTransport = { ...counted.t, send: (cmd) => (Buffer.from(cmd).readUInt32BE(6) === CC.PCR_Read && pcrReads.n++, counted.t.send(cmd)) };
+    const client = new TpmClient(t);
+    const attester = new VtpmAttester(client);
+    const first = randomBytes(32);
+    const a1 = verifyVtpmAttestation(await attester.attest(first), first);
+    expect(pcrReads.n).toBe(6); // 2 banks × 3 chunks of 8 PCRs
+    const second = randomBytes(32);
+    verifyVtpmAttestation(await attester.attest(second), second);
+    expect(pcrReads.n).toBe(6); // the quote's digest proved the values current: no PCR_Read
+    // Extend SHA-256 PCR 16 behind the attester's back (TPM2_PCR_Extend, password session).
+    const digest = randomBytes(32);
+    await client.run("PCR_Extend", command(0x182, [16], new Writer().u32(1).u16(ALG.SHA256).raw(digest).bytes(), true));
+    const third = randomBytes(32);
+    const a3 = verifyVtpmAttestation(await attester.attest(third), third);
+    expect(pcrReads.n).toBe(9); // only the SHA-256 bank was read again
+    const pcr16 = (a: typeof a1) => Buffer.from(a.quotes.find((q) => q.bank === "sha256")!.pcrs.get(16)!);
+    expect(pcr16(a3)).toEqual(createHash("sha256").update(pcr16(a1)).update(digest).digest());
+    expect(reads()).toBeGreaterThan(0);
     await client.close();
   });
 });

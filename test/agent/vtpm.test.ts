@@ -17,8 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSwtpm, type Swtpm } from "../../scripts/agent-swtpm.ts";
 import { PlatformType } from "../../attestation-agent/gen/attestation/v1/attestation_pb.ts";
 import { AttestationSchema } from "../../attestation-agent/gen/attest/attest_pb.ts";
-import { ALG, rsaPublicJwk } from "../../attestation-agent/tpm/marshal.ts";
+import { ALG, CC, rsaPublicJwk } from "../../attestation-agent/tpm/marshal.ts";
 import { verifyVtpmAttestation } from "../../attestation-agent/verify/tpm.ts";
+import { startTpmGate } from "./fixtures/tpm-gate.ts";
 import { ROOT, connectClient, grpcJsClient, startAgentProcess, type AgentProcess } from "./helpers.ts";
 
 const run = promisify(execFile);
@@ -275,10 +276,11 @@ describe("robustness", () => {
     }
   });
 
-  it("SIGTERM drains in-flight calls, health Watch turns NOT_SERVING, then exit 0 and the socket is gone", async () => {
+  it("SIGTERM drains in-flight calls held at the TPM, health Watch turns NOT_SERVING, then exit 0 and the socket is gone", async () => {
     const t2 = await startSwtpm();
+    const gate = await startTpmGate(t2.sock, dir);
     const gid = process.getuid?.() === 0 ? 1 : process.getgid!();
-    const a = await startAgentProcess(path.join(dir, "drain-agent.sock"), ["--platform", "vtpm", "--tpm", t2.tpm, "--socket-mode", "600", "--socket-group", String(gid)]);
+    const a = await startAgentProcess(path.join(dir, "drain-agent.sock"), ["--platform", "vtpm", "--tpm", gate.tpm, "--socket-mode", "600", "--socket-group", String(gid)]);
     const c = grpcJsClient(a.socket);
     const def = loader.loadSync("grpc/health/v1/health.proto", { includeDirs: [path.join(ROOT, "proto")], enums: String });
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -286,8 +288,13 @@ describe("robustness", () => {
     const hc = new H(`unix://${a.socket}`, grpc.credentials.createInsecure());
     const watched: string[] = [];
     const watch = hc.Watch({ service: "" });
+    let firstStatus!: () => void;
+    const watching = new Promise<void>((r) => (firstStatus = r));
     const watchEnded = new Promise<void>((r) => {
-      watch.on("data", (d: { status: string }) => watched.push(d.status));
+      watch.on("data", (d: { status: string }) => {
+        watched.push(d.status);
+        firstStatus();
+      });
       watch.on("end", () => r());
       watch.on("error", () => r());
     });
@@ -296,25 +303,35 @@ describe("robustness", () => {
       expect(st.mode & 0o777).toBe(0o600);
       expect(st.gid).toBe(gid);
       expect((await c.fetchAttestation({ platformType: "PLATFORM_TYPE_VTPM" })).code).toBe(0); // AK ready
+      await watching;
+      // From here on every Quote waits at the TPM until the test releases it.
+      gate.hold(CC.Quote);
       const nonces = Array.from({ length: 16 }, () => nonceOf(32));
       const calls = nonces.map((nonce) => c.fetchAttestation({ nonce, platformType: "PLATFORM_TYPE_VTPM" }));
-      // Once the first answer is back, the other 15 (sent together on one connection) are in the
-      // agent, queued behind the TPM: SIGTERM now must let them finish.
-      await Promise.race(calls);
-      const code = await a.stop("SIGTERM");
+      await gate.held(); // the first call is at the TPM, the others queue behind it
+      // A call the agent answers without the TPM, sent after the 16 on the same HTTP/2 connection:
+      // frames are processed in order, so once it is answered the agent holds all 16.
+      expect((await c.fetchAttestation({ nonce: Buffer.alloc(33), platformType: "PLATFORM_TYPE_VTPM" })).code).toBe(S.INVALID_ARGUMENT);
+      const stopped = a.stop("SIGTERM");
+      while (!/draining \d+ in-flight/.test(a.stderr())) await new Promise((r) => setTimeout(r, 20));
+      // 16 held calls plus the health Watch stream.
+      expect(a.stderr()).toMatch(/draining 17 in-flight call\(s\)/);
+      gate.release();
+      const code = await stopped;
       const rs = await Promise.all(calls);
       expect(rs.map((r) => r.code)).toEqual(Array(16).fill(0));
       rs.forEach((r, i) => verifyVtpmAttestation(r.value!.quote, nonces[i]));
       expect(code).toBe(0);
       expect(a.stderr()).toMatch(/SIGTERM: draining/);
-      expect(a.stderr()).toMatch(/draining ([2-9]|1\d) in-flight call\(s\)/);
       await expect(lstat(a.socket)).rejects.toThrow(/ENOENT/);
       await watchEnded;
       expect(watched).toEqual(["SERVING", "NOT_SERVING"]);
     } finally {
+      gate.release();
       hc.close();
       c.close();
       await a.stop();
+      await gate.close();
       await t2.stop();
     }
   });
