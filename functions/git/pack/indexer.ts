@@ -1,0 +1,568 @@
+/**
+ * The streaming pack indexer behind push (what `git index-pack --stdin --fix-thin` does):
+ *
+ * Pass 1, as bytes arrive: parse each entry header, inflate its zlib stream only to find where it
+ * ends (and to hash whole objects), CRC32 the raw entry, verify the trailing SHA-1. The bytes are
+ * spooled to the ObjectStore as they pass: kept in memory up to `spoolBytes`, streamed to storage
+ * beyond that, so a large pack is never held whole.
+ * Pass 2: resolve OFS/REF deltas base-first (depth first from each base, only the current chain
+ * in memory), reading delta data back from the spool or by range reads of the stored pack.
+ * Thin packs: REF_DELTA bases found in the repository's existing packs are appended to the pack
+ * (header count and trailer rewritten) so every stored pack is self-contained.
+ * Then the `.idx` v2 is written. Any failure deletes what was stored.
+ */
+import { Buffer } from "node:buffer";
+import { createHash, type Hash } from "node:crypto";
+import { crc32 } from "node:zlib";
+import { type ByteReader, concat, toHex } from "../bytes.ts";
+import { GitError } from "../errors.ts";
+import { parseCommitLinks, parseTag } from "../objects/commit.ts";
+import { hashObject, objectHeader, type ObjectType, TYPE_CODE, TYPE_NAME } from "../objects/object.ts";
+import { forEachTreeEntry } from "../objects/tree.ts";
+import { idxFileName, newPackId, type ObjectStore, packFileName } from "../storage/object-store.ts";
+import type { PackRecord } from "../storage/ref-store.ts";
+import { applyDelta } from "./delta.ts";
+import { encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_HEADER_SIZE, PACK_TRAILER_SIZE, packHeader, parseEntryHeader, parsePackHeader } from "./format.ts";
+import { type IdxEntry, PackIndex, writeIdx } from "./idx.ts";
+import { deflate, inflateExact, inflatePrefix, StreamInflater } from "./inflate.ts";
+import { LruCache, type ObjectReader } from "./reader.ts";
+
+/** Limits of one received pack. */
+export interface IndexLimits {
+  /** Largest pack accepted, in bytes (the push size limit). */
+  maxPackBytes: number;
+  /** Largest single object, in bytes. */
+  maxObjectBytes: number;
+  /** Packs up to this size are kept in memory until indexed; larger ones stream to storage. */
+  spoolBytes: number;
+  /** Entries whose inflated size exceeds this are inflated as a stream, not in one call. */
+  streamInflateBytes: number;
+}
+
+export const DEFAULT_INDEX_LIMITS: IndexLimits = {
+  maxPackBytes: 100 * 1024 * 1024,
+  maxObjectBytes: 512 * 1024 * 1024,
+  spoolBytes: 8 * 1024 * 1024,
+  streamInflateBytes: 8 * 1024 * 1024,
+};
+
+/** The result of indexing a received pack that is now stored (not yet in the catalog). */
+export interface IndexedPack {
+  record: PackRecord;
+  idx: PackIndex;
+  /** Objects the pack references that it does not contain and the repository does not have. */
+  missing: string[];
+  /** Bases appended to complete a thin pack. */
+  thinBases: number;
+}
+
+/** Growable per-entry columns (typed arrays: tens of bytes per object, no object per entry). */
+class Entries {
+  n = 0;
+  offset = new Float64Array(1024);
+  type = new Uint8Array(1024);
+  size = new Float64Array(1024);
+  headerLength = new Uint8Array(1024);
+  crc = new Uint32Array(1024);
+  oid = new Uint8Array(1024 * 20);
+  resolved = new Uint8Array(1024);
+  /** OFS_DELTA: entry index of the base; -1 otherwise. */
+  base = new Int32Array(1024);
+  /** REF_DELTA base ids by entry index. */
+  refBase = new Map<number, string>();
+
+  add(offset: number, type: number, size: number, headerLength: number): number {
+    if (this.n === this.type.length) this.grow();
+    const i = this.n++;
+    this.offset[i] = offset;
+    this.type[i] = type;
+    this.size[i] = size;
+    this.headerLength[i] = headerLength;
+    this.base[i] = -1;
+    return i;
+  }
+
+  private grow() {
+    const m = this.type.length * 2;
+    const g = <T extends Float64Array | Uint8Array | Uint32Array | Int32Array>(a: T, k = 1): T => {
+      const b = new (a.constructor as new (n: number) => T)(m * k);
+      b.set(a);
+      return b;
+    };
+    this.offset = g(this.offset);
+    this.type = g(this.type);
+    this.size = g(this.size);
+    this.headerLength = g(this.headerLength);
+    this.crc = g(this.crc);
+    this.oid = g(this.oid, 20);
+    this.resolved = g(this.resolved);
+    this.base = g(this.base);
+  }
+
+  /** Index of the entry starting at `offset`, or -1 (entries are in offset order). */
+  at(offset: number): number {
+    let lo = 0;
+    let hi = this.n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.offset[mid]! < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.n && this.offset[lo] === offset ? lo : -1;
+  }
+
+  setOid(i: number, hex: string) {
+    this.oid.set(Buffer.from(hex, "hex"), i * 20);
+    this.resolved[i] = 1;
+  }
+
+  oidHex(i: number): string {
+    return toHex(this.oid, i * 20);
+  }
+}
+
+/** Collects the ids an object refers to (connectivity check), skipping submodule commits. */
+function collectLinks(type: ObjectType, data: Uint8Array, links: Set<string>): void {
+  if (type === "commit") {
+    const c = parseCommitLinks(data);
+    links.add(c.tree);
+    for (const p of c.parents) links.add(p);
+  } else if (type === "tree") {
+    forEachTreeEntry(data, (mode, oid) => {
+      if (mode !== "160000") links.add(oid);
+    });
+  } else if (type === "tag") {
+    links.add(parseTag(data).object);
+  }
+}
+
+/** Where pass 1 puts the bytes: memory first, then a streamed ObjectStore write. */
+class Spool {
+  private parts: Uint8Array[] = [];
+  private bytes = 0;
+  private writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  private upload: Promise<number> | null = null;
+  stored = false;
+
+  readonly store: ObjectStore;
+  readonly repoId: string;
+  readonly packId: string;
+  private readonly limit: number;
+
+  constructor(store: ObjectStore, repoId: string, packId: string, limit: number) {
+    this.store = store;
+    this.repoId = repoId;
+    this.packId = packId;
+    this.limit = limit;
+  }
+
+  async write(b: Uint8Array): Promise<void> {
+    if (b.length === 0) return;
+    // the reader reuses its buffer, so keep a copy
+    const copy = b.slice();
+    if (!this.writer) {
+      this.parts.push(copy);
+      this.bytes += copy.length;
+      if (this.bytes <= this.limit) return;
+      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+      this.writer = writable.getWriter();
+      this.upload = this.store.put(this.repoId, packFileName(this.packId), readable);
+      this.stored = true;
+      this.upload.catch(() => {});
+      const pending = this.parts;
+      this.parts = [];
+      for (const p of pending) await this.writer.write(p);
+      return;
+    }
+    this.bytes += copy.length;
+    await this.writer.write(copy);
+  }
+
+  /** Finishes the upload (if streaming); returns the whole pack when it stayed in memory. */
+  async finish(): Promise<Uint8Array | null> {
+    if (!this.writer) return concat(this.parts);
+    await this.writer.close();
+    await this.upload;
+    return null;
+  }
+
+  async abort(): Promise<void> {
+    if (this.writer) {
+      await this.writer.abort().catch(() => {});
+      await this.upload?.catch(() => {});
+    }
+  }
+
+  get size(): number {
+    return this.bytes;
+  }
+}
+
+/** Reads entries of the received pack back in pass 2 (from memory, or stored with a block cache). */
+class PackSource {
+  private readonly blocks = new LruCache<Uint8Array>(16 * 1024 * 1024);
+  private static readonly BLOCK = 256 * 1024;
+  private readonly memory: Uint8Array | null;
+  private readonly store: ObjectStore;
+  private readonly repoId: string;
+  private readonly packId: string;
+  private readonly total: number;
+
+  constructor(memory: Uint8Array | null, store: ObjectStore, repoId: string, packId: string, total: number) {
+    this.memory = memory;
+    this.store = store;
+    this.repoId = repoId;
+    this.packId = packId;
+    this.total = total;
+  }
+
+  async read(offset: number, length: number): Promise<Uint8Array> {
+    if (this.memory) return this.memory.subarray(offset, offset + length);
+    const B = PackSource.BLOCK;
+    const first = Math.floor(offset / B);
+    const last = Math.floor((offset + length - 1) / B);
+    if (last - first >= 4) return this.fetch(offset, length);
+    const parts: Uint8Array[] = [];
+    for (let b = first; b <= last; b++) {
+      let blk = this.blocks.get(String(b));
+      if (!blk) {
+        blk = await this.fetch(b * B, Math.min(B, this.total - b * B));
+        this.blocks.set(String(b), blk, blk.length);
+      }
+      parts.push(blk);
+    }
+    const joined = parts.length === 1 ? parts[0]! : concat(parts);
+    const s = offset - first * B;
+    return joined.subarray(s, s + length);
+  }
+
+  private async fetch(offset: number, length: number): Promise<Uint8Array> {
+    const b = await this.store.get(this.repoId, packFileName(this.packId), { offset, length });
+    if (!b || b.length !== length) throw new GitError("missing", "the received pack could not be read back from storage");
+    return b;
+  }
+}
+
+/**
+ * Indexes and stores the pack that `input` yields (positioned at `PACK`). `existing` reads the
+ * repository's current objects (thin bases, connectivity). Returns null for an empty pack.
+ */
+export async function indexPack(
+  input: ByteReader,
+  opts: { repoId: string; store: ObjectStore; existing: ObjectReader; limits?: Partial<IndexLimits> },
+): Promise<IndexedPack | null> {
+  const limits = { ...DEFAULT_INDEX_LIMITS, ...opts.limits };
+  const { store, repoId } = opts;
+  const spool = new Spool(store, repoId, newPackId(), limits.spoolBytes);
+  const written: { packId: string; idx: boolean }[] = [];
+  try {
+    const result = await scanAndResolve(input, spool, opts.existing, limits, written);
+    return result;
+  } catch (e) {
+    await spool.abort();
+    const names: string[] = [];
+    if (spool.stored) names.push(packFileName(spool.packId));
+    for (const w of written) names.push(packFileName(w.packId), idxFileName(w.packId));
+    await store.delete(repoId, names).catch(() => {});
+    throw e;
+  }
+}
+
+async function scanAndResolve(
+  input: ByteReader,
+  spool: Spool,
+  existing: ObjectReader,
+  limits: IndexLimits,
+  written: { packId: string; idx: boolean }[],
+): Promise<IndexedPack | null> {
+  const packHash = createHash("sha1");
+  let position = 0;
+  let entryCrc = 0;
+  const take = async (n: number, hashed = true) => {
+    const b = input.consume(n);
+    if (hashed) packHash.update(b);
+    entryCrc = crc32(b, entryCrc);
+    position += b.length;
+    if (position > limits.maxPackBytes) throw new GitError("too-large", `pack exceeds maximum allowed size (${limits.maxPackBytes} bytes)`);
+    await spool.write(b);
+  };
+
+  // ---- pass 1: entries as they stream in
+  if (!(await input.fill(PACK_HEADER_SIZE))) throw new GitError("corrupt", "pack truncated: no header");
+  const count = parsePackHeader(input.buffered());
+  await take(PACK_HEADER_SIZE);
+  const E = new Entries();
+  const links = new Set<string>();
+  const truncated = () => new GitError("corrupt", `pack truncated at byte ${position} (entry ${E.n} of ${count})`);
+
+  for (let k = 0; k < count; k++) {
+    const offset = position;
+    let h = parseEntryHeader(input.buffered(), 0);
+    while (!h) {
+      if (!(await input.more())) throw truncated();
+      h = parseEntryHeader(input.buffered(), 0);
+    }
+    if (h.size > limits.maxObjectBytes) throw new GitError("too-large", `object of ${h.size} bytes exceeds the limit of ${limits.maxObjectBytes}`);
+    entryCrc = 0;
+    await take(h.headerLength);
+    const i = E.add(offset, h.type, h.size, h.headerLength);
+    const isDelta = h.type === OBJ_OFS_DELTA || h.type === OBJ_REF_DELTA;
+    if (h.type === OBJ_OFS_DELTA) {
+      const b = E.at(offset - h.baseDistance!);
+      if (b < 0) throw new GitError("corrupt", `delta at ${offset} points to no entry (${h.baseDistance} bytes back)`);
+      E.base[i] = b;
+    } else if (h.type === OBJ_REF_DELTA) {
+      E.refBase.set(i, h.baseOid!);
+    }
+    const type = isDelta ? null : TYPE_NAME[h.type]!;
+    let data: Uint8Array | null = null;
+    if (h.size <= limits.streamInflateBytes) {
+      for (;;) {
+        const buf = input.buffered();
+        const r = buf.length > 0 ? inflatePrefix(buf) : null;
+        if (r) {
+          if (r.data.length !== h.size) throw new GitError("corrupt", `entry at ${offset} inflated to ${r.data.length} bytes, expected ${h.size}`);
+          data = r.data;
+          await take(r.consumed);
+          break;
+        }
+        if (input.ended) throw truncated();
+        if (buf.length > limits.streamInflateBytes) break; // compressed larger than inflated: stream it
+        await input.fill(Math.max(buf.length * 2, 64 * 1024));
+      }
+    }
+    if (data === null) {
+      // streaming inflate: hash as it comes, keep bytes only for objects whose links we need
+      const hasher: Hash | null = type ? createHash("sha1").update(objectHeader(type, h.size)) : null;
+      const keep: Uint8Array[] | null = type && type !== "blob" ? [] : null;
+      const inflater = new StreamInflater((c) => {
+        hasher?.update(c);
+        keep?.push(c);
+      });
+      try {
+        for (;;) {
+          let buf = input.buffered();
+          if (buf.length === 0) {
+            if (!(await input.more())) throw truncated();
+            buf = input.buffered();
+          }
+          const used = await inflater.feed(buf);
+          if (used >= 0) {
+            await take(used);
+            break;
+          }
+          await take(buf.length);
+        }
+      } finally {
+        inflater.close();
+      }
+      if (inflater.produced !== h.size) throw new GitError("corrupt", `entry at ${offset} inflated to ${inflater.produced} bytes, expected ${h.size}`);
+      if (hasher) E.setOid(i, hasher.digest("hex"));
+      if (keep) collectLinks(type!, concat(keep), links);
+    } else if (type) {
+      E.setOid(i, hashObject(type, data));
+      collectLinks(type, data, links);
+    }
+    E.crc[i] = entryCrc >>> 0;
+  }
+  const digest = packHash.digest();
+  if (!(await input.fill(PACK_TRAILER_SIZE))) throw new GitError("corrupt", "pack truncated: no trailing checksum");
+  const trailer = input.buffered().slice(0, PACK_TRAILER_SIZE);
+  await take(PACK_TRAILER_SIZE, false);
+  if (!digest.equals(trailer)) throw new GitError("corrupt", "pack checksum mismatch: the pack is corrupt");
+  if (!(await input.atEnd())) throw new GitError("corrupt", "pack has junk at the end");
+  if (count === 0) {
+    await spool.finish();
+    if (spool.stored) throw new GitError("corrupt", "empty pack unexpectedly large");
+    return null;
+  }
+  const memory = await spool.finish();
+  const packSize = position;
+  const source = new PackSource(memory, spool.store, spool.repoId, spool.packId, packSize);
+
+  // ---- pass 2: resolve deltas depth-first from each base
+  const ofsKids = new Map<number, number[]>();
+  const refKids = new Map<string, number[]>();
+  let deltas = 0;
+  for (let i = 0; i < E.n; i++) {
+    if (E.base[i]! >= 0) {
+      deltas++;
+      const l = ofsKids.get(E.base[i]!);
+      if (l) l.push(i);
+      else ofsKids.set(E.base[i]!, [i]);
+    } else if (E.refBase.has(i)) {
+      deltas++;
+      const b = E.refBase.get(i)!;
+      const l = refKids.get(b);
+      if (l) l.push(i);
+      else refKids.set(b, [i]);
+    }
+  }
+  const kidsOf = (i: number | null, oid: string): number[] => {
+    const out = i === null ? [] : (ofsKids.get(i) ?? []);
+    const r = refKids.get(oid);
+    if (r) {
+      refKids.delete(oid);
+      return out.length ? [...out, ...r] : r;
+    }
+    return out;
+  };
+  let resolvedDeltas = 0;
+  const resolveTree = async (rootType: ObjectType, rootData: Uint8Array, kids: number[]) => {
+    const stack: { data: Uint8Array; kids: number[]; k: number }[] = [{ data: rootData, kids, k: 0 }];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      if (top.k >= top.kids.length) {
+        stack.pop();
+        continue;
+      }
+      const c = top.kids[top.k++]!;
+      const start = E.offset[c]! + E.headerLength[c]!;
+      const end = c + 1 < E.n ? E.offset[c + 1]! : packSize - PACK_TRAILER_SIZE;
+      const delta = inflateExact(await source.read(start, end - start), E.size[c]!);
+      const data = applyDelta(top.data, delta, limits.maxObjectBytes);
+      const oid = hashObject(rootType, data);
+      E.setOid(c, oid);
+      E.type[c] = TYPE_CODE[rootType];
+      resolvedDeltas++;
+      collectLinks(rootType, data, links);
+      const next = kidsOf(c, oid);
+      if (next.length > 0) stack.push({ data, kids: next, k: 0 });
+    }
+  };
+  if (deltas > 0) {
+    for (let i = 0; i < E.n; i++) {
+      if (E.base[i]! >= 0 || E.refBase.has(i)) continue;
+      const kids = kidsOf(i, E.oidHex(i));
+      if (kids.length === 0) continue;
+      const type = TYPE_NAME[E.type[i]!]!;
+      const start = E.offset[i]! + E.headerLength[i]!;
+      const end = i + 1 < E.n ? E.offset[i + 1]! : packSize - PACK_TRAILER_SIZE;
+      const data = inflateExact(await source.read(start, end - start), E.size[i]!);
+      await resolveTree(type, data, kids);
+    }
+  }
+  // thin pack: the remaining REF_DELTA bases must already be in the repository
+  const external: string[] = [];
+  for (const baseOid of [...refKids.keys()]) {
+    const kids = refKids.get(baseOid);
+    if (!kids) continue; // consumed while resolving another external base's tree
+    const base = await existing.read(baseOid);
+    if (!base) throw new GitError("missing", `pack has a delta against ${baseOid}, which is neither in the pack nor in the repository`);
+    external.push(baseOid);
+    refKids.delete(baseOid);
+    await resolveTree(base.type, base.data, kids);
+  }
+  if (resolvedDeltas !== deltas) throw new GitError("corrupt", `pack has ${deltas - resolvedDeltas} unresolved deltas`);
+
+  // ---- thin-pack completion: append the external bases, rewrite header and trailer
+  const entries: IdxEntry[] = [];
+  for (let i = 0; i < E.n; i++) entries.push({ oid: E.oid.subarray(i * 20, i * 20 + 20), crc: E.crc[i]!, offset: E.offset[i]! });
+  let finalId = spool.packId;
+  let finalSize = packSize;
+  let checksum: Uint8Array = trailer;
+  if (external.length > 0) {
+    const appended: Uint8Array[] = [];
+    let at = packSize - PACK_TRAILER_SIZE;
+    for (const oid of external) {
+      const o = (await existing.read(oid))!;
+      const raw = concat([new Uint8Array(encodeTypeSize(TYPE_CODE[o.type], o.data.length)), deflate(o.data)]);
+      entries.push({ oid: Buffer.from(oid, "hex"), crc: crc32(raw) >>> 0, offset: at });
+      appended.push(raw);
+      at += raw.length;
+    }
+    const fixed = await rewriteThin(spool, memory, packSize, count + external.length, appended);
+    finalId = fixed.packId;
+    finalSize = fixed.size;
+    checksum = fixed.checksum;
+    if (fixed.packId !== spool.packId) written.push({ packId: fixed.packId, idx: false });
+  } else if (memory) {
+    await spool.store.put(spool.repoId, packFileName(finalId), memory);
+    spool.stored = true;
+  }
+
+  // duplicates would make the index ambiguous; git never sends them
+  const idxBytes = writeIdx(entries, checksum);
+  const idx = new PackIndex(idxBytes);
+  for (let i = 1; i < idx.count; i++) {
+    if (Buffer.compare(idx.oidBytes(i - 1), idx.oidBytes(i)) === 0) throw new GitError("corrupt", `pack contains object ${idx.oidHex(i)} twice`);
+  }
+  written.push({ packId: finalId, idx: true });
+  await spool.store.put(spool.repoId, idxFileName(finalId), idxBytes);
+
+  // connectivity: everything referenced must be in this pack or already in the repository
+  const missing: string[] = [];
+  for (const l of links) {
+    if (idx.find(l) < 0 && !existing.has(l)) {
+      missing.push(l);
+      if (missing.length >= 10) break;
+    }
+  }
+  return {
+    record: { id: finalId, repoId: spool.repoId, objects: idx.count, size: finalSize, idxSize: idxBytes.length, checksum: toHex(checksum) },
+    idx,
+    missing,
+    thinBases: external.length,
+  };
+}
+
+/**
+ * Writes the completed pack: same entries (offsets unchanged, only the header count differs),
+ * the appended bases, and a new trailing SHA-1. In memory when the pack was small, else by
+ * streaming the stored copy into a new file and deleting the old one.
+ */
+async function rewriteThin(
+  spool: Spool,
+  memory: Uint8Array | null,
+  packSize: number,
+  newCount: number,
+  appended: Uint8Array[],
+): Promise<{ packId: string; size: number; checksum: Uint8Array }> {
+  const { store, repoId } = spool;
+  const hash = createHash("sha1");
+  const head = packHeader(newCount);
+  if (memory) {
+    const body = memory.subarray(PACK_HEADER_SIZE, packSize - PACK_TRAILER_SIZE);
+    hash.update(head).update(body);
+    for (const a of appended) hash.update(a);
+    const checksum = new Uint8Array(hash.digest());
+    const all = concat([head, body, ...appended, checksum]);
+    await store.put(repoId, packFileName(spool.packId), all);
+    spool.stored = true;
+    return { packId: spool.packId, size: all.length, checksum };
+  }
+  const src = await store.stream(repoId, packFileName(spool.packId), { offset: PACK_HEADER_SIZE, length: packSize - PACK_HEADER_SIZE - PACK_TRAILER_SIZE });
+  if (!src) throw new GitError("missing", "the received pack could not be read back from storage");
+  let checksum = new Uint8Array(0);
+  let size = 0;
+  async function* pieces(): AsyncGenerator<Uint8Array> {
+    yield head;
+    const reader = src!.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      yield value;
+    }
+    yield* appended;
+  }
+  const it = pieces();
+  const out = new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      const { done, value } = await it.next();
+      if (!done) {
+        hash.update(value);
+        size += value.length;
+        ctl.enqueue(value);
+        return;
+      }
+      checksum = new Uint8Array(hash.digest());
+      size += checksum.length;
+      ctl.enqueue(checksum);
+      ctl.close();
+    },
+  });
+  const packId = newPackId();
+  await store.put(repoId, packFileName(packId), out);
+  await store.delete(repoId, [packFileName(spool.packId)]);
+  return { packId, size, checksum };
+}

@@ -1,0 +1,88 @@
+/**
+ * zlib inflate for pack entries with `node:zlib` (available in workerd under `nodejs_compat`).
+ * A pack does not record compressed lengths, so the indexer must learn where each zlib stream
+ * ends: `inflateSync(…, { info: true })` reports the input bytes the engine consumed, and trailing
+ * bytes (the next entry) are ignored. Large entries use a streaming inflater instead, so neither
+ * their compressed nor their inflated bytes need to be held whole.
+ */
+import { createInflate, deflateSync, inflateSync } from "node:zlib";
+import { GitError } from "../errors.ts";
+
+const isTruncation = (e: unknown) => e instanceof Error && /unexpected end of file/i.test(e.message);
+
+/**
+ * Inflates the zlib stream starting at `buf[0]`. Returns the data and the compressed length, or
+ * null when `buf` ends before the stream does (the caller supplies more bytes and retries).
+ */
+export function inflatePrefix(buf: Uint8Array): { data: Uint8Array; consumed: number } | null {
+  try {
+    const r = inflateSync(buf, { info: true }) as unknown as { buffer: Uint8Array; engine: { bytesWritten: number } };
+    return { data: r.buffer, consumed: r.engine.bytesWritten };
+  } catch (e) {
+    if (isTruncation(e)) return null;
+    throw new GitError("corrupt", `bad zlib data in pack: ${(e as Error).message}`);
+  }
+}
+
+/** Inflates a complete zlib stream whose inflated size is known; throws `corrupt` otherwise. */
+export function inflateExact(compressed: Uint8Array, size: number): Uint8Array {
+  let out: Uint8Array;
+  try {
+    out = inflateSync(compressed);
+  } catch (e) {
+    throw new GitError("corrupt", `bad zlib data in pack: ${(e as Error).message}`);
+  }
+  if (out.length !== size) throw new GitError("corrupt", `pack entry inflated to ${out.length} bytes, expected ${size}`);
+  return out;
+}
+
+/** Compresses an entry's data for a pack (git's default level for packs is zlib's default). */
+export const deflate = (data: Uint8Array): Uint8Array => deflateSync(data);
+
+const tick = () => new Promise<void>((ok) => (typeof setImmediate === "function" ? setImmediate(ok) : setTimeout(ok, 0)));
+
+/**
+ * Incremental inflate of one zlib stream fed in pieces. `feed` resolves with how many bytes of
+ * the piece belonged to the stream once it has ended inside that piece, or -1 when it needs more.
+ * Inflated output goes to `onData` as it is produced.
+ */
+export class StreamInflater {
+  private readonly inf = createInflate();
+  private ended = false;
+  private failed: Error | null = null;
+  private fed = 0;
+  produced = 0;
+
+  constructor(onData: (chunk: Uint8Array) => void) {
+    this.inf.on("data", (c: Uint8Array) => {
+      this.produced += c.length;
+      onData(c);
+    });
+    this.inf.on("end", () => {
+      this.ended = true;
+    });
+    this.inf.on("error", (e: Error) => {
+      this.failed = e;
+    });
+  }
+
+  async feed(piece: Uint8Array): Promise<number> {
+    if (this.ended) return 0;
+    const before = this.inf.bytesWritten;
+    await new Promise<void>((ok) => {
+      this.inf.write(piece, () => ok());
+      this.inf.once("error", () => ok());
+    });
+    // the "end" event follows the write callback on a later tick
+    await tick();
+    if (this.failed) throw new GitError("corrupt", `bad zlib data in pack: ${this.failed.message}`);
+    this.fed += piece.length;
+    if (this.ended) return this.inf.bytesWritten - before;
+    return -1;
+  }
+
+  /** Releases the zlib engine (after an error or once done). */
+  close(): void {
+    this.inf.destroy();
+  }
+}
