@@ -37,6 +37,8 @@ export interface IndexLimits {
   spoolBytes: number;
   /** Entries whose inflated size exceeds this are inflated as a stream, not in one call. */
   streamInflateBytes: number;
+  /** Inflated entry data kept from pass 1 for pass 2, so most entries are inflated once. */
+  resolveCacheBytes: number;
 }
 
 export const DEFAULT_INDEX_LIMITS: IndexLimits = {
@@ -44,6 +46,7 @@ export const DEFAULT_INDEX_LIMITS: IndexLimits = {
   maxObjectBytes: 512 * 1024 * 1024,
   spoolBytes: 8 * 1024 * 1024,
   streamInflateBytes: 8 * 1024 * 1024,
+  resolveCacheBytes: 16 * 1024 * 1024,
 };
 
 /** The result of indexing a received pack that is now stored (not yet in the catalog). */
@@ -136,9 +139,15 @@ function collectLinks(type: ObjectType, data: Uint8Array, links: Set<string>): v
   }
 }
 
-/** Where pass 1 puts the bytes: memory first, then a streamed ObjectStore write. */
+/**
+ * Where pass 1 puts the bytes: memory first, then a streamed ObjectStore write. Small pieces
+ * (entry headers, small objects) are staged into 256 KiB blocks so storage sees few large writes.
+ */
 class Spool {
+  private static readonly BLOCK = 256 * 1024;
   private parts: Uint8Array[] = [];
+  private stage = new Uint8Array(Spool.BLOCK);
+  private staged = 0;
   private bytes = 0;
   private writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
   private upload: Promise<number> | null = null;
@@ -157,30 +166,46 @@ class Spool {
   }
 
   async write(b: Uint8Array): Promise<void> {
-    if (b.length === 0) return;
-    // the reader reuses its buffer, so keep a copy
-    const copy = b.slice();
-    if (!this.writer) {
-      this.parts.push(copy);
-      this.bytes += copy.length;
-      if (this.bytes <= this.limit) return;
-      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-      this.writer = writable.getWriter();
-      this.upload = this.store.put(this.repoId, packFileName(this.packId), readable);
-      this.stored = true;
-      this.upload.catch(() => {});
-      const pending = this.parts;
-      this.parts = [];
-      for (const p of pending) await this.writer.write(p);
+    let p = 0;
+    while (p < b.length) {
+      const n = Math.min(b.length - p, this.stage.length - this.staged);
+      this.stage.set(b.subarray(p, p + n), this.staged);
+      this.staged += n;
+      p += n;
+      if (this.staged === this.stage.length) await this.flushStage();
+    }
+    this.bytes += b.length;
+  }
+
+  private async flushStage(): Promise<void> {
+    if (this.staged === 0) return;
+    const block = this.staged === this.stage.length ? this.stage : this.stage.slice(0, this.staged);
+    this.stage = new Uint8Array(Spool.BLOCK);
+    this.staged = 0;
+    if (this.writer) {
+      await this.writer.write(block);
       return;
     }
-    this.bytes += copy.length;
-    await this.writer.write(copy);
+    this.parts.push(block);
+    if (this.bytes + block.length <= this.limit) return;
+    // past the in-memory budget: stream everything so far, and the rest, into storage
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    this.writer = writable.getWriter();
+    this.upload = this.store.put(this.repoId, packFileName(this.packId), readable);
+    this.stored = true;
+    this.upload.catch(() => {});
+    const pending = this.parts;
+    this.parts = [];
+    for (const part of pending) await this.writer.write(part);
   }
 
   /** Finishes the upload (if streaming); returns the whole pack when it stayed in memory. */
   async finish(): Promise<Uint8Array | null> {
-    if (!this.writer) return concat(this.parts);
+    if (!this.writer) {
+      if (this.staged > 0) this.parts.push(this.stage.subarray(0, this.staged));
+      return concat(this.parts);
+    }
+    await this.flushStage();
     await this.writer.close();
     await this.upload;
     return null;
@@ -293,6 +318,26 @@ async function scanAndResolve(
   await take(PACK_HEADER_SIZE);
   const E = new Entries();
   const links = new Set<string>();
+  // inflated data of entries pass 2 will need again (deltas, and whole objects while budget lasts)
+  const kept = new Map<number, Uint8Array>();
+  let keptBytes = 0;
+  const keep = (i: number, data: Uint8Array) => {
+    if (keptBytes + data.length > limits.resolveCacheBytes) return;
+    kept.set(i, data);
+    keptBytes += data.length;
+  };
+  const dataOf = async (i: number): Promise<Uint8Array> => {
+    const hit = kept.get(i);
+    if (hit) {
+      kept.delete(i);
+      keptBytes -= hit.length;
+      return hit;
+    }
+    const start = E.offset[i]! + E.headerLength[i]!;
+    const end = i + 1 < E.n ? E.offset[i + 1]! : position - PACK_TRAILER_SIZE;
+    return inflateExact(await source!.read(start, end - start), E.size[i]!);
+  };
+  let source: PackSource | null = null;
   const truncated = () => new GitError("corrupt", `pack truncated at byte ${position} (entry ${E.n} of ${count})`);
 
   for (let k = 0; k < count; k++) {
@@ -362,6 +407,9 @@ async function scanAndResolve(
     } else if (type) {
       E.setOid(i, hashObject(type, data));
       collectLinks(type, data, links);
+      keep(i, data);
+    } else {
+      keep(i, data);
     }
     E.crc[i] = entryCrc >>> 0;
   }
@@ -378,7 +426,7 @@ async function scanAndResolve(
   }
   const memory = await spool.finish();
   const packSize = position;
-  const source = new PackSource(memory, spool.store, spool.repoId, spool.packId, packSize);
+  source = new PackSource(memory, spool.store, spool.repoId, spool.packId, packSize);
 
   // ---- pass 2: resolve deltas depth-first from each base
   const ofsKids = new Map<number, number[]>();
@@ -417,9 +465,7 @@ async function scanAndResolve(
         continue;
       }
       const c = top.kids[top.k++]!;
-      const start = E.offset[c]! + E.headerLength[c]!;
-      const end = c + 1 < E.n ? E.offset[c + 1]! : packSize - PACK_TRAILER_SIZE;
-      const delta = inflateExact(await source.read(start, end - start), E.size[c]!);
+      const delta = await dataOf(c);
       const data = applyDelta(top.data, delta, limits.maxObjectBytes);
       const oid = hashObject(rootType, data);
       E.setOid(c, oid);
@@ -434,12 +480,15 @@ async function scanAndResolve(
     for (let i = 0; i < E.n; i++) {
       if (E.base[i]! >= 0 || E.refBase.has(i)) continue;
       const kids = kidsOf(i, E.oidHex(i));
-      if (kids.length === 0) continue;
-      const type = TYPE_NAME[E.type[i]!]!;
-      const start = E.offset[i]! + E.headerLength[i]!;
-      const end = i + 1 < E.n ? E.offset[i + 1]! : packSize - PACK_TRAILER_SIZE;
-      const data = inflateExact(await source.read(start, end - start), E.size[i]!);
-      await resolveTree(type, data, kids);
+      if (kids.length === 0) {
+        const hit = kept.get(i);
+        if (hit) {
+          kept.delete(i);
+          keptBytes -= hit.length;
+        }
+        continue;
+      }
+      await resolveTree(TYPE_NAME[E.type[i]!]!, await dataOf(i), kids);
     }
   }
   // thin pack: the remaining REF_DELTA bases must already be in the repository
