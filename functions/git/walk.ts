@@ -52,7 +52,7 @@ export class Commits {
 }
 
 /** A max-heap of commits by committer time (git walks newest first). */
-class DateQueue {
+export class DateQueue {
   private readonly items: { oid: string; time: number }[] = [];
   get length(): number {
     return this.items.length;
