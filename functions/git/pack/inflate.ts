@@ -51,6 +51,8 @@ export class StreamInflater {
   private ended = false;
   private failed: Error | null = null;
   private fed = 0;
+  /** Resolves the write in progress when an error ends it (one listener, not one per write). */
+  private wake: (() => void) | null = null;
   produced = 0;
 
   constructor(onData: (chunk: Uint8Array) => void) {
@@ -63,6 +65,7 @@ export class StreamInflater {
     });
     this.inf.on("error", (e: Error) => {
       this.failed = e;
+      this.wake?.();
     });
   }
 
@@ -70,9 +73,10 @@ export class StreamInflater {
     if (this.ended) return 0;
     const before = this.inf.bytesWritten;
     await new Promise<void>((ok) => {
+      this.wake = ok;
       this.inf.write(piece, () => ok());
-      this.inf.once("error", () => ok());
     });
+    this.wake = null;
     // the "end" event follows the write callback on a later tick
     await tick();
     if (this.failed) throw new GitError("corrupt", `bad zlib data in pack: ${this.failed.message}`);
