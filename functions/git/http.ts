@@ -35,7 +35,8 @@ export async function serveGit(ctx: GitContext, req: Request, subPath: string, o
     if (svc.kind === "info-refs") return await handleInfoRefs(ctx, svc.service, req);
     if (svc.kind === "upload-pack") return await handleUploadPack(ctx, req);
     const { response, result } = await handleReceivePack(ctx, req);
-    await onPush?.(result);
+    // git's probe before a large push carries no command: not a push
+    if (result.commands.length > 0) await onPush?.(result);
     return response;
   } catch (e) {
     if (e instanceof GitError && (e.code === "bad-request" || e.code === "invalid")) return new Response(`${e.message}\n`, { status: 400 });

@@ -44,7 +44,7 @@ export class Scratch {
   }
 
   /** Runs git; resolves with stdout (Buffer) and stderr, rejects on a non-zero exit. */
-  async git(args: string[], opts: { cwd?: string; input?: Uint8Array | string; env?: NodeJS.ProcessEnv } = {}): Promise<{ stdout: Buffer; stderr: string }> {
+  async git(args: string[], opts: { cwd?: string; input?: Uint8Array | string | Iterable<string>; env?: NodeJS.ProcessEnv } = {}): Promise<{ stdout: Buffer; stderr: string }> {
     return gitRun(args, { cwd: opts.cwd ?? this.dir, input: opts.input, env: { ...this.env, ...opts.env } });
   }
 
@@ -71,7 +71,7 @@ export class Scratch {
 }
 
 /** Runs git with stdin; rejects with code/stderr attached on failure. */
-export function gitRun(args: string[], opts: { cwd: string; input?: Uint8Array | string; env: NodeJS.ProcessEnv }): Promise<{ stdout: Buffer; stderr: string }> {
+export function gitRun(args: string[], opts: { cwd: string; input?: Uint8Array | string | Iterable<string>; env: NodeJS.ProcessEnv }): Promise<{ stdout: Buffer; stderr: string }> {
   return new Promise((ok, fail) => {
     const p = spawn("git", args, { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];
@@ -84,8 +84,16 @@ export function gitRun(args: string[], opts: { cwd: string; input?: Uint8Array |
       else fail(Object.assign(new Error(`git ${args.join(" ")} exited with ${code}: ${err}`), { code, stderr: err, stdout: Buffer.concat(out) }));
     });
     p.stdin.on("error", () => {});
-    if (opts.input !== undefined) p.stdin.end(opts.input);
-    else p.stdin.end();
+    const input = opts.input;
+    if (input === undefined) p.stdin.end();
+    else if (typeof input === "string" || input instanceof Uint8Array) p.stdin.end(input);
+    else {
+      // a generator: write with backpressure, never holding the whole input
+      void (async () => {
+        for (const chunk of input) if (!p.stdin.write(chunk)) await new Promise((ok) => p.stdin.once("drain", ok));
+        p.stdin.end();
+      })();
+    }
   });
 }
 
@@ -93,7 +101,25 @@ export function gitRun(args: string[], opts: { cwd: string; input?: Uint8Array |
  * A `git fast-import` stream of `commits` commits on `branch` over a tree of `files` text files in
  * nested directories; each commit edits a few files (so packs get real deltas). Deterministic.
  */
-export function fastImportStream(opts: { commits: number; files?: number; branch?: string; seed?: number; from?: string; startMark?: number; time?: number }): string {
+export function fastImportStream(opts: FastImportOptions): string {
+  return [...fastImportChunks(opts)].join("");
+}
+
+export interface FastImportOptions {
+  commits: number;
+  files?: number;
+  /** Files edited per commit (default 3). */
+  touch?: number;
+  branch?: string;
+  seed?: number;
+  /** Commit to build on (the first commit's parent). */
+  from?: string;
+  startMark?: number;
+  time?: number;
+}
+
+/** The same stream one commit at a time (10,000 commits exceed a JavaScript string). */
+export function* fastImportChunks(opts: FastImportOptions): Generator<string> {
   const files = opts.files ?? 40;
   const branch = opts.branch ?? "refs/heads/main";
   let seed = opts.seed ?? 1;
@@ -108,31 +134,32 @@ export function fastImportStream(opts: { commits: number; files?: number; branch
     contents.push(lines);
   }
   const pathOf = (f: number) => `dir${f % 5}/sub${f % 3}/file${f}.txt`;
-  const out: string[] = [];
   const time = opts.time ?? 1700000000;
   const mark0 = opts.startMark ?? 1;
   for (let c = 0; c < opts.commits; c++) {
+    const out: string[] = [];
     const msg = `commit ${c + mark0}\n\nbody of commit ${c + mark0}\n`;
     out.push(`commit ${branch}`, `mark :${c + mark0}`, `author Ada Lovelace <ada@example.com> ${time + c * 60} +0000`, `committer Ada Lovelace <ada@example.com> ${time + c * 60} +0000`);
     out.push(`data ${Buffer.byteLength(msg)}`, msg);
     if (c === 0 && opts.from) out.push(`from ${opts.from}`);
-    const touched = c === 0 && !opts.from ? [...Array(files).keys()] : [rnd() % files, rnd() % files, rnd() % files];
+    const touched = c === 0 && !opts.from ? [...Array(files).keys()] : Array.from({ length: opts.touch ?? 3 }, () => rnd() % files);
     for (const f of touched) {
       const lines = contents[f]!;
       lines[rnd() % lines.length] = `edited in commit ${c + mark0}: ${rnd()}`;
       if (rnd() % 4 === 0) lines.push(`appended ${c + mark0}`);
+      if (lines.length > 45) lines.splice(rnd() % lines.length, 1); // files stay a few KiB
       const body = `${lines.join("\n")}\n`;
       out.push(`M 100644 inline ${pathOf(f)}`, `data ${Buffer.byteLength(body)}`, body);
     }
     out.push("");
+    yield `${out.join("\n")}\n`;
   }
-  return `${out.join("\n")}\n`;
 }
 
 /** Creates a non-bare repository at `dir` with generated history (via fast-import). */
-export async function makeHistory(s: Scratch, dir: string, opts: Parameters<typeof fastImportStream>[0]): Promise<void> {
+export async function makeHistory(s: Scratch, dir: string, opts: FastImportOptions): Promise<void> {
   await s.git(["init", "-q", "-b", "main", dir]);
-  await s.git(["fast-import", "--quiet"], { cwd: dir, input: fastImportStream(opts) });
+  await s.git(["fast-import", "--quiet"], { cwd: dir, input: fastImportChunks(opts) });
   await s.git(["reset", "-q", "--hard", "main"], { cwd: dir }).catch(() => {});
 }
 

@@ -66,4 +66,9 @@ export async function startGitServer(opts: { dataDir: string; limits?: Partial<G
 if (import.meta.url === `file://${process.argv[1]}`) {
   const s = await startGitServer({ dataDir: process.argv[2] ?? "./.data", port: Number(process.argv[3] ?? 0), limits: { maxPackBytes: 1024 * 1024 * 1024 } });
   process.stdout.write(`${s.url}\n`);
+  // one JSON line per push: what the benchmark reports as RefStore round trips
+  const seen = { n: 0 };
+  setInterval(() => {
+    while (seen.n < s.pushes.length) process.stdout.write(`${JSON.stringify({ push: seen.n, refStoreCalls: s.pushes[seen.n++]!.refStoreCalls })}\n`);
+  }, 50).unref();
 }

@@ -25,3 +25,8 @@ export const objectHeader = (type: ObjectType, size: number): Uint8Array => utf8
 export function hashObject(type: ObjectType, data: Uint8Array): string {
   return createHash("sha1").update(objectHeader(type, data.length)).update(data).digest("hex");
 }
+
+/** The object id of `data` as `type`, as 20 raw bytes. */
+export function hashObjectBytes(type: ObjectType, data: Uint8Array): Uint8Array {
+  return createHash("sha1").update(objectHeader(type, data.length)).update(data).digest();
+}

@@ -17,7 +17,7 @@ import { crc32 } from "node:zlib";
 import { type ByteReader, concat, toHex } from "../bytes.ts";
 import { GitError } from "../errors.ts";
 import { parseCommitLinks, parseTag } from "../objects/commit.ts";
-import { hashObject, objectHeader, type ObjectType, TYPE_CODE, TYPE_NAME } from "../objects/object.ts";
+import { hashObjectBytes, objectHeader, type ObjectType, TYPE_CODE, TYPE_NAME } from "../objects/object.ts";
 import { forEachTreeEntry } from "../objects/tree.ts";
 import { idxFileName, newPackId, type ObjectStore, packFileName } from "../storage/object-store.ts";
 import type { PackRecord } from "../storage/ref-store.ts";
@@ -114,8 +114,8 @@ class Entries {
     return lo < this.n && this.offset[lo] === offset ? lo : -1;
   }
 
-  setOid(i: number, hex: string) {
-    this.oid.set(Buffer.from(hex, "hex"), i * 20);
+  setOid(i: number, id: Uint8Array) {
+    this.oid.set(id, i * 20);
     this.resolved[i] = 1;
   }
 
@@ -165,7 +165,19 @@ class Spool {
     this.limit = limit;
   }
 
-  async write(b: Uint8Array): Promise<void> {
+  /** Stages `b`; returns a promise only when a full block has to go out (keeps the hot loop sync). */
+  write(b: Uint8Array): Promise<void> | null {
+    const free = this.stage.length - this.staged;
+    this.bytes += b.length;
+    if (b.length < free) {
+      this.stage.set(b, this.staged);
+      this.staged += b.length;
+      return null;
+    }
+    return this.writeSlow(b);
+  }
+
+  private async writeSlow(b: Uint8Array): Promise<void> {
     let p = 0;
     while (p < b.length) {
       const n = Math.min(b.length - p, this.stage.length - this.staged);
@@ -174,7 +186,6 @@ class Spool {
       p += n;
       if (this.staged === this.stage.length) await this.flushStage();
     }
-    this.bytes += b.length;
   }
 
   private async flushStage(): Promise<void> {
@@ -187,7 +198,7 @@ class Spool {
       return;
     }
     this.parts.push(block);
-    if (this.bytes + block.length <= this.limit) return;
+    if (this.bytes <= this.limit) return;
     // past the in-memory budget: stream everything so far, and the rest, into storage
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     this.writer = writable.getWriter();
@@ -303,13 +314,15 @@ async function scanAndResolve(
   const packHash = createHash("sha1");
   let position = 0;
   let entryCrc = 0;
-  const take = async (n: number, hashed = true) => {
+  // consumes n bytes into the pack hash, the entry CRC and the spool; a promise only when the
+  // spool must flush a block (awaiting every small piece costs more than inflating it)
+  const take = (n: number, hashed = true): Promise<void> | null => {
     const b = input.consume(n);
     if (hashed) packHash.update(b);
     entryCrc = crc32(b, entryCrc);
     position += b.length;
     if (position > limits.maxPackBytes) throw new GitError("too-large", `pack exceeds maximum allowed size (${limits.maxPackBytes} bytes)`);
-    await spool.write(b);
+    return spool.write(b);
   };
 
   // ---- pass 1: entries as they stream in
@@ -349,7 +362,8 @@ async function scanAndResolve(
     }
     if (h.size > limits.maxObjectBytes) throw new GitError("too-large", `object of ${h.size} bytes exceeds the limit of ${limits.maxObjectBytes}`);
     entryCrc = 0;
-    await take(h.headerLength);
+    const w1 = take(h.headerLength);
+    if (w1) await w1;
     const i = E.add(offset, h.type, h.size, h.headerLength);
     const isDelta = h.type === OBJ_OFS_DELTA || h.type === OBJ_REF_DELTA;
     if (h.type === OBJ_OFS_DELTA) {
@@ -364,11 +378,12 @@ async function scanAndResolve(
     if (h.size <= limits.streamInflateBytes) {
       for (;;) {
         const buf = input.buffered();
-        const r = buf.length > 0 ? inflatePrefix(buf) : null;
+        const r = buf.length > 0 ? inflatePrefix(buf, h.size) : null;
         if (r) {
           if (r.data.length !== h.size) throw new GitError("corrupt", `entry at ${offset} inflated to ${r.data.length} bytes, expected ${h.size}`);
           data = r.data;
-          await take(r.consumed);
+          const w2 = take(r.consumed);
+          if (w2) await w2;
           break;
         }
         if (input.ended) throw truncated();
@@ -402,10 +417,10 @@ async function scanAndResolve(
         inflater.close();
       }
       if (inflater.produced !== h.size) throw new GitError("corrupt", `entry at ${offset} inflated to ${inflater.produced} bytes, expected ${h.size}`);
-      if (hasher) E.setOid(i, hasher.digest("hex"));
+      if (hasher) E.setOid(i, hasher.digest());
       if (keep) collectLinks(type!, concat(keep), links);
     } else if (type) {
-      E.setOid(i, hashObject(type, data));
+      E.setOid(i, hashObjectBytes(type, data));
       collectLinks(type, data, links);
       keep(i, data);
     } else {
@@ -467,19 +482,19 @@ async function scanAndResolve(
       const c = top.kids[top.k++]!;
       const delta = await dataOf(c);
       const data = applyDelta(top.data, delta, limits.maxObjectBytes);
-      const oid = hashObject(rootType, data);
-      E.setOid(c, oid);
+      E.setOid(c, hashObjectBytes(rootType, data));
       E.type[c] = TYPE_CODE[rootType];
       resolvedDeltas++;
       collectLinks(rootType, data, links);
-      const next = kidsOf(c, oid);
+      // REF_DELTA children are found by id: build the hex only while such deltas wait
+      const next = kidsOf(c, refKids.size > 0 ? E.oidHex(c) : "");
       if (next.length > 0) stack.push({ data, kids: next, k: 0 });
     }
   };
   if (deltas > 0) {
     for (let i = 0; i < E.n; i++) {
       if (E.base[i]! >= 0 || E.refBase.has(i)) continue;
-      const kids = kidsOf(i, E.oidHex(i));
+      const kids = kidsOf(i, refKids.size > 0 ? E.oidHex(i) : "");
       if (kids.length === 0) {
         const hit = kept.get(i);
         if (hit) {

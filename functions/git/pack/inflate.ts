@@ -11,12 +11,18 @@ import { GitError } from "../errors.ts";
 const isTruncation = (e: unknown) => e instanceof Error && /unexpected end of file/i.test(e.message);
 
 /**
+ * zlib's output chunk for an object of `size` bytes: one chunk that fits it (the default 16 KiB
+ * allocation per call dominated inflating small objects: 2× slower on a pack of small entries).
+ */
+const chunkFor = (size: number) => (size < 1024 ? 1024 : size >= 256 * 1024 ? 256 * 1024 : 2 ** Math.ceil(Math.log2(size + 1)));
+
+/**
  * Inflates the zlib stream starting at `buf[0]`. Returns the data and the compressed length, or
  * null when `buf` ends before the stream does (the caller supplies more bytes and retries).
  */
-export function inflatePrefix(buf: Uint8Array): { data: Uint8Array; consumed: number } | null {
+export function inflatePrefix(buf: Uint8Array, size: number): { data: Uint8Array; consumed: number } | null {
   try {
-    const r = inflateSync(buf, { info: true }) as unknown as { buffer: Uint8Array; engine: { bytesWritten: number } };
+    const r = inflateSync(buf, { info: true, chunkSize: chunkFor(size) }) as unknown as { buffer: Uint8Array; engine: { bytesWritten: number } };
     return { data: r.buffer, consumed: r.engine.bytesWritten };
   } catch (e) {
     if (isTruncation(e)) return null;
@@ -28,7 +34,7 @@ export function inflatePrefix(buf: Uint8Array): { data: Uint8Array; consumed: nu
 export function inflateExact(compressed: Uint8Array, size: number): Uint8Array {
   let out: Uint8Array;
   try {
-    out = inflateSync(compressed);
+    out = inflateSync(compressed, { chunkSize: chunkFor(size) });
   } catch (e) {
     throw new GitError("corrupt", `bad zlib data in pack: ${(e as Error).message}`);
   }
