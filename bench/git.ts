@@ -166,7 +166,9 @@ async function main() {
     for (let r = 0; r < RUNS * 2; r++) {
       writeFileSync(path.join(work, `inc-${r}.txt`), `change ${r}\n`);
       await git(["add", "."], work);
-      await git(["commit", "-q", "-m", `file ${r}`], work);
+      // a commit made now, newer than the generated history (as a real push would be)
+      const now = `${Math.floor(Date.now() / 1000)} +0000`;
+      await s.git(["commit", "-q", "-m", `file ${r}`], { cwd: work, env: { GIT_AUTHOR_DATE: now, GIT_COMMITTER_DATE: now } });
       for (const srv of r % 2 ? [...servers].reverse() : servers) {
         t = process.hrtime.bigint();
         await git(["push", "-q", `${srv.url}/push0.git`, "HEAD:main"], work);

@@ -55,17 +55,41 @@ export async function buildPushEvent(
     const kind = u.old === null ? "create" : u.new === null ? "delete" : "update";
     const change: RefChange = { name: u.name, old: u.old, new: u.new, kind, commits: [], totalCommits: 0, forced: false };
     if (u.new !== null && u.name.startsWith("refs/heads/")) {
-      const exclude = u.old !== null ? [u.old] : branchTips.filter((t) => t !== u.new);
-      const range = await rangeWalk(commits, { include: [u.new], exclude, stopAfter: limits.maxCommitCount });
-      change.totalCommits = range.commits.length;
-      for (const oid of range.commits.slice(0, limits.maxCommitSummaries)) {
+      // the usual push: old is on new's first-parent line with no merge in between
+      const chain = u.old !== null ? await linearRange(commits, u.new, u.old, limits.maxCommitCount) : null;
+      let range: string[];
+      if (chain) range = chain;
+      else {
+        const exclude = u.old !== null ? [u.old] : branchTips.filter((t) => t !== u.new);
+        range = (await rangeWalk(commits, { include: [u.new], exclude, stopAfter: limits.maxCommitCount })).commits;
+        if (u.old !== null) change.forced = !(await isAncestor(commits, u.old, u.new));
+      }
+      change.totalCommits = range.length;
+      for (const oid of range.slice(0, limits.maxCommitSummaries)) {
         const o = await commits.reader.mustRead(oid);
         const c = parseCommit(o.data);
         change.commits.push({ oid, message: c.message, author: c.author, committer: c.committer });
       }
-      if (u.old !== null) change.forced = !(await isAncestor(commits, u.old, u.new));
     }
     refs.push(change);
   }
   return { refs };
+}
+
+/**
+ * The commits from `tip` back to (excluding) `base` along first parents when that line reaches
+ * `base` within `max` commits without a merge; null otherwise (the caller walks by date). Cheap,
+ * and immune to clock skew, which can make a date-ordered walk read the whole history.
+ */
+async function linearRange(commits: Commits, tip: string, base: string, max: number): Promise<string[] | null> {
+  const out: string[] = [];
+  let cur = tip;
+  while (cur !== base) {
+    if (out.length >= max) return null;
+    const c = await commits.get(cur);
+    if (c.parents.length !== 1) return null;
+    out.push(cur);
+    cur = c.parents[0]!;
+  }
+  return out;
 }

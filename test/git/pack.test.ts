@@ -10,7 +10,7 @@ import { ByteReader } from "../../functions/git/bytes.ts";
 import { type IndexLimits, indexPack } from "../../functions/git/pack/indexer.ts";
 import { ObjectReader } from "../../functions/git/pack/reader.ts";
 import { DirectoryObjectStore } from "../../functions/git/storage/fs-store.ts";
-import { idxFileName, packFileName } from "../../functions/git/storage/object-store.ts";
+import { idxFileName, packFileName, revFileName } from "../../functions/git/storage/object-store.ts";
 import type { PackRecord } from "../../functions/git/storage/ref-store.ts";
 import { makeHistory, Scratch } from "./helpers.ts";
 
@@ -55,14 +55,20 @@ async function index(repoId: string, pack: Uint8Array, packs: PackRecord[] = [],
 }
 
 /** Copies a stored pack + idx under git's names and returns git's own idx for the pack. */
-async function gitIndexOf(repoId: string, rec: PackRecord, strict = true): Promise<{ ours: Buffer; theirs: Buffer; dir: string }> {
+async function gitIndexOf(repoId: string, rec: PackRecord, strict = true): Promise<{ ours: Buffer; theirs: Buffer; dir: string; oursRev: Buffer; theirsRev: Buffer }> {
   const dir = s.path(`check-${rec.id}`);
   mkdirSync(dir, { recursive: true });
   copyFileSync(store.path(repoId, packFileName(rec.id)), `${dir}/x.pack`);
   // inside a repository: --strict also checks that everything the pack references is in it
   await s.git(["init", "-q", "--bare", `${dir}/repo.git`]);
-  await s.git(["index-pack", ...(strict ? ["--strict"] : []), "-o", `${dir}/git.idx`, `${dir}/x.pack`], { cwd: `${dir}/repo.git` });
-  return { ours: readFileSync(store.path(repoId, idxFileName(rec.id))), theirs: readFileSync(`${dir}/git.idx`), dir };
+  await s.git(["index-pack", "--rev-index", ...(strict ? ["--strict"] : []), "-o", `${dir}/git.idx`, `${dir}/x.pack`], { cwd: `${dir}/repo.git` });
+  return {
+    ours: readFileSync(store.path(repoId, idxFileName(rec.id))),
+    theirs: readFileSync(`${dir}/git.idx`),
+    oursRev: readFileSync(store.path(repoId, revFileName(rec.id))),
+    theirsRev: readFileSync(`${dir}/git.rev`),
+    dir,
+  };
 }
 
 /** Every object reachable from `rev` with type and content, from git cat-file --batch. */
@@ -81,13 +87,14 @@ async function catAll(rev: string): Promise<Map<string, { type: string; body: Bu
 }
 
 describe("indexer", () => {
-  it("indexes a full pack exactly as git index-pack does (idx byte for byte)", async () => {
+  it("indexes a full pack exactly as git index-pack does (idx and rev byte for byte)", async () => {
     const pack = await packOf("--all");
     const r = (await index("1", pack))!;
     expect(r.missing).toEqual([]);
     expect(r.thinBases).toBe(0);
-    const { ours, theirs } = await gitIndexOf("1", r.record);
+    const { ours, theirs, oursRev, theirsRev } = await gitIndexOf("1", r.record);
     expect(ours.equals(theirs)).toBe(true);
+    expect(oursRev.equals(theirsRev)).toBe(true);
     expect(r.record.size).toBe(pack.length);
     expect(readFileSync(store.path("1", packFileName(r.record.id))).equals(pack)).toBe(true);
   });
@@ -109,8 +116,9 @@ describe("indexer", () => {
       expect(r.thinBases).toBeGreaterThan(0);
       expect(r.missing).toEqual([]);
       // not --strict: the pack is self-contained for deltas, but its commits' parents live in the base pack
-      const { ours, theirs } = await gitIndexOf("3", r.record, false);
+      const { ours, theirs, oursRev, theirsRev } = await gitIndexOf("3", r.record, false);
       expect(ours.equals(theirs)).toBe(true);
+      expect(oursRev.equals(theirsRev)).toBe(true);
       // every object of main is now readable from the two packs
       const reader = await ObjectReader.open(store, [base.record, r.record]);
       const all = await catAll("main");

@@ -62,7 +62,7 @@ describe("git engine in workerd over R2", () => {
     await s.git(["-c", `http.extraHeader=x-git-limits: ${limits}`, "push", url, "main", "v1"], { cwd: src });
 
     const stored = await files("7");
-    expect(stored.map((f) => f.name.replace(/pack-[0-9a-f]+/, "pack-X"))).toEqual(["pack/pack-X.idx", "pack/pack-X.pack"]);
+    expect(stored.map((f) => f.name.replace(/pack-[0-9a-f]+/, "pack-X"))).toEqual(["pack/pack-X.idx", "pack/pack-X.pack", "pack/pack-X.rev"]);
     const packName = stored.find((f) => f.name.endsWith(".pack"))!.name;
     const pack = Buffer.from(await (await fetch(`${base}/__files/7/${packName}`)).arrayBuffer());
     const idx = Buffer.from(await (await fetch(`${base}/__files/7/${packName.replace(".pack", ".idx")}`)).arrayBuffer());

@@ -6,10 +6,10 @@ import { createHash } from "node:crypto";
 import { crc32 } from "node:zlib";
 import { concat, fromHex, toHex } from "../bytes.ts";
 import { type GitObject, hashObject, TYPE_CODE } from "../objects/object.ts";
-import { idxFileName, newPackId, type ObjectStore, packFileName } from "../storage/object-store.ts";
+import { idxFileName, newPackId, type ObjectStore, packFileName, revFileName } from "../storage/object-store.ts";
 import type { PackRecord } from "../storage/ref-store.ts";
 import { encodeTypeSize, packHeader } from "./format.ts";
-import { type IdxEntry, PackIndex, writeIdx } from "./idx.ts";
+import { type IdxEntry, PackIndex, writeIdx, writeRev } from "./idx.ts";
 import { deflate } from "./inflate.ts";
 
 /** Accumulates objects (deduplicated by id) and writes them as one pack + index. */
@@ -53,9 +53,10 @@ export class PackBuilder {
   async store(objects: ObjectStore, repoId: string): Promise<{ record: PackRecord; idx: PackIndex }> {
     const { pack, idx, checksum } = this.build();
     const id = newPackId();
-    await objects.put(repoId, packFileName(id), pack);
-    await objects.put(repoId, idxFileName(id), idx);
     const index = new PackIndex(idx);
+    await objects.put(repoId, packFileName(id), pack);
+    await objects.put(repoId, revFileName(id), writeRev(index));
+    await objects.put(repoId, idxFileName(id), idx);
     return { record: { id, repoId, objects: this.entries.length, size: pack.length, idxSize: idx.length, checksum: toHex(checksum) }, idx: index };
   }
 }

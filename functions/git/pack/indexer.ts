@@ -19,11 +19,11 @@ import { GitError } from "../errors.ts";
 import { parseCommitLinks, parseTag } from "../objects/commit.ts";
 import { hashObjectBytes, objectHeader, type ObjectType, TYPE_CODE, TYPE_NAME } from "../objects/object.ts";
 import { forEachTreeEntry } from "../objects/tree.ts";
-import { idxFileName, newPackId, type ObjectStore, packFileName } from "../storage/object-store.ts";
+import { idxFileName, newPackId, type ObjectStore, packFileName, packFileNames, revFileName } from "../storage/object-store.ts";
 import type { PackRecord } from "../storage/ref-store.ts";
 import { applyDelta } from "./delta.ts";
 import { encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_HEADER_SIZE, PACK_TRAILER_SIZE, packHeader, parseEntryHeader, parsePackHeader } from "./format.ts";
-import { type IdxEntry, PackIndex, writeIdx } from "./idx.ts";
+import { type IdxEntry, PackIndex, writeIdx, writeRev } from "./idx.ts";
 import { deflate, inflateExact, inflatePrefix, StreamInflater } from "./inflate.ts";
 import { LruCache, type ObjectReader } from "./reader.ts";
 
@@ -298,7 +298,7 @@ export async function indexPack(
     await spool.abort();
     const names: string[] = [];
     if (spool.stored) names.push(packFileName(spool.packId));
-    for (const w of written) names.push(packFileName(w.packId), idxFileName(w.packId));
+    for (const w of written) names.push(...packFileNames(w.packId));
     await store.delete(repoId, names).catch(() => {});
     throw e;
   }
@@ -552,6 +552,7 @@ async function scanAndResolve(
     if (Buffer.compare(idx.oidBytes(i - 1), idx.oidBytes(i)) === 0) throw new GitError("corrupt", `pack contains object ${idx.oidHex(i)} twice`);
   }
   written.push({ packId: finalId, idx: true });
+  await spool.store.put(spool.repoId, revFileName(finalId), writeRev(idx));
   await spool.store.put(spool.repoId, idxFileName(finalId), idxBytes);
 
   // connectivity: everything referenced must be in this pack or already in the repository

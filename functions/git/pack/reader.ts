@@ -7,12 +7,12 @@
 import { GitError } from "../errors.ts";
 import { type GitObject, TYPE_NAME } from "../objects/object.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
-import { idxFileName, packFileName } from "../storage/object-store.ts";
+import { idxFileName, packFileName, revFileName } from "../storage/object-store.ts";
 import type { PackRecord } from "../storage/ref-store.ts";
 import { applyDelta } from "./delta.ts";
 import { type EntryHeader, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_TRAILER_SIZE, parseEntryHeader } from "./format.ts";
 import { PackIndex } from "./idx.ts";
-import { inflateExact } from "./inflate.ts";
+import { inflateExact, inflatePrefix } from "./inflate.ts";
 
 /** Tunables of the reader's caches. */
 export interface ReaderOptions {
@@ -24,7 +24,12 @@ export interface ReaderOptions {
   objectCacheBytes?: number;
   /** Largest object the reader will materialise (default 512 MiB, git's core.bigFileThreshold). */
   maxObjectBytes?: number;
+  /** Share loaded pack indexes across readers of this process/isolate (packs are immutable). */
+  shareIndexes?: boolean;
 }
+
+/** The most zlib's deflate can produce from `n` bytes (deflateBound plus the zlib wrapper). */
+const deflateBound = (n: number) => n + Math.floor(n / 4096) + Math.floor(n / 16384) + 64;
 
 /** A size-bounded LRU map (Map keeps insertion order; a hit re-inserts). */
 export class LruCache<V> {
@@ -61,6 +66,12 @@ export class LruCache<V> {
   }
 }
 
+/**
+ * Pack indexes loaded by any reader of this process (Node) or isolate (Worker), by pack: a pack
+ * and its index never change, so a push or clone does not re-read and re-parse them each time.
+ */
+const SHARED_INDEXES = new LruCache<PackIndex>(64 * 1024 * 1024);
+
 /** Where an object is stored. */
 export interface ObjectLocation {
   pack: StoredPack;
@@ -82,7 +93,7 @@ export class StoredPack {
     this.order = order;
   }
 
-  /** End offset (exclusive) of the entry starting at `offset`: the next entry or the trailer. */
+  /** End offset (exclusive) of the entry starting at `offset` (needs the offset order loaded). */
   entryEnd(offset: number): number {
     const { offsets } = this.idx.offsetOrder();
     const k = this.idx.orderOfOffset(offset);
@@ -122,11 +133,17 @@ export class ObjectReader {
   /** Opens the packs of a catalog (their indexes are read in parallel). */
   static async open(store: ObjectStore, packs: readonly PackRecord[], opts: ReaderOptions = {}): Promise<ObjectReader> {
     const r = new ObjectReader(store, opts);
+    const share = opts.shareIndexes !== false;
     const idxs = await Promise.all(
       packs.map(async (p) => {
+        const key = `${p.repoId}/${p.id}`;
+        const hit = share ? SHARED_INDEXES.get(key) : undefined;
+        if (hit) return hit;
         const bytes = await store.get(p.repoId, idxFileName(p.id));
         if (!bytes) throw new GitError("missing", `index of pack ${p.id} is missing from object storage`);
-        return new PackIndex(bytes);
+        const idx = new PackIndex(bytes);
+        if (share) SHARED_INDEXES.set(key, idx, idx.byteLength + idx.count * 12);
+        return idx;
       }),
     );
     packs.forEach((p, i) => r.packs.push(new StoredPack(p, idxs[i]!, i)));
@@ -209,8 +226,19 @@ export class ObjectReader {
     return bytes;
   }
 
+  /**
+   * Makes the pack's entries addressable in pack order (entry lengths, the id at an offset): from
+   * its `.rev` file when stored, else by sorting the index's offsets once.
+   */
+  async loadOrder(pack: StoredPack): Promise<void> {
+    if (pack.idx.hasOffsetOrder) return;
+    const rev = await this.store.get(pack.record.repoId, revFileName(pack.record.id)).catch(() => null);
+    if (!rev || !pack.idx.useReverseIndex(rev)) pack.idx.offsetOrder();
+  }
+
   /** The raw stored entry at `offset` (for copying into another pack without inflating). */
   async readRaw(pack: StoredPack, offset: number): Promise<RawEntry> {
+    await this.loadOrder(pack);
     const end = pack.entryEnd(offset);
     const bytes = await this.readPackBytes(pack, offset, end - offset);
     const header = parseEntryHeader(bytes, 0);
@@ -241,10 +269,7 @@ export class ObjectReader {
       base = this.objects.get(key);
       if (base) break;
       if (chain.length > 10_000) throw new GitError("corrupt", "delta chain too long");
-      const raw = await this.readRaw(cur.pack, cur.offset);
-      const h = raw.header;
-      if (h.size > this.maxObjectBytes) throw new GitError("too-large", `object of ${h.size} bytes exceeds the limit of ${this.maxObjectBytes}`);
-      const data = inflateExact(raw.bytes.subarray(h.headerLength), h.size);
+      const { header: h, data } = await this.readEntry(cur.pack, cur.offset);
       if (h.type === OBJ_OFS_DELTA) {
         chain.push({ ...cur, delta: data });
         cur = { pack: cur.pack, offset: cur.offset - h.baseDistance! };
@@ -268,13 +293,34 @@ export class ObjectReader {
     return base;
   }
 
+  /**
+   * Header and inflated data of the entry at `offset`. Reads no further than zlib's bound for
+   * the declared size (so no entry boundaries are needed), falling back to the exact entry length
+   * for a stream that is longer than any zlib encoder writes.
+   */
+  private async readEntry(pack: StoredPack, offset: number): Promise<{ header: EntryHeader; data: Uint8Array }> {
+    const limit = pack.record.size - PACK_TRAILER_SIZE;
+    const head = await this.readPackBytes(pack, offset, Math.min(32, limit - offset));
+    const h = parseEntryHeader(head, 0);
+    if (!h) throw new GitError("corrupt", `truncated entry at ${offset} in pack ${pack.record.id}`);
+    if (h.size > this.maxObjectBytes) throw new GitError("too-large", `object of ${h.size} bytes exceeds the limit of ${this.maxObjectBytes}`);
+    const bytes = await this.readPackBytes(pack, offset, Math.min(h.headerLength + deflateBound(h.size), limit - offset));
+    const r = inflatePrefix(bytes.subarray(h.headerLength), h.size);
+    if (r) {
+      if (r.data.length !== h.size) throw new GitError("corrupt", `pack entry inflated to ${r.data.length} bytes, expected ${h.size}`);
+      return { header: h, data: r.data };
+    }
+    const raw = await this.readRaw(pack, offset);
+    return { header: h, data: inflateExact(raw.bytes.subarray(h.headerLength), h.size) };
+  }
+
   /** Type of the object at a location without keeping its data (walks the delta chain to the base). */
   async typeAt(pack: StoredPack, offset: number): Promise<GitObject["type"]> {
     let cur = { pack, offset };
     for (let i = 0; i < 10_000; i++) {
       const cached = this.objects.get(`${cur.pack.record.repoId}/${cur.pack.record.id}@${cur.offset}`);
       if (cached) return cached.type;
-      const head = await this.readPackBytes(cur.pack, cur.offset, Math.min(32, cur.pack.entryEnd(cur.offset) - cur.offset));
+      const head = await this.readPackBytes(cur.pack, cur.offset, Math.min(32, cur.pack.record.size - PACK_TRAILER_SIZE - cur.offset));
       const h = parseEntryHeader(head, 0);
       if (!h) throw new GitError("corrupt", "truncated entry header");
       if (h.type === OBJ_OFS_DELTA) cur = { pack: cur.pack, offset: cur.offset - h.baseDistance! };

@@ -41,7 +41,7 @@ export interface PackWriteStats {
  * Streams a pack of exactly `oids` (deduplicated by the caller) read from `reader`.
  * `ofsDelta`: the client understands OFS_DELTA.
  */
-export function writePack(reader: ObjectReader, oids: readonly string[], opts: { ofsDelta: boolean; stats?: PackWriteStats }): ReadableStream<Uint8Array> {
+export async function writePack(reader: ObjectReader, oids: readonly string[], opts: { ofsDelta: boolean; stats?: PackWriteStats }): Promise<ReadableStream<Uint8Array>> {
   const locs: (ObjectLocation & { oid: string })[] = [];
   const sending = new Set<string>();
   for (const oid of oids) {
@@ -53,6 +53,7 @@ export function writePack(reader: ObjectReader, oids: readonly string[], opts: {
   }
   // catalog order, then pack order: OFS bases precede their deltas within a pack
   locs.sort((a, b) => a.pack.order - b.pack.order || a.offset - b.offset);
+  for (const pack of new Set(locs.map((l) => l.pack))) await reader.loadOrder(pack);
   return entriesStream(reader, locs, sending, opts);
 }
 
@@ -60,10 +61,11 @@ export function writePack(reader: ObjectReader, oids: readonly string[], opts: {
  * Streams a pack of every object of every pack of the reader (a full clone from several packs):
  * the earliest pack holding an object supplies it.
  */
-export function writeAllPacks(reader: ObjectReader, opts: { ofsDelta: boolean; stats?: PackWriteStats }): ReadableStream<Uint8Array> {
+export async function writeAllPacks(reader: ObjectReader, opts: { ofsDelta: boolean; stats?: PackWriteStats }): Promise<ReadableStream<Uint8Array>> {
   const locs: (ObjectLocation & { oid: string })[] = [];
   const sending = new Set<string>();
   for (const pack of reader.packs) {
+    await reader.loadOrder(pack);
     const { offsets, positions } = pack.idx.offsetOrder();
     for (let k = 0; k < offsets.length; k++) {
       const oid = pack.idx.oidHex(positions[k]!);

@@ -13,7 +13,7 @@ import { indexPack, type IndexedPack } from "../pack/indexer.ts";
 import { ObjectReader } from "../pack/reader.ts";
 import { FLUSH, pkt, PktReader } from "../pkt-line.ts";
 import { isBranchRef, refNameProblem } from "../refname.ts";
-import { idxFileName, packFileName } from "../storage/object-store.ts";
+import { packFileNames } from "../storage/object-store.ts";
 import type { PackRecord, RefTransaction, RepoState } from "../storage/ref-store.ts";
 import { Commits, isAncestor } from "../walk.ts";
 import { asBody, type GitContext, gitHeaders, limitsOf, requestBody, sideband, sidebandMessage } from "./common.ts";
@@ -162,7 +162,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
     pending = pending.filter((c) => !c.error);
   }
   if (!committed && indexed) {
-    await ctx.objects.delete(ctx.repoId, [packFileName(indexed.record.id), idxFileName(indexed.record.id)]).catch(() => {});
+    await ctx.objects.delete(ctx.repoId, packFileNames(indexed.record.id)).catch(() => {});
   }
 
   // ---- report

@@ -369,10 +369,10 @@ async function packFor(
   let pack: ReadableStream<Uint8Array>;
   if (f.haves.length === 0 && !shallow && reader.packs.length > 0) {
     // a clone: everything stored is reachable-closed, so the stored packs are the answer
-    pack = reader.packs.length === 1 && f.ofsDelta ? await storedPackStream(reader, reader.packs[0]!) : writeAllPacks(reader, { ofsDelta: f.ofsDelta });
+    pack = reader.packs.length === 1 && f.ofsDelta ? await storedPackStream(reader, reader.packs[0]!) : await writeAllPacks(reader, { ofsDelta: f.ofsDelta });
   } else {
     const oids = await selectObjects(state, reader, commits, f, common, shallow);
-    pack = writePack(reader, oids, { ofsDelta: f.ofsDelta });
+    pack = await writePack(reader, oids, { ofsDelta: f.ofsDelta });
   }
   if (f.sideband === 0) return pack;
   // side-band-64k: 65515 data bytes per packet (LARGE_PACKET_MAX - 5); side-band: 995

@@ -10,7 +10,7 @@ import { type Signature, serializeCommit } from "../objects/commit.ts";
 import { hashObject } from "../objects/object.ts";
 import { MODE, serializeTree, type TreeEntry } from "../objects/tree.ts";
 import { PackBuilder } from "../pack/builder.ts";
-import { idxFileName, type ObjectStore, packFileName } from "../storage/object-store.ts";
+import { type ObjectStore, packFileNames } from "../storage/object-store.ts";
 import type { PackRecord, RefStore, RepoState } from "../storage/ref-store.ts";
 import { DEFAULT_LIMITS } from "../protocol/common.ts";
 import { refNameProblem } from "../refname.ts";
@@ -162,7 +162,7 @@ export async function createCommit(
     event,
   });
   if (!result.ok) {
-    await ctx.objects.delete(ctx.repoId, [packFileName(stored.record.id), idxFileName(stored.record.id)]).catch(() => {});
+    await ctx.objects.delete(ctx.repoId, packFileNames(stored.record.id)).catch(() => {});
     throw new GitError("conflict", `branch ${ref.slice(11)} was updated by someone else; try again`);
   }
   return { commit, tree, parent, ref, pack: stored.record, event, blobs };

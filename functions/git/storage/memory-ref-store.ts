@@ -66,6 +66,12 @@ export class MemoryRefStore implements RefStore {
     return { size: r.size, empty: r.empty, events: r.events };
   }
 
+  /** Replaces catalog entries by id (a fork re-pointed at its own copies of shared packs). */
+  replacePacks(repoId: string, records: readonly PackRecord[]): void {
+    const r = this.repo(repoId);
+    r.packs = r.packs.map((p) => records.find((n) => n.id === p.id) ?? p);
+  }
+
   /** Points HEAD at another branch (what the lead does for edit rule 4). */
   setHead(repoId: string, head: string): void {
     this.repo(repoId).head = head;

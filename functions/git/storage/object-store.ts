@@ -49,6 +49,12 @@ export const packFileName = (packId: string): string => `pack/pack-${packId}.pac
 /** File name of a stored pack's index. */
 export const idxFileName = (packId: string): string => `pack/pack-${packId}.idx`;
 
+/** File name of a stored pack's reverse index (git's `.rev`: entries in pack order). */
+export const revFileName = (packId: string): string => `pack/pack-${packId}.rev`;
+
+/** Every file of a stored pack (what deleting or copying a pack touches). */
+export const packFileNames = (packId: string): string[] => [packFileName(packId), revFileName(packId), idxFileName(packId)];
+
 /** A new pack id: time-ordered and unique without coordination. */
 export function newPackId(): string {
   const rnd = new Uint8Array(8);
