@@ -11,7 +11,7 @@ export { type Commit, parseCommit, parseTag, type Signature, type Tag } from "./
 export { hashObject, type GitObject, type ObjectType } from "./objects/object.ts";
 export { MODE, parseTree, type TreeEntry } from "./objects/tree.ts";
 export { type IndexLimits, indexPack } from "./pack/indexer.ts";
-export { ObjectReader } from "./pack/reader.ts";
+export { ObjectReader, setSharedIndexBudget } from "./pack/reader.ts";
 export { handleInfoRefs, type Service } from "./protocol/advertise.ts";
 export { DEFAULT_LIMITS, type GitContext, type GitLimits } from "./protocol/common.ts";
 export { handleReceivePack, type PushCommand, type PushResult } from "./protocol/receive-pack.ts";

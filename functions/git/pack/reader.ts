@@ -69,8 +69,14 @@ export class LruCache<V> {
 /**
  * Pack indexes loaded by any reader of this process (Node) or isolate (Worker), by pack: a pack
  * and its index never change, so a push or clone does not re-read and re-parse them each time.
+ * (An index larger than half the budget is not kept, like any LruCache value.)
  */
-const SHARED_INDEXES = new LruCache<PackIndex>(64 * 1024 * 1024);
+let SHARED_INDEXES = new LruCache<PackIndex>(32 * 1024 * 1024);
+
+/** Sets the byte budget of the shared pack index cache (default 32 MiB; 0 disables it). */
+export function setSharedIndexBudget(bytes: number): void {
+  SHARED_INDEXES = new LruCache<PackIndex>(bytes);
+}
 
 /** Where an object is stored. */
 export interface ObjectLocation {
