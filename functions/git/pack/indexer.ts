@@ -24,7 +24,7 @@ import type { PackRecord } from "../storage/ref-store.ts";
 import { applyDelta } from "./delta.ts";
 import { encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_HEADER_SIZE, PACK_TRAILER_SIZE, packHeader, parseEntryHeader, parsePackHeader } from "./format.ts";
 import { type IdxEntry, PackIndex, writeIdx, writeRev } from "./idx.ts";
-import { deflate, inflateExact, inflatePrefix, StreamInflater } from "./inflate.ts";
+import { compact, deflate, inflateExact, inflatePrefix, StreamInflater } from "./inflate.ts";
 import { LruCache, type ObjectReader } from "./reader.ts";
 
 /** Limits of one received pack. */
@@ -336,7 +336,7 @@ async function scanAndResolve(
   let keptBytes = 0;
   const keep = (i: number, data: Uint8Array) => {
     if (keptBytes + data.length > limits.resolveCacheBytes) return;
-    kept.set(i, data);
+    kept.set(i, compact(data));
     keptBytes += data.length;
   };
   const dataOf = async (i: number): Promise<Uint8Array> => {

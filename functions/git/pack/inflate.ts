@@ -42,6 +42,13 @@ export function inflateExact(compressed: Uint8Array, size: number): Uint8Array {
   return out;
 }
 
+/**
+ * `data` on a backing buffer of its own size. zlib's output is a view of a larger chunk (1 KiB at
+ * least), so a kept 60-byte delta would hold 1 KiB: copying before caching keeps a cache's byte
+ * budget true (a 16 MiB budget held 70 MB of small deltas on a 10,000-commit push).
+ */
+export const compact = (data: Uint8Array): Uint8Array => (data.buffer.byteLength > data.length + (data.length >> 3) + 64 ? new Uint8Array(data) : data); // (Buffer#slice would not copy)
+
 /** Compresses an entry's data for a pack (git's default level for packs is zlib's default). */
 export const deflate = (data: Uint8Array): Uint8Array => deflateSync(data);
 

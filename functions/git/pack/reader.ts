@@ -12,7 +12,7 @@ import type { PackRecord } from "../storage/ref-store.ts";
 import { applyDelta } from "./delta.ts";
 import { type EntryHeader, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_TRAILER_SIZE, parseEntryHeader } from "./format.ts";
 import { PackIndex } from "./idx.ts";
-import { inflateExact, inflatePrefix } from "./inflate.ts";
+import { compact, inflateExact, inflatePrefix } from "./inflate.ts";
 
 /** Tunables of the reader's caches. */
 export interface ReaderOptions {
@@ -285,7 +285,7 @@ export class ObjectReader {
         if (!loc) throw new GitError("missing", `delta base ${h.baseOid} not found`);
         cur = { pack: loc.pack, offset: loc.offset };
       } else {
-        base = { type: TYPE_NAME[h.type]!, data };
+        base = { type: TYPE_NAME[h.type]!, data: compact(data) };
         this.objects.set(key, base, data.length);
         break;
       }
