@@ -122,6 +122,7 @@ async function main() {
   const objects = Number(/in-pack: (\d+)/.exec(counts)![1]);
   const packMB = (Number(/size-pack: (\d+)/.exec(counts)![1]) * 1024) / 1e6;
   console.log(`generated ${COMMITS} commits, ${objects} objects, pack ${packMB.toFixed(1)} MB in ${ms(t).toFixed(0)} ms`);
+  const tip = await s.gitText(["rev-parse", "main"], { cwd: src });
   const small = s.path("small");
   await git(["clone", "-q", "--bare", "--no-local", src, small]);
   await git(["update-ref", "refs/heads/main", `main~${Math.max(0, COMMITS - 1000)}`], small);
@@ -156,7 +157,7 @@ async function main() {
       local: true,
       persistTo: s.path("workerd-state"),
       logLevel: "warn",
-      experimental: { disableExperimentalWarning: true, disableDevRegistry: true },
+      experimental: { disableExperimentalWarning: true, disableDevRegistry: true, watch: false },
     });
     const url = `http://${w.address}:${w.port}`;
     servers.push({ name: "engine (workerd, local R2)", url, pid: null, children: false, emptyRepo: async (n) => `${url}/${n}.git`, stop: () => w.stop() });
@@ -178,6 +179,9 @@ async function main() {
         };
         if (srv.pid) record(srv.name, "memory: full push (MiB above idle)", await peakDuring(srv, push));
         else await push();
+        // every measured operation must have done its job
+        const remote = (await s.gitText(["ls-remote", url, "refs/heads/main"])).slice(0, 40);
+        if (remote !== tip) throw new Error(`${srv.name}: main is ${remote} after the push, expected ${tip}`);
       }
     }
     for (const srv of servers) await git(["push", "-q", await srv.emptyRepo("small"), "main"], small);
@@ -187,6 +191,8 @@ async function main() {
         t = process.hrtime.bigint();
         await git(["clone", "-q", `${srv.url}/push0.git`, dst]);
         record(srv.name, "full clone", ms(t));
+        const head = await s.gitText(["rev-parse", "HEAD"], { cwd: dst });
+        if (head !== tip) throw new Error(`${srv.name}: the clone's HEAD is ${head}, expected ${tip}`);
         rmSync(dst, { recursive: true, force: true });
       }
     }

@@ -2,7 +2,7 @@
  * pkt-line framing (gitprotocol-common): four hex digits of length (including themselves), then
  * the payload; `0000` flush, `0001` delimiter, `0002` response end (protocol v2).
  */
-import { type ByteReader, concat, latin1, utf8 } from "./bytes.ts";
+import { type ByteReader, concat, latin1, text, utf8 } from "./bytes.ts";
 import { GitError } from "./errors.ts";
 
 /** The largest pkt-line git sends or accepts, length prefix included (LARGE_PACKET_MAX). */
@@ -68,12 +68,15 @@ export class PktReader {
     return { kind: "data", data };
   }
 
-  /** The next packet as a text line without its trailing newline; flush/delim/end as their kind. */
+  /**
+   * The next packet as a text line without its trailing newline (UTF-8, so ref names round-trip
+   * with what the advertisement encodes); flush/delim/end as their kind.
+   */
   async line(): Promise<string | "flush" | "delim" | "end" | null> {
     const p = await this.next();
     if (!p) return null;
     if (p.kind !== "data") return p.kind;
     const d = p.data;
-    return latin1(d, 0, d.length > 0 && d[d.length - 1] === 10 ? d.length - 1 : d.length);
+    return text(d, 0, d.length > 0 && d[d.length - 1] === 10 ? d.length - 1 : d.length);
   }
 }

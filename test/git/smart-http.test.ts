@@ -62,6 +62,7 @@ const remoteRefsOf = async (dir: string): Promise<string> =>
 
 const PROTOCOLS = [
   ["v2", ["-c", "protocol.version=2"]],
+  ["v1", ["-c", "protocol.version=1"]],
   ["v0", ["-c", "protocol.version=0"]],
 ] as const;
 
@@ -72,7 +73,7 @@ describe.each(PROTOCOLS)("protocol %s", (_name, proto) => {
     const r = await s.git([...proto, "clone", url, dir]);
     expect(r.stderr).toMatch(/cloned an empty repository/);
     expect(await s.gitText(["rev-parse", "--git-dir"], { cwd: dir })).toBe(".git");
-    if (_name === "v2") expect(await s.gitText(["symbolic-ref", "HEAD"], { cwd: dir })).toBe("refs/heads/main");
+    if (_name === "v2") expect(await s.gitText(["symbolic-ref", "HEAD"], { cwd: dir })).toBe("refs/heads/main"); // ls-refs unborn
   });
 
   it("pushes branches and tags, clones them byte for byte, then fetches only what is new", async () => {
@@ -80,15 +81,17 @@ describe.each(PROTOCOLS)("protocol %s", (_name, proto) => {
     const src = s.path(`src-${_name}`);
     await makeHistory(s, src, { commits: 120, files: 40 });
     await s.git(["branch", "feature", "main~30"], { cwd: src });
+    await s.git(["branch", "ünïcödé/β", "main~40"], { cwd: src });
     await s.git(["tag", "light", "main~10"], { cwd: src });
     await s.git(["tag", "-a", "v1.0", "-m", "release 1.0", "main~5"], { cwd: src });
-    await s.git([...proto, "push", url, "main", "feature", "light", "v1.0"], { cwd: src });
+    await s.git([...proto, "push", url, "main", "feature", "ünïcödé/β", "light", "v1.0"], { cwd: src });
     expect(srv.refs.stats(id).empty).toBe(false);
     const push = srv.pushes.at(-1)!;
     expect(push.commands.every((c) => !c.error)).toBe(true);
     expect(push.event!.refs.map((r) => [r.name, r.kind])).toEqual([
       ["refs/heads/main", "create"],
       ["refs/heads/feature", "create"],
+      ["refs/heads/ünïcödé/β", "create"],
       ["refs/tags/light", "create"],
       ["refs/tags/v1.0", "create"],
     ]);

@@ -26,7 +26,7 @@ beforeAll(async () => {
     local: true,
     persistTo: s.path("state"),
     logLevel: "warn",
-    experimental: { disableExperimentalWarning: true, disableDevRegistry: true },
+    experimental: { disableExperimentalWarning: true, disableDevRegistry: true, watch: false },
   });
   base = `http://${worker.address}:${worker.port}`;
 });

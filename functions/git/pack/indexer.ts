@@ -290,7 +290,7 @@ export async function indexPack(
   const limits = { ...DEFAULT_INDEX_LIMITS, ...opts.limits };
   const { store, repoId } = opts;
   const spool = new Spool(store, repoId, newPackId(), limits.spoolBytes);
-  const written: { packId: string; idx: boolean }[] = [];
+  const written: string[] = []; // ids of packs whose files may exist (deleted on failure)
   try {
     const result = await scanAndResolve(input, spool, opts.existing, limits, written);
     return result;
@@ -298,7 +298,7 @@ export async function indexPack(
     await spool.abort();
     const names: string[] = [];
     if (spool.stored) names.push(packFileName(spool.packId));
-    for (const w of written) names.push(...packFileNames(w.packId));
+    for (const id of written) names.push(...packFileNames(id));
     await store.delete(repoId, names).catch(() => {});
     throw e;
   }
@@ -309,7 +309,7 @@ async function scanAndResolve(
   spool: Spool,
   existing: ObjectReader,
   limits: IndexLimits,
-  written: { packId: string; idx: boolean }[],
+  written: string[],
 ): Promise<IndexedPack | null> {
   const packHash = createHash("sha1");
   let position = 0;
@@ -394,10 +394,10 @@ async function scanAndResolve(
     if (data === null) {
       // streaming inflate: hash as it comes, keep bytes only for objects whose links we need
       const hasher: Hash | null = type ? createHash("sha1").update(objectHeader(type, h.size)) : null;
-      const keep: Uint8Array[] | null = type && type !== "blob" ? [] : null;
+      const chunks: Uint8Array[] | null = type && type !== "blob" ? [] : null;
       const inflater = new StreamInflater((c) => {
         hasher?.update(c);
-        keep?.push(c);
+        chunks?.push(c);
       });
       try {
         for (;;) {
@@ -418,7 +418,7 @@ async function scanAndResolve(
       }
       if (inflater.produced !== h.size) throw new GitError("corrupt", `entry at ${offset} inflated to ${inflater.produced} bytes, expected ${h.size}`);
       if (hasher) E.setOid(i, hasher.digest());
-      if (keep) collectLinks(type!, concat(keep), links);
+      if (chunks) collectLinks(type!, concat(chunks), links);
     } else if (type) {
       E.setOid(i, hashObjectBytes(type, data));
       collectLinks(type, data, links);
@@ -539,7 +539,7 @@ async function scanAndResolve(
     finalId = fixed.packId;
     finalSize = fixed.size;
     checksum = fixed.checksum;
-    if (fixed.packId !== spool.packId) written.push({ packId: fixed.packId, idx: false });
+    if (fixed.packId !== spool.packId) written.push(fixed.packId);
   } else if (memory) {
     await spool.store.put(spool.repoId, packFileName(finalId), memory);
     spool.stored = true;
@@ -551,7 +551,7 @@ async function scanAndResolve(
   for (let i = 1; i < idx.count; i++) {
     if (Buffer.compare(idx.oidBytes(i - 1), idx.oidBytes(i)) === 0) throw new GitError("corrupt", `pack contains object ${idx.oidHex(i)} twice`);
   }
-  written.push({ packId: finalId, idx: true });
+  written.push(finalId);
   await spool.store.put(spool.repoId, revFileName(finalId), writeRev(idx));
   await spool.store.put(spool.repoId, idxFileName(finalId), idxBytes);
 

@@ -80,15 +80,28 @@ export function sideband(band: 1 | 2 | 3, data: Uint8Array, max = MAX_PKT_DATA -
 /** A progress or error message on side band 2/3 (shown by git as `remote: …`). */
 export const sidebandMessage = (band: 2 | 3, message: string): Uint8Array => sideband(band, utf8(message.endsWith("\n") ? message : `${message}\n`));
 
-/** Frames a stream of pack bytes into side-band-64k packets on band 1. */
+/**
+ * Frames a stream of pack bytes into side-band packets on band 1. If producing the pack fails
+ * midway, the client gets the reason on band 3 (git prints "remote error: …") instead of a
+ * silently cut connection.
+ */
 export function sidebandStream(src: ReadableStream<Uint8Array>, max = MAX_PKT_DATA - 1): ReadableStream<Uint8Array> {
-  return src.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, ctl) {
-        if (chunk.length > 0) ctl.enqueue(sideband(1, chunk, max));
-      },
-    }),
-  );
+  const reader = src.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) ctl.close();
+        else if (value.length > 0) ctl.enqueue(sideband(1, value, max));
+      } catch (e) {
+        ctl.enqueue(sideband(3, utf8(`${e instanceof Error ? e.message : String(e)}\n`), max));
+        ctl.close();
+      }
+    },
+    async cancel(reason) {
+      await reader.cancel(reason);
+    },
+  });
 }
 
 /** A stream that yields `parts` (bytes or streams) one after another. */
