@@ -37,6 +37,8 @@ interface Server {
   /** A URL for a repository that exists and is empty. */
   emptyRepo(name: string): Promise<string>;
   stop(): Promise<void>;
+  /** R2 calls since the last call (workerd only). */
+  r2ops?: () => Promise<number>;
 }
 
 /** Starts a Node script that prints its URL first; keeps its later stdout lines. */
@@ -160,7 +162,8 @@ async function main() {
       experimental: { disableExperimentalWarning: true, disableDevRegistry: true, watch: false },
     });
     const url = `http://${w.address}:${w.port}`;
-    servers.push({ name: "engine (workerd, local R2)", url, pid: null, children: false, emptyRepo: async (n) => `${url}/${n}.git`, stop: () => w.stop() });
+    const r2ops = async () => Object.values((await (await fetch(`${url}/__r2ops`)).json()) as Record<string, number>).reduce((a, b) => a + b, 0);
+    servers.push({ name: "engine (workerd, local R2)", url, pid: null, children: false, emptyRepo: async (n) => `${url}/${n}.git`, stop: () => w.stop(), r2ops });
   }
   const results: Record<string, Record<string, number[]>> = {};
   const record = (server: string, what: string, v: number) => {
@@ -177,8 +180,10 @@ async function main() {
           await git(["push", "-q", url, "main"], src);
           record(srv.name, "full push", ms(t));
         };
+        await srv.r2ops?.();
         if (srv.pid) record(srv.name, "memory: full push (MiB above idle)", await peakDuring(srv, push));
         else await push();
+        if (srv.r2ops) record(srv.name, "R2 calls: full push", await srv.r2ops());
         // every measured operation must have done its job
         const remote = (await s.gitText(["ls-remote", url, "refs/heads/main"])).slice(0, 40);
         if (remote !== tip) throw new Error(`${srv.name}: main is ${remote} after the push, expected ${tip}`);
@@ -188,9 +193,11 @@ async function main() {
     for (let r = 0; r < RUNS; r++) {
       for (const srv of turn(servers, r)) {
         const dst = s.path(`clone-${r}`);
+        await srv.r2ops?.();
         t = process.hrtime.bigint();
         await git(["clone", "-q", `${srv.url}/push0.git`, dst]);
         record(srv.name, "full clone", ms(t));
+        if (srv.r2ops) record(srv.name, "R2 calls: full clone", await srv.r2ops());
         const head = await s.gitText(["rev-parse", "HEAD"], { cwd: dst });
         if (head !== tip) throw new Error(`${srv.name}: the clone's HEAD is ${head}, expected ${tip}`);
         rmSync(dst, { recursive: true, force: true });
@@ -218,9 +225,11 @@ async function main() {
         // a commit made now, newer than the generated history (as a real push would be)
         const now = `${Math.floor(Date.now() / 1000)} +0000`;
         await s.git(["commit", "-q", "-m", `file ${r}`], { cwd: work, env: { GIT_AUTHOR_DATE: now, GIT_COMMITTER_DATE: now } });
+        await srv.r2ops?.();
         t = process.hrtime.bigint();
         await git(["push", "-q", "--force", `${srv.url}/push0.git`, "HEAD:main"], work);
         record(srv.name, "incremental push (1 commit)", ms(t));
+        if (srv.r2ops) record(srv.name, "R2 calls: incremental push", await srv.r2ops());
       }
     }
   } finally {
@@ -241,7 +250,7 @@ async function main() {
   // ---- report
   const names = servers.map((x) => x.name);
   const base = "git http-backend";
-  const fmt = (what: string, v: number | undefined) => (v === undefined ? "–" : what.startsWith("memory") ? v.toFixed(1) : `${v.toFixed(0)} ms`);
+  const fmt = (what: string, v: number | undefined) => (v === undefined ? "–" : what.startsWith("memory") ? v.toFixed(1) : what.startsWith("R2") ? v.toFixed(0) : `${v.toFixed(0)} ms`);
   const rows = Object.entries(results).map(([what, by]) => {
     const med = Object.fromEntries(names.map((n) => [n, by[n] ? median(by[n]) : undefined]));
     const cells = names.map((n) => fmt(what, med[n]));
