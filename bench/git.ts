@@ -11,7 +11,8 @@
  * of http-backend (its forked git processes) above idle while serving a clone of the 1k- and the
  * 10k-commit repository and while taking the full push (VmHWM reset through /proc/<pid>/clear_refs).
  * Writes the `## Git` section of bench/RESULTS.md (other sections untouched).
- * Knobs: BENCH_GIT_RUNS (default 5), BENCH_GIT_COMMITS (10000), BENCH_GIT_WORKERD (1).
+ * Knobs: BENCH_GIT_RUNS (default 5), BENCH_GIT_COMMITS (10000), BENCH_GIT_WORKERD (1),
+ * BENCH_GIT_LOG (wrangler log level, default warn).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -42,8 +43,8 @@ interface Server {
 }
 
 /** Starts a Node script that prints its URL first; keeps its later stdout lines. */
-async function startProcess(script: string, args: string[]): Promise<{ url: string; proc: ChildProcess; lines: string[] }> {
-  const proc = spawn(process.execPath, [path.join(ROOT, script), ...args], { stdio: ["ignore", "pipe", "inherit"], detached: true });
+async function startProcess(script: string, args: string[], nodeFlags: string[] = []): Promise<{ url: string; proc: ChildProcess; lines: string[] }> {
+  const proc = spawn(process.execPath, [...nodeFlags, path.join(ROOT, script), ...args], { stdio: ["ignore", "pipe", "inherit"], detached: true });
   const lines: string[] = [];
   const rl = createInterface({ input: proc.stdout! });
   const url = await new Promise<string>((ok, fail) => {
@@ -131,7 +132,9 @@ async function main() {
   await git(["gc", "-q", "--prune=now"], small);
 
   // ---- the servers
-  const engine = await startProcess("test/git/server.ts", [s.path("engine-data")]);
+  // V8's old space capped as in a 128 MB Worker isolate: the push must fit, and RSS then shows the
+  // live memory rather than how lazily V8 collects a roomy heap
+  const engine = await startProcess("test/git/server.ts", [s.path("engine-data")], ["--max-old-space-size=64"]);
   const cgiRoot = s.path("cgi");
   mkdirSync(cgiRoot);
   const cgi = await startProcess("bench/git-cgi.ts", [cgiRoot]);
@@ -158,11 +161,16 @@ async function main() {
       ip: "127.0.0.1",
       local: true,
       persistTo: s.path("workerd-state"),
-      logLevel: "warn",
+      logLevel: (process.env.BENCH_GIT_LOG ?? "warn") as "warn",
       experimental: { disableExperimentalWarning: true, disableDevRegistry: true, watch: false },
     });
     const url = `http://${w.address}:${w.port}`;
-    const r2ops = async () => Object.values((await (await fetch(`${url}/__r2ops`)).json()) as Record<string, number>).reduce((a, b) => a + b, 0);
+    const r2ops = async () => {
+      const res = await fetch(`${url}/__r2ops`);
+      const body = await res.text();
+      if (!res.ok) throw new Error(`workerd: /__r2ops answered ${res.status}: ${body}`);
+      return Object.values(JSON.parse(body) as Record<string, number>).reduce((a, b) => a + b, 0);
+    };
     servers.push({ name: "engine (workerd, local R2)", url, pid: null, children: false, emptyRepo: async (n) => `${url}/${n}.git`, stop: () => w.stop(), r2ops });
   }
   const results: Record<string, Record<string, number[]>> = {};
@@ -270,7 +278,7 @@ async function main() {
     "",
     `RefStore round trips per push (engine): ${trips.join(", ")} — one read and one atomic commit, whatever the number of objects (a third only when another ref lost a race in a non-atomic push).`,
     "",
-    "Reading it: a full clone from the engine streams the stored pack unchanged, so its time is the client's own index-pack plus the transfer, as with http-backend (which runs pack-objects with the bitmap); the engine's memory stays flat while serving it (256 KiB reads). A full push is indexed in JavaScript (node:zlib, node:crypto) where http-backend runs git index-pack in C; its peak memory is the in-memory spool (8 MiB), the pass-1 inflate cache (16 MiB) and the per-object tables. The workerd column runs the same engine inside workerd with miniflare's local R2 as the object store (an emulation on this machine, not Cloudflare's network).",
+    "Reading it: a full clone from the engine streams the stored pack unchanged, so its time is the client's own index-pack plus the transfer, as with http-backend (which runs pack-objects with the bitmap); the engine's memory stays flat while serving it (256 KiB reads). A full push is indexed in JavaScript (node:zlib, node:crypto) where http-backend runs git index-pack in C; the engine's Node process runs with V8's old space capped at 64 MiB (as inside a 128 MB isolate), and its peak is the in-memory spool (8 MiB), the pass-1 inflate cache (16 MiB), the per-object tables and V8's young generation. The workerd column runs the same engine inside workerd with miniflare's local R2 as the object store (an emulation on this machine, not Cloudflare's network).",
     "",
   ].join("\n");
   const resultsPath = path.join(ROOT, "bench", "RESULTS.md");

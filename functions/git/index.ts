@@ -18,6 +18,7 @@ export { handleReceivePack, type PushCommand, type PushResult } from "./protocol
 export { handleUploadPack } from "./protocol/upload-pack.ts";
 export { isBranchRef, isPushableRef, isTagRef, refNameProblem } from "./refname.ts";
 export { type CommitOutcome, type CommitRequest, createCommit, type Expect, type FileChange } from "./repo/commit.ts";
+export { type Compaction, compactPacks } from "./repo/compact.ts";
 export { type CommitInfo, type PathEntry, Repository, type Resolved, splitPath } from "./repo/repository.ts";
 export { copyPacks, forkCatalog, sharedPacks } from "./storage/fork.ts";
 export { MemoryRefStore } from "./storage/memory-ref-store.ts";

@@ -261,17 +261,20 @@ export async function isAncestor(commits: Commits, ancestor: string, descendant:
 
 /**
  * For v0/v2 negotiation ("ready"): true when from every want some common commit is reachable
- * within `budget` commits (git's ok_to_give_up, bounded so a hostile request stays cheap).
+ * (git's ok_to_give_up). The walk is bounded by `budget` commits over all wants, so a hostile or
+ * huge request stays cheap; running out means "not ready yet" (the client keeps negotiating).
  */
-export async function allWantsReachCommon(commits: Commits, wants: readonly string[], common: ReadonlySet<string>, budget = 2000): Promise<boolean> {
+export async function allWantsReachCommon(commits: Commits, wants: readonly string[], common: ReadonlySet<string>, budget = 4000): Promise<boolean> {
   if (common.size === 0) return false;
+  let remaining = budget;
   for (const w of wants) {
     if (common.has(w)) continue;
     const seen = new Set<string>([w]);
     const q = new DateQueue();
     q.push(w, (await commits.get(w)).time);
     let found = false;
-    while (q.length > 0 && seen.size < budget && !found) {
+    while (q.length > 0 && !found) {
+      if (--remaining < 0) return false;
       const { oid } = q.pop()!;
       for (const p of (await commits.get(oid)).parents) {
         if (common.has(p)) {

@@ -355,6 +355,19 @@ describe("bad input over HTTP", () => {
     expect(await srv.objects.list(id)).toEqual([]);
   });
 
+  it("reads a gzip-compressed request (git compresses large negotiations) and filters ls-refs by prefix", async () => {
+    const src = s.path("gzip-src");
+    await makeHistory(s, src, { commits: 3, files: 3 });
+    await s.git(["tag", "t1"], { cwd: src });
+    const { url } = newRepo();
+    await s.git(["push", url, "main", "t1"], { cwd: src });
+    const { gzipSync } = await import("node:zlib");
+    const body = Buffer.concat([pkt("command=ls-refs\n"), pkt("agent=test\n"), Buffer.from("0001"), pkt("symrefs\n"), pkt("ref-prefix refs/heads/\n"), FLUSH]);
+    const res = await fetch(`${url}/git-upload-pack`, { method: "POST", headers: { "git-protocol": "version=2", "content-encoding": "gzip" }, body: gzipSync(body) as Uint8Array<ArrayBuffer> });
+    const tip = await s.gitText(["rev-parse", "main"], { cwd: src });
+    expect(Buffer.from(await res.arrayBuffer()).toString()).toBe(`${pkt(`${tip} refs/heads/main\n`).length.toString(16).padStart(4, "0")}${tip} refs/heads/main\n0000`);
+  });
+
   it("answers a want that is not in the repository with an ERR line", async () => {
     const { url } = newRepo();
     const res = await fetch(`${url}/git-upload-pack`, {

@@ -24,7 +24,7 @@ import type { PackRecord } from "../storage/ref-store.ts";
 import { applyDelta } from "./delta.ts";
 import { encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_HEADER_SIZE, PACK_TRAILER_SIZE, packHeader, parseEntryHeader, parsePackHeader } from "./format.ts";
 import { type IdxEntry, PackIndex, writeIdx, writeRev } from "./idx.ts";
-import { compact, deflate, inflateExact, inflatePrefix, StreamInflater } from "./inflate.ts";
+import { compact, deflate, inflateExact, inflatePrefix, StreamInflater, yielder } from "./inflate.ts";
 import { LruCache, type ObjectReader } from "./reader.ts";
 
 /** Limits of one received pack. */
@@ -353,7 +353,10 @@ async function scanAndResolve(
   let source: PackSource | null = null;
   const truncated = () => new GitError("corrupt", `pack truncated at byte ${position} (entry ${E.n} of ${count})`);
 
+  const pause = yielder();
   for (let k = 0; k < count; k++) {
+    const y = pause();
+    if (y) await y;
     const offset = position;
     let h = parseEntryHeader(input.buffered(), 0);
     while (!h) {
@@ -480,6 +483,8 @@ async function scanAndResolve(
         continue;
       }
       const c = top.kids[top.k++]!;
+      const y = pause();
+      if (y) await y;
       const delta = await dataOf(c);
       const data = applyDelta(top.data, delta, limits.maxObjectBytes);
       E.setOid(c, hashObjectBytes(rootType, data));
@@ -558,6 +563,8 @@ async function scanAndResolve(
   // connectivity: everything referenced must be in this pack or already in the repository
   const missing: string[] = [];
   for (const l of links) {
+    const y = pause();
+    if (y) await y;
     if (idx.find(l) < 0 && !existing.has(l)) {
       missing.push(l);
       if (missing.length >= 10) break;

@@ -204,8 +204,15 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
   let gotOther = false;
   let sentReady = false;
   const wantCs = await wantCommits(f.wants, commits);
-  const okToGiveUp = () => allWantsReachCommon(commits, wantCs, new Set(common));
+  // asked after every unknown have: the answer only changes when a common commit was added
+  let verdict: { commons: number; ok: boolean } | null = null;
+  const okToGiveUp = async () => {
+    if (verdict?.commons !== common.length) verdict = { commons: common.length, ok: await allWantsReachCommon(commits, wantCs, new Set(common)) };
+    return verdict.ok;
+  };
+  const max = limitsOf(ctx).maxRequestBytes;
   for (;;) {
+    if (reader.consumed > max) throw new GitError("bad-request", `request exceeds ${max} bytes`);
     const l = await pkts.line();
     if (l === null || l === "flush") {
       if (multiAck === 2 && gotCommon && !gotOther && (await okToGiveUp())) {

@@ -48,6 +48,8 @@ export class MemoryRefStore implements RefStore {
       .filter((u) => (r.refs.get(u.name)?.oid ?? null) !== u.old)
       .map((u) => ({ name: u.name, actual: r.refs.get(u.name)?.oid ?? null }));
     if (rejected.length > 0) return { ok: false, rejected };
+    if (tx.removePacks?.some((id) => !r.packs.some((p) => p.id === id))) return { ok: false, rejected: [] };
+    if (tx.removePacks) r.packs = r.packs.filter((p) => !tx.removePacks!.includes(p.id));
     for (const u of tx.updates) {
       if (u.new === null) r.refs.delete(u.name);
       else r.refs.set(u.name, { name: u.name, oid: u.new, peeled: u.peeled ?? null });

@@ -17,7 +17,9 @@
  *    `pack` (if given) is appended to the catalog; `head` (if given) becomes HEAD's symbolic target;
  *    `size = size + sizeDelta`; `empty` becomes true exactly when no ref under `refs/heads/` remains
  *    (compute it in SQL after the updates; the engine's `empty` is its own view for a quiet store);
- *    `event` (if given) is the push's activity, for the outbox in the same batch.
+ *    `event` (if given) is the push's activity, for the outbox in the same batch;
+ *    `removePacks` (compaction) deletes those catalog rows — every listed id must still be in the
+ *    catalog, else nothing is applied (`ok: false` with no rejected ref).
  * 4. Concurrency: two commits racing on the same ref with the same `old` → exactly one succeeds.
  *    (libSQL: `UPDATE refs SET oid=? WHERE repo=? AND name=? AND oid=?` / `INSERT` guarded by the
  *    unique (repo, name) index / `DELETE … AND oid=?`, each followed by a guard that aborts the batch
@@ -81,6 +83,8 @@ export interface RefTransaction {
   /** The engine's view of `empty` after the transaction (no branch left). */
   empty: boolean;
   event?: PushEvent;
+  /** Catalog entries replaced by `pack` (compaction); all must exist. */
+  removePacks?: string[];
 }
 
 /** A ref whose compare-and-swap failed, with what it really holds. */
