@@ -3,6 +3,7 @@
  * to the fork land under the fork's id, and deleting the base first copies what the fork still
  * references; deleting a repository deletes exactly its own files.
  */
+import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { copyPacks, forkCatalog, sharedPacks } from "../../functions/git/storage/fork.ts";
 import { makeHistory, Scratch } from "./helpers.ts";
@@ -16,6 +17,28 @@ beforeAll(async () => {
 afterAll(async () => {
   await srv.close();
   s.cleanup();
+});
+
+describe("storage reads", () => {
+  it("a one-commit push reads the same number of stored files however many packs came before", async () => {
+    const src = s.path("reads-src");
+    await makeHistory(s, src, { commits: 50, files: 10 });
+    srv.refs.create("12");
+    await s.git(["push", "-q", `${srv.url}/12.git`, "main"], { cwd: src });
+    const gets: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      writeFileSync(`${src}/new-${i}.txt`, `change ${i}\n`);
+      await s.git(["add", "."], { cwd: src });
+      await s.git(["commit", "-q", "-m", `change ${i}`], { cwd: src, env: { GIT_COMMITTER_DATE: `${1800000000 + i} +0000` } });
+      const before = srv.storeCalls.get ?? 0;
+      await s.git(["push", "-q", `${srv.url}/12.git`, "main"], { cwd: src });
+      gets.push((srv.storeCalls.get ?? 0) - before);
+    }
+    expect((await srv.refs.read("12")).packs).toHaveLength(7);
+    // the first push after the initial one may load indexes; after that, a constant few reads
+    expect(new Set(gets.slice(2)).size).toBe(1);
+    expect(gets[5]).toBeLessThanOrEqual(4);
+  });
 });
 
 describe("forks and deletion", () => {

@@ -18,6 +18,8 @@ export interface GitServer {
   refs: MemoryRefStore;
   objects: DirectoryObjectStore;
   pushes: PushResult[];
+  /** ObjectStore calls by method since the start (tests bound storage reads per request). */
+  storeCalls: Record<string, number>;
   /** Replaces the RefStore the handlers see (tests wrap it to stage races). */
   setRefStore(r: RefStore): void;
   setLimits(l: Partial<GitLimits>): void;
@@ -31,12 +33,23 @@ export async function startGitServer(opts: { dataDir: string; limits?: Partial<G
   const refs = new MemoryRefStore();
   const objects = new DirectoryObjectStore(opts.dataDir);
   const pushes: PushResult[] = [];
+  const storeCalls: Record<string, number> = {};
+  const counted = new Proxy(objects, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (typeof v !== "function") return v;
+      return (...args: unknown[]) => {
+        storeCalls[String(prop)] = (storeCalls[String(prop)] ?? 0) + 1;
+        return v.apply(target, args);
+      };
+    },
+  });
   let refStore: RefStore = refs;
   let limits = opts.limits ?? {};
   const listener = getRequestListener(async (req: Request) => {
     const m = REPO_PATH.exec(new URL(req.url).pathname);
     if (!m) return new Response("Not found\n", { status: 404 });
-    return serveGit({ repoId: m[1]!, objects, refs: refStore, limits }, req, m[2]!, (r) => {
+    return serveGit({ repoId: m[1]!, objects: counted, refs: refStore, limits }, req, m[2]!, (r) => {
       pushes.push(r);
     });
   });
@@ -48,6 +61,7 @@ export async function startGitServer(opts: { dataDir: string; limits?: Partial<G
     refs,
     objects,
     pushes,
+    storeCalls,
     setRefStore: (r) => {
       refStore = r;
     },

@@ -172,6 +172,17 @@ export class ObjectReader {
     return null;
   }
 
+  /**
+   * Where a REF_DELTA's base is: in the delta's own pack first. Every stored pack holds its bases
+   * (thin packs get theirs appended), while the first pack of the catalog holding the id may
+   * store it as a delta too; searching the catalog made each read walk back through one pack per
+   * push (one more storage read per pack on every push).
+   */
+  private locateBase(pack: StoredPack, oid: string): ObjectLocation | null {
+    const pos = pack.idx.find(oid);
+    return pos >= 0 ? { pack, pos, offset: pack.idx.offset(pos) } : this.locate(oid);
+  }
+
   /** True when some pack holds `oid`. */
   has(oid: string): boolean {
     return this.locate(oid) !== null;
@@ -281,7 +292,7 @@ export class ObjectReader {
         cur = { pack: cur.pack, offset: cur.offset - h.baseDistance! };
       } else if (h.type === OBJ_REF_DELTA) {
         chain.push({ ...cur, delta: data });
-        const loc = this.locate(h.baseOid!);
+        const loc = this.locateBase(cur.pack, h.baseOid!);
         if (!loc) throw new GitError("missing", `delta base ${h.baseOid} not found`);
         cur = { pack: loc.pack, offset: loc.offset };
       } else {
@@ -331,7 +342,7 @@ export class ObjectReader {
       if (!h) throw new GitError("corrupt", "truncated entry header");
       if (h.type === OBJ_OFS_DELTA) cur = { pack: cur.pack, offset: cur.offset - h.baseDistance! };
       else if (h.type === OBJ_REF_DELTA) {
-        const loc = this.locate(h.baseOid!);
+        const loc = this.locateBase(cur.pack, h.baseOid!);
         if (!loc) throw new GitError("missing", `delta base ${h.baseOid} not found`);
         cur = loc;
       } else return TYPE_NAME[h.type]!;

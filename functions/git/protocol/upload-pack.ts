@@ -8,7 +8,7 @@
  * Pack choice: a clone (no haves, no shallow) gets the stored pack unchanged when there is one,
  * otherwise every stored object copied raw; anything else walks history and copies what is needed.
  */
-import { ByteReader, isOid } from "../bytes.ts";
+import { ByteReader, concat, isOid, utf8 } from "../bytes.ts";
 import { GitError } from "../errors.ts";
 import { parseTag } from "../objects/commit.ts";
 import { forEachTreeEntry } from "../objects/tree.ts";
@@ -17,7 +17,7 @@ import { storedPackStream, writeAllPacks, writePack } from "../pack/writer.ts";
 import { DELIM, FLUSH, pkt, PktReader } from "../pkt-line.ts";
 import type { RepoState } from "../storage/ref-store.ts";
 import { allWantsReachCommon, Commits, objectsToSend, rangeWalk, shallowBoundary } from "../walk.ts";
-import { asBody, concatStreams, type GitContext, gitHeaders, limitsOf, peeledOf, protocolVersion, requestBody, sidebandStream } from "./common.ts";
+import { asBody, concatStreams, type GitContext, gitHeaders, limitsOf, peeledOf, protocolVersion, requestBody, sideband, sidebandStream } from "./common.ts";
 
 const RESULT_TYPE = "application/x-git-upload-pack-result";
 
@@ -111,7 +111,7 @@ async function lsRefs(ctx: GitContext, args: string[]): Promise<Uint8Array> {
     out.push(pkt(`${line}\n`));
   }
   out.push(FLUSH);
-  return concatBytes(out);
+  return concat(out);
 }
 
 function parseFetchArgs(args: string[]): FetchRequest {
@@ -151,11 +151,11 @@ async function fetchV2(ctx: GitContext, args: string[]): Promise<ReadableStream<
   if (!f.done) {
     const lines = ["acknowledgments", ...(common.length === 0 ? ["NAK"] : common.map((c) => `ACK ${c}`))];
     const ready = await allWantsReachCommon(commits, await wantCommits(f.wants, commits), new Set(common));
-    if (!ready) return concatBytes([...lines.map((l) => pkt(`${l}\n`)), FLUSH]);
-    sections.push(concatBytes([...lines.map((l) => pkt(`${l}\n`)), pkt("ready\n"), DELIM]));
+    if (!ready) return concat([...lines.map((l) => pkt(`${l}\n`)), FLUSH]);
+    sections.push(concat([...lines.map((l) => pkt(`${l}\n`)), pkt("ready\n"), DELIM]));
   }
   const shallow = await shallowInfo(f, commits);
-  if (shallow) sections.push(concatBytes([pkt("shallow-info\n"), ...shallow.lines.map((l) => pkt(`${l}\n`)), DELIM]));
+  if (shallow) sections.push(concat([pkt("shallow-info\n"), ...shallow.lines.map((l) => pkt(`${l}\n`)), DELIM]));
   sections.push(pkt("packfile\n"));
   sections.push(() => packFor(ctx, state, reader, commits, f, common, shallow));
   sections.push(FLUSH);
@@ -193,9 +193,9 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
   await checkWants(f.wants, state, reader2, commits);
   const out: (Uint8Array | (() => Promise<ReadableStream<Uint8Array> | Uint8Array>))[] = [];
   const shallow = await shallowInfo(f, commits);
-  if (shallow && f.depth > 0) out.push(concatBytes([...shallow.lines.map((l) => pkt(`${l}\n`)), FLUSH]));
+  if (shallow && f.depth > 0) out.push(concat([...shallow.lines.map((l) => pkt(`${l}\n`)), FLUSH]));
   // a stateless client first sends only its wants (to learn the shallow boundary): stop here
-  if (first.end === "eof" || (await reader.atEnd())) return concatBytes(out as Uint8Array[]);
+  if (first.end === "eof" || (await reader.atEnd())) return concat(out as Uint8Array[]);
 
   // get_common_commits (upload-pack.c), one stateless round
   const common: string[] = [];
@@ -224,7 +224,7 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
         out.push(pkt(`ACK ${lastHex}\n`));
         break;
       }
-      return concatBytes(out as Uint8Array[]);
+      return concat(out as Uint8Array[]);
     }
     if (l === "done") {
       if (common.length > 0) {
@@ -261,18 +261,6 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
 }
 
 // ---------------------------------------------------------------- shared
-
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const o = new Uint8Array(n);
-  let i = 0;
-  for (const p of parts) {
-    o.set(p, i);
-    i += p.length;
-  }
-  return o;
-}
 
 /** Wants must exist; non-tips must be reachable from a tip (git's allowReachableSHA1InWant). */
 async function checkWants(wants: string[], state: RepoState, reader: ObjectReader, commits: Commits): Promise<void> {
@@ -374,12 +362,19 @@ async function packFor(
   shallow: ShallowInfo | null,
 ): Promise<ReadableStream<Uint8Array>> {
   let pack: ReadableStream<Uint8Array>;
-  if (f.haves.length === 0 && !shallow && reader.packs.length > 0) {
-    // a clone: everything stored is reachable-closed, so the stored packs are the answer
-    pack = reader.packs.length === 1 && f.ofsDelta ? await storedPackStream(reader, reader.packs[0]!) : await writeAllPacks(reader, { ofsDelta: f.ofsDelta });
-  } else {
-    const oids = await selectObjects(state, reader, commits, f, common, shallow);
-    pack = await writePack(reader, oids, { ofsDelta: f.ofsDelta });
+  try {
+    if (f.haves.length === 0 && !shallow && reader.packs.length > 0) {
+      // a clone: everything stored is reachable-closed, so the stored packs are the answer
+      pack = reader.packs.length === 1 && f.ofsDelta ? await storedPackStream(reader, reader.packs[0]!) : await writeAllPacks(reader, { ofsDelta: f.ofsDelta });
+    } else {
+      const oids = await selectObjects(state, reader, commits, f, common, shallow);
+      pack = await writePack(reader, oids, { ofsDelta: f.ofsDelta });
+    }
+  } catch (e) {
+    // the response has begun: tell the client why on the error band rather than cutting it off
+    if (f.sideband === 0) throw e;
+    const msg = sideband(3, utf8(`${e instanceof Error ? e.message : String(e)}\n`));
+    return new ReadableStream({ start: (c) => (c.enqueue(msg), c.close()) });
   }
   if (f.sideband === 0) return pack;
   // side-band-64k: 65515 data bytes per packet (LARGE_PACKET_MAX - 5); side-band: 995
