@@ -14,17 +14,17 @@
 import { Buffer } from "node:buffer";
 import { createHash, type Hash } from "node:crypto";
 import { crc32 } from "node:zlib";
-import { type ByteReader, concat, toHex } from "../bytes.ts";
-import { GitError } from "../errors.ts";
+import { type ByteReader, concat, fromHex, toHex } from "../bytes.ts";
+import { check, GitError } from "../errors.ts";
 import { parseCommitLinks, parseTag } from "../objects/commit.ts";
 import { hashObjectBytes, objectHeader, type ObjectType, TYPE_CODE, TYPE_NAME } from "../objects/object.ts";
-import { forEachTreeEntry } from "../objects/tree.ts";
 import { idxFileName, newPackId, type ObjectStore, packFileName, packFileNames, revFileName } from "../storage/object-store.ts";
 import type { PackRecord } from "../storage/ref-store.ts";
 import { applyDelta } from "./delta.ts";
 import { encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_HEADER_SIZE, PACK_TRAILER_SIZE, packHeader, parseEntryHeader, parsePackHeader } from "./format.ts";
 import { type IdxEntry, PackIndex, writeIdx, writeRev } from "./idx.ts";
-import { compact, deflate, inflateExact, inflatePrefix, StreamInflater, yielder } from "./inflate.ts";
+import { deflate, inflateExact, inflatePrefix, StreamInflater, yielder } from "./inflate.ts";
+import { OidSet } from "./oid-set.ts";
 import { LruCache, type ObjectReader } from "./reader.ts";
 
 /** Limits of one received pack. */
@@ -71,6 +71,9 @@ class Entries {
   resolved = new Uint8Array(1024);
   /** OFS_DELTA: entry index of the base; -1 otherwise. */
   base = new Int32Array(1024);
+  /** Pass-1 data kept for pass 2: slab number (-1: not kept) and offset in the arena. */
+  keptSlab = new Int32Array(1024);
+  keptAt = new Uint32Array(1024);
   /** REF_DELTA base ids by entry index. */
   refBase = new Map<number, string>();
 
@@ -82,6 +85,7 @@ class Entries {
     this.size[i] = size;
     this.headerLength[i] = headerLength;
     this.base[i] = -1;
+    this.keptSlab[i] = -1;
     return i;
   }
 
@@ -100,6 +104,8 @@ class Entries {
     this.oid = g(this.oid, 20);
     this.resolved = g(this.resolved);
     this.base = g(this.base);
+    this.keptSlab = g(this.keptSlab);
+    this.keptAt = g(this.keptAt);
   }
 
   /** Index of the entry starting at `offset`, or -1 (entries are in offset order). */
@@ -125,17 +131,27 @@ class Entries {
 }
 
 /** Collects the ids an object refers to (connectivity check), skipping submodule commits. */
-function collectLinks(type: ObjectType, data: Uint8Array, links: Set<string>): void {
+function collectLinks(type: ObjectType, data: Uint8Array, links: OidSet): void {
   if (type === "commit") {
     const c = parseCommitLinks(data);
-    links.add(c.tree);
-    for (const p of c.parents) links.add(p);
+    links.add(fromHex(c.tree));
+    for (const p of c.parents) links.add(fromHex(p));
   } else if (type === "tree") {
-    forEachTreeEntry(data, (mode, oid) => {
-      if (mode !== "160000") links.add(oid);
-    });
+    // raw scan: no string per entry (a large push has hundreds of thousands of entries)
+    let p = 0;
+    while (p < data.length) {
+      let sp = p;
+      while (sp < data.length && data[sp] !== 0x20) sp++;
+      let nul = sp + 1;
+      while (nul < data.length && data[nul] !== 0) nul++;
+      check(sp > p && nul > sp + 1 && nul + 21 <= data.length, "truncated tree entry");
+      // mode "160000" is a submodule commit, stored in another repository
+      const gitlink = sp - p === 6 && data[p] === 0x31 && data[p + 1] === 0x36 && data[p + 2] === 0x30;
+      if (!gitlink) links.add(data, nul + 1);
+      p = nul + 21;
+    }
   } else if (type === "tag") {
-    links.add(parseTag(data).object);
+    links.add(fromHex(parseTag(data).object));
   }
 }
 
@@ -330,22 +346,29 @@ async function scanAndResolve(
   const count = parsePackHeader(input.buffered());
   await take(PACK_HEADER_SIZE);
   const E = new Entries();
-  const links = new Set<string>();
-  // inflated data of entries pass 2 will need again (deltas, and whole objects while budget lasts)
-  const kept = new Map<number, Uint8Array>();
+  const links = new OidSet(count);
+  // inflated data of entries pass 2 will need again (deltas, and whole objects while budget
+  // lasts), copied into 1 MiB slabs: no object per entry, and the budget is the real footprint
+  const slabs: Uint8Array[] = [];
+  let slabUsed = 0;
   let keptBytes = 0;
   const keep = (i: number, data: Uint8Array) => {
     if (keptBytes + data.length > limits.resolveCacheBytes) return;
-    kept.set(i, compact(data));
+    let slab = slabs[slabs.length - 1];
+    if (!slab || slabUsed + data.length > slab.length) {
+      slab = new Uint8Array(Math.max(1024 * 1024, data.length));
+      slabs.push(slab);
+      slabUsed = 0;
+    }
+    slab.set(data, slabUsed);
+    E.keptSlab[i] = slabs.length - 1;
+    E.keptAt[i] = slabUsed;
+    slabUsed += data.length;
     keptBytes += data.length;
   };
   const dataOf = async (i: number): Promise<Uint8Array> => {
-    const hit = kept.get(i);
-    if (hit) {
-      kept.delete(i);
-      keptBytes -= hit.length;
-      return hit;
-    }
+    const slab = E.keptSlab[i]!;
+    if (slab >= 0) return slabs[slab]!.subarray(E.keptAt[i]!, E.keptAt[i]! + E.size[i]!);
     const start = E.offset[i]! + E.headerLength[i]!;
     const end = i + 1 < E.n ? E.offset[i + 1]! : position - PACK_TRAILER_SIZE;
     return inflateExact(await source!.read(start, end - start), E.size[i]!);
@@ -447,15 +470,14 @@ async function scanAndResolve(
   source = new PackSource(memory, spool.store, spool.repoId, spool.packId, packSize);
 
   // ---- pass 2: resolve deltas depth-first from each base
-  const ofsKids = new Map<number, number[]>();
+  // OFS children as one sorted array with a start per base (no array per base)
+  const kidStart = new Uint32Array(E.n + 1);
   const refKids = new Map<string, number[]>();
   let deltas = 0;
   for (let i = 0; i < E.n; i++) {
     if (E.base[i]! >= 0) {
       deltas++;
-      const l = ofsKids.get(E.base[i]!);
-      if (l) l.push(i);
-      else ofsKids.set(E.base[i]!, [i]);
+      kidStart[E.base[i]! + 1]!++;
     } else if (E.refBase.has(i)) {
       deltas++;
       const b = E.refBase.get(i)!;
@@ -464,8 +486,12 @@ async function scanAndResolve(
       else refKids.set(b, [i]);
     }
   }
-  const kidsOf = (i: number | null, oid: string): number[] => {
-    const out = i === null ? [] : (ofsKids.get(i) ?? []);
+  for (let i = 0; i < E.n; i++) kidStart[i + 1]! += kidStart[i]!;
+  const kidList = new Int32Array(kidStart[E.n]!);
+  const fill = kidStart.slice(0, E.n);
+  for (let i = 0; i < E.n; i++) if (E.base[i]! >= 0) kidList[fill[E.base[i]!]!++] = i;
+  const kidsOf = (i: number | null, oid: string): ArrayLike<number> => {
+    const out = i === null ? kidList.subarray(0, 0) : kidList.subarray(kidStart[i]!, kidStart[i + 1]!);
     const r = refKids.get(oid);
     if (r) {
       refKids.delete(oid);
@@ -474,8 +500,8 @@ async function scanAndResolve(
     return out;
   };
   let resolvedDeltas = 0;
-  const resolveTree = async (rootType: ObjectType, rootData: Uint8Array, kids: number[]) => {
-    const stack: { data: Uint8Array; kids: number[]; k: number }[] = [{ data: rootData, kids, k: 0 }];
+  const resolveTree = async (rootType: ObjectType, rootData: Uint8Array, kids: ArrayLike<number>) => {
+    const stack: { data: Uint8Array; kids: ArrayLike<number>; k: number }[] = [{ data: rootData, kids, k: 0 }];
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       if (top.k >= top.kids.length) {
@@ -500,14 +526,7 @@ async function scanAndResolve(
     for (let i = 0; i < E.n; i++) {
       if (E.base[i]! >= 0 || E.refBase.has(i)) continue;
       const kids = kidsOf(i, refKids.size > 0 ? E.oidHex(i) : "");
-      if (kids.length === 0) {
-        const hit = kept.get(i);
-        if (hit) {
-          kept.delete(i);
-          keptBytes -= hit.length;
-        }
-        continue;
-      }
+      if (kids.length === 0) continue;
       await resolveTree(TYPE_NAME[E.type[i]!]!, await dataOf(i), kids);
     }
   }
@@ -562,10 +581,14 @@ async function scanAndResolve(
 
   // connectivity: everything referenced must be in this pack or already in the repository
   const missing: string[] = [];
-  for (const l of links) {
+  const outside: string[] = [];
+  links.forEach((id) => {
+    if (idx.find(id) < 0) outside.push(toHex(id));
+  });
+  for (const l of outside) {
     const y = pause();
     if (y) await y;
-    if (idx.find(l) < 0 && !existing.has(l)) {
+    if (!existing.has(l)) {
       missing.push(l);
       if (missing.length >= 10) break;
     }
