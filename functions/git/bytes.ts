@@ -8,10 +8,15 @@ import { createHash } from "node:crypto";
 /** The all-zero object id git uses for "no object" (ref creation/deletion). */
 export const ZERO_OID = "0".repeat(40);
 
-const HEX40 = /^[0-9a-f]{40}$/;
-
 /** True for a full lowercase SHA-1 hex object id. */
-export const isOid = (s: string): boolean => HEX40.test(s);
+export function isOid(s: string): boolean {
+  if (s.length !== 40) return false;
+  for (let i = 0; i < 40; i++) {
+    const c = s.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
 
 /** 20 raw bytes → 40 lowercase hex characters. */
 export const toHex = (b: Uint8Array, start = 0, end = start + 20): string =>
