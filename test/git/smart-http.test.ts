@@ -368,6 +368,17 @@ describe("bad input over HTTP", () => {
     expect(Buffer.from(await res.arrayBuffer()).toString()).toBe(`${pkt(`${tip} refs/heads/main\n`).length.toString(16).padStart(4, "0")}${tip} refs/heads/main\n0000`);
   });
 
+  it("tells the client on the error band when a stored pack has gone missing", async () => {
+    const src = s.path("lost-src");
+    await makeHistory(s, src, { commits: 3, files: 3 });
+    const { id, url } = newRepo();
+    await s.git(["push", "-q", url, "main"], { cwd: src });
+    const [pack] = (await srv.refs.read(id)).packs;
+    await srv.objects.delete(id, [`pack/pack-${pack!.id}.pack`]);
+    const r = await s.gitFail(["clone", url, s.path("lost-clone")]);
+    expect(r.stderr).toMatch(/remote: pack [0-9a-f]+ is missing from object storage/);
+  });
+
   it("answers a want that is not in the repository with an ERR line", async () => {
     const { url } = newRepo();
     const res = await fetch(`${url}/git-upload-pack`, {
