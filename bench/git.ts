@@ -176,7 +176,9 @@ async function main() {
   const results: Record<string, Record<string, number[]>> = {};
   const record = (server: string, what: string, v: number) => {
     results[what] ??= {};
-    (results[what][server] ??= []).push(v);
+    const byServer = results[what];
+    byServer[server] ??= [];
+    byServer[server].push(v);
   };
 
   try {

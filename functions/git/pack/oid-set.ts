@@ -54,7 +54,9 @@ export class OidSet {
   /** Each id as hex (for messages and tests). */
   hexes(): string[] {
     const out: string[] = [];
-    this.forEach((id) => out.push(toHex(id)));
+    this.forEach((id) => {
+      out.push(toHex(id));
+    });
     return out;
   }
 

@@ -152,7 +152,7 @@ export class ObjectReader {
         return idx;
       }),
     );
-    packs.forEach((p, i) => r.packs.push(new StoredPack(p, idxs[i]!, i)));
+    for (const [i, p] of packs.entries()) r.packs.push(new StoredPack(p, idxs[i]!, i));
     return r;
   }
 

@@ -157,7 +157,7 @@ async function fetchV2(ctx: GitContext, args: string[]): Promise<ReadableStream<
   const shallow = await shallowInfo(f, commits);
   if (shallow) sections.push(concat([pkt("shallow-info\n"), ...shallow.lines.map((l) => pkt(`${l}\n`)), DELIM]));
   sections.push(pkt("packfile\n"));
-  sections.push(() => packFor(ctx, state, reader, commits, f, common, shallow));
+  sections.push(() => packFor(state, reader, commits, f, common, shallow));
   sections.push(FLUSH);
   return concatStreams(sections);
 }
@@ -255,7 +255,7 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
     }
     throw new GitError("bad-request", `git upload-pack: expected SHA1 list, got '${l}'`);
   }
-  out.push(() => packFor(ctx, state, reader2, commits, f, common, shallow));
+  out.push(() => packFor(state, reader2, commits, f, common, shallow));
   if (f.sideband) out.push(FLUSH);
   return concatStreams(out);
 }
@@ -353,7 +353,6 @@ async function distances(commits: Commits, wants: string[]): Promise<Map<string,
 
 /** The pack for a fetch, framed on side-band when asked. */
 async function packFor(
-  ctx: GitContext,
   state: RepoState,
   reader: ObjectReader,
   commits: Commits,
@@ -374,7 +373,12 @@ async function packFor(
     // the response has begun: tell the client why on the error band rather than cutting it off
     if (f.sideband === 0) throw e;
     const msg = sideband(3, utf8(`${e instanceof Error ? e.message : String(e)}\n`));
-    return new ReadableStream({ start: (c) => (c.enqueue(msg), c.close()) });
+    return new ReadableStream({
+      start(c) {
+        c.enqueue(msg);
+        c.close();
+      },
+    });
   }
   if (f.sideband === 0) return pack;
   // side-band-64k: 65515 data bytes per packet (LARGE_PACKET_MAX - 5); side-band: 995

@@ -92,7 +92,10 @@ export async function createCommit(
     for (const p of parts) {
       if (n.change) throw new GitError("invalid", `conflicting changes at ${JSON.stringify(ch.path)}`);
       let next = n.children.get(p);
-      if (!next) n.children.set(p, (next = { children: new Map() }));
+      if (!next) {
+        next = { children: new Map() };
+        n.children.set(p, next);
+      }
       n = next;
     }
     if (n.change || n.children.size > 0) throw new GitError("invalid", `conflicting changes at ${JSON.stringify(ch.path)}`);

@@ -125,7 +125,7 @@ export class Repository {
   /** A parsed commit; throws `not-found` when absent or not a commit. */
   async readCommit(oid: string): Promise<CommitInfo> {
     const o = await this.reader.read(oid);
-    if (!o || o.type !== "commit") throw new GitError("not-found", `commit ${oid} not found`);
+    if (o?.type !== "commit") throw new GitError("not-found", `commit ${oid} not found`);
     return { oid, ...parseCommit(o.data) };
   }
 
@@ -134,7 +134,7 @@ export class Repository {
     const hit = this.trees.get(oid);
     if (hit) return hit;
     const o = await this.reader.read(oid);
-    if (!o || o.type !== "tree") throw new GitError("not-found", `tree ${oid} not found`);
+    if (o?.type !== "tree") throw new GitError("not-found", `tree ${oid} not found`);
     const entries = parseTree(o.data);
     this.trees.set(oid, entries, o.data.length * 2);
     return entries;
@@ -143,7 +143,7 @@ export class Repository {
   /** A blob's bytes; throws `not-found` when absent or not a blob. */
   async readBlob(oid: string): Promise<Uint8Array> {
     const o = await this.reader.read(oid);
-    if (!o || o.type !== "blob") throw new GitError("not-found", `blob ${oid} not found`);
+    if (o?.type !== "blob") throw new GitError("not-found", `blob ${oid} not found`);
     return o.data;
   }
 
@@ -169,7 +169,7 @@ export class Repository {
   /** The entries of the directory at `path` (null when it is not a directory). */
   async listDir(commitOid: string, path: string): Promise<PathEntry[] | null> {
     const dir = await this.entryAt(commitOid, path);
-    if (!dir || dir.type !== "tree") return null;
+    if (dir?.type !== "tree") return null;
     return (await this.readTree(dir.oid)).map((e) => ({ path: dir.path ? `${dir.path}/${e.name}` : e.name, name: e.name, mode: e.mode, type: typeOfMode(e.mode), oid: e.oid }));
   }
 

@@ -25,9 +25,18 @@ function counted(bucket: R2BucketLike): R2BucketLike {
         const r = v.apply(target, args);
         // parts of a multipart upload are R2 calls too
         if (prop === "createMultipartUpload") {
+          const count = (k: string) => {
+            ops[k] = (ops[k] ?? 0) + 1;
+          };
           return (r as Promise<Awaited<ReturnType<R2BucketLike["createMultipartUpload"]>>>).then((u) => ({
-            uploadPart: (...a: Parameters<typeof u.uploadPart>) => ((ops.uploadPart = (ops.uploadPart ?? 0) + 1), u.uploadPart(...a)),
-            complete: (...a: Parameters<typeof u.complete>) => ((ops.complete = (ops.complete ?? 0) + 1), u.complete(...a)),
+            uploadPart: (...a: Parameters<typeof u.uploadPart>) => {
+              count("uploadPart");
+              return u.uploadPart(...a);
+            },
+            complete: (...a: Parameters<typeof u.complete>) => {
+              count("complete");
+              return u.complete(...a);
+            },
             abort: () => u.abort(),
           }));
         }
