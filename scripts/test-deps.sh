@@ -7,7 +7,8 @@ need=()
 # the Go client (built offline from Debian's packaged sources), openssl for test certificate chains,
 # curl and python3 for the plain-HTTP examples in docs/attestation-agent.md (run as tests).
 # REST API: Debian's Chromium drives the Swagger UI page in a real browser (playwright-core).
-for p in swtpm swtpm-tools tpm2-tools golang-go golang-google-grpc-dev openssl curl python3 chromium; do
+# Git engine: the git CLI is the client and the oracle of the git tests and of bench:git.
+for p in swtpm swtpm-tools tpm2-tools golang-go golang-google-grpc-dev openssl curl python3 chromium git; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi

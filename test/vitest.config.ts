@@ -5,6 +5,7 @@ import { defineConfig } from "vitest/config";
  * - `rules`: spec rules and unit tests, in-process (`app.request`) on an embedded libSQL file.
  * - `e2e`: over HTTP against BOTH targets (Node + embedded file, workerd + real sqld).
  * - `agent`: the attestation agent over real gRPC on a unix socket, swtpm behind it.
+ * - `git`: the git engine (functions/git) against the real git CLI, on Node and inside workerd.
  */
 export default defineConfig({
   test: {
@@ -35,6 +36,15 @@ export default defineConfig({
           include: ["test/agent/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: "git",
+          root: ".",
+          include: ["test/git/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
         },
       },
     ],

@@ -1,0 +1,27 @@
+/**
+ * The git engine's one error type. `code` lets callers map failures without parsing messages
+ * (e.g. `conflict` → 409 in the contents API, `bad-request` → 400 on the smart HTTP routes).
+ */
+export type GitErrorCode =
+  | "bad-request" // malformed protocol input from the client
+  | "corrupt" // a pack or object that does not parse or does not hash
+  | "missing" // an object or base that should exist does not
+  | "too-large" // a configured limit was exceeded
+  | "not-found" // a ref, path or object the caller named does not exist
+  | "conflict" // a compare-and-swap expectation failed
+  | "invalid"; // an argument that breaks a rule (ref name, path)
+
+/** A failure of the git engine with a machine-readable code. */
+export class GitError extends Error {
+  readonly code: GitErrorCode;
+  constructor(code: GitErrorCode, message: string) {
+    super(message);
+    this.name = "GitError";
+    this.code = code;
+  }
+}
+
+/** Throws a `corrupt` GitError when `cond` is false (pack parsing). */
+export function check(cond: unknown, message: string): asserts cond {
+  if (!cond) throw new GitError("corrupt", message);
+}

@@ -1,0 +1,95 @@
+/**
+ * What a push (or an API commit) changed, for the caller to record as Gitea activity
+ * (`commit_repo`, `push_tag`, `delete_branch`, `delete_tag`) and webhook payloads.
+ */
+import { parseCommit, type Signature } from "./objects/commit.ts";
+import { type Commits, isAncestor, rangeWalk } from "./walk.ts";
+
+/** One commit of a pushed range, newest first (Gitea's PushCommit). */
+export interface CommitSummary {
+  oid: string;
+  message: string;
+  author: Signature;
+  committer: Signature;
+}
+
+/** One ref a push changed. `old`/`new` are null for creation/deletion. */
+export interface RefChange {
+  name: string;
+  old: string | null;
+  new: string | null;
+  kind: "create" | "update" | "delete";
+  /** Commits new to the repository on this ref (newest first, at most the configured cap). */
+  commits: CommitSummary[];
+  /** How many such commits there are in total (may exceed `commits.length`). */
+  totalCommits: number;
+  /** True when `new` does not contain `old` (a forced update). */
+  forced: boolean;
+}
+
+/** The changes of one push, in command order. */
+export interface PushEvent {
+  refs: RefChange[];
+}
+
+/** One applied ref update, as the event builder needs it. */
+export interface AppliedUpdate {
+  name: string;
+  old: string | null;
+  new: string | null;
+}
+
+/**
+ * Builds the event of applied updates: per branch the commits new to it (newest first, capped),
+ * counted up to `maxCount`; tags and other refs carry no commits (Gitea's push_tag has none).
+ * `branchTips` are the branch tips before the push (a new branch lists what no branch had).
+ */
+export async function buildPushEvent(
+  commits: Commits,
+  updates: readonly AppliedUpdate[],
+  branchTips: readonly string[],
+  limits: { maxCommitSummaries: number; maxCommitCount: number },
+): Promise<PushEvent> {
+  const refs: RefChange[] = [];
+  for (const u of updates) {
+    const kind = u.old === null ? "create" : u.new === null ? "delete" : "update";
+    const change: RefChange = { name: u.name, old: u.old, new: u.new, kind, commits: [], totalCommits: 0, forced: false };
+    if (u.new !== null && u.name.startsWith("refs/heads/")) {
+      // the usual push: old is on new's first-parent line with no merge in between
+      const chain = u.old !== null ? await linearRange(commits, u.new, u.old, limits.maxCommitCount) : null;
+      let range: string[];
+      if (chain) range = chain;
+      else {
+        const exclude = u.old !== null ? [u.old] : branchTips.filter((t) => t !== u.new);
+        range = (await rangeWalk(commits, { include: [u.new], exclude, stopAfter: limits.maxCommitCount })).commits;
+        if (u.old !== null) change.forced = !(await isAncestor(commits, u.old, u.new));
+      }
+      change.totalCommits = range.length;
+      for (const oid of range.slice(0, limits.maxCommitSummaries)) {
+        const o = await commits.reader.mustRead(oid);
+        const c = parseCommit(o.data);
+        change.commits.push({ oid, message: c.message, author: c.author, committer: c.committer });
+      }
+    }
+    refs.push(change);
+  }
+  return { refs };
+}
+
+/**
+ * The commits from `tip` back to (excluding) `base` along first parents when that line reaches
+ * `base` within `max` commits without a merge; null otherwise (the caller walks by date). Cheap,
+ * and immune to clock skew, which can make a date-ordered walk read the whole history.
+ */
+async function linearRange(commits: Commits, tip: string, base: string, max: number): Promise<string[] | null> {
+  const out: string[] = [];
+  let cur = tip;
+  while (cur !== base) {
+    if (out.length >= max) return null;
+    const c = await commits.get(cur);
+    if (c.parents.length !== 1) return null;
+    out.push(cur);
+    cur = c.parents[0]!;
+  }
+  return out;
+}

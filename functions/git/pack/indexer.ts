@@ -1,0 +1,663 @@
+/**
+ * The streaming pack indexer behind push (what `git index-pack --stdin --fix-thin` does):
+ *
+ * Pass 1, as bytes arrive: parse each entry header, inflate its zlib stream only to find where it
+ * ends (and to hash whole objects), CRC32 the raw entry, verify the trailing SHA-1. The bytes are
+ * spooled to the ObjectStore as they pass: kept in memory up to `spoolBytes`, streamed to storage
+ * beyond that, so a large pack is never held whole.
+ * Pass 2: resolve OFS/REF deltas base-first (depth first from each base, only the current chain
+ * in memory), reading delta data back from the spool or by range reads of the stored pack.
+ * Thin packs: REF_DELTA bases found in the repository's existing packs are appended to the pack
+ * (header count and trailer rewritten) so every stored pack is self-contained.
+ * Then the `.idx` v2 is written. Any failure deletes what was stored.
+ */
+import { Buffer } from "node:buffer";
+import { createHash, type Hash } from "node:crypto";
+import { crc32 } from "node:zlib";
+import { type ByteReader, concat, fromHex, toHex } from "../bytes.ts";
+import { check, GitError } from "../errors.ts";
+import { parseCommitLinks, parseTag } from "../objects/commit.ts";
+import { hashObjectBytes, objectHeader, type ObjectType, TYPE_CODE, TYPE_NAME } from "../objects/object.ts";
+import { idxFileName, newPackId, type ObjectStore, packFileName, packFileNames, revFileName } from "../storage/object-store.ts";
+import type { PackRecord } from "../storage/ref-store.ts";
+import { applyDelta } from "./delta.ts";
+import { encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_HEADER_SIZE, PACK_TRAILER_SIZE, packHeader, parseEntryHeader, parsePackHeader } from "./format.ts";
+import { type IdxEntry, PackIndex, writeIdx, writeRev } from "./idx.ts";
+import { deflate, inflateExact, inflatePrefix, StreamInflater, yielder } from "./inflate.ts";
+import { OidSet } from "./oid-set.ts";
+import { LruCache, type ObjectReader } from "./reader.ts";
+
+/** Limits of one received pack. */
+export interface IndexLimits {
+  /** Largest pack accepted, in bytes (the push size limit). */
+  maxPackBytes: number;
+  /** Largest single object, in bytes. */
+  maxObjectBytes: number;
+  /** Packs up to this size are kept in memory until indexed; larger ones stream to storage. */
+  spoolBytes: number;
+  /** Entries whose inflated size exceeds this are inflated as a stream, not in one call. */
+  streamInflateBytes: number;
+  /** Inflated entry data kept from pass 1 for pass 2, so most entries are inflated once. */
+  resolveCacheBytes: number;
+}
+
+export const DEFAULT_INDEX_LIMITS: IndexLimits = {
+  maxPackBytes: 100 * 1024 * 1024,
+  maxObjectBytes: 512 * 1024 * 1024,
+  spoolBytes: 8 * 1024 * 1024,
+  streamInflateBytes: 8 * 1024 * 1024,
+  resolveCacheBytes: 16 * 1024 * 1024,
+};
+
+/** The result of indexing a received pack that is now stored (not yet in the catalog). */
+export interface IndexedPack {
+  record: PackRecord;
+  idx: PackIndex;
+  /** Objects the pack references that it does not contain and the repository does not have. */
+  missing: string[];
+  /** Bases appended to complete a thin pack. */
+  thinBases: number;
+}
+
+/** Growable per-entry columns (typed arrays: tens of bytes per object, no object per entry). */
+class Entries {
+  n = 0;
+  offset = new Float64Array(1024);
+  type = new Uint8Array(1024);
+  size = new Float64Array(1024);
+  headerLength = new Uint8Array(1024);
+  crc = new Uint32Array(1024);
+  oid = new Uint8Array(1024 * 20);
+  resolved = new Uint8Array(1024);
+  /** OFS_DELTA: entry index of the base; -1 otherwise. */
+  base = new Int32Array(1024);
+  /** Pass-1 data kept for pass 2: slab number (-1: not kept) and offset in the arena. */
+  keptSlab = new Int32Array(1024);
+  keptAt = new Uint32Array(1024);
+  /** REF_DELTA base ids by entry index. */
+  refBase = new Map<number, string>();
+
+  add(offset: number, type: number, size: number, headerLength: number): number {
+    if (this.n === this.type.length) this.grow();
+    const i = this.n++;
+    this.offset[i] = offset;
+    this.type[i] = type;
+    this.size[i] = size;
+    this.headerLength[i] = headerLength;
+    this.base[i] = -1;
+    this.keptSlab[i] = -1;
+    return i;
+  }
+
+  private grow() {
+    const m = this.type.length * 2;
+    const g = <T extends Float64Array | Uint8Array | Uint32Array | Int32Array>(a: T, k = 1): T => {
+      const b = new (a.constructor as new (n: number) => T)(m * k);
+      b.set(a);
+      return b;
+    };
+    this.offset = g(this.offset);
+    this.type = g(this.type);
+    this.size = g(this.size);
+    this.headerLength = g(this.headerLength);
+    this.crc = g(this.crc);
+    this.oid = g(this.oid, 20);
+    this.resolved = g(this.resolved);
+    this.base = g(this.base);
+    this.keptSlab = g(this.keptSlab);
+    this.keptAt = g(this.keptAt);
+  }
+
+  /** Index of the entry starting at `offset`, or -1 (entries are in offset order). */
+  at(offset: number): number {
+    let lo = 0;
+    let hi = this.n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.offset[mid]! < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.n && this.offset[lo] === offset ? lo : -1;
+  }
+
+  setOid(i: number, id: Uint8Array) {
+    this.oid.set(id, i * 20);
+    this.resolved[i] = 1;
+  }
+
+  oidHex(i: number): string {
+    return toHex(this.oid, i * 20);
+  }
+}
+
+/** Collects the ids an object refers to (connectivity check), skipping submodule commits. */
+function collectLinks(type: ObjectType, data: Uint8Array, links: OidSet): void {
+  if (type === "commit") {
+    const c = parseCommitLinks(data);
+    links.add(fromHex(c.tree));
+    for (const p of c.parents) links.add(fromHex(p));
+  } else if (type === "tree") {
+    // raw scan: no string per entry (a large push has hundreds of thousands of entries)
+    let p = 0;
+    while (p < data.length) {
+      let sp = p;
+      while (sp < data.length && data[sp] !== 0x20) sp++;
+      let nul = sp + 1;
+      while (nul < data.length && data[nul] !== 0) nul++;
+      check(sp > p && nul > sp + 1 && nul + 21 <= data.length, "truncated tree entry");
+      // mode "160000" is a submodule commit, stored in another repository
+      const gitlink = sp - p === 6 && data[p] === 0x31 && data[p + 1] === 0x36 && data[p + 2] === 0x30;
+      if (!gitlink) links.add(data, nul + 1);
+      p = nul + 21;
+    }
+  } else if (type === "tag") {
+    links.add(fromHex(parseTag(data).object));
+  }
+}
+
+/**
+ * Where pass 1 puts the bytes: memory first, then a streamed ObjectStore write. Small pieces
+ * (entry headers, small objects) are staged into 256 KiB blocks so storage sees few large writes.
+ */
+class Spool {
+  private static readonly BLOCK = 256 * 1024;
+  private parts: Uint8Array[] = [];
+  private stage = new Uint8Array(Spool.BLOCK);
+  private staged = 0;
+  private bytes = 0;
+  private writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  private upload: Promise<number> | null = null;
+  stored = false;
+
+  readonly store: ObjectStore;
+  readonly repoId: string;
+  readonly packId: string;
+  private readonly limit: number;
+
+  constructor(store: ObjectStore, repoId: string, packId: string, limit: number) {
+    this.store = store;
+    this.repoId = repoId;
+    this.packId = packId;
+    this.limit = limit;
+  }
+
+  /** Stages `b`; returns a promise only when a full block has to go out (keeps the hot loop sync). */
+  write(b: Uint8Array): Promise<void> | null {
+    const free = this.stage.length - this.staged;
+    this.bytes += b.length;
+    if (b.length < free) {
+      this.stage.set(b, this.staged);
+      this.staged += b.length;
+      return null;
+    }
+    return this.writeSlow(b);
+  }
+
+  private async writeSlow(b: Uint8Array): Promise<void> {
+    let p = 0;
+    while (p < b.length) {
+      const n = Math.min(b.length - p, this.stage.length - this.staged);
+      this.stage.set(b.subarray(p, p + n), this.staged);
+      this.staged += n;
+      p += n;
+      if (this.staged === this.stage.length) await this.flushStage();
+    }
+  }
+
+  private async flushStage(): Promise<void> {
+    if (this.staged === 0) return;
+    const block = this.staged === this.stage.length ? this.stage : this.stage.slice(0, this.staged);
+    this.stage = new Uint8Array(Spool.BLOCK);
+    this.staged = 0;
+    if (this.writer) {
+      await this.writer.write(block);
+      return;
+    }
+    this.parts.push(block);
+    if (this.bytes <= this.limit) return;
+    // past the in-memory budget: stream everything so far, and the rest, into storage
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    this.writer = writable.getWriter();
+    this.upload = this.store.put(this.repoId, packFileName(this.packId), readable);
+    this.stored = true;
+    this.upload.catch(() => {});
+    const pending = this.parts;
+    this.parts = [];
+    for (const part of pending) await this.writer.write(part);
+  }
+
+  /** Finishes the upload (if streaming); returns the whole pack when it stayed in memory. */
+  async finish(): Promise<Uint8Array | null> {
+    if (!this.writer) {
+      if (this.staged > 0) this.parts.push(this.stage.subarray(0, this.staged));
+      return concat(this.parts);
+    }
+    await this.flushStage();
+    await this.writer.close();
+    await this.upload;
+    return null;
+  }
+
+  async abort(): Promise<void> {
+    if (this.writer) {
+      await this.writer.abort().catch(() => {});
+      await this.upload?.catch(() => {});
+    }
+  }
+
+  get size(): number {
+    return this.bytes;
+  }
+}
+
+/** Reads entries of the received pack back in pass 2 (from memory, or stored with a block cache). */
+class PackSource {
+  private readonly blocks = new LruCache<Uint8Array>(16 * 1024 * 1024);
+  private static readonly BLOCK = 256 * 1024;
+  private readonly memory: Uint8Array | null;
+  private readonly store: ObjectStore;
+  private readonly repoId: string;
+  private readonly packId: string;
+  private readonly total: number;
+
+  constructor(memory: Uint8Array | null, store: ObjectStore, repoId: string, packId: string, total: number) {
+    this.memory = memory;
+    this.store = store;
+    this.repoId = repoId;
+    this.packId = packId;
+    this.total = total;
+  }
+
+  async read(offset: number, length: number): Promise<Uint8Array> {
+    if (this.memory) return this.memory.subarray(offset, offset + length);
+    const B = PackSource.BLOCK;
+    const first = Math.floor(offset / B);
+    const last = Math.floor((offset + length - 1) / B);
+    if (last - first >= 4) return this.fetch(offset, length);
+    const parts: Uint8Array[] = [];
+    for (let b = first; b <= last; b++) {
+      let blk = this.blocks.get(String(b));
+      if (!blk) {
+        blk = await this.fetch(b * B, Math.min(B, this.total - b * B));
+        this.blocks.set(String(b), blk, blk.length);
+      }
+      parts.push(blk);
+    }
+    const joined = parts.length === 1 ? parts[0]! : concat(parts);
+    const s = offset - first * B;
+    return joined.subarray(s, s + length);
+  }
+
+  private async fetch(offset: number, length: number): Promise<Uint8Array> {
+    const b = await this.store.get(this.repoId, packFileName(this.packId), { offset, length });
+    if (!b || b.length !== length) throw new GitError("missing", "the received pack could not be read back from storage");
+    return b;
+  }
+}
+
+/**
+ * Indexes and stores the pack that `input` yields (positioned at `PACK`). `existing` reads the
+ * repository's current objects (thin bases, connectivity). Returns null for an empty pack.
+ */
+export async function indexPack(
+  input: ByteReader,
+  opts: { repoId: string; store: ObjectStore; existing: ObjectReader; limits?: Partial<IndexLimits> },
+): Promise<IndexedPack | null> {
+  const limits = { ...DEFAULT_INDEX_LIMITS, ...opts.limits };
+  const { store, repoId } = opts;
+  const spool = new Spool(store, repoId, newPackId(), limits.spoolBytes);
+  const written: string[] = []; // ids of packs whose files may exist (deleted on failure)
+  try {
+    const result = await scanAndResolve(input, spool, opts.existing, limits, written);
+    return result;
+  } catch (e) {
+    await spool.abort();
+    const names: string[] = [];
+    if (spool.stored) names.push(packFileName(spool.packId));
+    for (const id of written) names.push(...packFileNames(id));
+    await store.delete(repoId, names).catch(() => {});
+    throw e;
+  }
+}
+
+async function scanAndResolve(
+  input: ByteReader,
+  spool: Spool,
+  existing: ObjectReader,
+  limits: IndexLimits,
+  written: string[],
+): Promise<IndexedPack | null> {
+  const packHash = createHash("sha1");
+  let position = 0;
+  let entryCrc = 0;
+  // consumes n bytes into the pack hash, the entry CRC and the spool; a promise only when the
+  // spool must flush a block (awaiting every small piece costs more than inflating it)
+  const take = (n: number, hashed = true): Promise<void> | null => {
+    const b = input.consume(n);
+    if (hashed) packHash.update(b);
+    entryCrc = crc32(b, entryCrc);
+    position += b.length;
+    if (position > limits.maxPackBytes) throw new GitError("too-large", `pack exceeds maximum allowed size (${limits.maxPackBytes} bytes)`);
+    return spool.write(b);
+  };
+
+  // ---- pass 1: entries as they stream in
+  if (!(await input.fill(PACK_HEADER_SIZE))) throw new GitError("corrupt", "pack truncated: no header");
+  const count = parsePackHeader(input.buffered());
+  await take(PACK_HEADER_SIZE);
+  const E = new Entries();
+  const links = new OidSet(count);
+  // inflated data of entries pass 2 will need again (deltas, and whole objects while budget
+  // lasts), copied into 1 MiB slabs: no object per entry, and the budget is the real footprint
+  const slabs: Uint8Array[] = [];
+  let slabUsed = 0;
+  let keptBytes = 0;
+  const keep = (i: number, data: Uint8Array) => {
+    if (keptBytes + data.length > limits.resolveCacheBytes) return;
+    let slab = slabs[slabs.length - 1];
+    if (!slab || slabUsed + data.length > slab.length) {
+      slab = new Uint8Array(Math.max(1024 * 1024, data.length));
+      slabs.push(slab);
+      slabUsed = 0;
+    }
+    slab.set(data, slabUsed);
+    E.keptSlab[i] = slabs.length - 1;
+    E.keptAt[i] = slabUsed;
+    slabUsed += data.length;
+    keptBytes += data.length;
+  };
+  const dataOf = async (i: number): Promise<Uint8Array> => {
+    const slab = E.keptSlab[i]!;
+    if (slab >= 0) return slabs[slab]!.subarray(E.keptAt[i]!, E.keptAt[i]! + E.size[i]!);
+    const start = E.offset[i]! + E.headerLength[i]!;
+    const end = i + 1 < E.n ? E.offset[i + 1]! : position - PACK_TRAILER_SIZE;
+    return inflateExact(await source!.read(start, end - start), E.size[i]!);
+  };
+  let source: PackSource | null = null;
+  const truncated = () => new GitError("corrupt", `pack truncated at byte ${position} (entry ${E.n} of ${count})`);
+
+  const pause = yielder();
+  for (let k = 0; k < count; k++) {
+    const y = pause();
+    if (y) await y;
+    const offset = position;
+    let h = parseEntryHeader(input.buffered(), 0);
+    while (!h) {
+      if (!(await input.more())) throw truncated();
+      h = parseEntryHeader(input.buffered(), 0);
+    }
+    if (h.size > limits.maxObjectBytes) throw new GitError("too-large", `object of ${h.size} bytes exceeds the limit of ${limits.maxObjectBytes}`);
+    entryCrc = 0;
+    const w1 = take(h.headerLength);
+    if (w1) await w1;
+    const i = E.add(offset, h.type, h.size, h.headerLength);
+    const isDelta = h.type === OBJ_OFS_DELTA || h.type === OBJ_REF_DELTA;
+    if (h.type === OBJ_OFS_DELTA) {
+      const b = E.at(offset - h.baseDistance!);
+      if (b < 0) throw new GitError("corrupt", `delta at ${offset} points to no entry (${h.baseDistance} bytes back)`);
+      E.base[i] = b;
+    } else if (h.type === OBJ_REF_DELTA) {
+      E.refBase.set(i, h.baseOid!);
+    }
+    const type = isDelta ? null : TYPE_NAME[h.type]!;
+    let data: Uint8Array | null = null;
+    if (h.size <= limits.streamInflateBytes) {
+      for (;;) {
+        const buf = input.buffered();
+        const r = buf.length > 0 ? inflatePrefix(buf, h.size) : null;
+        if (r) {
+          if (r.data.length !== h.size) throw new GitError("corrupt", `entry at ${offset} inflated to ${r.data.length} bytes, expected ${h.size}`);
+          data = r.data;
+          const w2 = take(r.consumed);
+          if (w2) await w2;
+          break;
+        }
+        if (input.ended) throw truncated();
+        if (buf.length > limits.streamInflateBytes) break; // compressed larger than inflated: stream it
+        await input.fill(Math.max(buf.length * 2, 64 * 1024));
+      }
+    }
+    if (data === null) {
+      // streaming inflate: hash as it comes, keep bytes only for objects whose links we need
+      const hasher: Hash | null = type ? createHash("sha1").update(objectHeader(type, h.size)) : null;
+      const chunks: Uint8Array[] | null = type && type !== "blob" ? [] : null;
+      const inflater = new StreamInflater((c) => {
+        hasher?.update(c);
+        chunks?.push(c);
+      });
+      try {
+        for (;;) {
+          let buf = input.buffered();
+          if (buf.length === 0) {
+            if (!(await input.more())) throw truncated();
+            buf = input.buffered();
+          }
+          const used = await inflater.feed(buf);
+          if (used >= 0) {
+            await take(used);
+            break;
+          }
+          await take(buf.length);
+        }
+      } finally {
+        inflater.close();
+      }
+      if (inflater.produced !== h.size) throw new GitError("corrupt", `entry at ${offset} inflated to ${inflater.produced} bytes, expected ${h.size}`);
+      if (hasher) E.setOid(i, hasher.digest());
+      if (chunks) collectLinks(type!, concat(chunks), links);
+    } else if (type) {
+      E.setOid(i, hashObjectBytes(type, data));
+      collectLinks(type, data, links);
+      keep(i, data);
+    } else {
+      keep(i, data);
+    }
+    E.crc[i] = entryCrc >>> 0;
+  }
+  const digest = packHash.digest();
+  if (!(await input.fill(PACK_TRAILER_SIZE))) throw new GitError("corrupt", "pack truncated: no trailing checksum");
+  const trailer = input.buffered().slice(0, PACK_TRAILER_SIZE);
+  await take(PACK_TRAILER_SIZE, false);
+  if (!digest.equals(trailer)) throw new GitError("corrupt", "pack checksum mismatch: the pack is corrupt");
+  if (!(await input.atEnd())) throw new GitError("corrupt", "pack has junk at the end");
+  if (count === 0) {
+    await spool.finish();
+    if (spool.stored) throw new GitError("corrupt", "empty pack unexpectedly large");
+    return null;
+  }
+  const memory = await spool.finish();
+  const packSize = position;
+  source = new PackSource(memory, spool.store, spool.repoId, spool.packId, packSize);
+
+  // ---- pass 2: resolve deltas depth-first from each base
+  // OFS children as one sorted array with a start per base (no array per base)
+  const kidStart = new Uint32Array(E.n + 1);
+  const refKids = new Map<string, number[]>();
+  let deltas = 0;
+  for (let i = 0; i < E.n; i++) {
+    if (E.base[i]! >= 0) {
+      deltas++;
+      kidStart[E.base[i]! + 1]!++;
+    } else if (E.refBase.has(i)) {
+      deltas++;
+      const b = E.refBase.get(i)!;
+      const l = refKids.get(b);
+      if (l) l.push(i);
+      else refKids.set(b, [i]);
+    }
+  }
+  for (let i = 0; i < E.n; i++) kidStart[i + 1]! += kidStart[i]!;
+  const kidList = new Int32Array(kidStart[E.n]!);
+  const fill = kidStart.slice(0, E.n);
+  for (let i = 0; i < E.n; i++) if (E.base[i]! >= 0) kidList[fill[E.base[i]!]!++] = i;
+  const kidsOf = (i: number | null, oid: string): ArrayLike<number> => {
+    const out = i === null ? kidList.subarray(0, 0) : kidList.subarray(kidStart[i]!, kidStart[i + 1]!);
+    const r = refKids.get(oid);
+    if (r) {
+      refKids.delete(oid);
+      return out.length ? [...out, ...r] : r;
+    }
+    return out;
+  };
+  let resolvedDeltas = 0;
+  const resolveTree = async (rootType: ObjectType, rootData: Uint8Array, kids: ArrayLike<number>) => {
+    const stack: { data: Uint8Array; kids: ArrayLike<number>; k: number }[] = [{ data: rootData, kids, k: 0 }];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      if (top.k >= top.kids.length) {
+        stack.pop();
+        continue;
+      }
+      const c = top.kids[top.k++]!;
+      const y = pause();
+      if (y) await y;
+      const delta = await dataOf(c);
+      const data = applyDelta(top.data, delta, limits.maxObjectBytes);
+      E.setOid(c, hashObjectBytes(rootType, data));
+      E.type[c] = TYPE_CODE[rootType];
+      resolvedDeltas++;
+      collectLinks(rootType, data, links);
+      // REF_DELTA children are found by id: build the hex only while such deltas wait
+      const next = kidsOf(c, refKids.size > 0 ? E.oidHex(c) : "");
+      if (next.length > 0) stack.push({ data, kids: next, k: 0 });
+    }
+  };
+  if (deltas > 0) {
+    for (let i = 0; i < E.n; i++) {
+      if (E.base[i]! >= 0 || E.refBase.has(i)) continue;
+      const kids = kidsOf(i, refKids.size > 0 ? E.oidHex(i) : "");
+      if (kids.length === 0) continue;
+      await resolveTree(TYPE_NAME[E.type[i]!]!, await dataOf(i), kids);
+    }
+  }
+  // thin pack: the remaining REF_DELTA bases must already be in the repository
+  const external: string[] = [];
+  for (const baseOid of [...refKids.keys()]) {
+    const kids = refKids.get(baseOid);
+    if (!kids) continue; // consumed while resolving another external base's tree
+    const base = await existing.read(baseOid);
+    if (!base) throw new GitError("missing", `pack has a delta against ${baseOid}, which is neither in the pack nor in the repository`);
+    external.push(baseOid);
+    refKids.delete(baseOid);
+    await resolveTree(base.type, base.data, kids);
+  }
+  if (resolvedDeltas !== deltas) throw new GitError("corrupt", `pack has ${deltas - resolvedDeltas} unresolved deltas`);
+
+  // ---- thin-pack completion: append the external bases, rewrite header and trailer
+  const entries: IdxEntry[] = [];
+  for (let i = 0; i < E.n; i++) entries.push({ oid: E.oid.subarray(i * 20, i * 20 + 20), crc: E.crc[i]!, offset: E.offset[i]! });
+  let finalId = spool.packId;
+  let finalSize = packSize;
+  let checksum: Uint8Array = trailer;
+  if (external.length > 0) {
+    const appended: Uint8Array[] = [];
+    let at = packSize - PACK_TRAILER_SIZE;
+    for (const oid of external) {
+      const o = (await existing.read(oid))!;
+      const raw = concat([new Uint8Array(encodeTypeSize(TYPE_CODE[o.type], o.data.length)), deflate(o.data)]);
+      entries.push({ oid: Buffer.from(oid, "hex"), crc: crc32(raw) >>> 0, offset: at });
+      appended.push(raw);
+      at += raw.length;
+    }
+    const fixed = await rewriteThin(spool, memory, packSize, count + external.length, appended);
+    finalId = fixed.packId;
+    finalSize = fixed.size;
+    checksum = fixed.checksum;
+    if (fixed.packId !== spool.packId) written.push(fixed.packId);
+  } else if (memory) {
+    await spool.store.put(spool.repoId, packFileName(finalId), memory);
+    spool.stored = true;
+  }
+
+  // duplicates would make the index ambiguous; git never sends them
+  const idxBytes = writeIdx(entries, checksum);
+  const idx = new PackIndex(idxBytes);
+  for (let i = 1; i < idx.count; i++) {
+    if (Buffer.compare(idx.oidBytes(i - 1), idx.oidBytes(i)) === 0) throw new GitError("corrupt", `pack contains object ${idx.oidHex(i)} twice`);
+  }
+  written.push(finalId);
+  await spool.store.put(spool.repoId, revFileName(finalId), writeRev(idx));
+  await spool.store.put(spool.repoId, idxFileName(finalId), idxBytes);
+
+  // connectivity: everything referenced must be in this pack or already in the repository
+  const missing: string[] = [];
+  const outside: string[] = [];
+  links.forEach((id) => {
+    if (idx.find(id) < 0) outside.push(toHex(id));
+  });
+  for (const l of outside) {
+    const y = pause();
+    if (y) await y;
+    if (!existing.has(l)) {
+      missing.push(l);
+      if (missing.length >= 10) break;
+    }
+  }
+  return {
+    record: { id: finalId, repoId: spool.repoId, objects: idx.count, size: finalSize, idxSize: idxBytes.length, checksum: toHex(checksum) },
+    idx,
+    missing,
+    thinBases: external.length,
+  };
+}
+
+/**
+ * Writes the completed pack: same entries (offsets unchanged, only the header count differs),
+ * the appended bases, and a new trailing SHA-1. In memory when the pack was small, else by
+ * streaming the stored copy into a new file and deleting the old one.
+ */
+async function rewriteThin(
+  spool: Spool,
+  memory: Uint8Array | null,
+  packSize: number,
+  newCount: number,
+  appended: Uint8Array[],
+): Promise<{ packId: string; size: number; checksum: Uint8Array }> {
+  const { store, repoId } = spool;
+  const hash = createHash("sha1");
+  const head = packHeader(newCount);
+  if (memory) {
+    const body = memory.subarray(PACK_HEADER_SIZE, packSize - PACK_TRAILER_SIZE);
+    hash.update(head).update(body);
+    for (const a of appended) hash.update(a);
+    const checksum = new Uint8Array(hash.digest());
+    const all = concat([head, body, ...appended, checksum]);
+    await store.put(repoId, packFileName(spool.packId), all);
+    spool.stored = true;
+    return { packId: spool.packId, size: all.length, checksum };
+  }
+  const src = await store.stream(repoId, packFileName(spool.packId), { offset: PACK_HEADER_SIZE, length: packSize - PACK_HEADER_SIZE - PACK_TRAILER_SIZE });
+  if (!src) throw new GitError("missing", "the received pack could not be read back from storage");
+  let checksum = new Uint8Array(0);
+  let size = 0;
+  async function* pieces(): AsyncGenerator<Uint8Array> {
+    yield head;
+    const reader = src!.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      yield value;
+    }
+    yield* appended;
+  }
+  const it = pieces();
+  const out = new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      const { done, value } = await it.next();
+      if (!done) {
+        hash.update(value);
+        size += value.length;
+        ctl.enqueue(value);
+        return;
+      }
+      checksum = new Uint8Array(hash.digest());
+      size += checksum.length;
+      ctl.enqueue(checksum);
+      ctl.close();
+    },
+  });
+  const packId = newPackId();
+  await store.put(repoId, packFileName(packId), out);
+  await store.delete(repoId, [packFileName(spool.packId)]);
+  return { packId, size, checksum };
+}

@@ -1,0 +1,57 @@
+/**
+ * `GET info/refs?service=…`: the v0/v1 ref advertisement with capabilities (gitprotocol-pack
+ * "Reference Discovery") or, for upload-pack with `Git-Protocol: version=2`, the v2 capability
+ * advertisement (gitprotocol-v2). Push always speaks v0/v1, as git's receive-pack does.
+ */
+import { ZERO_OID } from "../bytes.ts";
+import { ObjectReader } from "../pack/reader.ts";
+import { FLUSH, pkt, pktLines } from "../pkt-line.ts";
+import type { RepoState } from "../storage/ref-store.ts";
+import { Commits } from "../walk.ts";
+import { agentOf, asBody, concatStreams, type GitContext, gitHeaders, peeledOf, protocolVersion } from "./common.ts";
+
+export type Service = "git-upload-pack" | "git-receive-pack";
+
+/** Capabilities of v0/v1 upload-pack (no thin-pack, deepen-since/not, filter, allow-*-in-want). */
+export const UPLOAD_PACK_CAPS = ["multi_ack", "multi_ack_detailed", "no-done", "side-band", "side-band-64k", "ofs-delta", "shallow", "deepen-relative", "no-progress", "include-tag"];
+/** Capabilities of receive-pack (no push-options, report-status-v2, push-cert). */
+export const RECEIVE_PACK_CAPS = ["report-status", "delete-refs", "side-band-64k", "quiet", "atomic", "ofs-delta"];
+
+/** The v2 capability advertisement lines. */
+export const v2Capabilities = (agent: string): string[] => ["version 2", `agent=${agent}`, "ls-refs=unborn", "fetch=shallow", "server-option", "object-format=sha1"];
+
+/** The v0/v1 advertisement lines for `service` (refs sorted, HEAD first for upload-pack, peeled tags). */
+export async function advertisementLines(ctx: GitContext, service: Service, state: RepoState): Promise<string[]> {
+  const agent = agentOf(ctx);
+  const headRef = state.head ? state.refs.find((r) => r.name === state.head) : undefined;
+  const caps = service === "git-upload-pack" ? [...UPLOAD_PACK_CAPS] : [...RECEIVE_PACK_CAPS];
+  if (service === "git-upload-pack" && headRef) caps.push(`symref=HEAD:${headRef.name}`);
+  caps.push("object-format=sha1", `agent=${agent}`);
+  const entries: [string, string][] = [];
+  if (service === "git-upload-pack" && headRef) entries.push([headRef.oid, "HEAD"]);
+  const needsPeel = service === "git-upload-pack" && state.refs.some((r) => r.name.startsWith("refs/tags/") && r.peeled === undefined);
+  const commits = needsPeel ? new Commits(await ObjectReader.open(ctx.objects, state.packs)) : null;
+  for (const r of state.refs) {
+    entries.push([r.oid, r.name]);
+    if (service === "git-upload-pack") {
+      const peeled = commits ? await peeledOf(r, commits) : r.peeled && r.peeled !== r.oid ? r.peeled : null;
+      if (peeled) entries.push([peeled, `${r.name}^{}`]);
+    }
+  }
+  if (entries.length === 0) return [`${ZERO_OID} capabilities^{}\0${caps.join(" ")}`];
+  return entries.map(([oid, name], i) => (i === 0 ? `${oid} ${name}\0${caps.join(" ")}` : `${oid} ${name}`));
+}
+
+/** Answers `GET info/refs?service=<service>`. */
+export async function handleInfoRefs(ctx: GitContext, service: Service, req: Request): Promise<Response> {
+  const headers = gitHeaders(`application/x-${service}-advertisement`);
+  const version = protocolVersion(req);
+  if (service === "git-upload-pack" && version === 2) {
+    // v2: no "# service" preamble (git http-backend omits it too), just the capabilities
+    return new Response(asBody(pktLines(v2Capabilities(agentOf(ctx)))), { headers });
+  }
+  const state = await ctx.refs.read(ctx.repoId);
+  const lines = await advertisementLines(ctx, service, state);
+  const body = concatStreams([pkt(`# service=${service}\n`), FLUSH, ...(version === 1 ? [pkt("version 1\n")] : []), pktLines(lines)]);
+  return new Response(body, { headers });
+}

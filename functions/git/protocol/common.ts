@@ -1,0 +1,161 @@
+/**
+ * Shared pieces of the smart HTTP services: the context a handler gets, limits, request body
+ * decoding (git gzips large negotiation requests), side-band framing, and ref peeling.
+ */
+import { concat, utf8 } from "../bytes.ts";
+import { DEFAULT_INDEX_LIMITS, type IndexLimits } from "../pack/indexer.ts";
+import { MAX_PKT_DATA, pkt } from "../pkt-line.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
+import type { Ref, RefStore } from "../storage/ref-store.ts";
+import type { Commits } from "../walk.ts";
+
+/** Limits of the smart HTTP services (all configurable per call). */
+export interface GitLimits extends IndexLimits {
+  /** Largest negotiation request (want/have lines) accepted, in bytes. */
+  maxRequestBytes: number;
+  /** Commits listed per ref in a push event (Gitea caps its feed similarly). */
+  maxCommitSummaries: number;
+  /** Commits counted per ref in a push event before counting stops. */
+  maxCommitCount: number;
+}
+
+export const DEFAULT_LIMITS: GitLimits = {
+  ...DEFAULT_INDEX_LIMITS,
+  maxRequestBytes: 10 * 1024 * 1024,
+  maxCommitSummaries: 20,
+  maxCommitCount: 1000,
+};
+
+/** What a smart HTTP handler works on: one repository's storage, no auth, no database of its own. */
+export interface GitContext {
+  /** Repository id (storage key; never the name). */
+  repoId: string;
+  objects: ObjectStore;
+  refs: RefStore;
+  limits?: Partial<GitLimits>;
+  /** Advertised `agent=` value. */
+  agent?: string;
+  /** Refuses deleting the branch HEAD points to (Gitea: the default branch cannot be deleted). */
+  protectHead?: boolean;
+  /** Refuses non-fast-forward updates of branches (git's receive.denyNonFastForwards). */
+  denyNonFastForwards?: boolean;
+}
+
+export const limitsOf = (ctx: GitContext): GitLimits => ({ ...DEFAULT_LIMITS, ...ctx.limits });
+export const agentOf = (ctx: GitContext): string => ctx.agent ?? "edge-gitea/1.0";
+
+/** The request body, gunzipped when the client compressed it (git does for large fetch requests). */
+export function requestBody(req: Request): ReadableStream<Uint8Array> {
+  const body = req.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+  const enc = req.headers.get("content-encoding")?.toLowerCase();
+  if (enc === "gzip" || enc === "x-gzip") return body.pipeThrough(new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>);
+  return body;
+}
+
+/** Protocol version requested through the `Git-Protocol` header (`version=2`), else 0. */
+export function protocolVersion(req: Request): 0 | 1 | 2 {
+  const h = req.headers.get("git-protocol") ?? "";
+  let v = 0;
+  for (const kv of h.split(":")) {
+    const m = /^version=(\d+)$/.exec(kv.trim());
+    if (m) v = Math.max(v, Number(m[1]));
+  }
+  return v >= 2 ? 2 : v === 1 ? 1 : 0;
+}
+
+/** Frames `data` into side-band packets of `band` (1 pack data, 2 progress, 3 fatal error). */
+export function sideband(band: 1 | 2 | 3, data: Uint8Array, max = MAX_PKT_DATA - 1): Uint8Array {
+  const parts: Uint8Array[] = [];
+  for (let i = 0; i < data.length || (i === 0 && data.length === 0); i += max) {
+    const slice = data.subarray(i, i + max);
+    const framed = new Uint8Array(slice.length + 1);
+    framed[0] = band;
+    framed.set(slice, 1);
+    parts.push(pkt(framed));
+    if (data.length === 0) break;
+  }
+  return concat(parts);
+}
+
+/** A progress or error message on side band 2/3 (shown by git as `remote: …`). */
+export const sidebandMessage = (band: 2 | 3, message: string): Uint8Array => sideband(band, utf8(message.endsWith("\n") ? message : `${message}\n`));
+
+/**
+ * Frames a stream of pack bytes into side-band packets on band 1. If producing the pack fails
+ * midway, the client gets the reason on band 3 (git prints "remote error: …") instead of a
+ * silently cut connection.
+ */
+export function sidebandStream(src: ReadableStream<Uint8Array>, max = MAX_PKT_DATA - 1): ReadableStream<Uint8Array> {
+  const reader = src.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) ctl.close();
+        else if (value.length > 0) ctl.enqueue(sideband(1, value, max));
+      } catch (e) {
+        ctl.enqueue(sideband(3, utf8(`${e instanceof Error ? e.message : String(e)}\n`), max));
+        ctl.close();
+      }
+    },
+    async cancel(reason) {
+      await reader.cancel(reason);
+    },
+  });
+}
+
+/** A stream that yields `parts` (bytes or streams) one after another. */
+export function concatStreams(parts: (Uint8Array | ReadableStream<Uint8Array> | (() => Promise<ReadableStream<Uint8Array> | Uint8Array>))[]): ReadableStream<Uint8Array> {
+  let i = 0;
+  let cur: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  return new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      for (;;) {
+        if (cur) {
+          const { done, value } = await cur.read();
+          if (!done) {
+            ctl.enqueue(value);
+            return;
+          }
+          cur = null;
+        }
+        if (i >= parts.length) {
+          ctl.close();
+          return;
+        }
+        let p = parts[i++]!;
+        if (typeof p === "function") p = await p();
+        if (p instanceof Uint8Array) {
+          if (p.length > 0) {
+            ctl.enqueue(p);
+            return;
+          }
+        } else cur = p.getReader();
+      }
+    },
+    async cancel(reason) {
+      await cur?.cancel(reason);
+    },
+  });
+}
+
+/** The non-tag object a ref finally points to, or null for refs that are not annotated tags. */
+export async function peeledOf(ref: Ref, commits: Commits): Promise<string | null> {
+  if (ref.peeled !== undefined) return ref.peeled && ref.peeled !== ref.oid ? ref.peeled : null;
+  if (!ref.name.startsWith("refs/tags/")) return null;
+  const p = await commits.peel(ref.oid).catch(() => null);
+  return p && p.oid !== ref.oid ? p.oid : null;
+}
+
+/** Standard headers of smart HTTP answers (never cached). */
+export function gitHeaders(contentType: string): Record<string, string> {
+  return {
+    "content-type": contentType,
+    "cache-control": "no-cache, max-age=0, must-revalidate",
+    expires: "Fri, 01 Jan 1980 00:00:00 GMT",
+    pragma: "no-cache",
+  };
+}
+
+/** A Response body from bytes or a byte stream (TypeScript's DOM types want ArrayBuffer-backed views). */
+export const asBody = (b: Uint8Array | ReadableStream<Uint8Array>): BodyInit => b as unknown as BodyInit;

@@ -1,0 +1,225 @@
+/**
+ * `POST git-receive-pack`: push, protocol v0/v1 (gitprotocol-pack "Pushing Data To a Server").
+ * Capabilities: report-status, delete-refs, atomic, ofs-delta, side-band-64k, quiet; thin packs
+ * are accepted (completed by the indexer). Ref updates go through the RefStore's one atomic
+ * commit with compare-and-swap per ref, so a push costs at most three RefStore round trips
+ * whatever it carries: one read, one commit, and one retry of the refs that passed when another
+ * ref lost a race (non-atomic pushes only).
+ */
+import { ByteReader, concat, ZERO_OID } from "../bytes.ts";
+import { GitError } from "../errors.ts";
+import { type AppliedUpdate, buildPushEvent, type PushEvent } from "../events.ts";
+import { indexPack, type IndexedPack } from "../pack/indexer.ts";
+import { ObjectReader } from "../pack/reader.ts";
+import { FLUSH, pkt, PktReader } from "../pkt-line.ts";
+import { isBranchRef, refNameProblem } from "../refname.ts";
+import { packFileNames } from "../storage/object-store.ts";
+import type { PackRecord, RefTransaction, RepoState } from "../storage/ref-store.ts";
+import { Commits, isAncestor } from "../walk.ts";
+import { asBody, type GitContext, gitHeaders, limitsOf, requestBody, sideband, sidebandMessage } from "./common.ts";
+
+const RESULT_TYPE = "application/x-git-receive-pack-result";
+
+/** One command of a push with its outcome. */
+export interface PushCommand {
+  name: string;
+  old: string | null;
+  new: string | null;
+  /** Why git was told `ng`; undefined when the update was applied. */
+  error?: string;
+}
+
+/** What a push did: per-command outcome, the stored pack, the event committed with the refs. */
+export interface PushResult {
+  commands: PushCommand[];
+  /** null when the pack unpacked fine, else the `unpack` error git was told. */
+  unpackError: string | null;
+  pack: PackRecord | null;
+  event: PushEvent | null;
+  /** RefStore calls this push made (1 read + 1 commit, +1 retry at most). */
+  refStoreCalls: number;
+}
+
+/** Answers `POST git-receive-pack`; the result says what changed (for activity and webhooks). */
+export async function handleReceivePack(ctx: GitContext, req: Request): Promise<{ response: Response; result: PushResult }> {
+  const limits = limitsOf(ctx);
+  const reader = new ByteReader(requestBody(req));
+  const pkts = new PktReader(reader);
+  const result: PushResult = { commands: [], unpackError: null, pack: null, event: null, refStoreCalls: 0 };
+  const headers = gitHeaders(RESULT_TYPE);
+
+  // ---- commands
+  let caps: string[] = [];
+  for (;;) {
+    const l = await pkts.line().catch((e: unknown) => {
+      throw e instanceof GitError ? e : new GitError("bad-request", String(e));
+    });
+    if (l === null || l === "flush") break;
+    if (l === "delim" || l === "end") continue;
+    if (l.startsWith("shallow ")) continue; // a shallow client; connectivity still decides
+    if (l.startsWith("push-cert")) throw new GitError("bad-request", "push certificates are not supported");
+    const nul = l.indexOf("\0");
+    const cmd = nul >= 0 ? l.slice(0, nul) : l;
+    if (result.commands.length === 0 && nul >= 0) caps = l.slice(nul + 1).split(" ").filter(Boolean);
+    const m = /^([0-9a-f]{40}) ([0-9a-f]{40}) (.+)$/.exec(cmd);
+    if (!m) throw new GitError("bad-request", `protocol error: expected old/new/ref, got '${cmd}'`);
+    result.commands.push({ old: m[1] === ZERO_OID ? null : m[1]!, new: m[2] === ZERO_OID ? null : m[2]!, name: m[3]! });
+  }
+  // git's probe before a large chunked push is a lone flush: nothing to do
+  if (result.commands.length === 0) {
+    await reader.cancel();
+    return { response: new Response(null, { headers }), result };
+  }
+  const useSideband = caps.includes("side-band-64k");
+  const reportStatus = caps.includes("report-status");
+  const atomic = caps.includes("atomic");
+  const quiet = caps.includes("quiet");
+
+  const state = await ctx.refs.read(ctx.repoId);
+  result.refStoreCalls++;
+  const reader0 = await ObjectReader.open(ctx.objects, state.packs, { maxObjectBytes: limits.maxObjectBytes });
+  const commits = new Commits(reader0);
+
+  for (const c of result.commands) {
+    const problem = refNameProblem(c.name);
+    if (problem !== null || !c.name.startsWith("refs/")) c.error = "funny refname";
+  }
+
+  // ---- the pack (sent whenever a command creates or updates)
+  let indexed: IndexedPack | null = null;
+  if (result.commands.some((c) => c.new !== null)) {
+    try {
+      indexed = await indexPack(reader, { repoId: ctx.repoId, store: ctx.objects, existing: reader0, limits });
+    } catch (e) {
+      result.unpackError = e instanceof GitError ? e.message : `unpack failed: ${String(e)}`;
+      // read the rest so the client gets our report instead of a broken pipe
+      await drain(reader, limits.maxPackBytes * 2);
+    }
+  }
+  await reader.cancel();
+  if (indexed) reader0.addPack(indexed.record, indexed.idx);
+
+  // ---- per-command checks
+  const current = new Map(state.refs.map((r) => [r.name, r.oid]));
+  for (const c of result.commands) {
+    if (c.error) continue;
+    if (result.unpackError) {
+      c.error = "unpacker error";
+      continue;
+    }
+    if (c.new !== null) {
+      if (indexed && indexed.missing.length > 0) {
+        c.error = "missing necessary objects";
+        continue;
+      }
+      const type = await reader0.typeOf(c.new);
+      if (!type) {
+        c.error = "missing necessary objects";
+        continue;
+      }
+      if (isBranchRef(c.name) && type !== "commit") {
+        c.error = `trying to write non-commit object ${c.new} to branch '${c.name}'`;
+        continue;
+      }
+    }
+    const cur = current.get(c.name) ?? null;
+    if (cur !== c.old) {
+      c.error = lockError(c.name, cur, c.old);
+      continue;
+    }
+    if (c.new === null && ctx.protectHead !== false && c.name === state.head) {
+      c.error = `branch ${c.name.slice(11)} is the default branch and cannot be deleted`;
+      continue;
+    }
+    if (ctx.denyNonFastForwards && c.old && c.new && isBranchRef(c.name)) {
+      const ff = await isAncestor(commits, c.old, c.new).catch(() => false);
+      if (!ff) c.error = "non-fast-forward";
+    }
+  }
+  if (atomic && result.commands.some((c) => c.error)) for (const c of result.commands) c.error ??= "atomic push failure";
+
+  // ---- one atomic commit (plus one retry without the refs that lost a race)
+  let committed = false;
+  let pending = result.commands.filter((c) => !c.error);
+  for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
+    const tx = await transaction(ctx, state, pending, indexed, commits);
+    const r = await ctx.refs.commit(ctx.repoId, tx);
+    result.refStoreCalls++;
+    if (r.ok) {
+      committed = true;
+      result.event = tx.event ?? null;
+      result.pack = tx.pack ?? null;
+      break;
+    }
+    for (const rej of r.rejected) {
+      const c = pending.find((p) => p.name === rej.name);
+      if (c) c.error = lockError(c.name, rej.actual, c.old);
+    }
+    if (atomic) {
+      for (const c of result.commands) c.error ??= "atomic push failure";
+      break;
+    }
+    pending = pending.filter((c) => !c.error);
+  }
+  if (!committed && indexed) {
+    await ctx.objects.delete(ctx.repoId, packFileNames(indexed.record.id)).catch(() => {});
+  }
+
+  // ---- report
+  if (!reportStatus) return { response: new Response(useSideband ? asBody(FLUSH) : null, { headers }), result };
+  const status = concat([
+    pkt(`unpack ${result.unpackError ?? "ok"}\n`),
+    ...result.commands.map((c) => pkt(c.error ? `ng ${c.name} ${c.error}\n` : `ok ${c.name}\n`)),
+    FLUSH,
+  ]);
+  if (!useSideband) return { response: new Response(asBody(status), { headers }), result };
+  const parts = [sideband(1, status)];
+  if (!quiet && result.unpackError) parts.unshift(sidebandMessage(2, `error: ${result.unpackError}`));
+  parts.push(FLUSH);
+  return { response: new Response(asBody(concat(parts)), { headers }), result };
+}
+
+/** git's message when a ref is not what the client said it was. */
+function lockError(name: string, actual: string | null, expected: string | null): string {
+  if (actual === null) return `cannot lock ref '${name}': unable to resolve reference '${name}'`;
+  if (expected === null) return `cannot lock ref '${name}': reference already exists`;
+  return `cannot lock ref '${name}': is at ${actual} but expected ${expected}`;
+}
+
+/** The RefStore transaction for the commands that passed every check. */
+async function transaction(ctx: GitContext, state: RepoState, ok: PushCommand[], indexed: IndexedPack | null, commits: Commits): Promise<RefTransaction> {
+  const limits = limitsOf(ctx);
+  const after = new Map(state.refs.map((r) => [r.name, r.oid]));
+  for (const c of ok) {
+    if (c.new === null) after.delete(c.name);
+    else after.set(c.name, c.new);
+  }
+  const updates = [];
+  for (const c of ok) {
+    let peeled: string | null = null;
+    if (c.new !== null) {
+      const p = await commits.peel(c.new);
+      peeled = p.oid !== c.new ? p.oid : null;
+    }
+    updates.push({ name: c.name, old: c.old, new: c.new, peeled });
+  }
+  // Gitea: a push into a repository whose default branch does not exist makes the first pushed
+  // branch the default (HEAD follows)
+  let head: string | undefined;
+  if (!state.head || !after.has(state.head)) head = ok.find((c) => c.new !== null && isBranchRef(c.name))?.name;
+  const branchTips = state.refs.filter((r) => isBranchRef(r.name)).map((r) => r.oid);
+  const applied: AppliedUpdate[] = ok.map((c) => ({ name: c.name, old: c.old, new: c.new }));
+  const event = await buildPushEvent(commits, applied, branchTips, limits);
+  return {
+    updates,
+    pack: indexed?.record,
+    head,
+    sizeDelta: indexed ? indexed.record.size + indexed.record.idxSize : 0,
+    empty: ![...after.keys()].some(isBranchRef),
+    event,
+  };
+}
+
+async function drain(reader: ByteReader, max: number): Promise<void> {
+  while (reader.consumed < max) if ((await reader.chunk()) === null) return;
+}

@@ -1,0 +1,464 @@
+/**
+ * `POST git-upload-pack`: fetch and clone.
+ * - Protocol v2 (gitprotocol-v2): `ls-refs` (ref-prefix, symrefs, peel, unborn) and `fetch` (want,
+ *   have, done, ofs-delta, no-progress, include-tag, shallow, deepen, deepen-relative), answered
+ *   with acknowledgments / shallow-info / packfile sections, the pack always on side-band-64k.
+ * - Protocol v0/v1 over stateless HTTP (gitprotocol-pack, git's upload-pack.c): want/shallow/deepen,
+ *   have rounds with multi_ack_detailed (or multi_ack, or plain), no-done, side-band(-64k).
+ * Pack choice: a clone (no haves, no shallow) gets the stored pack unchanged when there is one,
+ * otherwise every stored object copied raw; anything else walks history and copies what is needed.
+ */
+import { ByteReader, concat, isOid, utf8 } from "../bytes.ts";
+import { GitError } from "../errors.ts";
+import { parseTag } from "../objects/commit.ts";
+import { forEachTreeEntry } from "../objects/tree.ts";
+import { ObjectReader } from "../pack/reader.ts";
+import { storedPackStream, writeAllPacks, writePack } from "../pack/writer.ts";
+import { DELIM, FLUSH, pkt, PktReader } from "../pkt-line.ts";
+import type { RepoState } from "../storage/ref-store.ts";
+import { allWantsReachCommon, Commits, objectsToSend, rangeWalk, shallowBoundary } from "../walk.ts";
+import { asBody, concatStreams, type GitContext, gitHeaders, limitsOf, peeledOf, protocolVersion, requestBody, sideband, sidebandStream } from "./common.ts";
+
+const RESULT_TYPE = "application/x-git-upload-pack-result";
+
+/** What a fetch asked for, whatever the protocol version. */
+interface FetchRequest {
+  wants: string[];
+  haves: string[];
+  done: boolean;
+  clientShallow: Set<string>;
+  depth: number;
+  deepenRelative: boolean;
+  ofsDelta: boolean;
+  includeTag: boolean;
+  noProgress: boolean;
+  sideband: 0 | 1 | 2; // none, side-band, side-band-64k
+}
+
+/** Answers `POST git-upload-pack` (v2 when the client sent `Git-Protocol: version=2`). */
+export async function handleUploadPack(ctx: GitContext, req: Request): Promise<Response> {
+  const headers = gitHeaders(RESULT_TYPE);
+  const reader = new ByteReader(requestBody(req));
+  try {
+    const body = protocolVersion(req) === 2 ? await uploadPackV2(ctx, reader) : await uploadPackV0(ctx, reader);
+    return new Response(asBody(body), { headers });
+  } catch (e) {
+    if (e instanceof GitError && (e.code === "bad-request" || e.code === "invalid" || e.code === "not-found")) {
+      // git shows an ERR packet to the user as "remote error: …"
+      return new Response(asBody(pkt(`ERR ${e.message}\n`)), { headers });
+    }
+    throw e;
+  } finally {
+    await reader.cancel();
+  }
+}
+
+/** Reads pkt-lines until a flush, enforcing the request size limit. */
+async function readSection(pkts: PktReader, ctx: GitContext, stopAtDelim = false): Promise<{ lines: string[]; end: "flush" | "delim" | "eof" }> {
+  const max = limitsOf(ctx).maxRequestBytes;
+  const lines: string[] = [];
+  for (;;) {
+    if (pkts.bytes.consumed > max) throw new GitError("bad-request", `request exceeds ${max} bytes`);
+    const l = await pkts.line();
+    if (l === null) return { lines, end: "eof" };
+    if (l === "flush") return { lines, end: "flush" };
+    if (l === "delim" && stopAtDelim) return { lines, end: "delim" };
+    if (l === "delim" || l === "end") continue;
+    lines.push(l);
+  }
+}
+
+const oidArg = (line: string, prefix: string): string => {
+  const oid = line.slice(prefix.length, prefix.length + 40);
+  if (!isOid(oid)) throw new GitError("bad-request", `protocol error: expected an object id, got '${line}'`);
+  return oid;
+};
+
+// ---------------------------------------------------------------- protocol v2
+
+async function uploadPackV2(ctx: GitContext, reader: ByteReader): Promise<ReadableStream<Uint8Array> | Uint8Array> {
+  const pkts = new PktReader(reader);
+  const head = await readSection(pkts, ctx, true);
+  if (head.lines.length === 0) return new Uint8Array(0); // an empty request: nothing to do
+  const command = head.lines.find((l) => l.startsWith("command="))?.slice(8);
+  const args = head.end === "delim" ? (await readSection(pkts, ctx)).lines : [];
+  if (command === "ls-refs") return lsRefs(ctx, args);
+  if (command === "fetch") return fetchV2(ctx, args);
+  throw new GitError("bad-request", `unknown command '${command ?? ""}'`);
+}
+
+async function lsRefs(ctx: GitContext, args: string[]): Promise<Uint8Array> {
+  const state = await ctx.refs.read(ctx.repoId);
+  const prefixes = args.filter((a) => a.startsWith("ref-prefix ")).map((a) => a.slice(11));
+  const symrefs = args.includes("symrefs");
+  const peel = args.includes("peel");
+  const unborn = args.includes("unborn");
+  const wanted = (name: string) => prefixes.length === 0 || prefixes.some((p) => name.startsWith(p));
+  const out: Uint8Array[] = [];
+  const headRef = state.head ? state.refs.find((r) => r.name === state.head) : undefined;
+  if (wanted("HEAD")) {
+    if (headRef) out.push(pkt(`${headRef.oid} HEAD${symrefs ? ` symref-target:${headRef.name}` : ""}\n`));
+    else if (unborn && state.head) out.push(pkt(`unborn HEAD symref-target:${state.head}\n`));
+  }
+  const commits = peel ? new Commits(await ObjectReader.open(ctx.objects, state.packs)) : null;
+  for (const r of state.refs) {
+    if (!wanted(r.name)) continue;
+    let line = `${r.oid} ${r.name}`;
+    if (commits) {
+      const p = await peeledOf(r, commits);
+      if (p) line += ` peeled:${p}`;
+    }
+    out.push(pkt(`${line}\n`));
+  }
+  out.push(FLUSH);
+  return concat(out);
+}
+
+function parseFetchArgs(args: string[]): FetchRequest {
+  const r: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 2 };
+  for (const a of args) {
+    if (a.startsWith("want ")) r.wants.push(oidArg(a, "want "));
+    else if (a.startsWith("have ")) r.haves.push(oidArg(a, "have "));
+    else if (a === "done") r.done = true;
+    else if (a === "ofs-delta") r.ofsDelta = true;
+    else if (a === "include-tag") r.includeTag = true;
+    else if (a === "no-progress") r.noProgress = true;
+    else if (a === "thin-pack") {
+      // not advertised; a thin pack is never required, so a full one answers it
+    } else if (a.startsWith("shallow ")) r.clientShallow.add(oidArg(a, "shallow "));
+    else if (a.startsWith("deepen ")) r.depth = parseDepth(a.slice(7));
+    else if (a === "deepen-relative") r.deepenRelative = true;
+    else throw new GitError("bad-request", `unexpected line: '${a}'`);
+  }
+  return r;
+}
+
+function parseDepth(s: string): number {
+  const n = Number(s);
+  if (!/^\d+$/.test(s) || n <= 0) throw new GitError("bad-request", `Invalid deepen: ${s}`);
+  return n;
+}
+
+async function fetchV2(ctx: GitContext, args: string[]): Promise<ReadableStream<Uint8Array> | Uint8Array> {
+  const f = parseFetchArgs(args);
+  if (f.wants.length === 0) return FLUSH;
+  const state = await ctx.refs.read(ctx.repoId);
+  const reader = await ObjectReader.open(ctx.objects, state.packs);
+  const commits = new Commits(reader);
+  await checkWants(f.wants, state, reader, commits);
+  const common = f.haves.filter((h) => reader.has(h));
+  const sections: (Uint8Array | (() => Promise<ReadableStream<Uint8Array> | Uint8Array>))[] = [];
+  if (!f.done) {
+    const lines = ["acknowledgments", ...(common.length === 0 ? ["NAK"] : common.map((c) => `ACK ${c}`))];
+    const ready = await allWantsReachCommon(commits, await wantCommits(f.wants, commits), new Set(common));
+    if (!ready) return concat([...lines.map((l) => pkt(`${l}\n`)), FLUSH]);
+    sections.push(concat([...lines.map((l) => pkt(`${l}\n`)), pkt("ready\n"), DELIM]));
+  }
+  const shallow = await shallowInfo(f, commits);
+  if (shallow) sections.push(concat([pkt("shallow-info\n"), ...shallow.lines.map((l) => pkt(`${l}\n`)), DELIM]));
+  sections.push(pkt("packfile\n"));
+  sections.push(() => packFor(state, reader, commits, f, common, shallow));
+  sections.push(FLUSH);
+  return concatStreams(sections);
+}
+
+// ---------------------------------------------------------------- protocol v0/v1 (stateless)
+
+async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<ReadableStream<Uint8Array> | Uint8Array> {
+  const pkts = new PktReader(reader);
+  const first = await readSection(pkts, ctx);
+  if (first.lines.length === 0) return new Uint8Array(0);
+  const f: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 0 };
+  let caps: string[] = [];
+  for (const l of first.lines) {
+    if (l.startsWith("want ")) {
+      f.wants.push(oidArg(l, "want "));
+      if (f.wants.length === 1) caps = l.slice(46).split(" ").filter(Boolean);
+    } else if (l.startsWith("shallow ")) f.clientShallow.add(oidArg(l, "shallow "));
+    else if (l.startsWith("deepen ")) f.depth = parseDepth(l.slice(7));
+    else if (l === "deepen-relative") f.deepenRelative = true;
+    else throw new GitError("bad-request", `git upload-pack: protocol error, expected to get object ID, not '${l}'`);
+  }
+  f.ofsDelta = caps.includes("ofs-delta");
+  f.includeTag = caps.includes("include-tag");
+  f.noProgress = caps.includes("no-progress");
+  f.deepenRelative ||= caps.includes("deepen-relative");
+  f.sideband = caps.includes("side-band-64k") ? 2 : caps.includes("side-band") ? 1 : 0;
+  const multiAck = caps.includes("multi_ack_detailed") ? 2 : caps.includes("multi_ack") ? 1 : 0;
+  const noDone = caps.includes("no-done");
+
+  const state = await ctx.refs.read(ctx.repoId);
+  const reader2 = await ObjectReader.open(ctx.objects, state.packs);
+  const commits = new Commits(reader2);
+  await checkWants(f.wants, state, reader2, commits);
+  const out: (Uint8Array | (() => Promise<ReadableStream<Uint8Array> | Uint8Array>))[] = [];
+  const shallow = await shallowInfo(f, commits);
+  if (shallow && f.depth > 0) out.push(concat([...shallow.lines.map((l) => pkt(`${l}\n`)), FLUSH]));
+  // a stateless client first sends only its wants (to learn the shallow boundary): stop here
+  if (first.end === "eof" || (await reader.atEnd())) return concat(out as Uint8Array[]);
+
+  // get_common_commits (upload-pack.c), one stateless round
+  const common: string[] = [];
+  let lastHex = "";
+  let gotCommon = false;
+  let gotOther = false;
+  let sentReady = false;
+  const wantCs = await wantCommits(f.wants, commits);
+  // asked after every unknown have: the answer only changes when a common commit was added
+  let verdict: { commons: number; ok: boolean } | null = null;
+  const okToGiveUp = async () => {
+    if (verdict?.commons !== common.length) verdict = { commons: common.length, ok: await allWantsReachCommon(commits, wantCs, new Set(common)) };
+    return verdict.ok;
+  };
+  const max = limitsOf(ctx).maxRequestBytes;
+  for (;;) {
+    if (reader.consumed > max) throw new GitError("bad-request", `request exceeds ${max} bytes`);
+    const l = await pkts.line();
+    if (l === null || l === "flush") {
+      if (multiAck === 2 && gotCommon && !gotOther && (await okToGiveUp())) {
+        sentReady = true;
+        out.push(pkt(`ACK ${lastHex} ready\n`));
+      }
+      if (common.length === 0 || multiAck) out.push(pkt("NAK\n"));
+      if (noDone && sentReady) {
+        out.push(pkt(`ACK ${lastHex}\n`));
+        break;
+      }
+      return concat(out as Uint8Array[]);
+    }
+    if (l === "done") {
+      if (common.length > 0) {
+        if (multiAck) out.push(pkt(`ACK ${lastHex}\n`));
+      } else out.push(pkt("NAK\n"));
+      break;
+    }
+    if (typeof l === "string" && l.startsWith("have ")) {
+      const oid = oidArg(l, "have ");
+      f.haves.push(oid);
+      if (reader2.has(oid)) {
+        gotCommon = true;
+        lastHex = oid;
+        common.push(oid);
+        if (multiAck === 2) out.push(pkt(`ACK ${oid} common\n`));
+        else if (multiAck === 1) out.push(pkt(`ACK ${oid} continue\n`));
+        else if (common.length === 1) out.push(pkt(`ACK ${oid}\n`));
+      } else {
+        gotOther = true;
+        if (multiAck && (await okToGiveUp())) {
+          if (multiAck === 2) {
+            sentReady = true;
+            out.push(pkt(`ACK ${oid} ready\n`));
+          } else out.push(pkt(`ACK ${oid} continue\n`));
+        }
+      }
+      continue;
+    }
+    throw new GitError("bad-request", `git upload-pack: expected SHA1 list, got '${l}'`);
+  }
+  out.push(() => packFor(state, reader2, commits, f, common, shallow));
+  if (f.sideband) out.push(FLUSH);
+  return concatStreams(out);
+}
+
+// ---------------------------------------------------------------- shared
+
+/** Wants must exist; non-tips must be reachable from a tip (git's allowReachableSHA1InWant). */
+async function checkWants(wants: string[], state: RepoState, reader: ObjectReader, commits: Commits): Promise<void> {
+  const tips = new Set<string>();
+  for (const r of state.refs) {
+    tips.add(r.oid);
+    if (r.peeled) tips.add(r.peeled);
+  }
+  const others: string[] = [];
+  for (const w of wants) {
+    if (tips.has(w)) continue;
+    const type = await reader.typeOf(w);
+    if (!type) throw new GitError("not-found", `upload-pack: not our ref ${w}`);
+    if (type !== "commit") throw new GitError("not-found", `upload-pack: not our ref ${w}`);
+    others.push(w);
+  }
+  if (others.length === 0) return;
+  const tipCommits: string[] = [];
+  for (const r of state.refs) {
+    const p = await commits.peel(r.oid).catch(() => null);
+    if (p?.type === "commit") tipCommits.push(p.oid);
+  }
+  const r = await rangeWalk(commits, { include: others, exclude: tipCommits });
+  if (r.commits.length > 0) throw new GitError("not-found", `upload-pack: not our ref ${r.commits[0]}`);
+}
+
+/** The commits the wants name (tags peeled; trees and blobs have no history). */
+async function wantCommits(wants: string[], commits: Commits): Promise<string[]> {
+  const out: string[] = [];
+  for (const w of wants) {
+    const p = await commits.peel(w);
+    if (p.type === "commit") out.push(p.oid);
+  }
+  return out;
+}
+
+interface ShallowInfo {
+  lines: string[];
+  /** Commits whose parents are not sent. */
+  parentless: Set<string>;
+  /** Client-shallow commits whose parents are now sent. */
+  unshallow: string[];
+}
+
+/** shallow-info: the new boundary for `deepen`, or just the client's boundary when it is shallow. */
+async function shallowInfo(f: FetchRequest, commits: Commits): Promise<ShallowInfo | null> {
+  if (f.depth === 0) {
+    if (f.clientShallow.size === 0) return null;
+    // no deepening: the client's shallow commits stay the boundary of what it has
+    return { lines: [], parentless: new Set(f.clientShallow), unshallow: [] };
+  }
+  const wants = await wantCommits(f.wants, commits);
+  let depth = f.depth;
+  if (f.deepenRelative && f.clientShallow.size > 0) {
+    // depth counts from the client's current boundary (git's get_shallows_depth)
+    const dist = await distances(commits, wants);
+    let d0 = 0;
+    for (const s of f.clientShallow) {
+      const d = dist.get(s);
+      if (d !== undefined && (d0 === 0 || d < d0)) d0 = d;
+    }
+    if (d0 === 0) return { lines: [], parentless: new Set(f.clientShallow), unshallow: [] };
+    depth += d0;
+  }
+  const b = await shallowBoundary(commits, wants, depth, f.clientShallow);
+  // the client's shallow commits stay parentless on its side of the walk (git re-registers them),
+  // unshallowed ones get their parents as extra wants instead
+  const parentless = new Set<string>([...b.boundary, ...f.clientShallow]);
+  return { lines: [...b.shallow.map((o) => `shallow ${o}`), ...b.unshallow.map((o) => `unshallow ${o}`)], parentless, unshallow: b.unshallow };
+}
+
+/** Minimal distance (1-based) of each commit from the wants. */
+async function distances(commits: Commits, wants: string[]): Promise<Map<string, number>> {
+  const dist = new Map<string, number>();
+  let frontier = wants.filter((w) => !dist.has(w) && dist.set(w, 1));
+  for (let d = 1; frontier.length > 0; d++) {
+    const next: string[] = [];
+    for (const o of frontier) {
+      for (const p of (await commits.get(o)).parents) {
+        if (!dist.has(p)) {
+          dist.set(p, d + 1);
+          next.push(p);
+        }
+      }
+    }
+    frontier = next;
+  }
+  return dist;
+}
+
+/** The pack for a fetch, framed on side-band when asked. */
+async function packFor(
+  state: RepoState,
+  reader: ObjectReader,
+  commits: Commits,
+  f: FetchRequest,
+  common: string[],
+  shallow: ShallowInfo | null,
+): Promise<ReadableStream<Uint8Array>> {
+  let pack: ReadableStream<Uint8Array>;
+  try {
+    if (f.haves.length === 0 && !shallow && reader.packs.length > 0) {
+      // a clone: everything stored is reachable-closed, so the stored packs are the answer
+      pack = reader.packs.length === 1 && f.ofsDelta ? await storedPackStream(reader, reader.packs[0]!) : await writeAllPacks(reader, { ofsDelta: f.ofsDelta });
+    } else {
+      const oids = await selectObjects(state, reader, commits, f, common, shallow);
+      pack = await writePack(reader, oids, { ofsDelta: f.ofsDelta });
+    }
+  } catch (e) {
+    // the response has begun: tell the client why on the error band rather than cutting it off
+    if (f.sideband === 0) throw e;
+    const msg = sideband(3, utf8(`${e instanceof Error ? e.message : String(e)}\n`));
+    return new ReadableStream({
+      start(c) {
+        c.enqueue(msg);
+        c.close();
+      },
+    });
+  }
+  if (f.sideband === 0) return pack;
+  // side-band-64k: 65515 data bytes per packet (LARGE_PACKET_MAX - 5); side-band: 995
+  return sidebandStream(pack, f.sideband === 2 ? 65515 : 995);
+}
+
+/** Objects reachable from the wants, minus what the client has, within the shallow boundary. */
+async function selectObjects(state: RepoState, reader: ObjectReader, commits: Commits, f: FetchRequest, common: string[], shallow: ShallowInfo | null): Promise<string[]> {
+  const extra: string[] = [];
+  const include: string[] = [];
+  const looseTrees: string[] = [];
+  for (const w of f.wants) {
+    let cur = w;
+    for (let i = 0; i < 100; i++) {
+      const o = await reader.mustRead(cur);
+      if (o.type === "tag") {
+        extra.push(cur);
+        cur = parseTag(o.data).object;
+        continue;
+      }
+      if (o.type === "commit") include.push(cur);
+      else if (o.type === "tree") looseTrees.push(cur);
+      else extra.push(cur);
+      break;
+    }
+  }
+  for (const u of shallow?.unshallow ?? []) include.push(...(await commits.get(u)).parents);
+  const exclude = common.filter((c) => reader.has(c));
+  const excludeCommits: string[] = [];
+  for (const c of exclude) {
+    const p = await commits.peel(c).catch(() => null);
+    if (p?.type === "commit") excludeCommits.push(p.oid);
+  }
+  const range = await rangeWalk(commits, { include, exclude: excludeCommits, parentless: shallow?.parentless });
+  const edges = [...range.edges, ...(shallow?.unshallow ?? [])];
+  const objects = await objectsToSend(reader, commits, range.commits, edges);
+  const sent = new Set(objects);
+  for (const t of looseTrees) {
+    if (!sent.has(t)) {
+      const more = await treeObjects(reader, t, sent);
+      for (const m of more) objects.push(m);
+    }
+  }
+  for (const e of extra) {
+    if (sent.has(e)) continue;
+    objects.push(e);
+    sent.add(e);
+  }
+  if (f.includeTag) {
+    for (const r of state.refs) {
+      if (!r.name.startsWith("refs/tags/") || sent.has(r.oid)) continue;
+      const peeled = await peeledOf(r, commits);
+      if (peeled && sent.has(peeled)) {
+        // the whole tag chain (tags of tags) down to the sent object
+        let cur = r.oid;
+        while (cur !== peeled && !sent.has(cur)) {
+          objects.push(cur);
+          sent.add(cur);
+          const o = await reader.mustRead(cur);
+          cur = parseTag(o.data).object;
+        }
+      }
+    }
+  }
+  return objects;
+}
+
+/** All objects of a tree not in `seen` (a want that names a tree directly). */
+async function treeObjects(reader: ObjectReader, root: string, seen: Set<string>): Promise<string[]> {
+  const out = [root];
+  seen.add(root);
+  const stack = [root];
+  while (stack.length) {
+    const o = await reader.mustRead(stack.pop()!);
+    forEachTreeEntry(o.data, (mode, oid) => {
+      if (mode === "160000" || seen.has(oid)) return;
+      seen.add(oid);
+      out.push(oid);
+      if (mode === "40000") stack.push(oid);
+    });
+  }
+  return out;
+}

@@ -1,0 +1,259 @@
+/**
+ * The object-level read API the REST routes use (Gitea's branches, git/refs, git/commits,
+ * commits, contents and raw endpoints): resolve a ref or sha, read a commit, a tree at a path,
+ * a blob, and walk history with a path filter and paging. One RefStore read opens a repository.
+ */
+import { GitError } from "../errors.ts";
+import { type Commit, parseCommit } from "../objects/commit.ts";
+import { MODE, parseTree, type TreeEntry, typeOfMode } from "../objects/tree.ts";
+import type { ObjectType } from "../objects/object.ts";
+import { LruCache, ObjectReader, type ReaderOptions } from "../pack/reader.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
+import type { Ref, RefStore, RepoState } from "../storage/ref-store.ts";
+import { Commits, DateQueue } from "../walk.ts";
+
+/** A commit with its id. */
+export interface CommitInfo extends Commit {
+  oid: string;
+}
+
+/** What a revision resolved to. */
+export interface Resolved {
+  /** The commit (annotated tags are peeled). */
+  oid: string;
+  /** The full ref name when the revision named a ref. */
+  ref: string | null;
+  kind: "branch" | "tag" | "commit" | "ref";
+}
+
+/** A path inside a tree. `path` is normalised ("" for the root tree). */
+export interface PathEntry {
+  path: string;
+  name: string;
+  mode: string;
+  type: ObjectType;
+  oid: string;
+}
+
+/** Checks a repository path the way the contents API needs it; returns its components. */
+export function splitPath(path: string): string[] {
+  const trimmed = path.replace(/^\/+|\/+$/g, "");
+  if (trimmed === "") return [];
+  const parts = trimmed.split("/");
+  for (const p of parts) {
+    if (p === "" || p === "." || p === ".." || p.includes("\0")) throw new GitError("invalid", `invalid path: ${JSON.stringify(path)}`);
+  }
+  return parts;
+}
+
+/** A read view of one repository at one RefStore snapshot. */
+export class Repository {
+  readonly repoId: string;
+  readonly state: RepoState;
+  readonly reader: ObjectReader;
+  readonly commits: Commits;
+  private readonly trees = new LruCache<TreeEntry[]>(8 * 1024 * 1024);
+
+  private constructor(repoId: string, state: RepoState, reader: ObjectReader) {
+    this.repoId = repoId;
+    this.state = state;
+    this.reader = reader;
+    this.commits = new Commits(reader);
+  }
+
+  /**
+   * Opens a repository: one RefStore read unless the caller already has `state` (e.g. read in
+   * its own batch), then the pack indexes from the ObjectStore.
+   */
+  static async open(opts: { repoId: string; objects: ObjectStore; refs?: RefStore; state?: RepoState; reader?: ReaderOptions }): Promise<Repository> {
+    const state = opts.state ?? (await opts.refs!.read(opts.repoId));
+    return new Repository(opts.repoId, state, await ObjectReader.open(opts.objects, state.packs, opts.reader));
+  }
+
+  /** True when the repository has no branch. */
+  get isEmpty(): boolean {
+    return !this.state.refs.some((r) => r.name.startsWith("refs/heads/"));
+  }
+
+  /** Branch refs (`refs/heads/*`), sorted by name. */
+  branches(): Ref[] {
+    return this.state.refs.filter((r) => r.name.startsWith("refs/heads/"));
+  }
+
+  /** Tag refs (`refs/tags/*`), sorted by name. */
+  tags(): Ref[] {
+    return this.state.refs.filter((r) => r.name.startsWith("refs/tags/"));
+  }
+
+  /** The ref with this full name. */
+  ref(name: string): Ref | null {
+    return this.state.refs.find((r) => r.name === name) ?? null;
+  }
+
+  /**
+   * Resolves what Gitea's `ref`/`sha` parameters accept, in Gitea's order: `HEAD`, a full ref,
+   * a branch, a tag, a full commit id, an abbreviated one (≥ 4 hex digits, unique). Annotated tags
+   * are peeled; the result is always a commit. Null when nothing matches.
+   */
+  async resolve(rev: string): Promise<Resolved | null> {
+    const fromRef = async (r: Ref, kind: Resolved["kind"]): Promise<Resolved | null> => {
+      const p = await this.commits.peel(r.oid);
+      return p.type === "commit" ? { oid: p.oid, ref: r.name, kind } : null;
+    };
+    if (rev === "HEAD") {
+      const h = this.state.head ? this.ref(this.state.head) : null;
+      return h ? fromRef(h, "branch") : null;
+    }
+    if (rev.startsWith("refs/")) {
+      const r = this.ref(rev);
+      if (r) return fromRef(r, rev.startsWith("refs/heads/") ? "branch" : rev.startsWith("refs/tags/") ? "tag" : "ref");
+    }
+    const branch = this.ref(`refs/heads/${rev}`);
+    if (branch) return fromRef(branch, "branch");
+    const tag = this.ref(`refs/tags/${rev}`);
+    if (tag) return fromRef(tag, "tag");
+    if (/^[0-9a-f]{4,40}$/i.test(rev)) {
+      const hex = rev.toLowerCase();
+      const ids = hex.length === 40 ? (this.reader.has(hex) ? [hex] : []) : this.reader.findPrefix(hex, 2);
+      if (ids.length !== 1) return null;
+      const p = await this.commits.peel(ids[0]!).catch(() => null);
+      return p?.type === "commit" ? { oid: p.oid, ref: null, kind: "commit" } : null;
+    }
+    return null;
+  }
+
+  /** A parsed commit; throws `not-found` when absent or not a commit. */
+  async readCommit(oid: string): Promise<CommitInfo> {
+    const o = await this.reader.read(oid);
+    if (o?.type !== "commit") throw new GitError("not-found", `commit ${oid} not found`);
+    return { oid, ...parseCommit(o.data) };
+  }
+
+  /** A tree's entries (git's order); throws `not-found` when absent or not a tree. */
+  async readTree(oid: string): Promise<TreeEntry[]> {
+    const hit = this.trees.get(oid);
+    if (hit) return hit;
+    const o = await this.reader.read(oid);
+    if (o?.type !== "tree") throw new GitError("not-found", `tree ${oid} not found`);
+    const entries = parseTree(o.data);
+    this.trees.set(oid, entries, o.data.length * 2);
+    return entries;
+  }
+
+  /** A blob's bytes; throws `not-found` when absent or not a blob. */
+  async readBlob(oid: string): Promise<Uint8Array> {
+    const o = await this.reader.read(oid);
+    if (o?.type !== "blob") throw new GitError("not-found", `blob ${oid} not found`);
+    return o.data;
+  }
+
+  /** The entry at `path` in the tree of commit `commitOid` ("" = the root tree), or null. */
+  async entryAt(commitOid: string, path: string): Promise<PathEntry | null> {
+    const c = await this.commits.get(commitOid);
+    return this.entryInTree(c.tree, path);
+  }
+
+  /** The entry at `path` below tree `treeOid`, or null. */
+  async entryInTree(treeOid: string, path: string): Promise<PathEntry | null> {
+    const parts = splitPath(path);
+    let cur: PathEntry = { path: "", name: "", mode: MODE.tree, type: "tree", oid: treeOid };
+    for (const name of parts) {
+      if (cur.type !== "tree") return null;
+      const e = (await this.readTree(cur.oid)).find((x) => x.name === name);
+      if (!e) return null;
+      cur = { path: cur.path ? `${cur.path}/${name}` : name, name, mode: e.mode, type: typeOfMode(e.mode), oid: e.oid };
+    }
+    return cur;
+  }
+
+  /** The entries of the directory at `path` (null when it is not a directory). */
+  async listDir(commitOid: string, path: string): Promise<PathEntry[] | null> {
+    const dir = await this.entryAt(commitOid, path);
+    if (dir?.type !== "tree") return null;
+    return (await this.readTree(dir.oid)).map((e) => ({ path: dir.path ? `${dir.path}/${e.name}` : e.name, name: e.name, mode: e.mode, type: typeOfMode(e.mode), oid: e.oid }));
+  }
+
+  /** Every file below tree `treeOid` (depth first, git's order), with its path. */
+  async *files(treeOid: string, prefix = ""): AsyncGenerator<PathEntry> {
+    for (const e of await this.readTree(treeOid)) {
+      const path = prefix ? `${prefix}/${e.name}` : e.name;
+      if (e.mode === MODE.tree) yield* this.files(e.oid, path);
+      else yield { path, name: e.name, mode: e.mode, type: typeOfMode(e.mode), oid: e.oid };
+    }
+  }
+
+  /** The id (and mode) at `path` in a commit's tree, as a string for TREESAME checks. */
+  private async pathKey(commitOid: string, parts: string[]): Promise<string | null> {
+    let oid = (await this.commits.get(commitOid)).tree;
+    let mode: string = MODE.tree;
+    for (const name of parts) {
+      if (mode !== MODE.tree) return null;
+      const e = (await this.readTree(oid)).find((x) => x.name === name);
+      if (!e) return null;
+      oid = e.oid;
+      mode = e.mode;
+    }
+    return `${mode} ${oid}`;
+  }
+
+  /**
+   * History from `from` newest first (git log order), optionally only commits that change
+   * `path` (git's default history simplification: a merge that matches one parent at `path`
+   * follows only that parent). `skip`/`limit` page the result; `hasMore` says a next page exists.
+   */
+  async log(opts: { from: string; path?: string; skip?: number; limit?: number }): Promise<{ commits: CommitInfo[]; hasMore: boolean }> {
+    const parts = opts.path ? splitPath(opts.path) : [];
+    const skip = opts.skip ?? 0;
+    const limit = opts.limit ?? 30;
+    const out: string[] = [];
+    let matched = 0;
+    for await (const oid of this.walk(opts.from, parts)) {
+      if (matched++ < skip) continue;
+      out.push(oid);
+      if (out.length > limit) break;
+    }
+    const hasMore = out.length > limit;
+    const page = out.slice(0, limit);
+    return { commits: await Promise.all(page.map((o) => this.readCommit(o))), hasMore };
+  }
+
+  /** Number of commits `log` would list (counting stops at `max`). */
+  async countCommits(opts: { from: string; path?: string; max?: number }): Promise<number> {
+    const parts = opts.path ? splitPath(opts.path) : [];
+    const max = opts.max ?? Number.MAX_SAFE_INTEGER;
+    let n = 0;
+    for await (const _ of this.walk(opts.from, parts)) if (++n >= max) break;
+    return n;
+  }
+
+  /** Commit ids in date order, filtered and simplified by path. */
+  private async *walk(from: string, parts: string[]): AsyncGenerator<string> {
+    const seen = new Set<string>([from]);
+    const queue = new DateQueue();
+    queue.push(from, (await this.commits.get(from)).time);
+    while (queue.length > 0) {
+      const { oid } = queue.pop()!;
+      const c = await this.commits.get(oid);
+      let follow = c.parents;
+      let show = true;
+      if (parts.length > 0) {
+        const mine = await this.pathKey(oid, parts);
+        if (c.parents.length === 0) show = mine !== null;
+        else {
+          const same: string[] = [];
+          for (const p of c.parents) if ((await this.pathKey(p, parts)) === mine) same.push(p);
+          if (same.length > 0) {
+            show = false;
+            follow = [same[0]!]; // TREESAME to a parent: follow it alone
+          }
+        }
+      }
+      if (show) yield oid;
+      for (const p of follow) {
+        if (seen.has(p)) continue;
+        seen.add(p);
+        queue.push(p, (await this.commits.get(p)).time);
+      }
+    }
+  }
+}

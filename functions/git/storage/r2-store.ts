@@ -1,0 +1,123 @@
+/**
+ * The Worker backend of ObjectStore: an R2 bucket binding, keys `git/<repoId>/<name>`. A streamed
+ * body of unknown length (git sends chunked requests) is written as a multipart upload with parts
+ * of one fixed size (R2 requires equal parts except the last), so at most one part is in memory.
+ */
+import { concat } from "../bytes.ts";
+import { type ByteRange, checkKey, type ObjectStore, type StoredFile } from "./object-store.ts";
+
+/** The subset of the R2 binding this store uses (structural, so no Workers types are required). */
+export interface R2BucketLike {
+  put(key: string, value: Uint8Array | ArrayBuffer | string): Promise<unknown>;
+  get(key: string, options?: { range?: { offset: number; length: number } }): Promise<{ arrayBuffer(): Promise<ArrayBuffer>; body: ReadableStream<Uint8Array> } | null>;
+  head(key: string): Promise<{ size: number } | null>;
+  list(options: { prefix: string; cursor?: string; limit?: number }): Promise<{ objects: { key: string; size: number }[]; truncated: boolean; cursor?: string }>;
+  delete(keys: string | string[]): Promise<void>;
+  createMultipartUpload(key: string): Promise<{
+    uploadPart(part: number, value: Uint8Array): Promise<{ partNumber: number; etag: string }>;
+    complete(parts: { partNumber: number; etag: string }[]): Promise<unknown>;
+    abort(): Promise<void>;
+  }>;
+}
+
+/** R2's smallest allowed part (all parts but the last). */
+export const R2_MIN_PART = 5 * 1024 * 1024;
+
+/** ObjectStore over an R2 bucket binding (`GIT_OBJECTS` in wrangler.toml). */
+export class R2ObjectStore implements ObjectStore {
+  private readonly bucket: R2BucketLike;
+  private readonly partSize: number;
+
+  constructor(bucket: R2BucketLike, partSize = 8 * 1024 * 1024) {
+    this.bucket = bucket;
+    this.partSize = Math.max(partSize, R2_MIN_PART);
+  }
+
+  private key(repoId: string, name?: string): string {
+    checkKey(repoId, name);
+    return name === undefined ? `git/${repoId}/` : `git/${repoId}/${name}`;
+  }
+
+  async put(repoId: string, name: string, body: ReadableStream<Uint8Array> | Uint8Array): Promise<number> {
+    const key = this.key(repoId, name);
+    if (body instanceof Uint8Array) {
+      await this.bucket.put(key, body);
+      return body.length;
+    }
+    const reader = body.getReader();
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
+    let total = 0;
+    type Upload = Awaited<ReturnType<R2BucketLike["createMultipartUpload"]>>;
+    const state: { upload: Upload | null } = { upload: null };
+    const parts: { partNumber: number; etag: string }[] = [];
+    const flushPart = async (bytes: Uint8Array) => {
+      state.upload ??= await this.bucket.createMultipartUpload(key);
+      parts.push(await state.upload.uploadPart(parts.length + 1, bytes));
+    };
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        pending.push(value);
+        pendingBytes += value.length;
+        total += value.length;
+        while (pendingBytes >= this.partSize) {
+          const all = concat(pending);
+          await flushPart(all.subarray(0, this.partSize));
+          const rest = all.subarray(this.partSize);
+          pending = rest.length ? [rest] : [];
+          pendingBytes = rest.length;
+        }
+      }
+      const last = concat(pending);
+      if (!state.upload) {
+        // small enough for one request: no multipart overhead
+        await this.bucket.put(key, last);
+        return total;
+      }
+      if (last.length > 0) await flushPart(last);
+      await state.upload.complete(parts);
+      return total;
+    } catch (e) {
+      await state.upload?.abort().catch(() => {});
+      throw e;
+    }
+  }
+
+  async get(repoId: string, name: string, range?: ByteRange): Promise<Uint8Array | null> {
+    const obj = await this.bucket.get(this.key(repoId, name), range ? { range } : undefined);
+    return obj ? new Uint8Array(await obj.arrayBuffer()) : null;
+  }
+
+  async stream(repoId: string, name: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null> {
+    const obj = await this.bucket.get(this.key(repoId, name), range ? { range } : undefined);
+    return obj ? obj.body : null;
+  }
+
+  async list(repoId: string): Promise<StoredFile[]> {
+    const prefix = this.key(repoId);
+    const out: StoredFile[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.bucket.list({ prefix, cursor, limit: 1000 });
+      for (const o of page.objects) out.push({ name: o.key.slice(prefix.length), size: o.size });
+      cursor = page.truncated ? page.cursor : undefined;
+    } while (cursor);
+    return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+
+  async delete(repoId: string, names: readonly string[]): Promise<void> {
+    for (let i = 0; i < names.length; i += 1000) {
+      await this.bucket.delete(names.slice(i, i + 1000).map((n) => this.key(repoId, n)));
+    }
+  }
+
+  async deleteRepository(repoId: string): Promise<void> {
+    const files = await this.list(repoId);
+    await this.delete(
+      repoId,
+      files.map((f) => f.name),
+    );
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Refs, HEAD and the pack catalog of a repository: the metadata the lead stores in libSQL. The git
+ * engine needs exactly two operations — one read and one atomic commit — so a push costs a bounded
+ * number of database round trips however many objects it carries.
+ *
+ * ## Contract of `commit` (the libSQL implementation does it as guards in ONE write batch)
+ *
+ * 1. All or nothing. Either every effect below is applied, or none is and the store is unchanged.
+ * 2. Compare-and-swap per ref, checked against the stored value at commit time (not at `read`):
+ *    - `old === null`  → the ref must NOT exist;
+ *    - `old === "<oid>"` → the ref must exist and point at exactly that oid.
+ *    If any ref fails, nothing is applied and the result lists EVERY failing ref with the value it
+ *    actually has (`actual`, null when absent) — the engine then reports `ng <ref> …` for those and,
+ *    unless the push was `atomic`, commits the remaining refs with a second call.
+ * 3. Effects, in one transaction: each update sets `oid` (and `peeled`, the id an annotated tag
+ *    finally points to, or null) when `new` is an oid and deletes the ref when `new` is null;
+ *    `pack` (if given) is appended to the catalog; `head` (if given) becomes HEAD's symbolic target;
+ *    `size = size + sizeDelta`; `empty` becomes true exactly when no ref under `refs/heads/` remains
+ *    (compute it in SQL after the updates; the engine's `empty` is its own view for a quiet store);
+ *    `event` (if given) is the push's activity, for the outbox in the same batch;
+ *    `removePacks` (compaction) deletes those catalog rows — every listed id must still be in the
+ *    catalog, else nothing is applied (`ok: false` with no rejected ref).
+ * 4. Concurrency: two commits racing on the same ref with the same `old` → exactly one succeeds.
+ *    (libSQL: `UPDATE refs SET oid=? WHERE repo=? AND name=? AND oid=?` / `INSERT` guarded by the
+ *    unique (repo, name) index / `DELETE … AND oid=?`, each followed by a guard that aborts the batch
+ *    when `changes() = 0`; a pre-check select in the same batch fills `rejected[].actual`.)
+ *
+ * `read` returns refs sorted by name (C locale byte order, as git advertises them) and packs in the
+ * order they were added. It is one round trip (a batch of three selects).
+ */
+import type { PushEvent } from "../events.ts";
+
+/** A ref as stored: full name, object id, and for annotated tags the peeled target. */
+export interface Ref {
+  name: string;
+  oid: string;
+  /** The non-tag object an annotated tag chain points to; null/undefined for other refs. */
+  peeled?: string | null;
+}
+
+/** A catalog entry: one immutable pack + index pair in the ObjectStore. */
+export interface PackRecord {
+  /** Pack id: files `pack/pack-<id>.pack` and `.idx`. */
+  id: string;
+  /** Repository id whose ObjectStore namespace holds the files (a fork points at its base's). */
+  repoId: string;
+  /** Objects in the pack. */
+  objects: number;
+  /** Bytes of the `.pack` file. */
+  size: number;
+  /** Bytes of the `.idx` file. */
+  idxSize: number;
+  /** The pack's trailing SHA-1 (hex). */
+  checksum: string;
+}
+
+/** Everything the engine reads about a repository, in one round trip. */
+export interface RepoState {
+  /** HEAD's symbolic target (`refs/heads/main`), or null when HEAD is detached or unset. */
+  head: string | null;
+  refs: Ref[];
+  packs: PackRecord[];
+}
+
+/** One compare-and-swap ref update. */
+export interface RefUpdate {
+  name: string;
+  /** Expected current oid; null = the ref must not exist. */
+  old: string | null;
+  /** New oid; null = delete the ref. */
+  new: string | null;
+  peeled?: string | null;
+}
+
+/** Everything one push or API commit changes, applied atomically. */
+export interface RefTransaction {
+  updates: RefUpdate[];
+  pack?: PackRecord;
+  /** New symbolic target of HEAD. */
+  head?: string;
+  /** Bytes to add to the repository's size (the new pack and index). */
+  sizeDelta: number;
+  /** The engine's view of `empty` after the transaction (no branch left). */
+  empty: boolean;
+  event?: PushEvent;
+  /** Catalog entries replaced by `pack` (compaction); all must exist. */
+  removePacks?: string[];
+}
+
+/** A ref whose compare-and-swap failed, with what it really holds. */
+export interface RejectedRef {
+  name: string;
+  actual: string | null;
+}
+
+export type CommitResult = { ok: true } | { ok: false; rejected: RejectedRef[] };
+
+/** Refs, HEAD and pack catalog storage (libSQL in the app, in memory in tests). */
+export interface RefStore {
+  /** HEAD, all refs, and the pack catalog — one round trip. */
+  read(repoId: string): Promise<RepoState>;
+  /** Applies the transaction atomically with per-ref compare-and-swap (see the contract above). */
+  commit(repoId: string, tx: RefTransaction): Promise<CommitResult>;
+}

@@ -1,0 +1,197 @@
+/**
+ * The pack indexer and reader against git: packs made by `git pack-objects` are indexed by the
+ * streaming indexer into the directory ObjectStore; the `.idx` must equal the one `git index-pack`
+ * writes, byte for byte; thin packs are completed so `git index-pack` accepts the stored pack alone;
+ * corrupt and truncated packs leave nothing stored; the reader returns what `git cat-file` does.
+ */
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ByteReader } from "../../functions/git/bytes.ts";
+import { type IndexLimits, indexPack } from "../../functions/git/pack/indexer.ts";
+import { ObjectReader } from "../../functions/git/pack/reader.ts";
+import { DirectoryObjectStore } from "../../functions/git/storage/fs-store.ts";
+import { idxFileName, packFileName, revFileName } from "../../functions/git/storage/object-store.ts";
+import type { PackRecord } from "../../functions/git/storage/ref-store.ts";
+import { makeHistory, Scratch } from "./helpers.ts";
+
+const s = new Scratch();
+const store = new DirectoryObjectStore(s.path("data"));
+let repo: string;
+
+afterAll(() => s.cleanup());
+beforeAll(async () => {
+  repo = s.path("src");
+  await makeHistory(s, repo, { commits: 60, files: 30 });
+  // a big incompressible blob and an annotated tag, so every object type and the streaming path appear
+  const big = Buffer.alloc(300_000);
+  for (let i = 0; i < big.length; i++) big[i] = (i * 7919 + (i >> 7)) & 0xff;
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(s.path("src", "big.bin"), big);
+  await s.git(["add", "big.bin"], { cwd: repo });
+  await s.git(["commit", "-q", "-m", "big blob"], { cwd: repo });
+  await s.git(["tag", "-a", "v1", "-m", "release v1"], { cwd: repo });
+});
+
+/** Streams bytes in fixed chunks (like a request body). */
+function chunked(bytes: Uint8Array, chunk = 7001): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream({
+    pull(ctl) {
+      if (i >= bytes.length) return ctl.close();
+      ctl.enqueue(bytes.slice(i, i + chunk));
+      i += chunk;
+    },
+  });
+}
+
+async function packOf(revs: string, extra: string[] = []): Promise<Buffer> {
+  const args = revs === "--all" ? ["--all"] : [];
+  return (await s.git(["pack-objects", "--stdout", "--revs", "-q", ...args, ...extra], { cwd: repo, input: revs === "--all" ? "" : `${revs}\n` })).stdout;
+}
+
+async function index(repoId: string, pack: Uint8Array, packs: PackRecord[] = [], limits: Partial<IndexLimits> = {}, chunk?: number) {
+  const existing = await ObjectReader.open(store, packs);
+  return indexPack(new ByteReader(chunked(pack, chunk)), { repoId, store, existing, limits });
+}
+
+/** Copies a stored pack + idx under git's names and returns git's own idx for the pack. */
+async function gitIndexOf(repoId: string, rec: PackRecord, strict = true): Promise<{ ours: Buffer; theirs: Buffer; dir: string; oursRev: Buffer; theirsRev: Buffer }> {
+  const dir = s.path(`check-${rec.id}`);
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(store.path(repoId, packFileName(rec.id)), `${dir}/x.pack`);
+  // inside a repository: --strict also checks that everything the pack references is in it
+  await s.git(["init", "-q", "--bare", `${dir}/repo.git`]);
+  await s.git(["index-pack", "--rev-index", ...(strict ? ["--strict"] : []), "-o", `${dir}/git.idx`, `${dir}/x.pack`], { cwd: `${dir}/repo.git` });
+  return {
+    ours: readFileSync(store.path(repoId, idxFileName(rec.id))),
+    theirs: readFileSync(`${dir}/git.idx`),
+    oursRev: readFileSync(store.path(repoId, revFileName(rec.id))),
+    theirsRev: readFileSync(`${dir}/git.rev`),
+    dir,
+  };
+}
+
+/** Every object reachable from `rev` with type and content, from git cat-file --batch. */
+async function catAll(rev: string): Promise<Map<string, { type: string; body: Buffer }>> {
+  const list = (await s.gitText(["rev-list", "--objects", rev], { cwd: repo })).split("\n").map((l) => l.slice(0, 40));
+  const batch = (await s.git(["cat-file", "--batch"], { cwd: repo, input: `${list.join("\n")}\n` })).stdout;
+  const out = new Map<string, { type: string; body: Buffer }>();
+  let p = 0;
+  while (p < batch.length) {
+    const nl = batch.indexOf(10, p);
+    const [oid, type, size] = batch.toString("latin1", p, nl).split(" ");
+    out.set(oid!, { type: type!, body: batch.subarray(nl + 1, nl + 1 + Number(size)) });
+    p = nl + 1 + Number(size) + 1;
+  }
+  return out;
+}
+
+describe("indexer", () => {
+  it("indexes a full pack exactly as git index-pack does (idx and rev byte for byte)", async () => {
+    const pack = await packOf("--all");
+    const r = (await index("1", pack))!;
+    expect(r.missing).toEqual([]);
+    expect(r.thinBases).toBe(0);
+    const { ours, theirs, oursRev, theirsRev } = await gitIndexOf("1", r.record);
+    expect(ours.equals(theirs)).toBe(true);
+    expect(oursRev.equals(theirsRev)).toBe(true);
+    expect(r.record.size).toBe(pack.length);
+    expect(readFileSync(store.path("1", packFileName(r.record.id))).equals(pack)).toBe(true);
+  });
+
+  it("gives the same idx through the streaming paths (tiny spool, streamed inflate, 1-byte chunks for the header)", async () => {
+    const pack = await packOf("--all");
+    const r = (await index("2", pack, [], { spoolBytes: 32 * 1024, streamInflateBytes: 2000 }, 4093))!;
+    const { ours, theirs } = await gitIndexOf("2", r.record);
+    expect(ours.equals(theirs)).toBe(true);
+  });
+
+  it("completes a thin pack with bases from the repository's packs so the stored pack stands alone", async () => {
+    const base = (await index("3", await packOf("main~20")))!;
+    const thin = await packOf("main\n^main~20", ["--thin"]);
+    const out = await s.git(["index-pack", "--stdin"], { cwd: s.path(), input: thin }).catch((e: { stderr: string }) => e);
+    expect(String((out as { stderr: string }).stderr)).toMatch(/unresolved deltas|fatal/); // really thin
+    for (const limits of [{}, { spoolBytes: 4096 }]) {
+      const r = (await index("3", thin, [base.record], limits))!;
+      expect(r.thinBases).toBeGreaterThan(0);
+      expect(r.missing).toEqual([]);
+      // not --strict: the pack is self-contained for deltas, but its commits' parents live in the base pack
+      const { ours, theirs, oursRev, theirsRev } = await gitIndexOf("3", r.record, false);
+      expect(ours.equals(theirs)).toBe(true);
+      expect(oursRev.equals(theirsRev)).toBe(true);
+      // every object of main is now readable from the two packs
+      const reader = await ObjectReader.open(store, [base.record, r.record]);
+      const all = await catAll("main");
+      for (const [oid, { type, body }] of all) {
+        const o = await reader.mustRead(oid);
+        expect(o.type).toBe(type);
+        expect(Buffer.from(o.data).equals(body)).toBe(true);
+      }
+    }
+  });
+
+  it("reports objects that are neither in the pack nor in the repository (connectivity)", async () => {
+    const pack = await packOf("main\n^main~5"); // not thin: full objects, but parents are absent
+    const r = (await index("4", pack))!;
+    expect(r.missing.length).toBeGreaterThan(0);
+  });
+
+  it("returns null for an empty pack and stores nothing", async () => {
+    const empty = await packOf("main\n^main");
+    expect(await index("5", empty)).toBeNull();
+    expect(await store.list("5")).toEqual([]);
+  });
+
+  it.each([
+    ["a flipped byte inside an entry", (p: Buffer) => {
+      const c = Buffer.from(p);
+      c[Math.floor(c.length / 2)]! ^= 0xff;
+      return c;
+    }],
+    ["a wrong trailing checksum", (p: Buffer) => {
+      const c = Buffer.from(p);
+      c[c.length - 1]! ^= 1;
+      return c;
+    }],
+    ["a truncated pack", (p: Buffer) => p.subarray(0, Math.floor(p.length * 0.7))],
+    ["a pack cut in its trailer", (p: Buffer) => p.subarray(0, p.length - 5)],
+    ["junk after the pack", (p: Buffer) => Buffer.concat([p, Buffer.from("junk")])],
+    ["a bad header", (p: Buffer) => Buffer.concat([Buffer.from("PACX"), p.subarray(4)])],
+    ["an object count larger than the entries", (p: Buffer) => {
+      const c = Buffer.from(p);
+      c.writeUInt32BE(c.readUInt32BE(8) + 1, 8);
+      return c;
+    }],
+  ])("rejects %s and leaves nothing stored", async (_name, mutate) => {
+    const pack = await packOf("--all");
+    for (const limits of [{}, { spoolBytes: 16 * 1024 }]) {
+      await expect(index("6", mutate(pack), [], limits)).rejects.toThrow();
+      expect(await store.list("6")).toEqual([]);
+    }
+  });
+
+  it("refuses a pack over the size limit with the limit in the message and stores nothing", async () => {
+    const pack = await packOf("--all");
+    await expect(index("7", pack, [], { maxPackBytes: 50_000, spoolBytes: 16 * 1024 })).rejects.toThrow(/pack exceeds maximum allowed size \(50000 bytes\)/);
+    expect(await store.list("7")).toEqual([]);
+  });
+});
+
+describe("reader", () => {
+  it("reads every object of a repository as git cat-file does, through small caches", async () => {
+    const r = (await index("8", await packOf("--all")))!;
+    const reader = await ObjectReader.open(store, [r.record], { blockBytes: 4096, blockCacheBytes: 64 * 1024, objectCacheBytes: 64 * 1024 });
+    let n = 0;
+    for (const [oid, { type, body }] of await catAll("--all")) {
+      const o = await reader.mustRead(oid);
+      expect(o.type).toBe(type);
+      expect(Buffer.from(o.data).equals(body)).toBe(true);
+      expect(await reader.typeOf(oid)).toBe(type);
+      n++;
+    }
+    expect(n).toBe(r.record.objects);
+    expect(await reader.read("0".repeat(40))).toBeNull();
+    const some = reader.packs[0]!.idx.oidHex(3);
+    expect(reader.findPrefix(some.slice(0, 10))).toEqual([some]);
+  });
+});

@@ -1,0 +1,391 @@
+/**
+ * The smart HTTP engine with the real git CLI as client and oracle, over protocol v2 and v0:
+ * clone (empty, shallow), push of branches and tags, fetch of only what is new, deepen, force-push,
+ * delete, a push of thousands of delta-compressed commits, concurrent pushes, bad input. Every
+ * clone passes `git fsck --full`, and what is cloned equals what was pushed byte for byte.
+ */
+import { readdirSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ZERO_OID } from "../../functions/git/bytes.ts";
+import { FLUSH, pkt } from "../../functions/git/pkt-line.ts";
+import type { CommitResult, RefStore, RefTransaction } from "../../functions/git/storage/ref-store.ts";
+import { fastImportStream, makeHistory, Scratch } from "./helpers.ts";
+import { type GitServer, startGitServer } from "./server.ts";
+
+const s = new Scratch("smart-http-");
+let srv: GitServer;
+let nextRepo = 100;
+
+beforeAll(async () => {
+  srv = await startGitServer({ dataDir: s.path("data") });
+});
+afterAll(async () => {
+  await srv.close();
+  s.cleanup();
+});
+
+/** A fresh repository id on the server (HEAD → refs/heads/main). */
+function newRepo(): { id: string; url: string } {
+  const id = String(nextRepo++);
+  srv.refs.create(id);
+  return { id, url: `${srv.url}/${id}.git` };
+}
+
+/** `git fsck --full` must pass without a single error line. */
+async function fsck(dir: string): Promise<void> {
+  const r = await s.git(["fsck", "--full", "--no-dangling"], { cwd: dir });
+  expect(r.stderr).not.toMatch(/error|missing|broken|bad/i);
+}
+
+/** Every object reachable from `revs`, with type and content (git cat-file --batch, sorted by id). */
+async function objectDump(dir: string, revs: string[] = ["--all"]): Promise<Buffer> {
+  const list = (await s.gitText(["rev-list", "--objects", ...revs], { cwd: dir }))
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => l.slice(0, 40));
+  const ids = [...new Set(list)].sort();
+  return (await s.git(["cat-file", "--batch"], { cwd: dir, input: `${ids.join("\n")}\n` })).stdout;
+}
+
+/** `<oid> <ref>` of branches and tags. */
+const refsOf = async (dir: string, pattern = "refs/heads refs/tags"): Promise<string> =>
+  s.gitText(["for-each-ref", "--format=%(objectname) %(refname)", ...pattern.split(" ")], { cwd: dir });
+
+const remoteRefsOf = async (dir: string): Promise<string> =>
+  s.gitText(["for-each-ref", "--format=%(objectname) %(refname)", "refs/remotes/origin"], { cwd: dir }).then((t) =>
+    t
+      .split("\n")
+      .filter((l) => l && !l.endsWith("/HEAD"))
+      .map((l) => l.replace("refs/remotes/origin/", "refs/heads/"))
+      .join("\n"),
+  );
+
+const PROTOCOLS = [
+  ["v2", ["-c", "protocol.version=2"]],
+  ["v1", ["-c", "protocol.version=1"]],
+  ["v0", ["-c", "protocol.version=0"]],
+] as const;
+
+describe.each(PROTOCOLS)("protocol %s", (_name, proto) => {
+  it("clones an empty repository (HEAD's unborn branch known)", async () => {
+    const { url } = newRepo();
+    const dir = s.path(`empty-${_name}`);
+    const r = await s.git([...proto, "clone", url, dir]);
+    expect(r.stderr).toMatch(/cloned an empty repository/);
+    expect(await s.gitText(["rev-parse", "--git-dir"], { cwd: dir })).toBe(".git");
+    if (_name === "v2") expect(await s.gitText(["symbolic-ref", "HEAD"], { cwd: dir })).toBe("refs/heads/main"); // ls-refs unborn
+  });
+
+  it("pushes branches and tags, clones them byte for byte, then fetches only what is new", async () => {
+    const { id, url } = newRepo();
+    const src = s.path(`src-${_name}`);
+    await makeHistory(s, src, { commits: 120, files: 40 });
+    await s.git(["branch", "feature", "main~30"], { cwd: src });
+    await s.git(["branch", "ünïcödé/β", "main~40"], { cwd: src });
+    await s.git(["tag", "light", "main~10"], { cwd: src });
+    await s.git(["tag", "-a", "v1.0", "-m", "release 1.0", "main~5"], { cwd: src });
+    await s.git([...proto, "push", url, "main", "feature", "ünïcödé/β", "light", "v1.0"], { cwd: src });
+    expect(srv.refs.stats(id).empty).toBe(false);
+    const push = srv.pushes.at(-1)!;
+    expect(push.commands.every((c) => !c.error)).toBe(true);
+    expect(push.event!.refs.map((r) => [r.name, r.kind])).toEqual([
+      ["refs/heads/main", "create"],
+      ["refs/heads/feature", "create"],
+      ["refs/heads/ünïcödé/β", "create"],
+      ["refs/tags/light", "create"],
+      ["refs/tags/v1.0", "create"],
+    ]);
+    expect(push.event!.refs[0]!.totalCommits).toBe(120);
+    expect(push.event!.refs[0]!.commits[0]!.message).toBe("commit 120\n\nbody of commit 120\n");
+    expect(push.refStoreCalls).toBe(2);
+
+    const ls = await s.gitText([...proto, "ls-remote", url], { cwd: src });
+    const local = await s.gitText(["show-ref", "--head", "-d"], { cwd: src });
+    const norm = (t: string) => t.split("\n").map((l) => l.replace(/\s+/, " ")).sort().join("\n");
+    expect(norm(ls)).toBe(norm(local.replace(/^(\w+) HEAD$/m, "$1 HEAD")));
+
+    const dst = s.path(`dst-${_name}`);
+    await s.git([...proto, "clone", "--mirror", url, dst]);
+    await fsck(dst);
+    expect(await refsOf(dst)).toBe(await refsOf(src));
+    expect((await objectDump(dst)).equals(await objectDump(src))).toBe(true);
+
+    // a working clone, then three new commits on main: the fetch carries exactly the new objects
+    const work = s.path(`work-${_name}`);
+    await s.git([...proto, "clone", url, work]);
+    expect(await s.gitText(["rev-parse", "HEAD"], { cwd: work })).toBe(await s.gitText(["rev-parse", "main"], { cwd: src }));
+    const before = await s.gitText(["rev-parse", "main"], { cwd: src });
+    await s.git(["fast-import", "--quiet"], { cwd: src, input: fastImportStream({ commits: 3, from: before, startMark: 500, seed: 9, time: 1800000000 }) });
+    await s.git([...proto, "push", url, "main"], { cwd: src });
+    const expected = (await s.gitText(["rev-list", "--objects", "main", `^${before}`], { cwd: src })).split("\n").length;
+    await s.git(["config", "fetch.unpackLimit", "1"], { cwd: work });
+    const packsBefore = new Set(readdirSync(`${work}/.git/objects/pack`));
+    await s.git([...proto, "fetch", "origin"], { cwd: work });
+    const newPack = readdirSync(`${work}/.git/objects/pack`).find((f) => f.endsWith(".idx") && !packsBefore.has(f))!;
+    const verify = await s.gitText(["verify-pack", "-v", `.git/objects/pack/${newPack}`], { cwd: work });
+    const received = verify.split("\n").filter((l) => /^[0-9a-f]{40} (commit|tree|blob|tag) /.test(l)).length;
+    expect(received).toBe(expected);
+    await fsck(work);
+    expect(await remoteRefsOf(work)).toBe(await refsOf(src, "refs/heads"));
+    const push2 = srv.pushes.at(-1)!;
+    expect(push2.event!.refs[0]).toMatchObject({ name: "refs/heads/main", kind: "update", old: before, totalCommits: 3, forced: false });
+  });
+
+  it("serves a shallow clone, deepens it (absolute and relative) and unshallows it", async () => {
+    const { url } = newRepo();
+    const src = s.path(`shallow-src-${_name}`);
+    await makeHistory(s, src, { commits: 40, files: 20 });
+    await s.git(["push", url, "main"], { cwd: src });
+    const dir = s.path(`shallow-${_name}`);
+    await s.git([...proto, "clone", "--depth", "1", url, dir]);
+    expect(await s.gitText(["rev-list", "--count", "HEAD"], { cwd: dir })).toBe("1");
+    expect(await s.gitText(["rev-parse", "--is-shallow-repository"], { cwd: dir })).toBe("true");
+    await fsck(dir);
+    // files of the tip are all there, byte for byte
+    expect((await objectDump(dir, ["HEAD^{tree}"])).equals(await objectDump(src, ["main^{tree}"]))).toBe(true);
+    await s.git([...proto, "fetch", "--depth", "5", "origin"], { cwd: dir });
+    expect(await s.gitText(["rev-list", "--count", "origin/main"], { cwd: dir })).toBe("5");
+    await fsck(dir);
+    await s.git([...proto, "fetch", "--deepen", "3", "origin"], { cwd: dir });
+    expect(await s.gitText(["rev-list", "--count", "origin/main"], { cwd: dir })).toBe("8");
+    await s.git([...proto, "fetch", "--unshallow", "origin"], { cwd: dir });
+    expect(await s.gitText(["rev-list", "--count", "origin/main"], { cwd: dir })).toBe("40");
+    expect(await s.gitText(["rev-parse", "--is-shallow-repository"], { cwd: dir })).toBe("false");
+    await fsck(dir);
+    expect((await objectDump(dir, ["origin/main"])).equals(await objectDump(src, ["main"]))).toBe(true);
+  });
+});
+
+describe("push", () => {
+  it("refuses a non-fast-forward on the client without --force and applies it with --force", async () => {
+    const { id, url } = newRepo();
+    const src = s.path("force-src");
+    await makeHistory(s, src, { commits: 10, files: 5 });
+    await s.git(["push", url, "main"], { cwd: src });
+    await s.git(["reset", "-q", "--hard", "main~2"], { cwd: src });
+    await s.git(["commit", "-q", "--allow-empty", "-m", "rewritten"], { cwd: src });
+    const refused = await s.gitFail(["push", url, "main"], { cwd: src });
+    expect(refused.stderr).toMatch(/\[rejected\].*non-fast-forward|fetch first/);
+    await s.git(["push", "--force", url, "main"], { cwd: src });
+    const event = srv.pushes.at(-1)!.event!.refs[0]!;
+    expect(event).toMatchObject({ kind: "update", forced: true, totalCommits: 1 });
+    const dst = s.path("force-dst");
+    await s.git(["clone", url, dst]);
+    await fsck(dst);
+    expect(await s.gitText(["rev-parse", "HEAD"], { cwd: dst })).toBe(await s.gitText(["rev-parse", "main"], { cwd: src }));
+    expect((await objectDump(dst, ["HEAD"])).equals(await objectDump(src, ["main"]))).toBe(true);
+    expect(srv.refs.stats(id).empty).toBe(false);
+  });
+
+  it("deletes branches and tags (and refuses to delete the default branch)", async () => {
+    const { id, url } = newRepo();
+    const src = s.path("delete-src");
+    await makeHistory(s, src, { commits: 5, files: 5 });
+    await s.git(["branch", "topic"], { cwd: src });
+    await s.git(["tag", "-a", "t1", "-m", "tag"], { cwd: src });
+    await s.git(["push", url, "main", "topic", "t1"], { cwd: src });
+    await s.git(["push", url, "--delete", "topic", "t1"], { cwd: src });
+    expect(srv.pushes.at(-1)!.event!.refs.map((r) => [r.name, r.kind])).toEqual([
+      ["refs/heads/topic", "delete"],
+      ["refs/tags/t1", "delete"],
+    ]);
+    expect(await s.gitText(["ls-remote", url], { cwd: src })).not.toMatch(/topic|t1/);
+    const r = await s.gitFail(["push", url, "--delete", "main"], { cwd: src });
+    expect(r.stderr).toMatch(/remote rejected.*main \(branch main is the default branch and cannot be deleted\)/);
+    expect(srv.refs.stats(id).empty).toBe(false);
+  });
+
+  it("takes a push of 3000 delta-compressed commits and serves it back identically", async () => {
+    const { id, url } = newRepo();
+    const src = s.path("big-src");
+    await makeHistory(s, src, { commits: 3000, files: 60 });
+    await s.git(["repack", "-adq", "--depth=50", "--window=10"], { cwd: src });
+    await s.git(["push", url, "main"], { cwd: src });
+    expect(srv.pushes.at(-1)!.event!.refs[0]!.totalCommits).toBe(1000); // counting stops at the cap
+    const dst = s.path("big-dst");
+    await s.git(["clone", "--bare", url, dst]);
+    await fsck(dst);
+    expect((await objectDump(dst)).equals(await objectDump(src, ["main"]))).toBe(true);
+    const [pack] = (await srv.objects.list(id)).filter((f) => f.name.endsWith(".pack"));
+    const v = await s.gitText(["verify-pack", "-v", srv.objects.path(id, pack!.name.replace(".pack", ".idx"))]);
+    expect(v).toMatch(/chain length = 10: /); // really delta-compressed
+  });
+
+  it("lets exactly one of two concurrent pushes to the same branch win and tells the other why", async () => {
+    const { url } = newRepo();
+    const src = s.path("race-src");
+    await makeHistory(s, src, { commits: 5, files: 5 });
+    await s.git(["push", url, "main"], { cwd: src });
+    const a = s.path("race-a");
+    const b = s.path("race-b");
+    await s.git(["clone", "-q", url, a]);
+    await s.git(["clone", "-q", url, b]);
+    await s.git(["commit", "-q", "--allow-empty", "-m", "from a"], { cwd: a });
+    await s.git(["commit", "-q", "--allow-empty", "-m", "from b"], { cwd: b });
+    // hold both pushes at the commit until both are there: each has seen the same old value
+    const inner = srv.refs;
+    let waiting: (() => void) | null = null;
+    const barrier: RefStore = {
+      read: (r) => inner.read(r),
+      commit: async (r: string, tx: RefTransaction): Promise<CommitResult> => {
+        if (!waiting) await new Promise<void>((ok) => (waiting = ok));
+        else waiting();
+        return inner.commit(r, tx);
+      },
+    };
+    srv.setRefStore(barrier);
+    try {
+      const results = await Promise.allSettled([s.git(["push", "origin", "main"], { cwd: a }), s.git(["push", "origin", "main"], { cwd: b })]);
+      const won = results.filter((r) => r.status === "fulfilled");
+      const lost = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
+      expect(won).toHaveLength(1);
+      expect(lost).toHaveLength(1);
+      expect(String(lost[0]!.reason.stderr)).toMatch(/remote rejected\] main -> main \(cannot lock ref 'refs\/heads\/main': is at [0-9a-f]{40} but expected [0-9a-f]{40}\)/);
+    } finally {
+      srv.setRefStore(inner);
+    }
+    const tip = (await s.gitText(["ls-remote", url, "refs/heads/main"], { cwd: a })).slice(0, 40);
+    expect([await s.gitText(["rev-parse", "HEAD"], { cwd: a }), await s.gitText(["rev-parse", "HEAD"], { cwd: b })]).toContain(tip);
+  });
+
+  it("refuses a push over the size limit with a clear message and stores nothing", async () => {
+    const { id, url } = newRepo();
+    const src = s.path("limit-src");
+    await makeHistory(s, src, { commits: 50, files: 30 });
+    srv.setLimits({ maxPackBytes: 20_000 });
+    try {
+      const r = await s.gitFail(["push", url, "main"], { cwd: src });
+      expect(r.stderr).toMatch(/pack exceeds maximum allowed size \(20000 bytes\)/);
+    } finally {
+      srv.setLimits({});
+    }
+    expect(await srv.objects.list(id)).toEqual([]);
+    expect((await srv.refs.read(id)).refs).toEqual([]);
+  });
+});
+
+describe("bad input over HTTP", () => {
+  /** POSTs a raw receive-pack body and returns the report lines. */
+  async function receive(url: string, body: Uint8Array): Promise<string[]> {
+    const res = await fetch(`${url}/git-receive-pack`, { method: "POST", body: body as Uint8Array<ArrayBuffer>, headers: { "content-type": "application/x-git-receive-pack-request" } });
+    expect(res.status).toBe(200);
+    const text = Buffer.from(await res.arrayBuffer()).toString("latin1");
+    const lines: string[] = [];
+    for (let p = 0; p + 4 <= text.length; ) {
+      const n = Number.parseInt(text.slice(p, p + 4), 16);
+      if (n === 0) {
+        p += 4;
+        continue;
+      }
+      lines.push(text.slice(p + 4, p + n).replace(/\n$/, ""));
+      p += n;
+    }
+    return lines;
+  }
+
+  async function packFor(src: string): Promise<{ pack: Buffer; tip: string }> {
+    const tip = await s.gitText(["rev-parse", "main"], { cwd: src });
+    const pack = (await s.git(["pack-objects", "--stdout", "--revs", "-q"], { cwd: src, input: "main\n" })).stdout;
+    return { pack, tip };
+  }
+
+  it("rejects a corrupt or truncated pack: unpack error, no ref moved, nothing stored", async () => {
+    const src = s.path("corrupt-src");
+    await makeHistory(s, src, { commits: 20, files: 10 });
+    const { pack, tip } = await packFor(src);
+    const cmd = pkt(`${ZERO_OID} ${tip} refs/heads/main\0report-status\n`);
+    const flipped = Buffer.from(pack);
+    flipped[Math.floor(flipped.length / 2)]! ^= 0x55;
+    for (const bad of [pack.subarray(0, pack.length - 100), flipped, pack.subarray(0, 30)]) {
+      const { id, url } = newRepo();
+      const lines = await receive(url, Buffer.concat([cmd, FLUSH, bad]));
+      expect(lines[0]).toMatch(/^unpack (pack truncated|bad zlib|pack checksum|.*corrupt)/);
+      expect(lines[1]).toBe("ng refs/heads/main unpacker error");
+      expect(await srv.objects.list(id)).toEqual([]);
+      expect((await srv.refs.read(id)).refs).toEqual([]);
+    }
+  });
+
+  it("refuses bad ref names as git check-ref-format does, and accepts the good ones in the same push", async () => {
+    const src = s.path("names-src");
+    await makeHistory(s, src, { commits: 3, files: 3 });
+    const { pack, tip } = await packFor(src);
+    const { id, url } = newRepo();
+    const names = ["refs/heads/ok", "refs/heads/a..b", "refs/heads/x.lock", "refs/heads/sp ace", "HEAD", "refs/heads/colon:x", "refs/tags/v1"];
+    const body = Buffer.concat([
+      pkt(`${ZERO_OID} ${tip} ${names[0]}\0report-status\n`),
+      ...names.slice(1).map((n) => pkt(`${ZERO_OID} ${tip} ${n}\n`)),
+      FLUSH,
+      pack,
+    ]);
+    const lines = await receive(url, body);
+    expect(lines).toEqual([
+      "unpack ok",
+      "ok refs/heads/ok",
+      "ng refs/heads/a..b funny refname",
+      "ng refs/heads/x.lock funny refname",
+      "ng refs/heads/sp ace funny refname",
+      "ng HEAD funny refname",
+      "ng refs/heads/colon:x funny refname",
+      "ok refs/tags/v1",
+    ]);
+    expect((await srv.refs.read(id)).refs.map((r) => r.name)).toEqual(["refs/heads/ok", "refs/tags/v1"]);
+    // HEAD followed the first pushed branch, since refs/heads/main does not exist (Gitea's rule)
+    expect((await srv.refs.read(id)).head).toBe("refs/heads/ok");
+  });
+
+  it("fails every ref of an atomic push when one is refused", async () => {
+    const src = s.path("atomic-src");
+    await makeHistory(s, src, { commits: 3, files: 3 });
+    const { pack, tip } = await packFor(src);
+    const { id, url } = newRepo();
+    const body = Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/good\0report-status atomic\n`), pkt(`${ZERO_OID} ${tip} refs/heads/bad..name\n`), FLUSH, pack]);
+    expect(await receive(url, body)).toEqual(["unpack ok", "ng refs/heads/good atomic push failure", "ng refs/heads/bad..name funny refname"]);
+    expect((await srv.refs.read(id)).refs).toEqual([]);
+    expect(await srv.objects.list(id)).toEqual([]);
+  });
+
+  it("answers a wrong old value with git's lock message and moves nothing", async () => {
+    const src = s.path("stale-src");
+    await makeHistory(s, src, { commits: 3, files: 3 });
+    const { pack, tip } = await packFor(src);
+    const { id, url } = newRepo();
+    const lines = await receive(url, Buffer.concat([pkt(`${tip} ${tip} refs/heads/main\0report-status\n`), FLUSH, pack]));
+    expect(lines).toEqual(["unpack ok", "ng refs/heads/main cannot lock ref 'refs/heads/main': unable to resolve reference 'refs/heads/main'"]);
+    expect(await srv.objects.list(id)).toEqual([]);
+  });
+
+  it("reads a gzip-compressed request (git compresses large negotiations) and filters ls-refs by prefix", async () => {
+    const src = s.path("gzip-src");
+    await makeHistory(s, src, { commits: 3, files: 3 });
+    await s.git(["tag", "t1"], { cwd: src });
+    const { url } = newRepo();
+    await s.git(["push", url, "main", "t1"], { cwd: src });
+    const { gzipSync } = await import("node:zlib");
+    const body = Buffer.concat([pkt("command=ls-refs\n"), pkt("agent=test\n"), Buffer.from("0001"), pkt("symrefs\n"), pkt("ref-prefix refs/heads/\n"), FLUSH]);
+    const res = await fetch(`${url}/git-upload-pack`, { method: "POST", headers: { "git-protocol": "version=2", "content-encoding": "gzip" }, body: gzipSync(body) as Uint8Array<ArrayBuffer> });
+    const tip = await s.gitText(["rev-parse", "main"], { cwd: src });
+    expect(Buffer.from(await res.arrayBuffer()).toString()).toBe(`${pkt(`${tip} refs/heads/main\n`).length.toString(16).padStart(4, "0")}${tip} refs/heads/main\n0000`);
+  });
+
+  it("tells the client on the error band when a stored pack has gone missing", async () => {
+    const src = s.path("lost-src");
+    await makeHistory(s, src, { commits: 3, files: 3 });
+    const { id, url } = newRepo();
+    await s.git(["push", "-q", url, "main"], { cwd: src });
+    const [pack] = (await srv.refs.read(id)).packs;
+    await srv.objects.delete(id, [`pack/pack-${pack!.id}.pack`]);
+    const r = await s.gitFail(["clone", url, s.path("lost-clone")]);
+    expect(r.stderr).toMatch(/remote: pack [0-9a-f]+ is missing from object storage/);
+  });
+
+  it("answers a want that is not in the repository with an ERR line", async () => {
+    const { url } = newRepo();
+    const res = await fetch(`${url}/git-upload-pack`, {
+      method: "POST",
+      headers: { "git-protocol": "version=2" },
+      body: Buffer.concat([pkt("command=fetch\n"), Buffer.from("0001"), pkt(`want ${"1".repeat(40)}\n`), pkt("done\n"), FLUSH]) as Uint8Array<ArrayBuffer>,
+    });
+    expect(Buffer.from(await res.arrayBuffer()).toString()).toMatch(/ERR upload-pack: not our ref 1{40}/);
+  });
+});
