@@ -361,6 +361,8 @@ lines.push(
   "",
   "### Runs",
   "",
+  `${runs.filter((r) => r.quiet.gaveUp).length} of ${runs.length} runs went ahead while others kept the machine busy after the longest wait (marked "still busy"); with more than a few, run it again at a quieter time.`,
+  "",
   "Every timed run, in order, with the machine's state just before it (our servers idle): the 1-minute load average (it mostly echoes our own previous run) and the CPU busy fraction over the second before the run (others' work; a run waits while it is above 25 %).",
   "",
   "| Measurement | Target | Round | Load avg 1 min | CPU busy before | Waited s | Req/s | p50 ms | p99 ms | Failures |",

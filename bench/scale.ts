@@ -156,6 +156,10 @@ for (const route of ROUTES) {
     );
   }
 }
+{
+  const all = [...results.values()].flatMap((cells) => [...cells.values()].flatMap((cell) => cell.runs));
+  lines.push("", `${all.filter((x) => x.quiet.gaveUp).length} of ${all.length} runs went ahead while others kept the machine busy after the longest wait (marked below); with more than a few, run it again at a quieter time.`);
+}
 lines.push(
   "",
   "<details><summary>Every run (p50 ms, requests, machine state before it)</summary>",
@@ -167,7 +171,7 @@ for (const route of ROUTES) {
   for (const v of ["viewer", "anonymous"] as Viewpoint[]) {
     const cells = results.get(key(route, v));
     if (!cells) continue;
-    for (const s of SIZES) cells.get(s)?.runs.forEach((x, i) => lines.push(`| \`${route.name}\` | ${v} | ${fmtInt(s)} | ${i + 1} | ${fmt(x.r.p50, 2)} | ${fmt(x.r.p99, 2)} | ${x.r.completed} | ${fmt(x.quiet.load1, 2)} | ${fmt(100 * x.quiet.busy, 0)} %${x.quiet.gaveUp ? " (still busy after waiting)" : ""} |`));
+    for (const s of SIZES) for (const [i, x] of (cells.get(s)?.runs ?? []).entries()) lines.push(`| \`${route.name}\` | ${v} | ${fmtInt(s)} | ${i + 1} | ${fmt(x.r.p50, 2)} | ${fmt(x.r.p99, 2)} | ${x.r.completed} | ${fmt(x.quiet.load1, 2)} | ${fmt(100 * x.quiet.busy, 0)} %${x.quiet.gaveUp ? " (still busy after waiting)" : ""} |`);
   }
 }
 lines.push(

@@ -144,7 +144,10 @@ export function summarize(p: CpuProfile, opts: { topFunctions?: number; treeMinP
     t.n++;
     for (const x of s.groups) {
       let next = t.kids.get(x);
-      if (!next) t.kids.set(x, (next = { n: 0, kids: new Map() }));
+      if (!next) {
+        next = { n: 0, kids: new Map() };
+        t.kids.set(x, next);
+      }
       next.n++;
       t = next;
     }
