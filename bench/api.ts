@@ -135,6 +135,7 @@ interface WorkerRow {
 }
 const workerRows: WorkerRow[] = [];
 let seeded: Seeded;
+let journalMode = "?";
 
 try {
   console.log(`seeding ${REPOS} repositories …`);
@@ -166,6 +167,12 @@ try {
   const reference = await startReference(dbFile, token, `${project.url}/`);
   c.add(reference.stop);
   const servers: Record<Target, Server> = { project, reference };
+  {
+    // The journal mode the project left the file in (the reference follows it; see bench/reference.ts).
+    const db = new Database(dbFile, { timeout: 5000 });
+    journalMode = String((db.prepare("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode);
+    db.close();
+  }
 
   for (const route of readRoutes(seeded)) {
     const row: ReadRow = { route: route.name, bytes: {} as never, seqP50: {} as never, trips: [], rps: {} as never, p50: {} as never, p99: {} as never, failures: 0, loadTrips: { timed: 0, trips: 0 } };
@@ -293,7 +300,7 @@ const lines: string[] = [];
 lines.push(
   `${label ? `**${label}** — ` : ""}\`npm run bench\`, ${header}. 1-minute load average ${fmt(loadBefore, 2)} when the run began; whole run ${Math.round((Date.now() - started) / 1000)} s.`,
   "",
-  `Data: \`bench/seed.ts\` with ${fmtInt(REPOS)} repositories, ${fmtInt(seeded!.users)} users, ${fmtInt(seeded!.orgs)} organizations (seeded in ${fmt(seeded!.seconds)} s). Caller: the seed's well-connected non-admin \`viewer\` with an all-scopes token (\`Authorization: token …\`). Project: \`functions/node.ts\` on the embedded file. Reference: \`bench/reference.ts\` (plain \`node:http\`, the \`libsql\` binding, statements prepared once) on the same file, answering with the same bytes. Load: autocannon in its own process (\`bench/load.ts\`), ${CONNECTIONS} connections, ${DURATION} s per run after a ${WARMUP_S} s warm-up, ${ROUNDS} rounds of project and reference in alternating order; figures are medians over the rounds.`,
+  `Data: \`bench/seed.ts\` with ${fmtInt(REPOS)} repositories, ${fmtInt(seeded!.users)} users, ${fmtInt(seeded!.orgs)} organizations (seeded in ${fmt(seeded!.seconds)} s). Caller: the seed's well-connected non-admin \`viewer\` with an all-scopes token (\`Authorization: token …\`). Project: \`functions/node.ts\` on the embedded file. Reference: \`bench/reference.ts\` (plain \`node:http\`, the \`libsql\` binding, statements prepared once) on the same file, answering with the same bytes. The file's journal mode as the project leaves it: \`${journalMode}\` (the reference uses synchronous=NORMAL only in WAL mode, SQLite's default FULL otherwise). Load: autocannon in its own process (\`bench/load.ts\`), ${CONNECTIONS} connections, ${DURATION} s per run after a ${WARMUP_S} s warm-up, ${ROUNDS} rounds of project and reference in alternating order; figures are medians over the rounds.`,
   "",
   "### Reads: project vs reference (target: ratio ≥ 0.5)",
   "",

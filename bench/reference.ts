@@ -27,8 +27,13 @@ if (!values.db) {
   process.exit(2);
 }
 
-// The file's journal mode stays as the project left it; a busy timeout only affects this connection.
+// The file's journal mode stays as the project left it (WAL is a property of the file, so
+// switching it here would change the project's measurement too). In WAL mode the reference uses
+// synchronous=NORMAL, the usual pairing; in rollback-journal mode SQLite's default (FULL), as the
+// project. The busy timeout only affects this connection.
 const db = new Database(values.db, { timeout: 5000 });
+const journalMode = String((db.prepare("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode).toLowerCase();
+if (journalMode === "wal") db.exec("PRAGMA synchronous=NORMAL");
 
 /** The user columns a response needs (never the password hash). */
 const USER = (a: string, p = "") =>
@@ -317,7 +322,7 @@ server.listen(Number(values.port), "127.0.0.1", () => {
   const { port } = server.address() as { port: number };
   root ||= `http://127.0.0.1:${port}/`;
   host = new URL(root).hostname;
-  console.log(JSON.stringify({ url: `http://127.0.0.1:${port}` }));
+  console.log(JSON.stringify({ url: `http://127.0.0.1:${port}`, journalMode }));
 });
 const stop = () => {
   server.close(() => {
