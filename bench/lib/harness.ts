@@ -172,13 +172,16 @@ export function describeRun(): string {
   const cpu = os.cpus();
   let commit = "unknown";
   try {
-    commit = execFileSync("git", ["log", "-1", "--format=%h (%s)"], { cwd: ROOT_DIR, encoding: "utf8" }).trim();
+    // The last commit that changed the app (functions/, drizzle/), and the checkout it runs in.
+    const app = execFileSync("git", ["log", "-1", "--format=%h (%s)", "--", "functions", "drizzle"], { cwd: ROOT_DIR, encoding: "utf8" }).trim();
+    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT_DIR, encoding: "utf8" }).trim();
+    commit = `${app}, checkout ${head}`;
     const dirty = execFileSync("git", ["status", "--porcelain", "--", "functions", "drizzle"], { cwd: ROOT_DIR, encoding: "utf8" }).trim();
     if (dirty) commit += " with uncommitted changes in functions/ or drizzle/";
   } catch {
     // not a git checkout
   }
-  return `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, ${cpu.length} × ${cpu[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${os.platform()}; app at commit ${commit}`;
+  return `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, ${cpu.length} × ${cpu[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${os.platform()}; app code last changed in ${commit}`;
 }
 
 /** Replaces the `## <title>` section of bench/RESULTS.md (up to the next `## `), or appends it. Other sections stay byte for byte. */
