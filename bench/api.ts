@@ -1,259 +1,392 @@
 /**
- * `npm run bench`: requests per second and p50/p99 latency of `GET /api/v1/user` and
- * `GET /api/v1/users/{username}` (token auth) on three targets, one after another so they never
- * share the 2 cores:
- * 1. node: `functions/node.ts` on an embedded libSQL file;
- * 2. workerd: the Worker (wrangler unstable_dev) against a real sqld;
- * 3. workerd + 30 ms: the same Worker against sqld through `bench/latency-proxy.ts`, which adds
- *    30 ms to every database round trip and counts them.
- * Per route: a warm-up, a sequential check (every answer 200, Server-Timing round trips, and on the
- * proxy the exact round trips of each request), then autocannon with fixed connections.
+ * `npm run bench` (issue 9 B.4): the project side by side with the reference server
+ * (bench/reference.ts: plain node:http, the same token lookup and rows, statements prepared once),
+ * on the same database file and machine, in one run.
+ *
+ * 1. Seed: bench/seed.ts with 1,000 repositories (10,000 users, 1,000 organizations) into a
+ *    temporary DATA_DIR; the caller is the seed's well-connected non-admin `viewer` (all-scopes token).
+ * 2. Start-up: BENCH_STARTS cold starts of each server, alternating: spawn → first 200 of
+ *    `GET /api/v1/user`, then the RSS one second later with nothing else served.
+ * 3. Reads: `GET /repos/{owner}/{repo}` (a private acme repository the viewer reaches through a
+ *    team), `GET /user`, `GET /repos/search?q=needle` (38 accessible matches, a page of 30). Per route:
+ *    a sequential check (50 requests each: all 200, the project's Server-Timing `db;desc`), a warm-up,
+ *    then BENCH_ROUNDS rounds of one project run and one reference run in alternating order, load
+ *    from a separate process (bench/load.ts, autocannon, BENCH_CONNECTIONS connections,
+ *    BENCH_DURATION s). Medians; ratio project/reference, target ≥ 0.5.
+ * 4. Writes: `POST /user/repos`, the same alternation; every request a new unique name; every answer
+ *    must be 201, and the created rows are counted in the database afterwards. Target ≥ 1,000 req/s.
+ * 5. Worker: workerd (wrangler unstable_dev) → bench/latency-proxy.ts → sqld seeded the same way.
+ *    Unloaded cost c0 = median of 50 sequential requests with the proxy delay at 0 ms (same path,
+ *    same hops); then the delay at BENCH_DELAY_MS and BENCH_ROUNDS loaded runs; target: loaded p50 ≤
+ *    delay + 1.3 × c0. The proxy counts the round trips of every sequential request and of each run.
+ * Before every timed run the machine must be quiet (bench/lib/harness.ts `waitForQuiet`); the
+ * 1-minute load average and the busy fraction are recorded per run.
+ *
  * Writes the `## REST API` section of bench/RESULTS.md (other sections untouched).
- * Knobs: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (10), BENCH_DELAY_MS (30).
+ * Flags: --label TEXT (e.g. "before the rewrite"), --no-worker, --profile (runs bench/profile.ts instead).
+ * Knobs: BENCH_DURATION (s, 5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_DELAY_MS (30),
+ * BENCH_STARTS (5), BENCH_REPOS (1000).
  */
-import autocannon from "autocannon";
-import { spawn, type ChildProcess } from "node:child_process";
-import type { IncomingHttpHeaders } from "node:http";
-import { createInterface } from "node:readline";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import Database from "libsql";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { freePort, ROOT_DIR, runScript, startNodeServer, startSqld, startWorker, stopGroup } from "../scripts/lib/processes.ts";
-import type { ProxyStats } from "./latency-proxy.ts";
+import { freePort, startSqld, startWorker } from "../scripts/lib/processes.ts";
+import { argOf, cleanups, describeRun, fmt, fmtInt, hasFlag, median, runLoad, startProject, startProxyProcess, startReference, waitForQuiet, writeSection, type Quiet, type Server } from "./lib/harness.ts";
+import type { LoadResult, LoadSpec } from "./load.ts";
+import { seedFile, seedServer, type Seeded } from "./seed.ts";
 
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
-const WARMUP_S = 2;
+if (hasFlag("profile")) {
+  await import("./profile.ts");
+  process.exit(0);
+}
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 30);
+const STARTS = Number(process.env.BENCH_STARTS ?? 5);
+const REPOS = Number(process.env.BENCH_REPOS ?? 1000);
 const CHECKS = 50;
-const CALLER = { name: "bench-caller", password: "bench-password-1", email: "bench-caller@example.com" };
-const SUBJECT = { name: "octocat", password: "bench-password-2", email: "octocat@example.com" };
-const ROUTES = [
-  { name: "GET /api/v1/user", path: "/api/v1/user" },
-  { name: "GET /api/v1/users/{username}", path: `/api/v1/users/${SUBJECT.name}` },
+const WARMUP_S = 2;
+const label = argOf("label");
+const withWorker = !hasFlag("no-worker");
+
+type Target = "project" | "reference";
+interface Run {
+  what: string;
+  target: Target | "worker";
+  round: number;
+  quiet: Quiet;
+  r: LoadResult;
+}
+const runs: Run[] = [];
+
+const readRoutes = (s: Seeded) => [
+  { name: "GET /repos/{owner}/{repo}", path: `/api/v1/repos/${s.privateRepo}` },
+  { name: "GET /user", path: "/api/v1/user" },
+  { name: `GET /repos/search?q=`, path: `/api/v1/repos/search?q=${s.repoKeyword}` },
 ];
 
-interface Row {
-  scenario: string;
-  route: string;
-  requests: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  dbTrips: number;
-  dbMs: number;
-  proxyTrips: number | null;
-  seqP50: number;
-  errors: number;
-}
+const auth = (token: string) => ({ authorization: `token ${token}`, accept: "application/json" });
 
-/** Round trips and db time from `Server-Timing: db;dur=<ms>;desc="<N>"`. */
-function serverTiming(value: string | string[] | null | undefined): { n: number; ms: number } | null {
-  const v = Array.isArray(value) ? value.join(",") : value;
-  const m = v?.match(/db;dur=([\d.]+);desc="(\d+)"/);
-  return m ? { ms: Number(m[1]), n: Number(m[2]) } : null;
-}
-
-const headerOf = (headers: IncomingHttpHeaders, name: string) =>
-  Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
-
-/** Creates the caller (with an all-scopes token) and the looked-up user with the admin CLI. */
-async function bootstrap(env: Record<string, string>): Promise<string> {
-  for (const u of [CALLER, SUBJECT]) {
-    const r = await runScript("functions/cli.ts", ["user", "create", "--username", u.name, "--password", u.password, "--email", u.email, "--must-change-password=false"], env);
-    if (r.code !== 0) throw new Error(`admin CLI failed: ${r.stderr}`);
+/** Sequential requests, one at a time: statuses, latencies, Server-Timing round trips, body bytes. */
+async function sequential(url: string, token: string, n: number, onEach?: () => Promise<void>) {
+  const ms: number[] = [];
+  const trips: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const res = await fetch(url, { headers: auth(token) });
+    const body = await res.arrayBuffer();
+    ms.push(performance.now() - t0);
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${new TextDecoder().decode(body).slice(0, 200)}`);
+    bytes = body.byteLength;
+    const m = res.headers.get("server-timing")?.match(/db;dur=([\d.]+);desc="(\d+)"/);
+    if (m) trips.push(Number(m[2]));
+    await onEach?.();
   }
-  const tok = await runScript("functions/cli.ts", ["user", "generate-access-token", "--username", CALLER.name, "--scopes", "all", "--raw"], env);
-  if (tok.code !== 0) throw new Error(`admin CLI failed: ${tok.stderr}`);
-  return tok.stdout.trim();
+  return { p50: median(ms), trips, bytes };
 }
 
-/** The latency proxy as its own process (own event loop, own process group). */
-async function startProxyProcess(target: string, delayMs: number) {
-  const proc: ChildProcess = spawn(process.execPath, [path.join(ROOT_DIR, "bench", "latency-proxy.ts"), "--target", target, "--delay", String(delayMs)], {
-    detached: true,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const lines = createInterface({ input: proc.stdout! });
-  const url = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error("latency proxy did not start within 10 s")), 10_000);
-    proc.once("exit", (code) => fail(new Error(`latency proxy exited with ${code}`)));
-    lines.once("line", (l) => {
-      clearTimeout(timer);
-      ok((JSON.parse(l) as { url: string }).url);
-    });
-  });
-  return {
-    url,
-    stats: async () => (await (await fetch(`${url}/__stats`)).json()) as ProxyStats,
-    reset: async () => void (await fetch(`${url}/__reset`, { method: "POST" })),
-    stop: () => stopGroup(proc),
+/** One timed run after the machine is quiet. */
+async function timed(what: string, target: Run["target"], round: number, spec: LoadSpec) {
+  const quiet = await waitForQuiet();
+  const r = await runLoad(spec);
+  runs.push({ what, target, round, quiet, r });
+  console.log(`${what} · ${target} · round ${round}: ${fmtInt(r.rps)} req/s, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, failures ${r.failures}, load ${fmt(quiet.load1, 2)}, busy ${fmt(100 * quiet.busy, 0)}%`);
+  if (r.failures) console.warn(`  statuses ${JSON.stringify(r.statuses)}`);
+  return r;
+}
+
+const c = cleanups();
+const tmp = await mkdtemp(path.join(os.tmpdir(), "bench-api-"));
+c.add(() => rm(tmp, { recursive: true, force: true }));
+const started = Date.now();
+const header = describeRun();
+const loadBefore = os.loadavg()[0];
+const dataDir = path.join(tmp, "node");
+const dbFile = path.join(dataDir, "gitea.db");
+
+interface ReadRow {
+  route: string;
+  bytes: Record<Target, number>;
+  seqP50: Record<Target, number>;
+  trips: number[];
+  rps: Record<Target, number>;
+  p50: Record<Target, number>;
+  p99: Record<Target, number>;
+  failures: number;
+  loadTrips: { timed: number; trips: number };
+}
+const reads: ReadRow[] = [];
+const startup: { startMs: Record<Target, number[]>; rss: Record<Target, number[]> } = { startMs: { project: [], reference: [] }, rss: { project: [], reference: [] } };
+let writes: { rps: Record<Target, number>; p50: Record<Target, number>; ok: boolean; notes: string[]; cutOff: number[] } | null = null;
+interface WorkerRow {
+  route: string;
+  c0: number;
+  seqDelayed: number;
+  loadedP50: number;
+  loadedRuns: number[];
+  proxySeq: Record<string, number>;
+  proxyLoaded: number;
+  stTrips: number;
+  failures: number;
+}
+const workerRows: WorkerRow[] = [];
+let seeded: Seeded;
+let journalMode = "?";
+
+try {
+  console.log(`seeding ${REPOS} repositories …`);
+  seeded = await seedFile(dbFile, REPOS);
+  console.log(`seeded in ${fmt(seeded.seconds)} s`);
+  const token = seeded.viewer.token;
+
+  // ---- start-up: spawn → first answer, idle RSS ----
+  const starters: Record<Target, () => Promise<Server>> = {
+    project: () => startProject(dataDir, token),
+    reference: () => startReference(dbFile, token),
   };
-}
+  for (let i = 0; i < STARTS; i++) {
+    for (const t of (i % 2 ? ["reference", "project"] : ["project", "reference"]) as Target[]) {
+      await waitForQuiet();
+      const s = await starters[t]();
+      await new Promise((r) => setTimeout(r, 1000));
+      startup.startMs[t].push(s.startMs);
+      startup.rss[t].push(s.rssMB());
+      await s.stop();
+    }
+  }
+  console.log(`start-up: ${JSON.stringify(startup)}`);
 
-type Proxy = Awaited<ReturnType<typeof startProxyProcess>>;
+  // ---- reads, alternating ----
+  const project = await startProject(dataDir, token);
+  c.add(project.stop);
+  // The reference renders the project's URLs, so that both bodies are the same bytes.
+  const reference = await startReference(dbFile, token, `${project.url}/`);
+  c.add(reference.stop);
+  const servers: Record<Target, Server> = { project, reference };
+  {
+    // The journal mode the project left the file in (the reference follows it; see bench/reference.ts).
+    const db = new Database(dbFile, { timeout: 5000 });
+    journalMode = String((db.prepare("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode);
+    db.close();
+  }
 
-/** Requests cut off at the end of an autocannon run still reach the database: let them land. */
-const drain = () => new Promise((r) => setTimeout(r, 500 + 2 * DELAY_MS));
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function measure(scenario: string, baseUrl: string, token: string, proxy: Proxy | null): Promise<Row[]> {
-  const headers = { authorization: `token ${token}`, accept: "application/json" };
-  const rows: Row[] = [];
-  for (const route of ROUTES) {
-    const url = baseUrl + route.path;
-    await autocannon({ url, connections: CONNECTIONS, duration: WARMUP_S, headers });
-    await drain();
-
-    // Sequential check: every answer is 200 and reports its round trips; on the proxy, the
-    // round trips it forwarded for exactly this request.
-    const perRequest: number[] = [];
-    const sequential: number[] = [];
-    for (let i = 0; i < CHECKS; i++) {
-      await proxy?.reset();
-      const t0 = performance.now();
-      const res = await fetch(url, { headers });
-      await res.arrayBuffer();
-      sequential.push(performance.now() - t0);
-      if (res.status !== 200) throw new Error(`${scenario} ${route.name}: ${res.status}`);
-      const st = serverTiming(res.headers.get("server-timing"));
-      if (!st) throw new Error(`${scenario} ${route.name}: no Server-Timing db entry`);
-      if (proxy) {
-        const counted = (await proxy.stats()).requests;
-        if (counted !== st.n) console.warn(`${scenario} ${route.name}: proxy counted ${counted} round trips, Server-Timing says ${st.n}`);
-        perRequest.push(counted);
+  for (const route of readRoutes(seeded)) {
+    const row: ReadRow = { route: route.name, bytes: {} as never, seqP50: {} as never, trips: [], rps: {} as never, p50: {} as never, p99: {} as never, failures: 0, loadTrips: { timed: 0, trips: 0 } };
+    for (const t of ["project", "reference"] as Target[]) {
+      const seq = await sequential(servers[t].url + route.path, token, CHECKS);
+      row.bytes[t] = seq.bytes;
+      row.seqP50[t] = seq.p50;
+      if (t === "project") {
+        if (seq.trips.length !== CHECKS) throw new Error(`${route.name}: the project sent no Server-Timing db entry`);
+        row.trips = seq.trips;
+      }
+      await runLoad({ url: servers[t].url + route.path, headers: auth(token), connections: CONNECTIONS, duration: WARMUP_S, expectStatus: 200 });
+    }
+    const per: Record<Target, LoadResult[]> = { project: [], reference: [] };
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const t of (round % 2 ? ["project", "reference"] : ["reference", "project"]) as Target[]) {
+        per[t].push(await timed(route.name, t, round, { url: servers[t].url + route.path, headers: auth(token), connections: CONNECTIONS, duration: DURATION, expectStatus: 200 }));
       }
     }
-    if (proxy) {
-      const histogram: Record<number, number> = {};
-      for (const n of perRequest) histogram[n] = (histogram[n] ?? 0) + 1;
-      console.log(`${scenario} ${route.name}: proxy-counted round trips per sequential request (trips: requests) ${JSON.stringify(histogram)}`);
+    for (const t of ["project", "reference"] as Target[]) {
+      row.rps[t] = median(per[t].map((r) => r.rps));
+      row.p50[t] = median(per[t].map((r) => r.p50));
+      row.p99[t] = median(per[t].map((r) => r.p99));
+      row.failures += per[t].reduce((n, r) => n + r.failures, 0);
     }
+    row.loadTrips = per.project.reduce((a, r) => ({ timed: a.timed + r.timed, trips: a.trips + r.trips }), { timed: 0, trips: 0 });
+    reads.push(row);
+  }
 
-    await proxy?.reset();
-    let trips = 0;
-    let dbMs = 0;
-    let timed = 0;
-    const result = await autocannon({
-      url,
-      connections: CONNECTIONS,
-      duration: DURATION_S,
-      headers,
-      requests: [
-        {
-          method: "GET",
-          path: route.path,
-          onResponse: (_status: number, _body: string, _ctx: object, h: IncomingHttpHeaders | undefined) => {
-            const st = serverTiming(h && headerOf(h, "server-timing"));
-            if (st) {
-              trips += st.n;
-              dbMs += st.ms;
-              timed++;
-            }
-          },
-        },
-      ],
-    });
-    let proxyTrips: number | null = null;
-    if (proxy) {
-      await drain();
-      const stats = await proxy.stats();
-      proxyTrips = stats.requests / result.requests.sent;
-      console.log(`${scenario} ${route.name}: proxy ${JSON.stringify(stats.byPath)} for ${result.requests.sent} requests sent`);
+  // ---- writes: POST /user/repos, alternating, every name new ----
+  {
+    const per: Record<Target, LoadResult[]> = { project: [], reference: [] };
+    const notes: string[] = [];
+    const cutOff: number[] = [];
+    let ok = true;
+    const stamp = Date.now().toString(36);
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const t of (round % 2 ? ["project", "reference"] : ["reference", "project"]) as Target[]) {
+        const prefix = `bench-${stamp}-${t[0]}${round}-`;
+        const r = await timed("POST /user/repos", t, round, { url: `${servers[t].url}/api/v1/user/repos`, method: "POST", headers: auth(token), connections: CONNECTIONS, duration: DURATION, uniqueNamePrefix: prefix, expectStatus: 201 });
+        per[t].push(r);
+        const created = r.statuses["201"] ?? 0;
+        // Requests cut off at the end of the run still complete on the server: let them land.
+        await new Promise((res) => setTimeout(res, 1000));
+        const db = new Database(dbFile, { timeout: 5000 });
+        const { n } = db.prepare(`SELECT COUNT(*) AS n FROM repository WHERE owner_id = ? AND lower_name LIKE ?`).get(seeded.viewer.id, `${prefix}%`) as { n: number };
+        db.close();
+        cutOff.push(n - created);
+        // Every answer 201 with a distinct name, and the rows in the database: those answers plus
+        // at most the requests the run cut off (sent, never answered).
+        if (r.failures || created !== r.completed || r.namesCreated !== created || n < created || n > r.sent) {
+          ok = false;
+          notes.push(`${t} round ${round}: ${r.sent} sent, ${r.completed} answers, ${created} × 201, ${r.namesCreated} distinct names answered 201, ${n} rows in the database, statuses ${JSON.stringify(r.statuses)}`);
+        }
+      }
     }
-    const errors = result.errors + result.timeouts + result.non2xx;
-    const row: Row = {
-      scenario,
-      route: route.name,
-      requests: result.requests.total,
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      dbTrips: timed ? trips / timed : NaN,
-      dbMs: timed ? dbMs / timed : NaN,
-      proxyTrips,
-      seqP50: median(sequential),
-      errors,
+    writes = {
+      rps: { project: median(per.project.map((r) => r.rps)), reference: median(per.reference.map((r) => r.rps)) },
+      p50: { project: median(per.project.map((r) => r.p50)), reference: median(per.reference.map((r) => r.p50)) },
+      ok,
+      notes,
+      cutOff,
     };
-    console.log(JSON.stringify(row));
-    rows.push(row);
   }
-  return rows;
-}
+  await reference.stop();
+  await project.stop();
 
-const stops: (() => Promise<void>)[] = [];
-const stopAll = async () => {
-  for (const stop of stops.splice(0).reverse()) await stop().catch((e) => console.error(e));
-};
-const onSignal = () => void stopAll().then(() => process.exit(130));
-process.once("SIGINT", onSignal);
-process.once("SIGTERM", onSignal);
-
-const tmp = await mkdtemp(path.join(os.tmpdir(), "bench-api-"));
-stops.push(() => rm(tmp, { recursive: true, force: true }));
-const rows: Row[] = [];
-const started = Date.now();
-const loadBefore = os.loadavg()[0];
-try {
-  // 1. Node on an embedded libSQL file.
-  {
-    const port = await freePort();
-    const env = { DATA_DIR: path.join(tmp, "node"), GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/` };
-    const token = await bootstrap(env);
-    const node = await startNodeServer(env, { port });
-    stops.push(node.stop);
-    rows.push(...(await measure("node, embedded libSQL file", node.url, token, null)));
-    await node.stop();
-    stops.pop();
-  }
-
-  // 2. and 3. workerd against one sqld, directly and through the latency proxy.
-  const sqld = await startSqld();
-  stops.push(sqld.stop);
-  const token = await bootstrap({ DATABASE_URL: sqld.url });
-  {
-    const port = await freePort();
-    const worker = await startWorker({ DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/` }, { port });
-    stops.push(worker.stop);
-    rows.push(...(await measure("workerd, sqld", worker.url, token, null)));
-    await worker.stop();
-    stops.pop();
-  }
-  {
-    const proxy = await startProxyProcess(sqld.url, DELAY_MS);
-    stops.push(proxy.stop);
+  // ---- Worker under workerd + sqld + DELAY_MS per round trip ----
+  if (withWorker) {
+    const sqld = await startSqld();
+    c.add(sqld.stop);
+    console.log("seeding sqld …");
+    const ws = await seedServer(sqld.url, REPOS);
+    const proxy = await startProxyProcess(sqld.url, 0);
+    c.add(proxy.stop);
     const port = await freePort();
     const worker = await startWorker({ DATABASE_URL: proxy.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/` }, { port });
-    stops.push(worker.stop);
-    rows.push(...(await measure(`workerd, sqld + ${DELAY_MS} ms per round trip`, worker.url, token, proxy)));
+    c.add(worker.stop);
+    for (const route of readRoutes(ws)) {
+      const url = worker.url + route.path;
+      await proxy.setDelay(0);
+      await runLoad({ url, headers: auth(ws.viewer.token), connections: 1, duration: WARMUP_S, expectStatus: 200 });
+      // A request cut off at the end of the warm-up still reaches sqld: let it land before counting.
+      await new Promise((res) => setTimeout(res, 500));
+      const proxySeq: Record<string, number> = {};
+      await proxy.reset();
+      const seq0 = await sequential(url, ws.viewer.token, CHECKS, async () => {
+        const n = (await proxy.stats()).requests;
+        proxySeq[n] = (proxySeq[n] ?? 0) + 1;
+        await proxy.reset();
+      });
+      await proxy.setDelay(DELAY_MS);
+      const seqD = await sequential(url, ws.viewer.token, 20);
+      const loaded: LoadResult[] = [];
+      let forwarded = 0;
+      let sent = 0;
+      for (let round = 1; round <= ROUNDS; round++) {
+        await proxy.reset();
+        const r = await timed(`Worker ${route.name}`, "worker", round, { url, headers: auth(ws.viewer.token), connections: CONNECTIONS, duration: DURATION, expectStatus: 200 });
+        await new Promise((res) => setTimeout(res, 500 + 2 * DELAY_MS));
+        forwarded += (await proxy.stats()).requests;
+        sent += r.sent;
+        loaded.push(r);
+      }
+      const stTimed = loaded.reduce((a, r) => a + r.timed, 0);
+      workerRows.push({
+        route: route.name,
+        c0: seq0.p50,
+        seqDelayed: seqD.p50,
+        loadedP50: median(loaded.map((r) => r.p50)),
+        loadedRuns: loaded.map((r) => r.p50),
+        proxySeq,
+        proxyLoaded: forwarded / sent,
+        stTrips: stTimed ? loaded.reduce((a, r) => a + r.trips, 0) / stTimed : NaN,
+        failures: loaded.reduce((a, r) => a + r.failures, 0),
+      });
+    }
   }
 } finally {
-  await stopAll();
+  await c.stopAll();
 }
 
-const f = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "–");
-const cpu = os.cpus();
-const proxyRows = rows.filter((r) => r.proxyTrips !== null);
-const section = [
-  "## REST API",
+// ---- RESULTS.md ----
+const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : NaN);
+const meets = (ok: boolean) => (ok ? "yes" : "**no**");
+const lines: string[] = [];
+lines.push(
+  `${label ? `**${label}** — ` : ""}\`npm run bench\`, ${header}. 1-minute load average ${fmt(loadBefore, 2)} when the run began; whole run ${Math.round((Date.now() - started) / 1000)} s.`,
   "",
-  `\`npm run bench\` — ${new Date().toISOString().slice(0, 10)}, ${cpu.length} × ${cpu[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${os.platform()} ${os.release()}, 1-minute load average ${f(loadBefore)} before the run. Load from autocannon (in the benchmark process) with ${CONNECTIONS} connections for ${DURATION_S} s per row after a ${WARMUP_S} s warm-up; token auth (\`Authorization: token …\`) as a regular user; every target runs alone. Latencies in ms. "db round trips" is the mean of \`Server-Timing: db;desc\` over all answers of the timed run; "Unloaded p50" is the median of ${CHECKS} sequential requests (one at a time) before it; "proxy round trips" is what the latency proxy forwarded to sqld divided by the requests sent.`,
+  `Data: \`bench/seed.ts\` with ${fmtInt(REPOS)} repositories, ${fmtInt(seeded!.users)} users, ${fmtInt(seeded!.orgs)} organizations (seeded in ${fmt(seeded!.seconds)} s). Caller: the seed's well-connected non-admin \`viewer\` with an all-scopes token (\`Authorization: token …\`). Project: \`functions/node.ts\` on the embedded file. Reference: \`bench/reference.ts\` (plain \`node:http\`, the \`libsql\` binding, statements prepared once) on the same file, answering with the same bytes. The file's journal mode as the project leaves it: \`${journalMode}\` (the reference uses synchronous=NORMAL only in WAL mode, SQLite's default FULL otherwise). Load: autocannon in its own process (\`bench/load.ts\`), ${CONNECTIONS} connections, ${DURATION} s per run after a ${WARMUP_S} s warm-up, ${ROUNDS} rounds of project and reference in alternating order; figures are medians over the rounds.`,
   "",
-  "| Target | Route | Requests | Req/s | p50 ms | p99 ms | Unloaded p50 ms | db round trips / req | db ms / req | proxy round trips / req | Errors |",
+  "### Reads: project vs reference (target: ratio ≥ 0.5)",
+  "",
+  "| Route | Project req/s | Reference req/s | Ratio project/reference | Target | Meets | Project p50 / p99 ms | Reference p50 / p99 ms | Unloaded p50 ms project / reference | Project db round trips / request | Body bytes |",
   "|---|---|---|---|---|---|---|---|---|---|---|",
-  ...rows.map((r) => `| ${r.scenario} | \`${r.route}\` | ${r.requests} | ${f(r.rps, 0)} | ${r.p50} | ${r.p99} | ${f(r.seqP50, 1)} | ${f(r.dbTrips)} | ${f(r.dbMs)} | ${r.proxyTrips === null ? "–" : f(r.proxyTrips, 3)} | ${r.errors} |`),
+);
+for (const r of reads) {
+  const q = ratio(r.rps.project, r.rps.reference);
+  const tripsSeq = r.trips.length ? `${fmt(r.trips.reduce((a, b) => a + b, 0) / r.trips.length, 2)} sequential, ${fmt(r.loadTrips.timed ? r.loadTrips.trips / r.loadTrips.timed : NaN, 2)} under load` : "–";
+  lines.push(
+    `| \`${r.route}\` | ${fmtInt(r.rps.project)} | ${fmtInt(r.rps.reference)} | **${fmt(q, 3)}** | ≥ 0.5 | ${meets(q >= 0.5)} | ${fmt(r.p50.project, 2)} / ${fmt(r.p99.project, 2)} | ${fmt(r.p50.reference, 2)} / ${fmt(r.p99.reference, 2)} | ${fmt(r.seqP50.project, 2)} / ${fmt(r.seqP50.reference, 2)} | ${tripsSeq} | ${r.bytes.project === r.bytes.reference ? `${r.bytes.project} (same)` : `${r.bytes.project} / ${r.bytes.reference}`}${r.failures ? ` — ${r.failures} failed answers` : ""} |`,
+  );
+}
+if (writes) {
+  const q = ratio(writes.rps.project, 1000);
+  lines.push(
+    "",
+    "### Writes: `POST /user/repos` (target ≥ 1,000 req/s)",
+    "",
+    "| | Project | Reference | Ratio project/reference | Target | Ratio project/target | Meets |",
+    "|---|---|---|---|---|---|---|",
+    `| Created repositories per second | ${fmtInt(writes.rps.project)} | ${fmtInt(writes.rps.reference)} | ${fmt(ratio(writes.rps.project, writes.rps.reference), 3)} | ≥ 1,000 | **${fmt(q, 3)}** | ${meets(q >= 1)} |`,
+    `| p50 ms | ${fmt(writes.p50.project, 2)} | ${fmt(writes.p50.reference, 2)} | – | – | – | – |`,
+    "",
+    writes.ok
+      ? `Every request carried a new name; every answer was 201, every created name distinct, and each run's rows were counted in the database afterwards: the 201s plus the requests cut off at the end of the run, which the server still completed (${writes.cutOff.join(", ")} per run).`
+      : `**Check failed:** ${writes.notes.join("; ")}`,
+  );
+}
+{
+  const m = (t: Target, k: "startMs" | "rss") => median(startup[k][t]);
+  lines.push(
+    "",
+    `### Start-up (median of ${STARTS} cold starts each, alternating)`,
+    "",
+    "| | Project | Reference | Ratio project/reference | Target | Ratio project/target | Meets |",
+    "|---|---|---|---|---|---|---|",
+    `| Idle RSS 1 s after the first answer, MB | ${fmt(m("project", "rss"))} | ${fmt(m("reference", "rss"))} | ${fmt(ratio(m("project", "rss"), m("reference", "rss")), 2)} | ≤ 120 MB | **${fmt(ratio(m("project", "rss"), 120), 2)}** | ${meets(m("project", "rss") <= 120)} |`,
+    `| Spawn → first 200 of \`GET /user\`, ms | ${fmt(m("project", "startMs"), 0)} | ${fmt(m("reference", "startMs"), 0)} | ${fmt(ratio(m("project", "startMs"), m("reference", "startMs")), 2)} | ≤ 500 ms | **${fmt(ratio(m("project", "startMs"), 500), 2)}** | ${meets(m("project", "startMs") <= 500)} |`,
+    "",
+    `Samples: project RSS ${startup.rss.project.map((x) => fmt(x)).join(", ")} MB, start ${startup.startMs.project.map((x) => fmt(x, 0)).join(", ")} ms; reference RSS ${startup.rss.reference.map((x) => fmt(x)).join(", ")} MB, start ${startup.startMs.reference.map((x) => fmt(x, 0)).join(", ")} ms. RSS is VmRSS of the server process (MB = 10⁶ bytes); the start time includes Node's start, the imports, the migration check and the first request (polled every 5 ms).`,
+  );
+}
+if (workerRows.length) {
+  lines.push(
+    "",
+    `### Worker: workerd + sqld + ${DELAY_MS} ms per database round trip (target: loaded p50 ≤ ${DELAY_MS} ms + 1.3 × unloaded cost)`,
+    "",
+    `| Route | Unloaded cost c0 (p50, proxy at 0 ms) | Target ${DELAY_MS} + 1.3 × c0 | Loaded p50 (median of ${ROUNDS} runs) | Ratio loaded p50/target | Meets | Sequential p50 at +${DELAY_MS} ms | Proxy round trips per sequential request | Proxy round trips / request under load | Server-Timing round trips under load |`,
+    "|---|---|---|---|---|---|---|---|---|---|",
+  );
+  for (const w of workerRows) {
+    const target = DELAY_MS + 1.3 * w.c0;
+    const q = ratio(w.loadedP50, target);
+    lines.push(
+      `| \`${w.route}\` | ${fmt(w.c0, 2)} ms | ${fmt(target, 2)} ms | ${fmt(w.loadedP50, 2)} ms (${w.loadedRuns.map((x) => fmt(x, 1)).join(", ")}) | **${fmt(q, 3)}** | ${meets(q <= 1)} | ${fmt(w.seqDelayed, 2)} ms | ${Object.entries(w.proxySeq).map(([k, v]) => `${k}: ${v}×`).join(", ")} | ${fmt(w.proxyLoaded, 3)} | ${fmt(w.stTrips, 2)}${w.failures ? ` — ${w.failures} failed answers` : ""} |`,
+    );
+  }
+  lines.push(
+    "",
+    `The Worker runs under wrangler \`unstable_dev\` (local workerd, \`@libsql/client/web\`), its database URL pointing at \`bench/latency-proxy.ts\` (own process), which forwards to sqld. The unloaded cost c0 is the median of ${CHECKS} sequential requests with the proxy's delay set to 0 ms: the same processes and hops, nothing added. Then the delay is set to ${DELAY_MS} ms and the route is loaded with ${CONNECTIONS} connections. The data is the same seed (${fmtInt(REPOS)} repositories), written into sqld over its HTTP API.`,
+  );
+}
+lines.push(
   "",
-  `Targets: node = \`functions/node.ts\` (\`@hono/node-server\`, \`@libsql/client\` on a \`file:\` database); workerd = \`functions/worker.ts\` under wrangler \`unstable_dev\` (local workerd, \`@libsql/client/web\` to sqld over HTTP, a client per request); the proxy (\`bench/latency-proxy.ts\`, its own process) buffers each sqld request, waits ${DELAY_MS} ms and forwards it over a keep-alive agent. Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.`,
+  "### Runs",
   "",
-  `Reading it: autocannon, the server, sqld and the proxy share the ${cpu.length} cores, so the loaded p50/p99 include CPU queueing; the unloaded p50 is one request alone. With ${DELAY_MS} ms added per round trip, ${CONNECTIONS} connections allow at most ${CONNECTIONS} ÷ latency requests per second: ${proxyRows.map((r) => `\`${r.route}\` ${f((CONNECTIONS * 1000) / r.seqP50, 0)}/s at its unloaded latency, ${f((100 * r.rps * r.seqP50) / (CONNECTIONS * 1000), 0)}% of that measured`).join("; ")}. One database round trip per request is what keeps a request at about ${DELAY_MS} ms plus its unloaded cost instead of a multiple of ${DELAY_MS} ms.`,
+  `${runs.filter((r) => r.quiet.gaveUp).length} of ${runs.length} runs went ahead while others kept the machine busy after the longest wait (marked "still busy"); with more than a few, run it again at a quieter time.`,
   "",
-].join("\n");
-console.log(section);
-const file = path.join(import.meta.dirname, "RESULTS.md");
-const old = await readFile(file, "utf8").catch(() => "# Benchmark results\n");
-const start = old.indexOf("## REST API");
-const next = start < 0 ? -1 : old.indexOf("\n## ", start + 1);
-const updated = start < 0 ? `${old.trimEnd()}\n\n${section}` : `${old.slice(0, start)}${section}${next < 0 ? "" : `\n${old.slice(next + 1)}`}`;
-await writeFile(file, updated.endsWith("\n") ? updated : `${updated}\n`);
+  "Every timed run, in order, with the machine's state just before it (our servers idle): the 1-minute load average (it mostly echoes our own previous run) and the CPU busy fraction over the second before the run (others' work; a run waits while it is above 25 %).",
+  "",
+  "| Measurement | Target | Round | Load avg 1 min | CPU busy before | Waited s | Req/s | p50 ms | p99 ms | Failures |",
+  "|---|---|---|---|---|---|---|---|---|---|",
+  ...runs.map((r) => `| \`${r.what}\` | ${r.target} | ${r.round} | ${fmt(r.quiet.load1, 2)} | ${fmt(100 * r.quiet.busy, 0)} % | ${fmt(r.quiet.waited, 0)}${r.quiet.gaveUp ? " (still busy)" : ""} | ${fmtInt(r.r.rps)} | ${fmt(r.r.p50, 2)} | ${fmt(r.r.p99, 2)} | ${r.r.failures} |`),
+  "",
+  "### How to read it",
+  "",
+  `- **Ratio project/reference** is the project's median throughput divided by the reference's, both measured in the same run on the same file with the same caller and load; the reference is the fastest this stack answers the same question on this machine (plain \`node:http\`, prepared statements, one synchronous query each). Issue 9 asks for ≥ 0.5.`,
+  `- p50/p99 are under load (${CONNECTIONS} connections; the load generator, the server and everything else share the ${os.cpus().length} cores, so they include CPU queueing). "Unloaded p50" is one request at a time.`,
+  `- Project round trips come from \`Server-Timing: db;desc\`; every read is one batch, so anything other than 1.00 is a regression.`,
+  `- The Worker target compares a loaded p50 with ${DELAY_MS} ms (one round trip) plus 1.3 × what the request costs with no added latency: a request that makes one round trip and does little CPU work meets it; a second round trip or heavy CPU work under load does not.`,
+  `- Medians over alternating rounds make a brief spike from another user of the machine move one sample, not the figure; the Runs table shows every sample.`,
+);
+const body = lines.join("\n");
+console.log(body);
+await writeSection("REST API", body);
 process.exit(0);

@@ -1,8 +1,9 @@
 /**
  * A latency-injecting HTTP proxy for sqld: buffers each request, waits `delayMs`, then forwards it
  * to sqld over a keep-alive agent, so every database round trip costs at least `delayMs` more.
- * It counts what it forwards (by method and path) and serves `GET /__stats` and `POST /__reset`
- * for the benchmark. Listens on 127.0.0.1 only.
+ * It counts what it forwards (by method and path) and serves `GET /__stats`, `POST /__reset` and
+ * `POST /__delay?ms=N` (change the delay, e.g. 0 to measure a request's unloaded cost on the same
+ * path) for the benchmark. Listens on 127.0.0.1 only.
  *
  * As a script (what `bench/api.ts` does, so the proxy has its own event loop):
  *   node bench/latency-proxy.ts --target http://127.0.0.1:8080 --delay 30 [--port 0]
@@ -29,6 +30,7 @@ export async function startLatencyProxy(opts: { target: string; delayMs: number;
   const target = new URL(opts.target);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   let stats: ProxyStats = { requests: 0, byPath: {} };
+  let delayMs = opts.delayMs;
   const reset = () => {
     stats = { requests: 0, byPath: {} };
   };
@@ -67,8 +69,13 @@ export async function startLatencyProxy(opts: { target: string; delayMs: number;
         res.writeHead(204).end();
         return;
       }
+      if (req.url?.startsWith("/__delay?")) {
+        delayMs = Number(new URL(req.url, "http://x").searchParams.get("ms") ?? delayMs);
+        res.writeHead(204).end();
+        return;
+      }
       const body = Buffer.concat(chunks);
-      setTimeout(() => forward(req, res, body), opts.delayMs);
+      setTimeout(() => forward(req, res, body), delayMs);
     });
   });
   server.keepAliveTimeout = 60_000;
