@@ -1,7 +1,7 @@
 /** Collaborators, reviewers and assignees: the spec's rules 1–5. */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collaboration, team, user, userBlocking } from "../../functions/db/schema.ts";
+import { collaboration, user, userBlocking } from "../../functions/db/schema.ts";
 import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
@@ -115,10 +115,9 @@ describe("rule 3: permission read", () => {
 
   it("reflects org roles: an org owner is owner, a team member has the team's access", async () => {
     const o = await seedUser(t.db);
-    const org = await seedOrg(t.db, o);
+    const org = await seedOrg(t, o);
     const m = await seedUser(t.db);
-    const mt = await seedMember(t.db, org, m);
-    await t.db.update(team).set({ authorize: 2, includesAllRepositories: true }).where(eq(team.id, mt.id));
+    await seedMember(t, org, m, { permission: "write", includesAll: true });
     const r = await apiRepo(t, await o.token(), { name: uniq("orgrepo"), private: true }, org.name);
     const base = `/api/v1/repos/${org.name}/${r.name}/collaborators`;
     expect((await (await t.request(`${base}/${o.name}/permission`, { headers: token(await o.token()) })).json()).permission).toBe("owner");

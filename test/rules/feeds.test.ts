@@ -54,7 +54,7 @@ describe("GET /users/{username}/activities/feeds", () => {
 
 describe("GET /orgs/{org}/activities/feeds", () => {
   it("members see the org's private activity when they may access the repository; outsiders never", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const op = await apiRepo(t, aliceTok, { name: uniq("op") }, org.name);
     const oq = await apiRepo(t, aliceTok, { name: uniq("oq"), private: true }, org.name);
     const own = await (await t.request(`/api/v1/orgs/${org.name}/activities/feeds`, { headers: token(aliceTok) })).json();
@@ -63,12 +63,12 @@ describe("GET /orgs/{org}/activities/feeds", () => {
     expect(names(await (await t.request(`/api/v1/orgs/${org.name}/activities/feeds`, { headers: token(await outsider.token()) })).json())).toEqual([op.name]);
     // A member without team access to the private repository does not see its activity either.
     const m = await seedUser(t.db);
-    await seedMember(t.db, org, m);
+    await seedMember(t, org, m);
     expect(names(await (await t.request(`/api/v1/orgs/${org.name}/activities/feeds`, { headers: token(await m.token()) })).json())).toEqual([op.name]);
   });
 
   it("a private organization's feed is 404 to outsiders", async () => {
-    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const org = await seedOrg(t, alice, { visibility: 2 });
     await apiRepo(t, aliceTok, { name: uniq("x") }, org.name);
     expect((await t.request(`/api/v1/orgs/${org.name}/activities/feeds`)).status).toBe(404);
   });

@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orgUser, team, teamUnit, teamUser, user, userBlocking } from "../../functions/db/schema.ts";
-import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -65,14 +65,14 @@ describe("POST /orgs", () => {
 });
 
 describe("GET /orgs/{org} and visibility", () => {
-  let priv: { id: number; name: string };
-  let limited: { id: number; name: string };
+  let priv: SeededOrg;
+  let limited: SeededOrg;
   let member: SeededUser;
   beforeAll(async () => {
-    priv = await seedOrg(t.db, alice, { visibility: 2 });
-    limited = await seedOrg(t.db, alice, { visibility: 1 });
+    priv = await seedOrg(t, alice, { visibility: 2 });
+    limited = await seedOrg(t, alice, { visibility: 1 });
     member = await seedUser(t.db);
-    await seedMember(t.db, priv, member);
+    await seedMember(t, priv, member);
   });
 
   it("a private org is 404 to anonymous callers and non-members, visible to members and admins (1 round trip)", async () => {
@@ -104,9 +104,9 @@ describe("GET /orgs/{org} and visibility", () => {
 
 describe("PATCH and DELETE /orgs/{org}", () => {
   it("owners edit present fields only; members get 403; outsiders of a private org get 404", async () => {
-    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const org = await seedOrg(t, alice, { visibility: 2 });
     const member = await seedUser(t.db);
-    await seedMember(t.db, org, member);
+    await seedMember(t, org, member);
     const res = await t.request(`/api/v1/orgs/${org.name}`, { method: "PATCH", headers: token(await alice.token()), json: { description: "new desc", visibility: "public" } });
     expect(res.status).toBe(200);
     expect(roundTrips(res)).toBe(2);
@@ -114,12 +114,12 @@ describe("PATCH and DELETE /orgs/{org}", () => {
     const m = await t.request(`/api/v1/orgs/${org.name}`, { method: "PATCH", headers: token(await member.token()), json: { description: "x" } });
     expect(m.status).toBe(403);
     expect((await m.json()).message).toBe("Must be an organization owner");
-    const hidden = await seedOrg(t.db, alice, { visibility: 2 });
+    const hidden = await seedOrg(t, alice, { visibility: 2 });
     expect((await t.request(`/api/v1/orgs/${hidden.name}`, { method: "PATCH", headers: token(await bob.token()), json: {} })).status).toBe(404);
   });
 
   it("an organization that still owns repositories is not deleted (422)", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     await apiRepo(t, await alice.token(), { name: uniq("keep") }, org.name);
     const res = await t.request(`/api/v1/orgs/${org.name}`, { method: "DELETE", headers: token(await alice.token()) });
     expect(res.status).toBe(422);
@@ -127,8 +127,8 @@ describe("PATCH and DELETE /orgs/{org}", () => {
   });
 
   it("deleting removes the org with its teams and memberships", async () => {
-    const org = await seedOrg(t.db, alice);
-    await seedMember(t.db, org, bob);
+    const org = await seedOrg(t, alice);
+    await seedMember(t, org, bob);
     const res = await t.request(`/api/v1/orgs/${org.name}`, { method: "DELETE", headers: token(await alice.token()) });
     expect(res.status).toBe(204);
     expect(roundTrips(res)).toBe(2);
@@ -140,11 +140,11 @@ describe("PATCH and DELETE /orgs/{org}", () => {
 
 describe("members", () => {
   it("members see all members; non-members see public members only", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const quiet = await seedUser(t.db);
     const loud = await seedUser(t.db);
-    await seedMember(t.db, org, quiet);
-    await seedMember(t.db, org, loud, { isPublic: true });
+    await seedMember(t, org, quiet);
+    await seedMember(t, org, loud, { isPublic: true });
     const asMember = await t.request(`/api/v1/orgs/${org.name}/members`, { headers: token(await quiet.token()) });
     expect(asMember.headers.get("X-Total-Count")).toBe("3");
     expect(roundTrips(asMember)).toBe(1);
@@ -154,9 +154,9 @@ describe("members", () => {
   });
 
   it("GET members/{username}: 204/404 for members; outsiders are redirected to public_members (303)", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const loud = await seedUser(t.db);
-    await seedMember(t.db, org, loud, { isPublic: true });
+    await seedMember(t, org, loud, { isPublic: true });
     expect((await t.request(`/api/v1/orgs/${org.name}/members/${loud.name}`, { headers: token(await alice.token()) })).status).toBe(204);
     expect((await t.request(`/api/v1/orgs/${org.name}/members/${bob.name}`, { headers: token(await alice.token()) })).status).toBe(404);
     const redirect = await t.request(`/api/v1/orgs/${org.name}/members/${loud.name}`, { headers: token(await bob.token()), redirect: "manual" });
@@ -167,9 +167,9 @@ describe("members", () => {
   });
 
   it("DELETE members/{username} removes the member from every team; the last owner cannot be removed", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const m = await seedUser(t.db);
-    const mt = await seedMember(t.db, org, m);
+    const mt = await seedMember(t, org, m);
     const res = await t.request(`/api/v1/orgs/${org.name}/members/${m.name}`, { method: "DELETE", headers: token(await alice.token()) });
     expect(res.status).toBe(204);
     expect(await t.db.select().from(teamUser).where(and(eq(teamUser.orgId, org.id), eq(teamUser.uid, m.id)))).toEqual([]);
@@ -181,9 +181,9 @@ describe("members", () => {
   });
 
   it("removed members lose access at once (GHSA-2vgv-hgv4-22mh)", async () => {
-    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const org = await seedOrg(t, alice, { visibility: 2 });
     const m = await seedUser(t.db);
-    await seedMember(t.db, org, m);
+    await seedMember(t, org, m);
     const tk = await m.token();
     expect((await t.request(`/api/v1/orgs/${org.name}`, { headers: token(tk) })).status).toBe(200);
     await t.request(`/api/v1/orgs/${org.name}/members/${m.name}`, { method: "DELETE", headers: token(await alice.token()) });
@@ -212,15 +212,15 @@ describe("blocks", () => {
   it("blocking yourself or an organization → 400; an unknown user → 404", async () => {
     const tk = await alice.token();
     expect((await t.request(`/api/v1/user/blocks/${alice.name}`, { method: "PUT", headers: token(tk) })).status).toBe(400);
-    const org = await seedOrg(t.db, bob);
+    const org = await seedOrg(t, bob);
     expect((await t.request(`/api/v1/user/blocks/${org.name}`, { method: "PUT", headers: token(tk) })).status).toBe(400);
     expect((await t.request("/api/v1/user/blocks/nobody-xyz", { method: "PUT", headers: token(tk) })).status).toBe(404);
   });
 
   it("organization blocks need an owner; members cannot be blocked by their org", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const m = await seedUser(t.db);
-    await seedMember(t.db, org, m);
+    await seedMember(t, org, m);
     expect((await t.request(`/api/v1/orgs/${org.name}/blocks/${bob.name}`, { method: "PUT", headers: token(await m.token()) })).status).toBe(403);
     expect((await t.request(`/api/v1/orgs/${org.name}/blocks/${m.name}`, { method: "PUT", headers: token(await alice.token()) })).status).toBe(400);
     expect((await t.request(`/api/v1/orgs/${org.name}/blocks/${bob.name}`, { method: "PUT", headers: token(await alice.token()) })).status).toBe(204);

@@ -4,8 +4,7 @@
  */
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collaboration } from "../../functions/db/schema.ts";
-import { apiRepo, seedMember, seedOrg, seedUser, testApp, token, uniq, type TestApp } from "../fixtures/app.ts";
+import { addCollaborator, apiRepo, seedMember, seedOrg, seedUser, testApp, token, uniq, type TestApp } from "../fixtures/app.ts";
 
 type RepoKey = "userPub" | "userPriv" | "privOrgPub" | "limOrgPub" | "privOrgPriv";
 type CallerKey = "anonymous" | "publicOnly" | "unrelated" | "collabRead" | "collabWrite" | "collabAdmin" | "orgMember" | "orgOwner" | "siteAdmin";
@@ -49,8 +48,8 @@ beforeAll(async () => {
   const ownerTok = await owner.token();
   const orgOwner = await seedUser(t.db);
   const orgOwnerTok = await orgOwner.token();
-  const privOrg = await seedOrg(t.db, orgOwner, { visibility: 2 });
-  const limOrg = await seedOrg(t.db, owner, { visibility: 1 });
+  const privOrg = await seedOrg(t, orgOwner, { visibility: 2 });
+  const limOrg = await seedOrg(t, owner, { visibility: 1 });
   const mk = async (key: RepoKey, tk: string, priv: boolean, org?: string) => {
     const r = await apiRepo(t, tk, { name: `${tag}-${key}`, private: priv, issue_labels: "Default" }, org);
     repos[key] = { id: r.id, full: r.full_name };
@@ -61,13 +60,14 @@ beforeAll(async () => {
   await mk("limOrgPub", ownerTok, false, limOrg.name);
   await mk("privOrgPriv", orgOwnerTok, true, privOrg.name);
   const users: Partial<Record<CallerKey, string>> = {};
-  for (const [k, mode] of [["collabRead", 1], ["collabWrite", 2], ["collabAdmin", 3]] as const) {
+  for (const [k, permission] of [["collabRead", "read"], ["collabWrite", "write"], ["collabAdmin", "admin"]] as const) {
     const u = await seedUser(t.db);
-    for (const r of ["userPriv", "privOrgPriv"] as const) await t.db.insert(collaboration).values({ repoId: repos[r].id, userId: u.id, mode });
+    await addCollaborator(t, ownerTok, repos.userPriv.full, u, permission);
+    await addCollaborator(t, orgOwnerTok, repos.privOrgPriv.full, u, permission);
     users[k] = await u.token();
   }
   const member = await seedUser(t.db);
-  await seedMember(t.db, privOrg, member);
+  await seedMember(t, privOrg, member);
   users.orgMember = await member.token();
   users.orgOwner = orgOwnerTok;
   users.unrelated = await (await seedUser(t.db)).token();

@@ -1,8 +1,8 @@
 /** Repositories: the spec's create, generate, edit, delete and state-table rules (one test per rule). */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { action, collaboration, label, mirror, repoUnit, repository, team, teamUser } from "../../functions/db/schema.ts";
-import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { action, collaboration, label, mirror, repoUnit, repository, teamUser } from "../../functions/db/schema.ts";
+import { addCollaborator, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -84,20 +84,21 @@ describe("create rules (POST /user/repos, /orgs/{org}/repos)", () => {
   });
 
   it("rule 6: an organization caller (sudo to an org) → 422", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const res = await t.request(`/api/v1/user/repos?sudo=${org.name}`, { method: "POST", headers: token(adminTok), json: { name: uniq("x") } });
     expect(res.status).toBe(422);
   });
 
   it("rule 7: org members without the create right → 403; a team with can_create_org_repo may; unknown/invisible org → 404", async () => {
-    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const org = await seedOrg(t, alice, { visibility: 2 });
     const member = await seedUser(t.db);
-    const mteam = await seedMember(t.db, org, member);
+    const mteam = await seedMember(t, org, member);
     const mt = await member.token();
     const denied = await post(`/api/v1/orgs/${org.name}/repos`, mt, { name: uniq("o") });
     expect(denied.status).toBe(403);
     expect((await denied.json()).message).toBe("Given user is not allowed to create repository in organization.");
-    await t.db.update(team).set({ canCreateOrgRepo: true }).where(eq(team.id, mteam.id));
+    const grant = await t.request(`/api/v1/teams/${mteam.id}`, { method: "PATCH", headers: token(org.ownerToken), json: { can_create_org_repo: true } });
+    expect(grant.status).toBe(200);
     const ok = await post(`/api/v1/orgs/${org.name}/repos`, mt, { name: uniq("o") });
     expect(ok.status).toBe(201);
     expect((await post(`/api/v1/orgs/${org.name}/repos`, bobTok, { name: uniq("o") })).status).toBe(404);
@@ -105,13 +106,13 @@ describe("create rules (POST /user/repos, /orgs/{org}/repos)", () => {
   });
 
   it("the deprecated /org/{org}/repos creates too and answers an unknown org with 422", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     expect((await post(`/api/v1/org/${org.name}/repos`, aliceTok, { name: uniq("dep") })).status).toBe(201);
     expect((await post("/api/v1/org/no-such-org-y/repos", aliceTok, { name: uniq("dep") })).status).toBe(422);
   });
 
   it("rule 8: the 201 carries owner-level permission, also for an org repository created by an owner", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const r = await apiRepo(t, aliceTok, { name: uniq("p") }, org.name);
     expect(r.permissions).toEqual({ admin: true, push: true, pull: true });
     expect(r.owner.login).toBe(org.name);
@@ -301,7 +302,7 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
 
   it("an archived repository is read-only in its units: a write collaborator loses push and label writes; admins keep settings", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("ro") });
-    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 2 });
+    await addCollaborator(t, aliceTok, `${alice.name}/${r.name}`, bob, "write");
     expect((await (await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(bobTok) })).json()).permissions).toEqual({ admin: false, push: true, pull: true });
     await patch(alice.name, r.name, aliceTok, { archived: true });
     expect((await (await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(bobTok) })).json()).permissions).toEqual({ admin: false, push: false, pull: true });
@@ -330,7 +331,7 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
 
   it("edit needs repository admin: a write collaborator gets 403, an outsider of a private repo 404", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("perm"), private: true });
-    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 2 });
+    await addCollaborator(t, aliceTok, `${alice.name}/${r.name}`, bob, "write");
     const res = await patch(alice.name, r.name, bobTok, { description: "x" });
     expect(res.status).toBe(403);
     expect((await res.json()).message).toBe("user should be an owner or a collaborator with admin write of a repository");
@@ -342,7 +343,7 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
 describe("delete rule", () => {
   it("the owner deletes (204) and everything hanging off the repository goes", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("del"), issue_labels: "Default" });
-    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 1 });
+    await addCollaborator(t, aliceTok, `${alice.name}/${r.name}`, bob, "read");
     const res = await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "DELETE", headers: token(aliceTok) });
     expect(res.status).toBe(204);
     expect(roundTrips(res)).toBe(2);
@@ -354,12 +355,11 @@ describe("delete rule", () => {
 
   it("an admin collaborator or an org member who is not an org owner → 403", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("d2") });
-    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 3 });
+    await addCollaborator(t, aliceTok, `${alice.name}/${r.name}`, bob, "admin");
     expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "DELETE", headers: token(bobTok) })).status).toBe(403);
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const member = await seedUser(t.db);
-    const mteam = await seedMember(t.db, org, member);
-    await t.db.update(team).set({ authorize: 3, includesAllRepositories: true }).where(eq(team.id, mteam.id));
+    await seedMember(t, org, member, { permission: "admin", includesAll: true });
     const or = await apiRepo(t, aliceTok, { name: uniq("d3") }, org.name);
     expect((await t.request(`/api/v1/repos/${org.name}/${or.name}`, { method: "DELETE", headers: token(await member.token()) })).status).toBe(403);
     expect((await t.request(`/api/v1/repos/${org.name}/${or.name}`, { method: "DELETE", headers: token(aliceTok) })).status).toBe(204);
@@ -400,8 +400,8 @@ describe("generate rules (POST /repos/{template_owner}/{template_repo}/generate)
     const other = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: bob.name, name: uniq("g"), labels: true });
     expect(other.status).toBe(403);
     expect((await other.json()).message).toBe("Only admin can generate repository for other user.");
-    const org = await seedOrg(t.db, bob);
-    await seedMember(t.db, org, alice);
+    const org = await seedOrg(t, bob);
+    await seedMember(t, org, alice);
     const noRight = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: org.name, name: uniq("g"), labels: true });
     expect(noRight.status).toBe(403);
     expect((await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, adminTok, { owner: bob.name, name: uniq("g"), labels: true })).status).toBe(201);
@@ -425,8 +425,8 @@ describe("forks", () => {
 
   it("forking into an org needs the same create right as create and generate (GHSA-fhx7-m96w-mv29)", async () => {
     const base = await apiRepo(t, aliceTok, { name: uniq("fo") });
-    const org = await seedOrg(t.db, alice);
-    await seedMember(t.db, org, bob);
+    const org = await seedOrg(t, alice);
+    await seedMember(t, org, bob);
     const res = await post(`/api/v1/repos/${alice.name}/${base.name}/forks`, bobTok, { organization: org.name });
     expect(res.status).toBe(403);
     expect(await t.db.select().from(repository).where(and(eq(repository.ownerId, org.id)))).toEqual([]);
@@ -435,13 +435,12 @@ describe("forks", () => {
 
 describe("team access on org repositories", () => {
   it("a team with can_create_org_repo gets the repository its member created", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const member = await seedUser(t.db);
-    const mteam = await seedMember(t.db, org, member);
-    await t.db.update(team).set({ canCreateOrgRepo: true, authorize: 2 }).where(eq(team.id, mteam.id));
+    await seedMember(t, org, member, { permission: "write", canCreateOrgRepo: true });
     const r = await apiRepo(t, await member.token(), { name: uniq("tr"), private: true }, org.name);
     const other = await seedUser(t.db);
-    await seedMember(t.db, org, other);
+    await seedMember(t, org, other);
     expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await member.token()) })).status).toBe(200);
     expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await other.token()) })).status).toBe(404);
     void teamUser;

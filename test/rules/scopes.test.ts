@@ -13,7 +13,7 @@ let repo: string;
 beforeAll(async () => {
   t = await testApp();
   u = await seedUser(t.db);
-  org = await seedOrg(t.db, u);
+  org = await seedOrg(t, u);
   repo = (await apiRepo(t, await u.token(), { name: uniq("s"), issue_labels: "Default" })).name;
 });
 afterAll(() => t.close());

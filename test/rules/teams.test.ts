@@ -2,19 +2,19 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orgUser, team, teamUnit, teamUser, userBlocking } from "../../functions/db/schema.ts";
-import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 import { giteaShapeErrors } from "../fixtures/gitea-schema.ts";
 
 let t: TestApp;
 let owner: SeededUser;
 let ownerTok: string;
-let org: { id: number; name: string; ownersTeamId: number };
+let org: SeededOrg;
 
 beforeAll(async () => {
   t = await testApp();
   owner = await seedUser(t.db);
   ownerTok = await owner.token();
-  org = await seedOrg(t.db, owner);
+  org = await seedOrg(t, owner);
 });
 afterAll(() => t.close());
 
@@ -63,9 +63,9 @@ describe("rule 3: create", () => {
 
   it("only organization owners create teams (403 for members, 404 for a hidden org)", async () => {
     const m = await seedUser(t.db);
-    await seedMember(t.db, org, m);
+    await seedMember(t, org, m);
     expect((await createTeam({ name: uniq("x"), permission: "read", units: ["repo.code"] }, await m.token())).status).toBe(403);
-    const hidden = await seedOrg(t.db, owner, { visibility: 2 });
+    const hidden = await seedOrg(t, owner, { visibility: 2 });
     const outsider = await seedUser(t.db);
     expect((await createTeam({ name: uniq("x"), permission: "read", units: ["repo.code"] }, await outsider.token(), hidden.name)).status).toBe(404);
   });
@@ -149,7 +149,7 @@ describe("rule 4: edit", () => {
 
   it("non-owners get 404", async () => {
     const m = await seedUser(t.db);
-    await seedMember(t.db, org, m);
+    await seedMember(t, org, m);
     expect((await t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "PATCH", headers: token(await m.token()), json: { description: "x" } })).status).toBe(404);
   });
 });
@@ -194,7 +194,7 @@ describe("repositories (rules 5 and 7)", () => {
     const tm = await (await createTeam({ name: uniq("r"), permission: "write", units: ["repo.code"] })).json();
     const r = await apiRepo(t, ownerTok, { name: uniq("tr"), private: true }, org.name);
     expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method: "PUT", headers: token(ownerTok) })).status).toBe(204);
-    const other = await seedOrg(t.db, owner);
+    const other = await seedOrg(t, owner);
     const r2 = await apiRepo(t, ownerTok, { name: uniq("x") }, other.name);
     expect((await t.request(`/api/v1/teams/${tm.id}/repos/${other.name}/${r2.name}`, { method: "PUT", headers: token(ownerTok) })).status).toBe(404);
     const m = await seedUser(t.db);

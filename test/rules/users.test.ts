@@ -62,8 +62,8 @@ describe("user visibility (IsUserVisibleToViewer)", () => {
     priv = await seedUser(t.db, { visibility: 2 });
     colleague = await seedUser(t.db);
     stranger = await seedUser(t.db);
-    const org = await seedOrg(t.db, priv);
-    await seedMember(t.db, org, colleague);
+    const org = await seedOrg(t, priv);
+    await seedMember(t, org, colleague);
   });
 
   it("a limited user is 404 to anonymous callers and visible to any signed-in user", async () => {
@@ -105,7 +105,7 @@ describe("user visibility (IsUserVisibleToViewer)", () => {
 
 describe("GET /users/search", () => {
   it("answers Gitea's envelope, matches name case-insensitively, excludes organizations, one round trip", async () => {
-    const org = await seedOrg(t.db, alice, { name: uniq("searchorg") });
+    const org = await seedOrg(t, alice, { name: uniq("searchorg") });
     const res = await t.request(`/api/v1/users/search?q=${alice.name.toUpperCase()}`);
     const body = await res.json();
     expect(body.ok).toBe(true);
@@ -288,10 +288,10 @@ describe("DELETE /admin/users/{username}", () => {
 
   it("deleting yourself → 422; an organization → 422; a member of an organization without purge → 422", async () => {
     expect((await t.request(`/api/v1/admin/users/${admin.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(422);
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     expect((await t.request(`/api/v1/admin/users/${org.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(422);
     const m = await seedUser(t.db);
-    await seedMember(t.db, org, m);
+    await seedMember(t, org, m);
     expect((await t.request(`/api/v1/admin/users/${m.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(422);
     expect((await t.request(`/api/v1/admin/users/${m.name}?purge=true`, { method: "DELETE", headers: token(adminTok) })).status).toBe(204);
   });
@@ -309,7 +309,7 @@ describe("DELETE /admin/users/{username}", () => {
 
   it("the sole owner of an organization cannot be purged", async () => {
     const o = await seedUser(t.db);
-    await seedOrg(t.db, o);
+    await seedOrg(t, o);
     const res = await t.request(`/api/v1/admin/users/${o.name}?purge=true`, { method: "DELETE", headers: token(adminTok) });
     expect(res.status).toBe(422);
     expect(await t.db.select().from(user).where(eq(user.id, o.id))).toHaveLength(1);
