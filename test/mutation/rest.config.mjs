@@ -26,6 +26,11 @@ export default {
   // runs them (libSQL is a native module).
   vitest: { configFile: "test/mutation/vitest.rest.config.ts", related: true, pool: "forks" },
   coverageAnalysis: "perTest",
+  // Static mutants (module-level constants, and code that only the suites' beforeAll seeds reach)
+  // would each need the whole suite with a fresh module graph: 954 of 2650 mutants and an estimated
+  // 35 hours here. They are reported as Ignored, not counted as killed; mutants hit both at load and
+  // by tests still run, against the tests that cover them.
+  ignoreStatic: true,
   checkers: ["typescript"],
   tsconfigFile: "test/mutation/tsconfig.rest.json",
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
