@@ -256,6 +256,17 @@ describe("max_repo_creation of the owner", () => {
     expect((await post(t, "/api/v1/user/repos", zero.tk, { name: uniq("none") })).status).toBe(403);
   });
 
+  it("generate: the same limit (Gitea's GenerateRepository checks CanCreateRepo)", async () => {
+    const { u, tk } = await limited(1, 1);
+    const res = await post(t, `/api/v1/repos/${template}/generate`, tk, { owner: u.name, name: uniq("over"), labels: true });
+    expect(res.status).toBe(403);
+    expect((await res.json()).message).toBe("You have reached your limit of 1 repositories.");
+    expect(roundTrips(res)).toBe(1);
+    expect(await t.db.select().from(repository).where(eq(repository.ownerId, u.id))).toHaveLength(1);
+    const under = await limited(2, 1);
+    expect((await post(t, `/api/v1/repos/${template}/generate`, under.tk, { owner: under.u.name, name: uniq("under"), labels: true })).status).toBe(201);
+  });
+
   it("a site admin is not limited: creating for itself, and generating into a limited user", async () => {
     const adminUser = await seedUser(t.db, { admin: true });
     const adminTok = await adminUser.token();
