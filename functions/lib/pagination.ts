@@ -26,10 +26,11 @@ export interface Page {
   offset: number;
 }
 
+/** Go's strconv.Atoi as Gitea's FormInt reads it: an optional sign and digits, else 0; out of range saturates. */
 const toInt = (raw: string | undefined) => {
-  if (raw === undefined || !/^\s*-?\d+\s*$/.test(raw)) return 0;
+  if (raw === undefined || !/^[+-]?\d+$/.test(raw)) return 0;
   const n = Number(raw);
-  return Number.isSafeInteger(n) ? n : 0;
+  return Math.max(-Number.MAX_SAFE_INTEGER, Math.min(n, Number.MAX_SAFE_INTEGER));
 };
 
 /** Normalizes `page`/`limit` exactly as Gitea does. */

@@ -376,6 +376,8 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
     } else if (!orgCreateRight(o, me)) throw forbidden("Given user is not allowed to create repository in organization.");
     owner = o.u;
   }
+  // Gitea's GenerateRepository checks the owner's max_repo_creation as create does (CanCreateRepoIn).
+  if (!me.isAdmin && owner.maxRepoCreation >= 0 && owner.numRepos >= owner.maxRepoCreation) throw forbidden(`You have reached your limit of ${owner.maxRepoCreation} repositories.`);
   checkRepoName(form.name);
   const units = defaultUnits(ctx);
   const tplLabels = form.labels ? (a.rows[1] as { name: string; exclusive: boolean; color: string; description: string }[]) : [];

@@ -1,12 +1,18 @@
 /** Repositories, labels and collaborators end to end on BOTH targets: round trips per route, gitea-js, concurrency. */
 import { giteaApi } from "gitea-js";
-import { describe, expect, it } from "vitest";
+import { createClient, type Client } from "@libsql/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { roundTrips } from "../fixtures/app.ts";
-import { basicAuth, client, targets, tokenAuth, uniqName } from "../fixtures/targets.ts";
+import { basicAuth, client, rowsWrittenBy, targets, tokenAuth, uniqName } from "../fixtures/targets.ts";
 
 for (const target of targets()) {
   describe(`repositories on ${target.name}`, () => {
     const { call, adminHeaders } = client(target);
+    let db: Client;
+    beforeAll(() => {
+      db = createClient({ url: target.databaseUrl });
+    });
+    afterAll(() => db.close());
 
     async function newUser() {
       const name = uniqName("ru");
@@ -80,13 +86,24 @@ for (const target of targets()) {
       expect(res.headers.get("Location")).toBe(`/api/v1/repos/${u.name}/${name}-new`);
     });
 
-    it("50 concurrent creations of the same repository give one 201 and 49 409s", async () => {
+    it("50 concurrent creations of the same repository give one 201 and 49 409s; no losing request leaves a row or a count behind", async () => {
       const u = await newUser();
+      const create = (name: string) => call("POST", "/api/v1/user/repos", { headers: tokenAuth(u.token), json: { name, issue_labels: "Default" } });
+      const one = await rowsWrittenBy(db, () => create(uniqName("solo")));
       const name = uniqName("race");
-      const results = await Promise.all(Array.from({ length: 50 }, () => call("POST", "/api/v1/user/repos", { headers: tokenAuth(u.token), json: { name, issue_labels: "Default" } })));
+      let results: Response[] = [];
+      const race = await rowsWrittenBy(db, async () => {
+        results = await Promise.all(Array.from({ length: 50 }, () => create(name)));
+      });
+      expect(race).toEqual(one);
       const statuses = results.map((r) => r.status);
       expect(statuses.filter((s) => s === 201)).toHaveLength(1);
       expect(statuses.filter((s) => s === 409)).toHaveLength(49);
+      const bodies = await Promise.all(results.filter((r) => r.status === 409).map((r) => r.json()));
+      expect(bodies.map((b) => b.message)).toEqual(Array(49).fill("The repository with the same name already exists."));
+      // The owner's repository count counts the two repositories, not the losers.
+      const counted = await db.execute({ sql: "SELECT num_repos AS n, (SELECT COUNT(*) FROM repository r WHERE r.owner_id = u.id) AS actual FROM user u WHERE lower_name = ?", args: [u.name.toLowerCase()] });
+      expect([Number(counted.rows[0].n), Number(counted.rows[0].actual)]).toEqual([2, 2]);
       const labels = await call("GET", `/api/v1/repos/${u.name}/${name}/labels?limit=50`, { headers: tokenAuth(u.token) });
       expect(labels.headers.get("X-Total-Count")).toBe("7");
     });

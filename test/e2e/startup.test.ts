@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runScript, startNodeServer } from "../../scripts/lib/processes.ts";
+import { expectRefusal } from "../fixtures/app.ts";
 
 const dirs: string[] = [];
 const freshDir = () => {
@@ -56,7 +57,7 @@ describe("admin CLI", () => {
       const me = await fetch(`${server.url}/api/v1/user`, { headers: { Authorization: `token ${tok.stdout.trim()}` } });
       expect((await me.json()).login).toBe("root");
       const scoped = await fetch(`${server.url}/api/v1/orgs`, { method: "POST", headers: { Authorization: `token ${tok.stdout.trim()}`, "Content-Type": "application/json" }, body: '{"username":"x-org"}' });
-      expect(scoped.status).toBe(403);
+      await expectRefusal(scoped, 403, "token does not have at least one of required scope(s), required=[write:organization], token scope=read:user");
     } finally {
       await server.stop();
     }

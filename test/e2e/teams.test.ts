@@ -1,11 +1,17 @@
 /** Teams and e-mails end to end on BOTH targets: exact round trips per route. */
-import { describe, expect, it } from "vitest";
+import { createClient, type Client } from "@libsql/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { roundTrips } from "../fixtures/app.ts";
-import { basicAuth, client, targets, tokenAuth, uniqName } from "../fixtures/targets.ts";
+import { basicAuth, client, rowsWrittenBy, targets, tokenAuth, uniqName } from "../fixtures/targets.ts";
 
 for (const target of targets()) {
   describe(`teams on ${target.name}`, () => {
     const { call, adminHeaders } = client(target);
+    let db: Client;
+    beforeAll(() => {
+      db = createClient({ url: target.databaseUrl });
+    });
+    afterAll(() => db.close());
 
     async function newUser() {
       const name = uniqName("tu");
@@ -75,14 +81,26 @@ for (const target of targets()) {
       }
     });
 
-    it("50 concurrent creations of the same team give one 201 and 49 422s", async () => {
+    it("50 concurrent creations of the same team give one 201 and 49 422s; no losing request leaves a row or a count behind", async () => {
       const u = await newUser();
       const org = uniqName("race");
       await call("POST", "/api/v1/orgs", { headers: tokenAuth(u.token), json: { username: org } });
-      const results = await Promise.all(Array.from({ length: 50 }, () => call("POST", `/api/v1/orgs/${org}/teams`, { headers: tokenAuth(u.token), json: { name: "same", permission: "read", units: ["repo.code"] } })));
+      const create = (name: string) => call("POST", `/api/v1/orgs/${org}/teams`, { headers: tokenAuth(u.token), json: { name, permission: "read", units: ["repo.code", "repo.issues"] } });
+      const one = await rowsWrittenBy(db, () => create("solo"));
+      let results: Response[] = [];
+      const race = await rowsWrittenBy(db, async () => {
+        results = await Promise.all(Array.from({ length: 50 }, () => create("same")));
+      });
+      expect(race).toEqual(one);
       const statuses = results.map((r) => r.status);
       expect(statuses.filter((s) => s === 201)).toHaveLength(1);
       expect(statuses.filter((s) => s === 422)).toHaveLength(49);
+      const orgId = (await (await call("GET", `/api/v1/orgs/${org}`, { headers: tokenAuth(u.token) })).json()).id;
+      const bodies = await Promise.all(results.filter((r) => r.status === 422).map((r) => r.json()));
+      expect(bodies.map((b) => b.message)).toEqual(Array(49).fill(`team already exists [org_id: ${orgId}, name: same]`));
+      // Owners, solo and same: the organization counts three teams.
+      const counted = await db.execute({ sql: "SELECT num_teams AS n, (SELECT COUNT(*) FROM team t WHERE t.org_id = u.id) AS actual FROM user u WHERE id = ?", args: [orgId] });
+      expect([Number(counted.rows[0].n), Number(counted.rows[0].actual)]).toEqual([3, 3]);
     });
   });
 }

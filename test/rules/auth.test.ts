@@ -1,6 +1,6 @@
 /** Authentication (reference §3) and account states (§0): one auth module, every credential form. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { basic, roundTrips, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, basic, roundTrips, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -112,7 +112,7 @@ describe("sudo", () => {
 
   it("sudo to an unknown user is 404", async () => {
     const res = await t.request("/api/v1/user?sudo=ghost-nobody", { headers: token(await admin.token()) });
-    expect(res.status).toBe(404);
+    await expectRefusal(res, 404, NOT_FOUND);
   });
 });
 
@@ -136,7 +136,7 @@ describe("token scopes", () => {
 
   it("a route in two categories needs both (GET /user/orgs: user and organization)", async () => {
     const res = await t.request("/api/v1/user/orgs", { headers: token(await alice.token(["read:user"])) });
-    expect(res.status).toBe(403);
+    await expectRefusal(res, 403, "token does not have at least one of required scope(s), required=[read:user read:organization], token scope=read:user");
     expect((await t.request("/api/v1/user/orgs", { headers: token(await alice.token(["read:user", "read:organization"])) })).status).toBe(200);
   });
 

@@ -102,7 +102,7 @@ describe("responses match Gitea's definitions on the wire", () => {
   it("User, Organization, AccessToken, ServerVersion, GeneralAPISettings", async () => {
     const admin = await seedUser(t.db, { admin: true });
     const alice = await seedUser(t.db);
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const tk = await alice.token();
     const checks: [string, Response][] = [
       ["User", await t.request("/api/v1/user", { headers: token(tk) })],

@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emailAddress } from "../../functions/db/schema.ts";
-import { roundTrips, seedUser, testApp, token, uniq, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, roundTrips, seedUser, testApp, token, uniq, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -71,8 +71,8 @@ describe("POST /user/emails", () => {
     const t2 = await testApp({ GITEA__admin__EXTERNAL_USER_DISABLE_FEATURES: "manage_credentials" });
     const ext = await seedUser(t2.db, { loginType: 2 });
     const local = await seedUser(t2.db);
-    expect((await t2.request("/api/v1/user/emails", { method: "POST", headers: token(await ext.token()), json: { emails: ["e1@example.com"] } })).status).toBe(404);
-    expect((await t2.request("/api/v1/user/emails", { method: "DELETE", headers: token(await ext.token()), json: { emails: [] } })).status).toBe(404);
+    await expectRefusal(t2.request("/api/v1/user/emails", { method: "POST", headers: token(await ext.token()), json: { emails: ["e1@example.com"] } }), 404, NOT_FOUND);
+    await expectRefusal(t2.request("/api/v1/user/emails", { method: "DELETE", headers: token(await ext.token()), json: { emails: [] } }), 404, NOT_FOUND);
     expect((await t2.request("/api/v1/user/emails", { method: "POST", headers: token(await local.token()), json: { emails: ["e2@example.com"] } })).status).toBe(201);
     t2.close();
   });
@@ -98,7 +98,7 @@ describe("DELETE /user/emails", () => {
     const a = `${uniq("k")}@example.com`;
     await add(tk, [a]);
     const res = await del(tk, [a, `${other.name.toLowerCase()}@example.com`]);
-    expect(res.status).toBe(404);
+    await expectRefusal(res, 404, NOT_FOUND);
     expect(await t.db.select().from(emailAddress).where(eq(emailAddress.lowerEmail, a))).toHaveLength(1);
     expect(await t.db.select().from(emailAddress).where(eq(emailAddress.uid, other.id))).toHaveLength(1);
   });
@@ -106,6 +106,6 @@ describe("DELETE /user/emails", () => {
   it("the primary address cannot be deleted (422)", async () => {
     const u = await seedUser(t.db);
     const res = await del(await u.token(), [`${u.name.toLowerCase()}@example.com`]);
-    expect(res.status).toBe(422);
+    await expectRefusal(res, 422, "Primary email address cannot be deleted");
   });
 });

@@ -1,6 +1,6 @@
 /** Activity feeds of users and organizations: never an entry the caller may not see (GHSA-6cqf-375w-639g). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -34,7 +34,7 @@ describe("GET /users/{username}/activities/feeds", () => {
   it("a private user's feed is 404 to others; entries are Gitea's Activity", async () => {
     const hidden = await seedUser(t.db, { visibility: 2 });
     await apiRepo(t, await hidden.token(), { name: uniq("h") });
-    expect((await t.request(`/api/v1/users/${hidden.name}/activities/feeds`)).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/users/${hidden.name}/activities/feeds`), 404, NOT_FOUND);
     const [entry] = await (await t.request(`/api/v1/users/${alice.name}/activities/feeds?limit=1`)).json();
     expect(Object.keys(entry)).toEqual(["id", "user_id", "op_type", "act_user_id", "act_user", "repo_id", "repo", "comment_id", "comment", "ref_name", "is_private", "content", "created"]);
     expect(entry.op_type).toBe("create_repo");
@@ -54,7 +54,7 @@ describe("GET /users/{username}/activities/feeds", () => {
 
 describe("GET /orgs/{org}/activities/feeds", () => {
   it("members see the org's private activity when they may access the repository; outsiders never", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const op = await apiRepo(t, aliceTok, { name: uniq("op") }, org.name);
     const oq = await apiRepo(t, aliceTok, { name: uniq("oq"), private: true }, org.name);
     const own = await (await t.request(`/api/v1/orgs/${org.name}/activities/feeds`, { headers: token(aliceTok) })).json();
@@ -63,13 +63,13 @@ describe("GET /orgs/{org}/activities/feeds", () => {
     expect(names(await (await t.request(`/api/v1/orgs/${org.name}/activities/feeds`, { headers: token(await outsider.token()) })).json())).toEqual([op.name]);
     // A member without team access to the private repository does not see its activity either.
     const m = await seedUser(t.db);
-    await seedMember(t.db, org, m);
+    await seedMember(t, org, m);
     expect(names(await (await t.request(`/api/v1/orgs/${org.name}/activities/feeds`, { headers: token(await m.token()) })).json())).toEqual([op.name]);
   });
 
   it("a private organization's feed is 404 to outsiders", async () => {
-    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const org = await seedOrg(t, alice, { visibility: 2 });
     await apiRepo(t, aliceTok, { name: uniq("x") }, org.name);
-    expect((await t.request(`/api/v1/orgs/${org.name}/activities/feeds`)).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/orgs/${org.name}/activities/feeds`), 404, NOT_FOUND);
   });
 });

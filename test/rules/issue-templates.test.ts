@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoUnit } from "../../functions/db/schema.ts";
-import { apiRepo, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let owner: SeededUser;
@@ -34,7 +34,7 @@ describe("issue templates and config of a repository without templates", () => {
   it("a private repository's templates are 404 to outsiders", async () => {
     const r = await apiRepo(t, ownerTok, { name: uniq("ip"), private: true });
     for (const p of ["issue_templates", "issue_config", "issue_config/validate"]) {
-      expect((await t.request(`/api/v1/repos/${owner.name}/${r.name}/${p}`)).status, p).toBe(404);
+      await expectRefusal(t.request(`/api/v1/repos/${owner.name}/${r.name}/${p}`), 404, NOT_FOUND, p);
     }
   });
 
@@ -44,7 +44,7 @@ describe("issue templates and config of a repository without templates", () => {
     await t.db.insert(repoUnit).values({ repoId: r.id, type: 2, config: "{}" });
     const stranger = await seedUser(t.db);
     const res = await t.request(`/api/v1/repos/${owner.name}/${r.name}/issue_templates`, { headers: token(await stranger.token()) });
-    expect(res.status).toBe(403);
+    await expectRefusal(res, 403, "user should have specific read permission or be a repo admin or a site admin");
     expect((await t.request(`/api/v1/repos/${owner.name}/${r.name}/issue_templates`, { headers: token(ownerTok) })).status).toBe(200);
   });
 });

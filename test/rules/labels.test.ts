@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { label } from "../../functions/db/schema.ts";
-import { apiRepo, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let owner: SeededUser;
@@ -41,7 +41,7 @@ describe("create", () => {
 
   it("needs write access on issues or pull requests (403 for a reader)", async () => {
     const reader = await seedUser(t.db);
-    expect((await create({ name: "x", color: "ffffff" }, await reader.token())).status).toBe(403);
+    await expectRefusal(create({ name: "x", color: "ffffff" }, await reader.token()), 403, "user should have a permission to write to a repo");
   });
 });
 
@@ -61,7 +61,7 @@ describe("get by id or name, confined to the repository", () => {
     const b = await t.request(`${base()}/999999999`);
     expect(a.status).toBe(404);
     expect(await a.json()).toEqual(await b.json());
-    expect((await t.request(`${base()}/${foreign.id}`, { method: "PATCH", headers: token(ownerTok), json: { name: "hijack" } })).status).toBe(404);
+    await expectRefusal(t.request(`${base()}/${foreign.id}`, { method: "PATCH", headers: token(ownerTok), json: { name: "hijack" } }), 404, NOT_FOUND);
     expect((await t.request(`${base()}/${foreign.id}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
     const [still] = await t.db.select().from(label).where(eq(label.id, foreign.id));
     expect(still.name).toBe("f");
@@ -70,8 +70,8 @@ describe("get by id or name, confined to the repository", () => {
   it("labels of a private repository are 404 to outsiders", async () => {
     const priv = await apiRepo(t, ownerTok, { name: uniq("p"), private: true, issue_labels: "Default" });
     const stranger = await seedUser(t.db);
-    expect((await t.request(`/api/v1/repos/${owner.name}/${priv.name}/labels`, { headers: token(await stranger.token()) })).status).toBe(404);
-    expect((await t.request(`/api/v1/repos/${owner.name}/${priv.name}/labels`)).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/repos/${owner.name}/${priv.name}/labels`, { headers: token(await stranger.token()) }), 404, NOT_FOUND);
+    await expectRefusal(t.request(`/api/v1/repos/${owner.name}/${priv.name}/labels`), 404, NOT_FOUND);
   });
 });
 
@@ -82,7 +82,7 @@ describe("edit", () => {
     const edited = await (await t.request(`${base()}/${l.id}`, { method: "PATCH", headers: token(ownerTok), json: { description: "new" } })).json();
     expect(edited).toMatchObject({ name: "arch", description: "new", is_archived: false });
     const bad = await t.request(`${base()}/${l.id}`, { method: "PATCH", headers: token(ownerTok), json: { color: "#12345" } });
-    expect(bad.status).toBe(422);
+    await expectRefusal(bad, 422, "bad color code: ##12345");
   });
 });
 
@@ -102,6 +102,6 @@ describe("templates", () => {
     expect(await (await t.request("/api/v1/label/templates")).json()).toEqual(["Advanced", "Default"]);
     const def = await (await t.request("/api/v1/label/templates/Default")).json();
     expect(def).toContainEqual({ name: "bug", exclusive: false, color: "ee0701", description: "Something is not working" });
-    expect((await t.request("/api/v1/label/templates/Nope")).status).toBe(404);
+    await expectRefusal(t.request("/api/v1/label/templates/Nope"), 404, NOT_FOUND);
   });
 });

@@ -1,8 +1,8 @@
 /** Repositories: the spec's create, generate, edit, delete and state-table rules (one test per rule). */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { action, collaboration, label, mirror, repoUnit, repository, team, teamUser } from "../../functions/db/schema.ts";
-import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { action, collaboration, label, mirror, repoUnit, repository, teamUser } from "../../functions/db/schema.ts";
+import { expectRefusal, NOT_FOUND, addCollaborator, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -80,38 +80,39 @@ describe("create rules (POST /user/repos, /orgs/{org}/repos)", () => {
     expect(advRows).toHaveLength(18);
     expect(advRows.find((r) => r.name === "Priority/High")?.exclusive).toBe(true);
     const bad = await post("/api/v1/user/repos", aliceTok, { name: uniq("bad"), issue_labels: "NoSuchTemplate" });
-    expect(bad.status).toBe(422);
+    await expectRefusal(bad, 422, "failed to load label template: NoSuchTemplate");
   });
 
   it("rule 6: an organization caller (sudo to an org) → 422", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const res = await t.request(`/api/v1/user/repos?sudo=${org.name}`, { method: "POST", headers: token(adminTok), json: { name: uniq("x") } });
-    expect(res.status).toBe(422);
+    await expectRefusal(res, 422, "not allowed creating repository for organization");
   });
 
   it("rule 7: org members without the create right → 403; a team with can_create_org_repo may; unknown/invisible org → 404", async () => {
-    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const org = await seedOrg(t, alice, { visibility: 2 });
     const member = await seedUser(t.db);
-    const mteam = await seedMember(t.db, org, member);
+    const mteam = await seedMember(t, org, member);
     const mt = await member.token();
     const denied = await post(`/api/v1/orgs/${org.name}/repos`, mt, { name: uniq("o") });
     expect(denied.status).toBe(403);
     expect((await denied.json()).message).toBe("Given user is not allowed to create repository in organization.");
-    await t.db.update(team).set({ canCreateOrgRepo: true }).where(eq(team.id, mteam.id));
+    const grant = await t.request(`/api/v1/teams/${mteam.id}`, { method: "PATCH", headers: token(org.ownerToken), json: { can_create_org_repo: true } });
+    expect(grant.status).toBe(200);
     const ok = await post(`/api/v1/orgs/${org.name}/repos`, mt, { name: uniq("o") });
     expect(ok.status).toBe(201);
-    expect((await post(`/api/v1/orgs/${org.name}/repos`, bobTok, { name: uniq("o") })).status).toBe(404);
-    expect((await post("/api/v1/orgs/no-such-org-x/repos", bobTok, { name: uniq("o") })).status).toBe(404);
+    await expectRefusal(post(`/api/v1/orgs/${org.name}/repos`, bobTok, { name: uniq("o") }), 404, NOT_FOUND);
+    await expectRefusal(post("/api/v1/orgs/no-such-org-x/repos", bobTok, { name: uniq("o") }), 404, NOT_FOUND);
   });
 
   it("the deprecated /org/{org}/repos creates too and answers an unknown org with 422", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     expect((await post(`/api/v1/org/${org.name}/repos`, aliceTok, { name: uniq("dep") })).status).toBe(201);
-    expect((await post("/api/v1/org/no-such-org-y/repos", aliceTok, { name: uniq("dep") })).status).toBe(422);
+    await expectRefusal(post("/api/v1/org/no-such-org-y/repos", aliceTok, { name: uniq("dep") }), 422, "org does not exist [id: 0, name: no-such-org-y]");
   });
 
   it("rule 8: the 201 carries owner-level permission, also for an org repository created by an owner", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const r = await apiRepo(t, aliceTok, { name: uniq("p") }, org.name);
     expect(r.permissions).toEqual({ admin: true, push: true, pull: true });
     expect(r.owner.login).toBe(org.name);
@@ -144,14 +145,14 @@ describe("create rules (POST /user/repos, /orgs/{org}/repos)", () => {
 describe("GET /repos/{owner}/{repo} and /repositories/{id}", () => {
   it("a private repository is 404 to outsiders and to anonymous callers, 200 to the owner (1 round trip)", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("priv"), private: true });
-    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`)).status).toBe(404);
-    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(bobTok) })).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/repos/${alice.name}/${r.name}`), 404, NOT_FOUND);
+    await expectRefusal(t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(bobTok) }), 404, NOT_FOUND);
     const own = await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(aliceTok) });
     expect(own.status).toBe(200);
     expect(roundTrips(own)).toBe(1);
-    expect((await t.request(`/api/v1/repositories/${r.id}`, { headers: token(bobTok) })).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/repositories/${r.id}`, { headers: token(bobTok) }), 404, NOT_FOUND);
     expect((await t.request(`/api/v1/repositories/${r.id}`, { headers: token(aliceTok) })).status).toBe(200);
-    expect((await t.request("/api/v1/repositories/99999999", { headers: token(aliceTok) })).status).toBe(404);
+    await expectRefusal(t.request("/api/v1/repositories/99999999", { headers: token(aliceTok) }), 404, NOT_FOUND);
   });
 
   it("owner and repository names match case-insensitively; output keeps the stored case", async () => {
@@ -179,7 +180,7 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
     const a = await apiRepo(t, aliceTok, { name: uniq("a") });
     const b = await apiRepo(t, aliceTok, { name: uniq("b") });
     const res = await patch(alice.name, a.name, aliceTok, { name: b.name.toUpperCase() });
-    expect(res.status).toBe(422);
+    await expectRefusal(res, 422, `repository already exists [uname: ${alice.name}, name: ${b.name.toUpperCase()}]`);
   });
 
   it("rule 2: description, website and template are set only when present", async () => {
@@ -222,8 +223,8 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
 
   it("rule 5: external tracker needs a valid URL and format (422), then replaces the internal tracker", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("et") });
-    expect((await patch(alice.name, r.name, aliceTok, { has_issues: true, external_tracker: { external_tracker_url: "not a url" } })).status).toBe(422);
-    expect((await patch(alice.name, r.name, aliceTok, { has_issues: true, external_tracker: { external_tracker_url: "https://t.example", external_tracker_format: "nope {index}" } })).status).toBe(422);
+    await expectRefusal(patch(alice.name, r.name, aliceTok, { has_issues: true, external_tracker: { external_tracker_url: "not a url" } }), 422, "Invalid external tracker URL");
+    await expectRefusal(patch(alice.name, r.name, aliceTok, { has_issues: true, external_tracker: { external_tracker_url: "https://t.example", external_tracker_format: "nope {index}" } }), 422, "Invalid external tracker URL format");
     const body = await (await patch(alice.name, r.name, aliceTok, { has_issues: true, external_tracker: { external_tracker_url: "https://t.example", external_tracker_format: "https://t.example/{user}/{repo}/{index}", external_tracker_style: "numeric" } })).json();
     expect(body.has_issues).toBe(true);
     expect(body.internal_tracker).toBeUndefined();
@@ -301,11 +302,11 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
 
   it("an archived repository is read-only in its units: a write collaborator loses push and label writes; admins keep settings", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("ro") });
-    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 2 });
+    await addCollaborator(t, aliceTok, `${alice.name}/${r.name}`, bob, "write");
     expect((await (await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(bobTok) })).json()).permissions).toEqual({ admin: false, push: true, pull: true });
     await patch(alice.name, r.name, aliceTok, { archived: true });
     expect((await (await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(bobTok) })).json()).permissions).toEqual({ admin: false, push: false, pull: true });
-    expect((await post(`/api/v1/repos/${alice.name}/${r.name}/labels`, bobTok, { name: "x", color: "ffffff" })).status).toBe(403);
+    await expectRefusal(post(`/api/v1/repos/${alice.name}/${r.name}/labels`, bobTok, { name: "x", color: "ffffff" }), 403, "user should have a permission to write to a repo");
     expect((await (await patch(alice.name, r.name, aliceTok, { archived: false })).json()).archived).toBe(false);
     expect((await post(`/api/v1/repos/${alice.name}/${r.name}/labels`, bobTok, { name: "x", color: "ffffff" })).status).toBe(201);
   });
@@ -314,7 +315,7 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
     const m = await apiRepo(t, aliceTok, { name: uniq("mi") });
     await t.db.update(repository).set({ isMirror: true }).where(eq(repository.id, m.id));
     await t.db.insert(mirror).values({ repoId: m.id, intervalMs: 28_800_000 });
-    expect((await patch(alice.name, m.name, aliceTok, { mirror_interval: "soon" })).status).toBe(422);
+    await expectRefusal(patch(alice.name, m.name, aliceTok, { mirror_interval: "soon" }), 422, "invalid mirror interval: time: invalid duration \"soon\"");
     const low = await patch(alice.name, m.name, aliceTok, { mirror_interval: "5m" });
     expect(low.status).toBe(422);
     expect((await low.json()).message).toBe("invalid mirror interval: 5m is below minimum interval: 10m0s");
@@ -330,38 +331,37 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
 
   it("edit needs repository admin: a write collaborator gets 403, an outsider of a private repo 404", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("perm"), private: true });
-    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 2 });
+    await addCollaborator(t, aliceTok, `${alice.name}/${r.name}`, bob, "write");
     const res = await patch(alice.name, r.name, bobTok, { description: "x" });
     expect(res.status).toBe(403);
     expect((await res.json()).message).toBe("user should be an owner or a collaborator with admin write of a repository");
     const stranger = await seedUser(t.db);
-    expect((await patch(alice.name, r.name, await stranger.token(), { description: "x" })).status).toBe(404);
+    await expectRefusal(patch(alice.name, r.name, await stranger.token(), { description: "x" }), 404, NOT_FOUND);
   });
 });
 
 describe("delete rule", () => {
   it("the owner deletes (204) and everything hanging off the repository goes", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("del"), issue_labels: "Default" });
-    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 1 });
+    await addCollaborator(t, aliceTok, `${alice.name}/${r.name}`, bob, "read");
     const res = await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "DELETE", headers: token(aliceTok) });
     expect(res.status).toBe(204);
     expect(roundTrips(res)).toBe(2);
     for (const tbl of [repoUnit, label, collaboration, action] as const) {
       expect(await t.db.select().from(tbl).where(eq(tbl.repoId, r.id))).toEqual([]);
     }
-    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(aliceTok) })).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(aliceTok) }), 404, NOT_FOUND);
   });
 
   it("an admin collaborator or an org member who is not an org owner → 403", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("d2") });
-    await t.db.insert(collaboration).values({ repoId: r.id, userId: bob.id, mode: 3 });
-    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "DELETE", headers: token(bobTok) })).status).toBe(403);
-    const org = await seedOrg(t.db, alice);
+    await addCollaborator(t, aliceTok, `${alice.name}/${r.name}`, bob, "admin");
+    await expectRefusal(t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "DELETE", headers: token(bobTok) }), 403, "user should be the owner of the repo");
+    const org = await seedOrg(t, alice);
     const member = await seedUser(t.db);
-    const mteam = await seedMember(t.db, org, member);
-    await t.db.update(team).set({ authorize: 3, includesAllRepositories: true }).where(eq(team.id, mteam.id));
+    await seedMember(t, org, member, { permission: "admin", includesAll: true });
     const or = await apiRepo(t, aliceTok, { name: uniq("d3") }, org.name);
-    expect((await t.request(`/api/v1/repos/${org.name}/${or.name}`, { method: "DELETE", headers: token(await member.token()) })).status).toBe(403);
+    await expectRefusal(t.request(`/api/v1/repos/${org.name}/${or.name}`, { method: "DELETE", headers: token(await member.token()) }), 403, "user should be the owner of the repo");
     expect((await t.request(`/api/v1/repos/${org.name}/${or.name}`, { method: "DELETE", headers: token(aliceTok) })).status).toBe(204);
   });
 });
@@ -389,7 +389,7 @@ describe("generate rules (POST /repos/{template_owner}/{template_repo}/generate)
     const body = await res.json();
     expect(body).toMatchObject({ name, private: true, template: false, permissions: { admin: true, push: true, pull: true } });
     expect(await t.db.select().from(label).where(eq(label.repoId, body.id))).toHaveLength(7);
-    expect((await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: alice.name, name, labels: true })).status).toBe(409);
+    await expectRefusal(post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: alice.name, name, labels: true }), 409, "The repository with the same name already exists.");
   });
 
   it("rule 4: unknown owner → 404 with {error}; another user for a non-admin → 403; an org without the create right → 403", async () => {
@@ -400,10 +400,10 @@ describe("generate rules (POST /repos/{template_owner}/{template_repo}/generate)
     const other = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: bob.name, name: uniq("g"), labels: true });
     expect(other.status).toBe(403);
     expect((await other.json()).message).toBe("Only admin can generate repository for other user.");
-    const org = await seedOrg(t.db, bob);
-    await seedMember(t.db, org, alice);
+    const org = await seedOrg(t, bob);
+    await seedMember(t, org, alice);
     const noRight = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: org.name, name: uniq("g"), labels: true });
-    expect(noRight.status).toBe(403);
+    await expectRefusal(noRight, 403, "Given user is not allowed to create repository in organization.");
     expect((await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, adminTok, { owner: bob.name, name: uniq("g"), labels: true })).status).toBe(201);
   });
 });
@@ -425,25 +425,24 @@ describe("forks", () => {
 
   it("forking into an org needs the same create right as create and generate (GHSA-fhx7-m96w-mv29)", async () => {
     const base = await apiRepo(t, aliceTok, { name: uniq("fo") });
-    const org = await seedOrg(t.db, alice);
-    await seedMember(t.db, org, bob);
+    const org = await seedOrg(t, alice);
+    await seedMember(t, org, bob);
     const res = await post(`/api/v1/repos/${alice.name}/${base.name}/forks`, bobTok, { organization: org.name });
-    expect(res.status).toBe(403);
+    await expectRefusal(res, 403, `User is no Member of Organisation '${org.name}'`);
     expect(await t.db.select().from(repository).where(and(eq(repository.ownerId, org.id)))).toEqual([]);
   });
 });
 
 describe("team access on org repositories", () => {
   it("a team with can_create_org_repo gets the repository its member created", async () => {
-    const org = await seedOrg(t.db, alice);
+    const org = await seedOrg(t, alice);
     const member = await seedUser(t.db);
-    const mteam = await seedMember(t.db, org, member);
-    await t.db.update(team).set({ canCreateOrgRepo: true, authorize: 2 }).where(eq(team.id, mteam.id));
+    await seedMember(t, org, member, { permission: "write", canCreateOrgRepo: true });
     const r = await apiRepo(t, await member.token(), { name: uniq("tr"), private: true }, org.name);
     const other = await seedUser(t.db);
-    await seedMember(t.db, org, other);
+    await seedMember(t, org, other);
     expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await member.token()) })).status).toBe(200);
-    expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await other.token()) })).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await other.token()) }), 404, NOT_FOUND);
     void teamUser;
   });
 });

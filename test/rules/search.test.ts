@@ -1,8 +1,8 @@
 /** GET /repos/search and the repository lists: every parameter and rule, never a hidden repository. */
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collaboration, repository, star, team } from "../../functions/db/schema.ts";
-import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { repository, star } from "../../functions/db/schema.ts";
+import { expectRefusal, NOT_FOUND, addCollaborator, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -28,8 +28,7 @@ beforeAll(async () => {
     await apiRepo(t, aliceTok, { name: names[key], ...body });
   }
   await t.request(`/api/v1/repos/${alice.name}/${names.arch}`, { method: "PATCH", headers: token(aliceTok), json: { archived: true } });
-  const [shared] = await t.db.select().from(repository).where(eq(repository.lowerName, names.shared.toLowerCase()));
-  await t.db.insert(collaboration).values({ repoId: shared.id, userId: bob.id, mode: 1 });
+  await addCollaborator(t, aliceTok, `${alice.name}/${names.shared}`, bob, "read");
   await t.db.update(repository).set({ topics: JSON.stringify(["edge-topic"]) }).where(eq(repository.lowerName, names.pub.toLowerCase()));
 });
 afterAll(() => t.close());
@@ -110,12 +109,12 @@ describe("search rules", () => {
   });
 
   it("a private repository of a private org is invisible to non-members in search (go-gitea/gitea#23150)", async () => {
-    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const org = await seedOrg(t, alice, { visibility: 2 });
     const r = await apiRepo(t, aliceTok, { name: `${tag}-orgpub` }, org.name);
     expect((await search(`q=${r.name}`, bobTok)).names).toEqual([]);
     expect((await search(`q=${r.name}`)).names).toEqual([]);
     const m = await seedUser(t.db);
-    await seedMember(t.db, org, m);
+    await seedMember(t, org, m);
     expect((await search(`q=${r.name}`, await m.token())).names).toEqual([r.name]);
   });
 });
@@ -124,31 +123,34 @@ describe("lists", () => {
   it("GET /user/repos lists own and shared repositories with X-Total-Count", async () => {
     const res = await t.request("/api/v1/user/repos?limit=50", { headers: token(bobTok) });
     const list = (await res.json()).map((r: { name: string }) => r.name);
-    expect(list).toContain(names.shared);
-    expect(list).not.toContain(names.priv);
+    const owned = (await t.db.select({ name: repository.name }).from(repository).where(eq(repository.ownerId, bob.id))).map((r) => r.name);
+    expect(list.sort()).toEqual([...owned, names.shared].sort());
+    expect(res.headers.get("X-Total-Count")).toBe(String(owned.length + 1));
     expect(roundTrips(res)).toBe(1);
   });
 
   it("GET /users/{username}/repos hides private repositories from others and private users entirely", async () => {
-    const list = await (await t.request(`/api/v1/users/${alice.name}/repos?limit=50`)).json();
-    expect(list.map((r: { private: boolean }) => r.private)).not.toContain(true);
-    const own = await (await t.request(`/api/v1/users/${alice.name}/repos?limit=50`, { headers: token(aliceTok) })).json();
-    expect(own.some((r: { private: boolean }) => r.private)).toBe(true);
+    const rows = await t.db.select({ name: repository.name, isPrivate: repository.isPrivate }).from(repository).where(eq(repository.ownerId, alice.id));
+    const listed = async (headers: Record<string, string>) => (await (await t.request(`/api/v1/users/${alice.name}/repos?limit=50`, { headers })).json()).map((r: { name: string }) => r.name).sort();
+    expect(await listed({})).toEqual(rows.filter((r) => !r.isPrivate).map((r) => r.name).sort());
+    expect(await listed(token(aliceTok))).toEqual(rows.map((r) => r.name).sort());
+    expect(await listed(token(aliceTok))).toEqual(expect.arrayContaining([names.priv, names.shared, names.pub]));
     const hidden = await seedUser(t.db, { visibility: 2 });
-    expect((await t.request(`/api/v1/users/${hidden.name}/repos`)).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/users/${hidden.name}/repos`), 404, NOT_FOUND);
   });
 
   it("GET /orgs/{org}/repos: 404 for an org the caller cannot see; private repositories only through a team", async () => {
-    const org = await seedOrg(t.db, alice, { visibility: 2 });
+    const org = await seedOrg(t, alice, { visibility: 2 });
     const r = await apiRepo(t, aliceTok, { name: uniq("op"), private: true }, org.name);
-    expect((await t.request(`/api/v1/orgs/${org.name}/repos`, { headers: token(bobTok) })).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/orgs/${org.name}/repos`, { headers: token(bobTok) }), 404, NOT_FOUND);
     const m = await seedUser(t.db);
-    const mt = await seedMember(t.db, org, m);
+    const mt = await seedMember(t, org, m);
     const mtok = await m.token();
     const none = await t.request(`/api/v1/orgs/${org.name}/repos`, { headers: token(mtok) });
     expect(await none.json()).toEqual([]);
     expect(none.headers.get("X-Total-Count")).toBe("0");
-    await t.db.update(team).set({ includesAllRepositories: true }).where(eq(team.id, mt.id));
+    const widen = await t.request(`/api/v1/teams/${mt.id}`, { method: "PATCH", headers: token(org.ownerToken), json: { permission: "read", includes_all_repositories: true } });
+    expect(widen.status).toBe(200);
     const res = await t.request(`/api/v1/orgs/${org.name}/repos`, { headers: token(mtok) });
     expect((await res.json()).map((x: { name: string }) => x.name)).toEqual([r.name]);
     expect(res.headers.get("X-Total-Count")).toBe("1");

@@ -1,20 +1,20 @@
 /** Teams: the spec's team rules 1–7 and the visibility matrix. */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { orgUser, team, teamUnit, teamUser, userBlocking } from "../../functions/db/schema.ts";
-import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { orgUser, repository, team, teamUnit, teamUser, userBlocking } from "../../functions/db/schema.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 import { giteaShapeErrors } from "../fixtures/gitea-schema.ts";
 
 let t: TestApp;
 let owner: SeededUser;
 let ownerTok: string;
-let org: { id: number; name: string; ownersTeamId: number };
+let org: SeededOrg;
 
 beforeAll(async () => {
   t = await testApp();
   owner = await seedUser(t.db);
   ownerTok = await owner.token();
-  org = await seedOrg(t.db, owner);
+  org = await seedOrg(t, owner);
 });
 afterAll(() => t.close());
 
@@ -42,7 +42,7 @@ describe("rule 3: create", () => {
   it("admin level: every unit at admin except the external ones (read); units_map lists all at admin", async () => {
     const body = await (await createTeam({ name: uniq("adm"), permission: "admin" })).json();
     expect(body.permission).toBe("admin");
-    expect(Object.values(body.units_map).every((v) => v === "admin")).toBe(true);
+    expect(body.units_map).toEqual(Object.fromEntries(["repo.code", "repo.issues", "repo.pulls", "repo.releases", "repo.wiki", "repo.ext_wiki", "repo.ext_issues", "repo.projects", "repo.packages", "repo.actions"].map((k) => [k, "admin"])));
     const rows = await t.db.select().from(teamUnit).where(eq(teamUnit.teamId, body.id));
     expect(rows.find((r) => r.type === 6)?.accessMode).toBe(1);
     expect(rows.find((r) => r.type === 1)?.accessMode).toBe(3);
@@ -57,17 +57,17 @@ describe("rule 3: create", () => {
   it("a duplicate name in the organization (any case) → 422; unknown visibility normalizes to private", async () => {
     const name = uniq("dup");
     await createTeam({ name, permission: "read", units: ["repo.code"] });
-    expect((await createTeam({ name: name.toUpperCase(), permission: "read", units: ["repo.code"] })).status).toBe(422);
+    await expectRefusal(createTeam({ name: name.toUpperCase(), permission: "read", units: ["repo.code"] }), 422, `team already exists [org_id: ${org.id}, name: ${name.toUpperCase()}]`);
     expect((await (await createTeam({ name: uniq("v"), permission: "read", units: ["repo.code"], visibility: "galactic" })).json()).visibility).toBe("private");
   });
 
   it("only organization owners create teams (403 for members, 404 for a hidden org)", async () => {
     const m = await seedUser(t.db);
-    await seedMember(t.db, org, m);
-    expect((await createTeam({ name: uniq("x"), permission: "read", units: ["repo.code"] }, await m.token())).status).toBe(403);
-    const hidden = await seedOrg(t.db, owner, { visibility: 2 });
+    await seedMember(t, org, m);
+    await expectRefusal(createTeam({ name: uniq("x"), permission: "read", units: ["repo.code"] }, await m.token()), 403, "Must be an organization owner");
+    const hidden = await seedOrg(t, owner, { visibility: 2 });
     const outsider = await seedUser(t.db);
-    expect((await createTeam({ name: uniq("x"), permission: "read", units: ["repo.code"] }, await outsider.token(), hidden.name)).status).toBe(404);
+    await expectRefusal(createTeam({ name: uniq("x"), permission: "read", units: ["repo.code"] }, await outsider.token(), hidden.name), 404, NOT_FOUND);
   });
 });
 
@@ -94,25 +94,30 @@ describe("rule 1: visibility filtering of lists, search and GET /teams/{id}", ()
 
   it("owners see every team; teams are listed without organization; X-Total-Count matches (1 round trip)", async () => {
     const { ids: seen, res, list } = await listed(ownerTok);
+    const all = (await t.db.select({ id: team.id }).from(team).where(eq(team.orgId, org.id))).map((r) => r.id);
+    expect([...seen].sort((a, b) => a - b)).toEqual(all.sort((a, b) => a - b));
     for (const id of Object.values(ids)) expect(seen).toContain(id);
-    expect(list.every((x) => x.organization === null)).toBe(true);
+    expect(list.map((x) => x.organization)).toEqual(seen.map(() => null));
     expect(res.headers.get("X-Total-Count")).toBe(String(seen.length));
     expect(roundTrips(res)).toBe(1);
   });
 
   it("members see their teams plus limited and public ones, never other private teams", async () => {
     const { ids: seen } = await listed(await member.token());
+    // Every limited and public team of the organization, and the member's own.
+    const rows = await t.db.select({ id: team.id, visibility: team.visibility }).from(team).where(eq(team.orgId, org.id));
+    const expected = rows.filter((r) => r.visibility !== "private" || r.id === ids.mine).map((r) => r.id);
+    expect([...seen].sort((a, b) => a - b)).toEqual(expected.sort((a, b) => a - b));
     expect(seen).toEqual(expect.arrayContaining([ids.mine, ids.limited, ids.public]));
-    expect(seen).not.toContain(ids.private);
   });
 
   it("non-members see public teams only; GET /teams/{id} follows the same rule (404 otherwise)", async () => {
     const tk = await stranger.token();
     expect((await listed(tk)).ids).toEqual([ids.public]);
     expect((await t.request(`/api/v1/teams/${ids.public}`, { headers: token(tk) })).status).toBe(200);
-    for (const v of ["private", "limited", "mine"]) expect((await t.request(`/api/v1/teams/${ids[v]}`, { headers: token(tk) })).status, v).toBe(404);
+    for (const v of ["private", "limited", "mine"]) await expectRefusal(t.request(`/api/v1/teams/${ids[v]}`, { headers: token(tk) }), 404, NOT_FOUND, v);
     expect((await t.request(`/api/v1/teams/${ids.limited}`, { headers: token(await member.token()) })).status).toBe(200);
-    expect((await t.request("/api/v1/teams/not-a-number", { headers: token(tk) })).status).toBe(404);
+    await expectRefusal(t.request("/api/v1/teams/not-a-number", { headers: token(tk) }), 404, NOT_FOUND);
   });
 
   it("search filters the same way, matches descriptions by default, answers {ok,data}", async () => {
@@ -149,8 +154,8 @@ describe("rule 4: edit", () => {
 
   it("non-owners get 404", async () => {
     const m = await seedUser(t.db);
-    await seedMember(t.db, org, m);
-    expect((await t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "PATCH", headers: token(await m.token()), json: { description: "x" } })).status).toBe(404);
+    await seedMember(t, org, m);
+    await expectRefusal(t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "PATCH", headers: token(await m.token()), json: { description: "x" } }), 404, NOT_FOUND);
   });
 });
 
@@ -167,15 +172,15 @@ describe("members (rule 6) and delete", () => {
     expect((await t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { headers: token(ownerTok) })).status).toBe(200);
     const blocked = await seedUser(t.db);
     await t.db.insert(userBlocking).values({ blockerId: org.id, blockeeId: blocked.id });
-    expect((await t.request(`/api/v1/teams/${tm.id}/members/${blocked.name}`, { method: "PUT", headers: token(ownerTok) })).status).toBe(403);
+    await expectRefusal(t.request(`/api/v1/teams/${tm.id}/members/${blocked.name}`, { method: "PUT", headers: token(ownerTok) }), 403, "user is blocked by the organization");
     expect((await t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
     expect(await t.db.select().from(orgUser).where(and(eq(orgUser.orgId, org.id), eq(orgUser.uid, u.id)))).toEqual([]);
-    expect((await t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { headers: token(ownerTok) })).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { headers: token(ownerTok) }), 404, NOT_FOUND);
   });
 
   it("the last owner cannot leave the Owners team; the Owners team cannot be deleted", async () => {
-    expect((await t.request(`/api/v1/teams/${org.ownersTeamId}/members/${owner.name}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(422);
-    expect((await t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(422);
+    await expectRefusal(t.request(`/api/v1/teams/${org.ownersTeamId}/members/${owner.name}`, { method: "DELETE", headers: token(ownerTok) }), 422, `user is the last member of owner team [uid: ${owner.id}]`);
+    await expectRefusal(t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "DELETE", headers: token(ownerTok) }), 422, "the Owners team cannot be deleted");
   });
 
   it("deleting a team removes its units and memberships; members of no other team leave the org", async () => {
@@ -194,17 +199,17 @@ describe("repositories (rules 5 and 7)", () => {
     const tm = await (await createTeam({ name: uniq("r"), permission: "write", units: ["repo.code"] })).json();
     const r = await apiRepo(t, ownerTok, { name: uniq("tr"), private: true }, org.name);
     expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method: "PUT", headers: token(ownerTok) })).status).toBe(204);
-    const other = await seedOrg(t.db, owner);
+    const other = await seedOrg(t, owner);
     const r2 = await apiRepo(t, ownerTok, { name: uniq("x") }, other.name);
-    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${other.name}/${r2.name}`, { method: "PUT", headers: token(ownerTok) })).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/teams/${tm.id}/repos/${other.name}/${r2.name}`, { method: "PUT", headers: token(ownerTok) }), 404, NOT_FOUND);
     const m = await seedUser(t.db);
     await t.request(`/api/v1/teams/${tm.id}/members/${m.name}`, { method: "PUT", headers: token(ownerTok) });
     // A write member sees the repository through the team but may not manage team access.
     expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { headers: token(await m.token()) })).status).toBe(200);
-    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method: "DELETE", headers: token(await m.token()) })).status).toBe(403);
+    await expectRefusal(t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method: "DELETE", headers: token(await m.token()) }), 403, "Must have admin-level access to the repository");
     expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
-    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { headers: token(ownerTok) })).status).toBe(404);
-    expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await m.token()) })).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { headers: token(ownerTok) }), 404, NOT_FOUND);
+    await expectRefusal(t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await m.token()) }), 404, NOT_FOUND);
   });
 
   it("the team repository list omits repositories the caller cannot access, in the count too (GHSA-h56g-4qw7-2mxg)", async () => {
@@ -216,7 +221,7 @@ describe("repositories (rules 5 and 7)", () => {
     const res = await t.request(`/api/v1/teams/${tm.id}/repos`, { headers: token(await stranger.token()) });
     expect((await res.json()).map((r: { name: string }) => r.name)).toEqual([pub.name]);
     expect(res.headers.get("X-Total-Count")).toBe("1");
-    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${priv.name}`, { headers: token(await stranger.token()) })).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${priv.name}`, { headers: token(await stranger.token()) }), 404, NOT_FOUND);
     const own = await t.request(`/api/v1/teams/${tm.id}/repos`, { headers: token(ownerTok) });
     expect(own.headers.get("X-Total-Count")).toBe("2");
   });
@@ -225,12 +230,12 @@ describe("repositories (rules 5 and 7)", () => {
     const tm = await (await createTeam({ name: uniq("feed"), permission: "read", units: ["repo.code"], includes_all_repositories: true, visibility: "public" })).json();
     const priv = await apiRepo(t, ownerTok, { name: uniq("fp"), private: true }, org.name);
     const pub = await apiRepo(t, ownerTok, { name: uniq("fo") }, org.name);
-    const mine = await (await t.request(`/api/v1/teams/${tm.id}/activities/feeds?limit=50`, { headers: token(ownerTok) })).json();
-    expect(mine.map((f: { repo: { name: string } }) => f.repo.name)).toEqual(expect.arrayContaining([priv.name, pub.name]));
+    // The team includes every repository of the organization: its feed is their creation, one each.
+    const orgRepos = await t.db.select({ name: repository.name, isPrivate: repository.isPrivate }).from(repository).where(eq(repository.ownerId, org.id));
+    const feed = async (tk: string) => (await (await t.request(`/api/v1/teams/${tm.id}/activities/feeds?limit=50`, { headers: token(tk) })).json()).map((f: { repo: { name: string }; op_type: string }) => `${f.op_type} ${f.repo.name}`).sort();
+    expect(await feed(ownerTok)).toEqual(orgRepos.map((r) => `create_repo ${r.name}`).sort());
+    expect(await feed(ownerTok)).toEqual(expect.arrayContaining([`create_repo ${priv.name}`, `create_repo ${pub.name}`]));
     const stranger = await seedUser(t.db);
-    const theirs = await (await t.request(`/api/v1/teams/${tm.id}/activities/feeds?limit=50`, { headers: token(await stranger.token()) })).json();
-    const names = theirs.map((f: { repo: { name: string } }) => f.repo.name);
-    expect(names).toContain(pub.name);
-    expect(names).not.toContain(priv.name);
+    expect(await feed(await stranger.token())).toEqual(orgRepos.filter((r) => !r.isPrivate).map((r) => `create_repo ${r.name}`).sort());
   });
 });

@@ -2,7 +2,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessToken } from "../../functions/db/schema.ts";
-import { basic, roundTrips, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { tokenHash } from "../../functions/lib/crypto.ts";
+import { expectRefusal, basic, roundTrips, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -29,7 +30,7 @@ describe("POST /users/{username}/tokens", () => {
     expect(body.token_last_eight).toBe(body.sha1.slice(-8));
     expect(body.scopes).toEqual(["write:repository", "read:user"]);
     const [row] = await t.db.select().from(accessToken).where(eq(accessToken.id, body.id));
-    expect(row.tokenHash).not.toContain(body.sha1);
+    expect(row.tokenHash).toBe(await tokenHash(body.sha1));
     expect(JSON.stringify(row)).not.toContain(body.sha1);
     expect((await t.request("/api/v1/user", { headers: token(body.sha1) })).status).toBe(200);
   });
@@ -81,7 +82,7 @@ describe("POST /users/{username}/tokens", () => {
     const t2 = await testApp({ GITEA__admin__USER_DISABLED_FEATURES: "manage_credentials" });
     const u = await seedUser(t2.db);
     const res = await t2.request(`/api/v1/users/${u.name}/tokens`, { method: "POST", headers: basic(u.name, u.password), json: { name: "x", scopes: ["all"] } });
-    expect(res.status).toBe(403);
+    await expectRefusal(res, 403, "managing credentials is disabled for this account");
     t2.close();
   });
 
@@ -92,7 +93,7 @@ describe("POST /users/{username}/tokens", () => {
     const admin2 = await seedUser(t2.db, { admin: true });
     const h = basic(admin2.name, admin2.password);
     expect((await t2.request(`/api/v1/users/${local.name}/tokens`, { method: "POST", headers: h, json: { name: "x", scopes: ["all"] } })).status).toBe(201);
-    expect((await t2.request(`/api/v1/users/${ext.name}/tokens`, { method: "POST", headers: h, json: { name: "x", scopes: ["all"] } })).status).toBe(403);
+    await expectRefusal(t2.request(`/api/v1/users/${ext.name}/tokens`, { method: "POST", headers: h, json: { name: "x", scopes: ["all"] } }), 403, "managing credentials is disabled for this account");
     t2.close();
   });
 });
@@ -108,7 +109,7 @@ describe("GET /users/{username}/tokens", () => {
     expect(res.headers.get("X-Total-Count")).toBe("2");
     const list = await res.json();
     expect(list.map((x: { name: string }) => x.name)).toEqual(["second", "first"]);
-    expect(list.every((x: { sha1: string }) => x.sha1 === "")).toBe(true);
+    expect(list.map((x: { sha1: string }) => x.sha1)).toEqual(["", ""]);
   });
 });
 
@@ -122,8 +123,8 @@ describe("DELETE /users/{username}/tokens/{token}", () => {
     expect(del.status).toBe(204);
     expect(roundTrips(del)).toBe(2);
     expect((await t.request(`/api/v1/users/${u.name}/tokens/by-name`, { method: "DELETE", headers: h })).status).toBe(204);
-    expect((await t.request("/api/v1/user", { headers: token(a.sha1) })).status).toBe(401);
-    expect((await t.request("/api/v1/user", { headers: token(b.sha1) })).status).toBe(401);
+    await expectRefusal(t.request("/api/v1/user", { headers: token(a.sha1) }), 401, "invalid username, password or token");
+    await expectRefusal(t.request("/api/v1/user", { headers: token(b.sha1) }), 401, "invalid username, password or token");
   });
 
   it("another user's token id answers exactly like a missing one (404)", async () => {

@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessToken, emailAddress, label, loginSource, repository, user } from "../../functions/db/schema.ts";
-import { apiRepo, basic, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, basic, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let admin: SeededUser;
@@ -62,18 +62,18 @@ describe("user visibility (IsUserVisibleToViewer)", () => {
     priv = await seedUser(t.db, { visibility: 2 });
     colleague = await seedUser(t.db);
     stranger = await seedUser(t.db);
-    const org = await seedOrg(t.db, priv);
-    await seedMember(t.db, org, colleague);
+    const org = await seedOrg(t, priv);
+    await seedMember(t, org, colleague);
   });
 
   it("a limited user is 404 to anonymous callers and visible to any signed-in user", async () => {
-    expect((await t.request(`/api/v1/users/${limited.name}`)).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/users/${limited.name}`), 404, NOT_FOUND);
     expect((await t.request(`/api/v1/users/${limited.name}`, { headers: token(await stranger.token()) })).status).toBe(200);
   });
 
   it("a private user is 404 to strangers, visible to self, admins and users sharing an organization", async () => {
-    expect((await t.request(`/api/v1/users/${priv.name}`)).status).toBe(404);
-    expect((await t.request(`/api/v1/users/${priv.name}`, { headers: token(await stranger.token()) })).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/users/${priv.name}`), 404, NOT_FOUND);
+    await expectRefusal(t.request(`/api/v1/users/${priv.name}`, { headers: token(await stranger.token()) }), 404, NOT_FOUND);
     expect((await t.request(`/api/v1/users/${priv.name}`, { headers: token(await priv.token()) })).status).toBe(200);
     expect((await t.request(`/api/v1/users/${priv.name}`, { headers: token(adminTok) })).status).toBe(200);
     expect((await t.request(`/api/v1/users/${priv.name}`, { headers: token(await colleague.token()) })).status).toBe(200);
@@ -87,16 +87,24 @@ describe("user visibility (IsUserVisibleToViewer)", () => {
 
   it("a public-only token sees public users only, even for a site admin", async () => {
     const pub = await admin.token(["public-only", "read:user"]);
-    expect((await t.request(`/api/v1/users/${limited.name}`, { headers: token(pub) })).status).toBe(404);
+    await expectRefusal(t.request(`/api/v1/users/${limited.name}`, { headers: token(pub) }), 404, NOT_FOUND);
     expect((await t.request(`/api/v1/users/${alice.name}`, { headers: token(pub) })).status).toBe(200);
   });
 
   it("search never returns or counts a user the caller may not see", async () => {
+    const tag = uniq("vis");
+    const [pub, lim, hid] = [await seedUser(t.db, { name: `${tag}pub` }), await seedUser(t.db, { name: `${tag}lim`, visibility: 1 }), await seedUser(t.db, { name: `${tag}hid`, visibility: 2 })];
+    const found = async (headers: Record<string, string>) => {
+      const r = await t.request(`/api/v1/users/search?q=${tag}&limit=50`, { headers });
+      const b = await r.json();
+      expect(r.headers.get("X-Total-Count")).toBe(String(b.data.length));
+      return b.data.map((u: { login: string }) => u.login).sort();
+    };
+    expect(await found({})).toEqual([pub.name]);
+    expect(await found(token(await stranger.token()))).toEqual([lim.name, pub.name].sort());
+    expect(await found(token(adminTok))).toEqual([hid.name, lim.name, pub.name].sort());
     const res = await t.request(`/api/v1/users/search?q=user&limit=50`);
     const body = await res.json();
-    const names = body.data.map((u: { login: string }) => u.login);
-    expect(names).not.toContain(priv.name);
-    expect(names).not.toContain(limited.name);
     expect(Number(res.headers.get("X-Total-Count"))).toBe(body.data.length);
     const asAdmin = await (await t.request(`/api/v1/users/search?q=${priv.name}`, { headers: token(adminTok) })).json();
     expect(asAdmin.data.map((u: { login: string }) => u.login)).toEqual([priv.name]);
@@ -105,7 +113,7 @@ describe("user visibility (IsUserVisibleToViewer)", () => {
 
 describe("GET /users/search", () => {
   it("answers Gitea's envelope, matches name case-insensitively, excludes organizations, one round trip", async () => {
-    const org = await seedOrg(t.db, alice, { name: uniq("searchorg") });
+    const org = await seedOrg(t, alice, { name: uniq("searchorg") });
     const res = await t.request(`/api/v1/users/search?q=${alice.name.toUpperCase()}`);
     const body = await res.json();
     expect(body.ok).toBe(true);
@@ -192,7 +200,7 @@ describe("POST /admin/users", () => {
 
   it("a short password → 400", async () => {
     const res = await t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: uniq("short"), email: `${uniq("s")}@example.com`, password: "short" } });
-    expect(res.status).toBe(400);
+    await expectRefusal(res, 400, "PasswordIsRequired: the password must be at least 8 characters");
   });
 
   it("a non-admin gets 403 `user should be the site admin`; a token without write:admin gets the scope 403", async () => {
@@ -205,7 +213,7 @@ describe("POST /admin/users", () => {
 
   it("an unknown source_id → 422", async () => {
     const res = await t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: uniq("ext"), email: `${uniq("e")}@example.com`, source_id: 999 } });
-    expect(res.status).toBe(422);
+    await expectRefusal(res, 422, "login source does not exist [id: 999]");
   });
 });
 
@@ -219,20 +227,20 @@ describe("PATCH /admin/users/{username}", () => {
     expect(await res.json()).toMatchObject({ prohibit_login: true, is_admin: true, login_name: "ext-login", full_name: "Keep Me", location: "There" });
     const deact = await (await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { active: false } })).json();
     expect(deact.active).toBe(false);
-    expect((await t.request("/api/v1/user", { headers: basic(u.name, u.password) })).status).toBe(403);
+    await expectRefusal(t.request("/api/v1/user", { headers: basic(u.name, u.password) }), 403, "This account is prohibited from signing in, please contact your site administrator.");
   });
 
   it("a new password replaces the old one", async () => {
     const u = await seedUser(t.db);
     await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { password: "a-brand-new-pass", must_change_password: false } });
-    expect((await t.request("/api/v1/user", { headers: basic(u.name, u.password) })).status).toBe(401);
+    await expectRefusal(t.request("/api/v1/user", { headers: basic(u.name, u.password) }), 401, "invalid username, password or token");
     expect((await t.request("/api/v1/user", { headers: basic(u.name, "a-brand-new-pass") })).status).toBe(200);
   });
 
   it("changing the e-mail to another user's → 400 and nothing changes", async () => {
     const u = await seedUser(t.db);
     const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { email: `${alice.name.toLowerCase()}@example.com`, full_name: "Changed" } });
-    expect(res.status).toBe(400);
+    await expectRefusal(res, 400, `e-mail already in use [email: ${alice.name.toLowerCase()}@example.com]`);
     const [row] = await t.db.select().from(user).where(eq(user.id, u.id));
     expect(row.fullName).toBe("");
   });
@@ -250,7 +258,7 @@ describe("PATCH /admin/users/{username}", () => {
     const t2 = await testApp();
     const only = await seedUser(t2.db, { admin: true });
     const res = await t2.request(`/api/v1/admin/users/${only.name}`, { method: "PATCH", headers: token(await only.token()), json: { admin: false, full_name: "Nope" } });
-    expect(res.status).toBe(400);
+    await expectRefusal(res, 400, "can not remove the last admin user");
     const [row] = await t2.db.select().from(user).where(eq(user.id, only.id));
     expect(row).toMatchObject({ isAdmin: true, fullName: "" });
     t2.close();
@@ -265,12 +273,12 @@ describe("PATCH /admin/users/{username}", () => {
     const [row] = await t.db.select().from(user).where(eq(user.id, u.id));
     expect(row).toMatchObject({ loginType: 2, loginSource: src.id });
     // An external account no longer signs in with the local password.
-    expect((await t.request("/api/v1/user", { headers: basic(u.name, u.password) })).status).toBe(401);
-    expect((await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { source_id: 987654 } })).status).toBe(422);
+    await expectRefusal(t.request("/api/v1/user", { headers: basic(u.name, u.password) }), 401, "invalid username, password or token");
+    await expectRefusal(t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { source_id: 987654 } }), 422, "login source does not exist [id: 987654]");
   });
 
   it("an unknown user → 404", async () => {
-    expect((await t.request("/api/v1/admin/users/nobody-at-all", { method: "PATCH", headers: token(adminTok), json: {} })).status).toBe(404);
+    await expectRefusal(t.request("/api/v1/admin/users/nobody-at-all", { method: "PATCH", headers: token(adminTok), json: {} }), 404, NOT_FOUND);
   });
 });
 
@@ -281,18 +289,18 @@ describe("DELETE /admin/users/{username}", () => {
     const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "DELETE", headers: token(adminTok) });
     expect(res.status).toBe(204);
     expect(roundTrips(res)).toBe(2);
-    expect((await t.request("/api/v1/user", { headers: token(tok) })).status).toBe(401);
+    await expectRefusal(t.request("/api/v1/user", { headers: token(tok) }), 401, "invalid username, password or token");
     expect(await t.db.select().from(accessToken).where(eq(accessToken.uid, u.id))).toEqual([]);
     expect(await t.db.select().from(emailAddress).where(eq(emailAddress.uid, u.id))).toEqual([]);
   });
 
   it("deleting yourself → 422; an organization → 422; a member of an organization without purge → 422", async () => {
-    expect((await t.request(`/api/v1/admin/users/${admin.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(422);
-    const org = await seedOrg(t.db, alice);
-    expect((await t.request(`/api/v1/admin/users/${org.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(422);
+    await expectRefusal(t.request(`/api/v1/admin/users/${admin.name}`, { method: "DELETE", headers: token(adminTok) }), 422, "you cannot delete yourself");
+    const org = await seedOrg(t, alice);
+    await expectRefusal(t.request(`/api/v1/admin/users/${org.name}`, { method: "DELETE", headers: token(adminTok) }), 422, `${org.name} is an organization not a user`);
     const m = await seedUser(t.db);
-    await seedMember(t.db, org, m);
-    expect((await t.request(`/api/v1/admin/users/${m.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(422);
+    await seedMember(t, org, m);
+    await expectRefusal(t.request(`/api/v1/admin/users/${m.name}`, { method: "DELETE", headers: token(adminTok) }), 422, `user still has membership of organizations [uid: ${m.id}]`);
     expect((await t.request(`/api/v1/admin/users/${m.name}?purge=true`, { method: "DELETE", headers: token(adminTok) })).status).toBe(204);
   });
 
@@ -309,9 +317,9 @@ describe("DELETE /admin/users/{username}", () => {
 
   it("the sole owner of an organization cannot be purged", async () => {
     const o = await seedUser(t.db);
-    await seedOrg(t.db, o);
+    await seedOrg(t, o);
     const res = await t.request(`/api/v1/admin/users/${o.name}?purge=true`, { method: "DELETE", headers: token(adminTok) });
-    expect(res.status).toBe(422);
+    await expectRefusal(res, 422, "can not delete the last admin user or the last owner of an organization");
     expect(await t.db.select().from(user).where(eq(user.id, o.id))).toHaveLength(1);
   });
 });

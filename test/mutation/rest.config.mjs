@@ -1,0 +1,51 @@
+/**
+ * StrykerJS on the REST API's security and accounting rules (issue 12): the permission model,
+ * authentication and token scopes, the webhook host classification, pagination, the metered
+ * database client and the repository, team and collaborator rule services.
+ *
+ * `npm run test:mutation:rest` runs it incrementally: only mutants in changed code, or covered by
+ * changed tests, are run again. `-- --force` rebuilds everything; `-- --mutate <file>` narrows a run.
+ * Results and state stay in test/mutation/.state/ (ignored by git).
+ */
+const STATE = "test/mutation/.state";
+
+/** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
+export default {
+  mutate: [
+    "functions/lib/permissions.ts",
+    "functions/lib/auth.ts",
+    "functions/lib/hosts.ts",
+    "functions/lib/pagination.ts",
+    "functions/db/client.ts",
+    "functions/services/repos.ts",
+    "functions/services/teams.ts",
+    "functions/services/collaborators.ts",
+  ],
+  testRunner: "vitest",
+  // The `rules` project only: e2e tests spawn servers Stryker cannot follow. Forks, as `npm test`
+  // runs them (libSQL is a native module).
+  vitest: { configFile: "test/mutation/vitest.rest.config.ts", related: true, pool: "forks" },
+  coverageAnalysis: "perTest",
+  // Static mutants (module-level constants, and code that only the suites' beforeAll seeds reach)
+  // would each need the whole suite with a fresh module graph: 954 of 2650 mutants and an estimated
+  // 35 hours here. They are reported as Ignored, not counted as killed; mutants hit both at load and
+  // by tests still run, against the tests that cover them.
+  ignoreStatic: true,
+  checkers: ["typescript"],
+  tsconfigFile: "test/mutation/tsconfig.rest.json",
+  typescriptChecker: { prioritizePerformanceOverAccuracy: true },
+  incremental: true,
+  incrementalFile: `${STATE}/rest-incremental.json`,
+  tempDirName: `${STATE}/tmp-rest`,
+  // The machine is shared: two workers at most, and generous timeouts so that load is not
+  // mistaken for an endless loop (a timeout counts as a killed mutant).
+  concurrency: 2,
+  timeoutMS: 30_000,
+  timeoutFactor: 2,
+  dryRunTimeoutMinutes: 20,
+  reporters: ["clear-text", "progress", "html", "json"],
+  htmlReporter: { fileName: `${STATE}/rest.html` },
+  jsonReporter: { fileName: `${STATE}/rest.json` },
+  clearTextReporter: { allowEmojis: false, logTests: false, reportScoreTable: true },
+  thresholds: { high: 90, low: 85, break: null },
+};

@@ -1,0 +1,193 @@
+/**
+ * The edges of every range in the webhook host classification (issue 12, GHSA-2r5c-gw76-rh3w): the
+ * first and last address of each blocked, private and loopback range and the allowed address just
+ * outside it, in every spelling that reaches the classifier — dotted IPv4; decimal, hex and octal
+ * forms (the URL parser turns them into dotted ones); the IPv4-mapped IPv6 form in hex and dotted
+ * notation; and the NAT64 and 6to4 prefixes, which are refused whatever IPv4 address they wrap.
+ */
+import { describe, expect, it } from "vitest";
+import { hostKind, isAllowedHost } from "../../functions/lib/hosts.ts";
+
+type Kind = ReturnType<typeof hostKind>;
+
+/** [first address, last address, kind] of each IPv4 range, and the kind of the addresses around it. */
+const V4_RANGES: { range: string; first: string; last: string; kind: Kind; below?: string; above?: string }[] = [
+  { range: "0.0.0.0/8 (this network)", first: "0.0.0.0", last: "0.255.255.255", kind: "blocked", above: "1.0.0.0" },
+  { range: "10.0.0.0/8", first: "10.0.0.0", last: "10.255.255.255", kind: "private", below: "9.255.255.255", above: "11.0.0.0" },
+  { range: "100.64.0.0/10 (CGNAT)", first: "100.64.0.0", last: "100.127.255.255", kind: "blocked", below: "100.63.255.255", above: "100.128.0.0" },
+  { range: "127.0.0.0/8", first: "127.0.0.0", last: "127.255.255.255", kind: "loopback", below: "126.255.255.255", above: "128.0.0.0" },
+  { range: "169.254.0.0/16 (link-local, cloud metadata)", first: "169.254.0.0", last: "169.254.255.255", kind: "blocked", below: "169.253.255.255", above: "169.255.0.0" },
+  { range: "172.16.0.0/12", first: "172.16.0.0", last: "172.31.255.255", kind: "private", below: "172.15.255.255", above: "172.32.0.0" },
+  { range: "192.0.0.0/16 (IETF assignments, TEST-NET-1)", first: "192.0.0.0", last: "192.0.255.255", kind: "blocked", below: "191.255.255.255", above: "192.1.0.0" },
+  { range: "192.168.0.0/16", first: "192.168.0.0", last: "192.168.255.255", kind: "private", below: "192.167.255.255", above: "192.169.0.0" },
+  { range: "198.18.0.0/15 (benchmarking)", first: "198.18.0.0", last: "198.19.255.255", kind: "blocked", below: "198.17.255.255", above: "198.20.0.0" },
+  { range: "224.0.0.0/3 (multicast, reserved, broadcast)", first: "224.0.0.0", last: "255.255.255.255", kind: "blocked", below: "223.255.255.255" },
+];
+
+/** Every address of the table with its expected kind. */
+const V4_CASES: [string, Kind][] = V4_RANGES.flatMap((r) => [
+  [r.first, r.kind],
+  [r.last, r.kind],
+  ...(r.below ? [[r.below, "external"] as [string, Kind]] : []),
+  ...(r.above ? [[r.above, "external"] as [string, Kind]] : []),
+]);
+
+const octets = (ip: string) => ip.split(".").map(Number);
+const toNumber = (ip: string) => octets(ip).reduce((n, o) => n * 256 + o, 0);
+const hex16 = (ip: string) => {
+  const [a, b, c, d] = octets(ip);
+  return `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+};
+/** What the default allow list (`external`) decides for an address of this kind. */
+const allowedByDefault = (kind: Kind) => kind === "external";
+
+describe("IPv4 ranges: first, last and the neighbours outside", () => {
+  it.each(V4_CASES)("%s is %s", (ip, kind) => {
+    expect(hostKind(ip)).toBe(kind);
+    expect(isAllowedHost(`http://${ip}/hook`, ["external"])).toBe(allowedByDefault(kind));
+  });
+
+  it.each(V4_CASES)("%s (%s) in decimal, hex and octal spellings", (ip, kind) => {
+    const n = toNumber(ip);
+    const spellings = [`${n}`, `0x${n.toString(16)}`, `0${n.toString(8)}`, octets(ip).map((o) => `0x${o.toString(16)}`).join("."), octets(ip).map((o) => `0${o.toString(8)}`).join(".")];
+    for (const s of spellings) expect(isAllowedHost(`http://${s}/`, ["external"]), s).toBe(allowedByDefault(kind));
+  });
+
+  it.each(V4_CASES)("%s (%s) mapped into IPv6 (::ffff:a.b.c.d, hex and dotted) keeps its kind", (ip, kind) => {
+    for (const s of [`::ffff:${ip}`, `::ffff:${hex16(ip)}`, `0:0:0:0:0:ffff:${hex16(ip)}`, `[::FFFF:${ip}]`]) expect(hostKind(s), s).toBe(kind);
+    expect(isAllowedHost(`http://[::ffff:${ip}]/`, ["external"])).toBe(allowedByDefault(kind));
+  });
+
+  it.each(V4_CASES)("%s wrapped in NAT64 (64:ff9b::/32) or 6to4 (2002::/16) is refused, whatever it is", (ip) => {
+    for (const s of [`64:ff9b::${ip}`, `64:ff9b::${hex16(ip)}`, `2002:${hex16(ip)}::`, `2002:${hex16(ip)}::1`]) expect(hostKind(s), s).toBe("blocked");
+    expect(isAllowedHost(`http://[64:ff9b::${ip}]/`, ["external"])).toBe(false);
+    expect(isAllowedHost(`http://[2002:${hex16(ip)}::]/`, ["external"])).toBe(false);
+  });
+});
+
+/** [first, last, kind] of each IPv6 range, with the addresses just outside it. */
+const V6_RANGES: { range: string; first: string; last: string; kind: Kind; below?: string; above?: string }[] = [
+  { range: ":: (unspecified)", first: "::", last: "::", kind: "blocked" },
+  { range: "::1 (loopback)", first: "::1", last: "::1", kind: "loopback" },
+  // The deprecated IPv4-compatible form ::a.b.c.d (everything else in ::/96).
+  { range: "::/96 (IPv4-compatible)", first: "::2", last: "::ffff:ffff", kind: "blocked", above: "0:0:0:0:0:1::" },
+  { range: "64:ff9b::/32 (NAT64)", first: "64:ff9b::", last: "64:ff9b:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked", below: "64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff", above: "64:ff9c::" },
+  { range: "2002::/16 (6to4)", first: "2002::", last: "2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked", below: "2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", above: "2003::" },
+  { range: "fc00::/7 (unique local)", first: "fc00::", last: "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", kind: "private", below: "fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", above: "fe00::" },
+  { range: "fe80::/10 (link-local)", first: "fe80::", last: "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked", below: "fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", above: "fec0::" },
+  { range: "ff00::/8 (multicast)", first: "ff00::", last: "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked", below: "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff" },
+];
+const V6_CASES: [string, Kind][] = V6_RANGES.flatMap((r) => [
+  [r.first, r.kind],
+  [r.last, r.kind],
+  ...(r.below ? [[r.below, "external"] as [string, Kind]] : []),
+  ...(r.above ? [[r.above, "external"] as [string, Kind]] : []),
+]);
+
+describe("IPv6 ranges: first, last and the neighbours outside", () => {
+  it.each(V6_CASES)("%s is %s", (ip, kind) => {
+    expect(hostKind(ip)).toBe(kind);
+    expect(hostKind(`[${ip.toUpperCase()}]`)).toBe(kind);
+    expect(isAllowedHost(`http://[${ip}]:8080/hook`, ["external"])).toBe(allowedByDefault(kind));
+  });
+
+  it("the IPv4-mapped prefix ends where it ends: ::fffe:… and ::1:0:0:0 are not mapped", () => {
+    expect(hostKind("::fffe:7f00:1")).toBe("external");
+    expect(hostKind("0:0:0:0:1:ffff:7f00:1")).toBe("external");
+    expect(hostKind("::ffff:7f00:1")).toBe("loopback");
+  });
+
+  it("a zone index is ignored; anything that does not parse as IPv6 is refused", () => {
+    expect(hostKind("fe80::1%eth0")).toBe("blocked");
+    expect(hostKind("2606:4700::1111%eth0")).toBe("external");
+    for (const bad of ["1::2::3", "1:2:3:4:5:6:7", "1:2:3:4:5:6:7:8:9", "12345::1", "g::1", "::ffff:256.0.0.1", "::ffff:1.2.3"]) expect(hostKind(bad), bad).toBe("blocked");
+    expect(hostKind("1:2:3:4:5:6:7:8")).toBe("external");
+    expect(hostKind("1:2:3:4:5:6:1.2.3.4")).toBe("external");
+    expect(hostKind("::1.2.3.4")).toBe("blocked");
+  });
+});
+
+describe("names", () => {
+  it.each([
+    ["localhost", "loopback"],
+    ["LOCALHOST.", "loopback"],
+    ["api.localhost", "loopback"],
+    ["localhost.example.com", "external"],
+    ["notlocalhost", "private"],
+    ["intranet", "private"],
+    ["printer.local", "private"],
+    ["db.internal", "private"],
+    ["local.example.com", "external"],
+    ["internal.example.com", "external"],
+    ["hooks.example.com", "external"],
+    ["1.2.3.4.5", "external"],
+    ["256.1.1.1", "external"],
+  ] as const)("%s is %s", (name, kind) => expect(hostKind(name)).toBe(kind));
+});
+
+describe("ALLOWED_HOST_LIST entries", () => {
+  it("a CIDR covers its first and last address and nothing outside", () => {
+    for (const [ip, inside] of [
+      ["10.0.0.0", true],
+      ["10.0.0.255", true],
+      ["9.255.255.255", false],
+      ["10.0.1.0", false],
+    ] as const) {
+      expect(isAllowedHost(`http://${ip}/`, ["10.0.0.0/24"]), ip).toBe(inside);
+    }
+    expect(isAllowedHost("http://10.1.2.3/", ["10.0.0.0/8"])).toBe(true);
+    expect(isAllowedHost("http://11.0.0.0/", ["10.0.0.0/8"])).toBe(false);
+    expect(isAllowedHost("http://10.0.0.7/", ["10.0.0.7/32"])).toBe(true);
+    expect(isAllowedHost("http://10.0.0.8/", ["10.0.0.7/32"])).toBe(false);
+    expect(isAllowedHost("http://8.8.8.8/", ["0.0.0.0/0"])).toBe(true);
+    expect(isAllowedHost("http://200.1.1.1/", ["128.0.0.0/1"])).toBe(true);
+    expect(isAllowedHost("http://127.0.0.1/", ["128.0.0.0/1"])).toBe(false);
+  });
+
+  it("a CIDR never matches a name or an IPv6 address; an invalid network matches nothing", () => {
+    expect(isAllowedHost("http://ten.example/", ["10.0.0.0/8"])).toBe(false);
+    expect(isAllowedHost("http://[fd00::1]/", ["10.0.0.0/8"])).toBe(false);
+    expect(isAllowedHost("http://10.0.0.1/", ["999.0.0.0/8"])).toBe(false);
+  });
+
+  it("a CIDR may allow a blocked address only with `*`; the kind entries allow exactly their kind", () => {
+    expect(isAllowedHost("http://169.254.169.254/", ["169.254.0.0/16"])).toBe(false);
+    expect(isAllowedHost("http://169.254.169.254/", ["*"])).toBe(true);
+    expect(isAllowedHost("http://169.254.169.254/", ["external", "private", "loopback"])).toBe(false);
+    expect(isAllowedHost("http://10.0.0.1/", ["private"])).toBe(true);
+    expect(isAllowedHost("http://10.0.0.1/", ["external", "loopback"])).toBe(false);
+    expect(isAllowedHost("http://[::1]/", ["loopback"])).toBe(true);
+    expect(isAllowedHost("http://[::1]/", ["private"])).toBe(false);
+    expect(isAllowedHost("http://[fd00::1]/", ["private"])).toBe(true);
+    expect(isAllowedHost("http://8.8.8.8/", ["private", "loopback"])).toBe(false);
+    expect(isAllowedHost("http://8.8.8.8/", [])).toBe(false);
+  });
+
+  it("entries are trimmed and case-insensitive; blank entries match nothing", () => {
+    expect(isAllowedHost("http://10.0.0.1/", [" PRIVATE "])).toBe(true);
+    expect(isAllowedHost("http://Hooks.Example.COM/", [" *.EXAMPLE.com"])).toBe(true);
+    expect(isAllowedHost("http://8.8.8.8/", ["", "  "])).toBe(false);
+  });
+
+  it("a glob matches whole names, its dots literally", () => {
+    expect(isAllowedHost("http://ci.corp.example/", ["*.corp.example"])).toBe(true);
+    expect(isAllowedHost("http://a.b.corp.example/", ["*.corp.example"])).toBe(true);
+    expect(isAllowedHost("http://corp.example/", ["*.corp.example"])).toBe(false);
+    expect(isAllowedHost("http://cixcorpxexample/", ["ci.corp.example"])).toBe(false);
+    expect(isAllowedHost("http://ci.corp.example.evil.test/", ["*.corp.example"])).toBe(false);
+    expect(isAllowedHost("http://evil-ci.corp.example/", ["ci.corp.example"])).toBe(false);
+    expect(isAllowedHost("http://ci.corp.example/", ["ci.corp.example"])).toBe(true);
+    // Regular-expression characters in an entry are literal.
+    expect(isAllowedHost("http://a.b/", ["a+b"])).toBe(false);
+    expect(isAllowedHost("http://aab/", ["a+b"])).toBe(false);
+  });
+
+  it("an IPv6 host matches a literal entry without its brackets", () => {
+    expect(isAllowedHost("http://[fd00::1]/", ["fd00::1"])).toBe(true);
+    expect(isAllowedHost("http://[fd00::1]/", ["[fd00::1]"])).toBe(false);
+  });
+
+  it("what is not a URL is never allowed", () => {
+    for (const bad of ["not a url", "", "http://", "//example.com/x"]) expect(isAllowedHost(bad, ["*"]), bad).toBe(false);
+  });
+});
