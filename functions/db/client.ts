@@ -36,7 +36,7 @@ export class DatabaseUnavailable extends Error {
  * Whether a client error means the database could not be reached (rather than a failed statement),
  * or an embedded file stayed locked by another writer for all of `[database] SQLITE_TIMEOUT`.
  */
-function unreachable(err: unknown): boolean {
+export function unreachable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = String((e as { code?: unknown }).code ?? "");
     const msg = String((e as { message?: unknown }).message ?? "");
