@@ -8,6 +8,7 @@ import { bodyLimit } from "hono/body-limit";
 import { createDb } from "./db/client.ts";
 import { metered, newMeter, type Driver } from "./db/driver.ts";
 import { credentials } from "./lib/auth.ts";
+import { conditionalRequests } from "./lib/etag.ts";
 import { normalizeRequest } from "./lib/request.ts";
 import { createRouter, type AppEnv } from "./lib/context.ts";
 import { notFound, renderError } from "./lib/errors.ts";
@@ -111,6 +112,7 @@ export function createApp(deps: AppDeps) {
   app.use("/api/v1/*", bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413) }));
   app.use("/api/v1/*", normalizeRequest());
   app.use("/api/v1/*", credentials());
+  app.use("/api/v1/*", conditionalRequests());
 
   app.route("/api/v1", api);
 

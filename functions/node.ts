@@ -12,7 +12,9 @@ import type { Duplex } from "node:stream";
 import { dirname, join, resolve } from "node:path";
 import { createApp } from "./app.ts";
 import { migrateDb } from "./db/migrate.ts";
+import { clientDriver } from "./db/driver.ts";
 import { databaseUrl, openDatabase, openDriver } from "./db/open.ts";
+import { openReplica, replicaConfig, type Replica } from "./db/replica.ts";
 import { loadSettings, SettingsError, type Settings } from "./lib/settings.ts";
 import type { SwaggerAsset } from "./lib/swagger-ui.ts";
 
@@ -55,8 +57,10 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, ro
 
 export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   let settings: Settings;
+  let replicaOf: ReturnType<typeof replicaConfig>;
   try {
     settings = loadSettings(env);
+    replicaOf = replicaConfig(env);
   } catch (e) {
     if (e instanceof SettingsError) {
       console.error(e.message);
@@ -66,14 +70,23 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   }
   // Secrets at rest need [security] SECRET_KEY; without one, a key is made once and kept in DATA_DIR.
   settings.security.secretKey ??= secretKeyFile(resolve(env.DATA_DIR ?? "./data"));
-  const migrator = openDatabase(env);
-  await migrateDb(migrator);
-  migrator.close();
-  const driver = openDriver(env);
+  // With DATABASE_REPLICA_PATH, DATABASE_URL is the primary: it is migrated, then replicated locally (issue 9 B.7).
+  const primary = openDatabase(env, settings.database.sqlite);
+  await migrateDb(primary);
+  let replica: Replica | null = null;
+  if (replicaOf) {
+    const { queryTimeoutMs } = settings.database;
+    replica = await openReplica(replicaOf, primary, settings.database.sqlite, { readTimeoutMs: queryTimeoutMs > 0 ? Math.ceil(queryTimeoutMs / 2) : 0 });
+  } else {
+    // The server's own connection (prepared statements) replaces the migrator's.
+    primary.close();
+  }
+  const driver = replica ? clientDriver(replica.client) : openDriver(env, settings.database.sqlite);
   const app = createApp({ settings, driver: () => driver, assets: nodeAssets });
   const port = Number(env.PORT ?? 3000);
   const hostname = env.HOST ?? "127.0.0.1";
-  const server = serve({ fetch: app.fetch, port, hostname });
+  const fetch = replica ? replica.track(app.fetch, settings.server.enableServerTiming) : app.fetch;
+  const server = serve({ fetch, port, hostname });
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, settings.server.rootUrl ?? `http://${hostname}:${port}/`));
   await new Promise<void>((ok) => server.once("listening", () => ok()));
   const shutdown = () => {
@@ -86,7 +99,9 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   process.once("SIGTERM", shutdown);
   process.once("SIGINT", shutdown);
   const url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
-  console.log(`API listening on ${url}/api/v1 (database ${databaseUrl(env).replace(/\/\/[^@/]*@/, "//")})`);
+  const where = databaseUrl(env).replace(/\/\/[^@/]*@/, "//");
+  const replicaNote = replicaOf ? `, embedded replica ${replicaOf.path}, sync ${replicaOf.syncIntervalMs > 0 ? `every ${replicaOf.syncIntervalMs} ms` : "after writes only"}` : "";
+  console.log(`API listening on ${url}/api/v1 (database ${where}${replicaNote})`);
   return { server, driver, url };
 }
 

@@ -9,7 +9,7 @@ import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import { driverAsClient, type Driver } from "./driver.ts";
 import * as schema from "./schema.ts";
 
-export { DatabaseUnavailable, newMeter, uniqueViolation, type DbMeter } from "./driver.ts";
+export { DatabaseUnavailable, newMeter, unreachable, uniqueViolation, type DbMeter } from "./driver.ts";
 
 export type Db = LibSQLDatabase<typeof schema>;
 

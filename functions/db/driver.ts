@@ -42,12 +42,15 @@ export class DatabaseUnavailable extends Error {
   }
 }
 
-/** Whether a client error means the database could not be reached (rather than a failed statement). */
-function unreachable(err: unknown): boolean {
+/**
+ * Whether a driver error means the database could not be reached (rather than a failed statement),
+ * or an embedded file stayed locked by another writer for all of `[database] SQLITE_TIMEOUT`.
+ */
+export function unreachable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = String((e as { code?: unknown }).code ?? "");
     const msg = String((e as { message?: unknown }).message ?? "");
-    if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|UND_ERR_\w+|HRANA_WEBSOCKET_ERROR)$/.test(code)) return true;
+    if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|UND_ERR_\w+|HRANA_WEBSOCKET_ERROR|SQLITE_BUSY\w*)$/.test(code)) return true;
     if (/fetch failed|Network connection lost|socket hang up|Server returned HTTP status 5\d\d/i.test(msg)) return true;
   }
   return false;

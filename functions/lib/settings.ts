@@ -22,8 +22,11 @@ export const USER_FEATURES = ["deletion", "manage_ssh_keys", "manage_gpg_keys", 
 export interface Settings {
   runMode: "prod" | "dev";
   server: { rootUrl: string | null; enableServerTiming: boolean };
-  /** QUERY_TIMEOUT: how long one database round trip may take before the request answers 503 (0 = no limit). */
-  database: { queryTimeoutMs: number };
+  /**
+   * QUERY_TIMEOUT: how long one database round trip may take before the request answers 503 (0 = no limit).
+   * `sqlite`: how Node configures every connection to an embedded `file:` database (issue 9 B.3).
+   */
+  database: { queryTimeoutMs: number; sqlite: SqliteSettings };
   repository: { forcePrivate: boolean; defaultBranch: string; disabledRepoUnits: string[] };
   mirror: { minIntervalMs: number };
   api: { defaultPagingNum: number; maxResponseItems: number; enableSwagger: boolean };
@@ -31,6 +34,16 @@ export interface Settings {
   webhook: { allowedHostList: string[] };
   service: { noReplyAddress: string | null; defaultUserVisibility: "public" | "limited" | "private"; requireSignInView: boolean };
   admin: { userDisabledFeatures: string[]; externalUserDisableFeatures: string[] };
+}
+
+/** The embedded file's configuration, applied on every connection Node opens to a `file:` database. */
+export interface SqliteSettings {
+  /** SQLITE_JOURNAL_MODE (Gitea's key): `wal` lets readers proceed while a writer works. */
+  journalMode: "wal" | "delete" | "truncate" | "persist";
+  /** SQLITE_SYNCHRONOUS: `normal` in WAL mode may lose the last commits on power loss, never corrupts. */
+  synchronous: "off" | "normal" | "full" | "extra";
+  /** SQLITE_TIMEOUT (Gitea's key, milliseconds): how long a writer waits for another one (busy timeout). */
+  busyTimeoutMs: number;
 }
 
 export class SettingsError extends Error {}
@@ -134,6 +147,9 @@ export const SETTING_KEYS = {
   rootUrl: { section: "server", key: "ROOT_URL", def: "", parse: url },
   enableServerTiming: { section: "server", key: "ENABLE_SERVER_TIMING", def: "true", parse: bool },
   queryTimeout: { section: "database", key: "QUERY_TIMEOUT", def: "10s", parse: duration },
+  sqliteJournalMode: { section: "database", key: "SQLITE_JOURNAL_MODE", def: "wal", parse: oneOf(["wal", "delete", "truncate", "persist"] as const) },
+  sqliteSynchronous: { section: "database", key: "SQLITE_SYNCHRONOUS", def: "normal", parse: oneOf(["off", "normal", "full", "extra"] as const) },
+  sqliteTimeout: { section: "database", key: "SQLITE_TIMEOUT", def: "5000", parse: int(0, 600_000) },
   forcePrivate: { section: "repository", key: "FORCE_PRIVATE", def: "false", parse: bool },
   defaultBranch: {
     section: "repository",
@@ -196,7 +212,10 @@ export function loadSettings(env: Env): Settings {
   return {
     runMode: v.runMode,
     server: { rootUrl: v.rootUrl, enableServerTiming: v.enableServerTiming },
-    database: { queryTimeoutMs: v.queryTimeout },
+    database: {
+      queryTimeoutMs: v.queryTimeout,
+      sqlite: { journalMode: v.sqliteJournalMode, synchronous: v.sqliteSynchronous, busyTimeoutMs: v.sqliteTimeout },
+    },
     repository: { forcePrivate: v.forcePrivate, defaultBranch: v.defaultBranch, disabledRepoUnits: v.disabledRepoUnits },
     mirror: { minIntervalMs: v.minInterval },
     api: { defaultPagingNum: v.defaultPagingNum, maxResponseItems: v.maxResponseItems, enableSwagger: v.enableSwagger },

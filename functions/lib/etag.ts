@@ -1,0 +1,102 @@
+/**
+ * Conditional requests (issue 9 B.6). Every successful `GET`/`HEAD` of the API carries an `ETag`
+ * computed from what the caller receives — the body, the headers that describe it (type,
+ * `X-Total-Count`, `Link`) — and from who asks: the credential (a token fixes its user and its scope
+ * set; basic authentication its user name), and the sudo target. Two callers never share a tag, so
+ * a caller never gets a 304 for a tag it did not receive, even where both see the same body.
+ * `If-None-Match` (strong or weak tags, lists, `*`) then answers 304 without a body: a client that
+ * polls costs the server the request's round trip but no body.
+ *
+ * Caching: `Cache-Control: private, no-cache` (a private cache may keep the answer but revalidates it
+ * every time), `no-store` on routes that show secrets or personal data (tokens, e-mail addresses,
+ * webhooks) and on errors; `Vary: Authorization, Sudo` on every API answer.
+ */
+import type { MiddlewareHandler } from "hono";
+import { routePath } from "hono/route";
+import type { Credentials } from "./auth.ts";
+
+/** API routes (OpenAPI paths under /api/v1) whose answers no cache may store. */
+export const NO_STORE_ROUTES = ["/users/{username}/tokens", "/user/emails", "/orgs/{org}/hooks", "/orgs/{org}/hooks/{id}"] as const;
+
+/** The request headers every API answer depends on besides the URL. */
+export const VARY = ["Authorization", "Sudo"] as const;
+
+export const CACHE_PRIVATE = "private, no-cache";
+export const CACHE_NONE = "no-store";
+
+/** The response headers that describe the body and take part in its tag. */
+const TAGGED_HEADERS = ["content-type", "x-total-count", "link"] as const;
+
+/** Headers a 304 must not carry: it has no body. */
+const BODY_HEADERS = ["content-type", "content-length", "content-encoding"];
+
+/** Who asks, as the credentials say (no I/O): a token, a basic-auth user name, a sudo target, or nobody. */
+export function callerKey(creds: Credentials): string {
+  const parts: string[] = [];
+  if (creds.tokenHash !== null) parts.push(`token:${creds.tokenHash}`);
+  if (creds.username !== null) parts.push(`basic:${creds.username.toLowerCase()}`);
+  if (creds.sudo) parts.push(`sudo:${creds.sudo.toLowerCase()}`);
+  return parts.length ? parts.join(" ") : "anonymous";
+}
+
+const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
+/** The weak entity tag of an answer for a caller: 128 bits of SHA-256 over the caller, the status, the tagged headers and the body. */
+export async function entityTag(caller: string, status: number, headers: Headers, body: Uint8Array): Promise<string> {
+  const head = new TextEncoder().encode(`${caller}\n${status}\n${TAGGED_HEADERS.map((h) => headers.get(h) ?? "").join("\n")}\n`);
+  const input = new Uint8Array(head.length + body.length);
+  input.set(head);
+  input.set(body, head.length);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", input));
+  return `W/"${base64url(digest.subarray(0, 16))}"`;
+}
+
+/**
+ * Whether `If-None-Match` matches `etag` (RFC 9110 §13.1.2, weak comparison): `*`, or any tag of the
+ * list, with or without `W/`. Anything that is not an entity tag is ignored, never an error.
+ */
+export function noneMatch(header: string | undefined | null, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === "*") return true;
+  const opaque = etag.replace(/^W\//, "");
+  for (const m of header.matchAll(/(?:W\/)?("[^"]*")/g)) if (m[1] === opaque) return true;
+  return false;
+}
+
+const honoPath = (openApiPath: string) => `/api/v1${openApiPath.replace(/\{(\w+)\}/g, ":$1")}`;
+const NO_STORE = new Set<string>(NO_STORE_ROUTES.map(honoPath));
+
+const addVary = (headers: Headers) => {
+  const names = (headers.get("Vary") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  for (const name of VARY) if (!names.some((n) => n.toLowerCase() === name.toLowerCase())) names.push(name);
+  headers.set("Vary", names.join(", "));
+};
+
+/** The middleware (after `credentials()`): tags, 304s, Cache-Control and Vary for the API. */
+export function conditionalRequests(): MiddlewareHandler {
+  return async (c, next) => {
+    await next();
+    addVary(c.res.headers);
+    const method = c.req.method;
+    if (method !== "GET" && method !== "HEAD") return;
+    const res = c.res;
+    if (res.status < 200 || res.status > 299) {
+      res.headers.set("Cache-Control", CACHE_NONE);
+      return;
+    }
+    const body = new Uint8Array(await res.arrayBuffer());
+    const etag = await entityTag(callerKey(c.get("creds") as Credentials), res.status, res.headers, body);
+    const headers = new Headers(res.headers);
+    headers.set("ETag", etag);
+    headers.set("Cache-Control", NO_STORE.has(routePath(c)) ? CACHE_NONE : CACHE_PRIVATE);
+    if (noneMatch(c.req.header("If-None-Match"), etag)) {
+      // Hono's `c.res` setter keeps the previous answer's headers; the body's own go after.
+      c.res = new Response(null, { status: 304, headers });
+      for (const h of BODY_HEADERS) c.res.headers.delete(h);
+      return;
+    }
+    // 204 and 205 answers may not carry a body, not even an empty one.
+    const nullBody = res.status === 204 || res.status === 205;
+    c.res = new Response(nullBody ? null : body, { status: res.status, statusText: res.statusText, headers });
+  };
+}
