@@ -12,7 +12,9 @@ const freshDir = () => {
   dirs.push(d);
   return d;
 };
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 describe("start-up", () => {
   it("an invalid setting stops start-up with a message naming the key", async () => {
