@@ -1,7 +1,7 @@
 /**
  * The one permission module: what a caller may do on a repository, per unit and access mode
  * (Gitea models/perm/access GetUserRepoPermission). The facts it needs are loaded by
- * `repoFactsQuery` in the route's own read batch; `repoPermission` is pure.
+ * the statements of db/queries/repos.ts in the route's own read batch; `repoPermission` is pure.
  */
 import { sql, type SQL } from "drizzle-orm";
 import { col } from "../db/client.ts";
