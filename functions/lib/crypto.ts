@@ -64,9 +64,13 @@ export async function verifyPassword(password: string, stored: string | null | u
 const VERIFIED_TTL_MS = 5 * 60_000;
 const VERIFIED_MAX = 1024;
 const VERIFIED = new Map<string, number>();
-const PROCESS_KEY = crypto.getRandomValues(new Uint8Array(32));
+// Made on first use: a Worker may not generate random values at start-up (global scope).
+let processKey: Uint8Array | null = null;
 
-const verifiedKey = (password: string, stored: string) => createHmac("sha256", PROCESS_KEY).update(stored).update("\0").update(password).digest("hex");
+const verifiedKey = (password: string, stored: string) => {
+  processKey ??= crypto.getRandomValues(new Uint8Array(32));
+  return createHmac("sha256", processKey).update(stored).update("\0").update(password).digest("hex");
+};
 
 function recentlyVerified(key: string): boolean {
   const at = VERIFIED.get(key);
