@@ -284,7 +284,8 @@ type OwnerFacts = Awaited<ReturnType<typeof ownerFactsQuery>>[number];
 
 /** POST /user/repos, /orgs/{org}/repos, /org/{org}/repos: create rules 1–8 in the spec's order. */
 export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: string | null, opts: { unknownOrg422?: boolean } = {}) {
-  const { caller, rows } = await readWithCaller(ctx, [ownerFactsQuery(ctx, orgName ?? "")] as const);
+  // /user/repos reads only the caller: no owner lookup whose answer is known to be empty.
+  const { caller, rows } = await readWithCaller(ctx, orgName === null ? [] : [ownerFactsQuery(ctx, orgName)]);
   const me = caller!;
   let owner: UserRow;
   if (orgName === null) {
@@ -292,7 +293,7 @@ export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: stri
     if (me.row.type === 1) throw unprocessable("not allowed creating repository for organization");
     owner = me.row;
   } else {
-    const o = rows[0][0] as OwnerFacts | undefined;
+    const o = (rows[0] as OwnerFacts[])[0];
     if (!o || o.u.type !== 1 || !o.visible) {
       // The deprecated route answers a missing organization with 422 — and a hidden one alike (A.5).
       if (opts.unknownOrg422) throw unprocessable(`org does not exist [id: 0, name: ${orgName}]`);
@@ -674,7 +675,8 @@ export function repoCascade(ctx: Ctx, ids: SQL) {
 
 /** Rows of accessible repositories matching `where`, with their permission facts, plus the count. */
 function listQueries(ctx: Ctx, where: SQL | undefined, order: SQL[], page: Page) {
-  const cond = and(where, repoAccessibleSql(ctx.viewer));
+  // The owner is joined: its visibility comes from the join, not from a lookup per repository.
+  const cond = and(where, repoAccessibleSql(ctx.viewer, col(repository.id), col(repository.ownerId), col(repository.isPrivate), col(user.visibility)));
   return [
     ctx.db.select(repoFactsColumns(ctx.viewer)).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(cond).orderBy(...order).limit(page.limit).offset(page.offset),
     ctx.db.select({ n: count() }).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(cond),
@@ -790,10 +792,14 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
 /** GET /user/repos (userCurrentListRepos): the caller's repositories and those shared with them. */
 export async function listMyRepos(ctx: Ctx, page: Page) {
   const me = ctx.viewer.id;
-  const where = sql`(${col(repository.ownerId)} = ${me}
-    OR EXISTS (SELECT 1 FROM collaboration mc WHERE mc.repo_id = ${col(repository.id)} AND mc.user_id = ${me})
-    OR EXISTS (SELECT 1 FROM team mt JOIN team_user mtu ON mtu.team_id = mt.id AND mtu.uid = ${me} WHERE mt.org_id = ${col(repository.ownerId)}
-       AND (mt.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo mtr WHERE mtr.team_id = mt.id AND mtr.repo_id = ${col(repository.id)}))))`;
+  // The caller's own repositories, collaborations and team repositories, each found through its
+  // index (never by reading every repository).
+  const where = sql`${col(repository.id)} IN (
+      SELECT mr.id FROM repository mr WHERE mr.owner_id = ${me}
+      UNION SELECT mc.repo_id FROM collaboration mc WHERE mc.user_id = ${me}
+      UNION SELECT mtr.repo_id FROM team_user mtu JOIN team mt ON mt.id = mtu.team_id JOIN team_repo mtr ON mtr.team_id = mt.id
+        JOIN repository mrr ON mrr.id = mtr.repo_id AND mrr.owner_id = mt.org_id WHERE mtu.uid = ${me}
+      UNION SELECT ar.id FROM team_user atu JOIN team at ON at.id = atu.team_id AND at.includes_all_repositories = 1 JOIN repository ar ON ar.owner_id = at.org_id WHERE atu.uid = ${me})`;
   const { caller, rows } = await readWithCaller(ctx, listQueries(ctx, where, [asc(repository.id)], page));
   return { total: rows[1][0]?.n ?? 0, data: toList(ctx, caller, rows[0] as RepoFacts[]) };
 }
