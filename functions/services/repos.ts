@@ -37,7 +37,7 @@ import { forkVisibilityStatements } from "./visibility.ts";
 
 /** Activity op types (Gitea models/activities ActionType). */
 export const OP = { createRepo: 1, renameRepo: 2, transferRepo: 8 } as const;
-export const OP_NAMES: Record<number, string> = { 1: "create_repo", 2: "rename_repo", 3: "star_repo", 4: "watch_repo", 5: "commit_repo", 8: "transfer_repo" };
+export const OP_NAMES: Record<number, string> = { 1: "create_repo", 2: "rename_repo", 3: "star_repo", 4: "watch_repo", 5: "commit_repo", 8: "transfer_repo", 9: "push_tag", 16: "delete_tag", 17: "delete_branch" };
 
 export const README_TEMPLATES = ["Default"];
 const TRUST_MODELS = ["default", "collaborator", "committer", "collaboratorcommitter"];
