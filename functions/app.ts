@@ -27,6 +27,7 @@ import { teams } from "./routes/teams.ts";
 import { hooks } from "./routes/hooks.ts";
 import { users } from "./routes/users.ts";
 import { gitHttp } from "./routes/git-http.ts";
+import { templates } from "./routes/templates.ts";
 import { gitStorage, type ObjectStoreOf } from "./lib/git-storage.ts";
 import { MemoryObjectStore } from "./git/storage/memory-object-store.ts";
 
@@ -41,7 +42,7 @@ export interface AppDeps {
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
-export const routeGroups = [misc, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks];
+export const routeGroups = [misc, templates, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks];
 
 /** The API sub-app mounted at /api/v1; its OpenAPI registry is the source of both documents. */
 export function createApi() {

@@ -28,6 +28,9 @@ async function objectDump(dir: string, revs: string[] = ["--all"]): Promise<Buff
   return (await s.git(["cat-file", "--batch"], { cwd: dir, input: `${ids.join("\n")}\n` })).stdout;
 }
 
+/** A clone URL with credentials in it. */
+const r2 = (url: string, user: string, secret: string) => url.replace("://", `://${encodeURIComponent(user)}:${encodeURIComponent(secret)}@`);
+
 const refsOf = (dir: string, pattern = "refs/heads refs/tags") => s.gitText(["for-each-ref", "--format=%(objectname) %(refname)", ...pattern.split(" ")], { cwd: dir });
 
 for (const target of targets()) {
@@ -234,6 +237,50 @@ for (const target of targets()) {
         body: "This repo is archived. You can view files and clone it, but cannot push or open issues/pull-requests.\n",
       });
       await s.git(["ls-remote", pub.url]);
+    });
+
+    it("clones an auto-initialised repository: one 'Initial commit' with README, .gitignore and LICENSE", async () => {
+      const u = await newUser();
+      const res = await call("POST", "/api/v1/user/repos", { headers: tokenAuth(u.token), json: { name: uniqName("ai"), description: "made by auto_init", auto_init: true, gitignores: "Node", license: "MIT" } });
+      expect(res.status).toBe(201);
+      expect(roundTrips(res)).toBe(2);
+      const repo = await res.json();
+      expect(repo).toMatchObject({ empty: false, default_branch: "main" });
+      const dir = s.path(`${target.name}-autoinit`);
+      await s.git(["clone", repo.clone_url, dir]);
+      await fsck(dir);
+      expect(await s.gitText(["log", "--format=%s|%an|%ae|%P"], { cwd: dir })).toBe(`Initial commit|${u.name}|${u.name}@example.com|`);
+      expect(await s.gitText(["ls-files"], { cwd: dir })).toBe(".gitignore\nLICENSE\nREADME.md");
+      expect(await s.gitText(["show", "HEAD:README.md"], { cwd: dir })).toBe(`# ${repo.name}\n\nmade by auto_init`);
+      expect(await s.gitText(["show", "HEAD:.gitignore"], { cwd: dir })).toMatch(/^# ---> Node\n/);
+      expect(await s.gitText(["show", "HEAD:LICENSE"], { cwd: dir })).toContain(`Copyright (c) ${new Date().getUTCFullYear()} ${u.name}`);
+      // and it takes a push on top
+      await s.git(["commit", "-q", "--allow-empty", "-m", "second"], { cwd: dir });
+      await s.git(["push", "-q", r2(repo.clone_url, u.name, u.token), "main"], { cwd: dir });
+      expect(await s.gitText(["ls-remote", repo.clone_url, "refs/heads/main"], { cwd: dir })).toMatch(await s.gitText(["rev-parse", "HEAD"], { cwd: dir }));
+    });
+
+    it("a fork shares its base's objects, keeps them when the base is deleted, and a deleted repository is gone", async () => {
+      const u = await newUser();
+      const other = await newUser();
+      const base = await newRepo(u);
+      const src = s.path(`${target.name}-forkbase`);
+      await makeHistory(s, src, { commits: 20, files: 8 });
+      await s.git(["tag", "-a", "v1", "-m", "v1"], { cwd: src });
+      await s.git(["push", base.authed(u.name, u.token), "main", "v1"], { cwd: src });
+      const f = await call("POST", `/api/v1/repos/${base.full}/forks`, { headers: tokenAuth(other.token), json: {} });
+      expect(f.status).toBe(202);
+      const fork = await f.json();
+      expect(fork.empty).toBe(false);
+      const del = await call("DELETE", `/api/v1/repos/${base.full}`, { headers: tokenAuth(u.token) });
+      expect(del.status).toBe(204);
+      expect(roundTrips(del)).toBe(2);
+      const dir = s.path(`${target.name}-fork-clone`);
+      await s.git(["clone", "--mirror", fork.clone_url, dir]);
+      await fsck(dir);
+      expect(await refsOf(dir)).toBe(await refsOf(src));
+      expect((await objectDump(dir)).equals(await objectDump(src))).toBe(true);
+      expect((await fetch(`${target.url}/${base.full}.git/info/refs?service=git-upload-pack`, { headers: basicAuth(u.name, u.password) })).status).toBe(404);
     });
 
     it("costs one round trip to advertise and two per push, however many objects", async () => {
