@@ -57,6 +57,7 @@ try {
   if (!route) throw new Error(`--route must be one of ${Object.keys(routes).join(", ")}`);
   const profileFile = path.join(tmp, "server.cpuprofile");
   const server = await startProject(dataDir, seeded.viewer.token, {
+    sources: true,
     execArgv: ["--import", path.join(ROOT_DIR, "bench", "lib", "cpu-profile-hook.ts")],
     env: { BENCH_CPU_PROFILE: profileFile },
   });

@@ -5,7 +5,6 @@
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
-import { createDb } from "./db/client.ts";
 import { metered, newMeter, type Driver } from "./db/driver.ts";
 import { credentials } from "./lib/auth.ts";
 import { conditionalRequests } from "./lib/etag.ts";
@@ -108,7 +107,6 @@ export function createApp(deps: AppDeps) {
     c.set("meter", meter);
     const driver = metered(deps.driver(c.env ?? {}), meter, settings.database.queryTimeoutMs);
     c.set("driver", driver);
-    c.set("db", createDb(driver));
     await next();
     c.header("X-Content-Type-Options", "nosniff");
     if (settings.server.enableServerTiming) {

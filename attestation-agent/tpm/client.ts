@@ -146,7 +146,9 @@ export class TpmClient {
       counters.push(out.updateCounter);
       const got = out.selection.find((s) => s.alg === alg)?.pcrs ?? [];
       if (got.length === 0) throw new TpmError("PCR_Read", 0x1c4 /* TPM_RC_VALUE, bank empty */);
-      got.forEach((p, i) => values.set(p, out.digests[i]));
+      got.forEach((p, i) => {
+        values.set(p, out.digests[i]);
+      });
       todo = todo.filter((p) => !values.has(p));
     }
     return { values, counters };

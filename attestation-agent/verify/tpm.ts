@@ -36,7 +36,7 @@ export function akPublicKey(akPub: Uint8Array): KeyObject {
 export function verifyQuote(ak: KeyObject, q: { quote: Uint8Array; rawSig: Uint8Array; hash: number; pcrs: Map<number, Uint8Array> }, nonce: Uint8Array): VerifiedQuote {
   const bank = HASHES[q.hash];
   if (!bank) throw new VerifyError("bank", `unsupported PCR bank 0x${q.hash.toString(16)}`);
-  let sig;
+  let sig: ReturnType<typeof parseSignature>;
   let info: QuoteInfo;
   try {
     sig = parseSignature(q.rawSig);

@@ -63,11 +63,24 @@ async function spawnServer(args: string[], env: Record<string, string>, probe: {
   return { url, pid: proc.pid!, startMs, rssMB: () => rssMB(proc.pid!), stop: () => stopGroup(proc) };
 }
 
-/** The project's Node server (`functions/node.ts`) on DATA_DIR/gitea.db; `execArgv` for profiling hooks. */
-export async function startProject(dataDir: string, token: string, opts: { execArgv?: string[]; env?: Record<string, string> } = {}): Promise<Server> {
+/** `dist/node/node.js`, built once per benchmark process (what `npm start` runs). */
+let built: Promise<void> | null = null;
+
+/**
+ * The project's Node server on DATA_DIR/gitea.db: what `npm start` runs (the bundle,
+ * `dist/node/node.js`), or with `sources` the TypeScript sources (`functions/node.ts`) — for CPU
+ * profiles, whose summary by package needs the modules' own paths. `execArgv` for profiling hooks.
+ */
+export async function startProject(dataDir: string, token: string, opts: { execArgv?: string[]; env?: Record<string, string>; sources?: boolean } = {}): Promise<Server> {
   const port = await freePort();
   const env = { DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/`, ...(opts.env ?? {}) };
-  return spawnServer([...(opts.execArgv ?? []), join(ROOT_DIR, "functions", "node.ts")], env, { path: "/api/v1/user", headers: { authorization: `token ${token}` } }, port);
+  let entry = join(ROOT_DIR, "functions", "node.ts");
+  if (!opts.sources) {
+    built ??= import(join(ROOT_DIR, "scripts", "build.ts")).then((m: { buildNode: () => Promise<void> }) => m.buildNode());
+    await built;
+    entry = join(ROOT_DIR, "dist", "node", "node.js");
+  }
+  return spawnServer([...(opts.execArgv ?? []), entry], env, { path: "/api/v1/user", headers: { authorization: `token ${token}` } }, port);
 }
 
 /** The reference server (`bench/reference.ts`) on the same file; `rootUrl` makes its URLs match the project's. */

@@ -9,22 +9,25 @@ import type { Row } from "./sql.ts";
 
 /** The embedded file through `libsql`: statements prepared once per connection. */
 export function nativeDriver(db: Database.Database): Driver {
-  const prepared = new Map<string, Database.Statement>();
+  // `reader` is read once: asking the binding costs a native call per statement.
+  const prepared = new Map<string, { st: Database.Statement; reader: boolean }>();
   const prepare = (text: string) => {
-    let st = prepared.get(text);
-    if (!st) {
-      st = db.prepare(text);
-      if (st.reader) st.raw(true);
-      prepared.set(text, st);
+    let p = prepared.get(text);
+    if (!p) {
+      const st = db.prepare(text);
+      const reader = st.reader;
+      if (reader) st.raw(true);
+      p = { st, reader };
+      prepared.set(text, p);
     }
-    return st;
+    return p;
   };
   const begin = { read: db.prepare("BEGIN DEFERRED"), write: db.prepare("BEGIN IMMEDIATE") };
   const commit = db.prepare("COMMIT");
   const rollback = db.prepare("ROLLBACK");
   const run = (item: BatchItem): Row[] => {
-    const st = prepare(item.text);
-    if (st.reader) return st.all(...(item.args as unknown[])) as unknown as Row[];
+    const { st, reader } = prepare(item.text);
+    if (reader) return st.all(...(item.args as unknown[])) as unknown as Row[];
     st.run(...(item.args as unknown[]));
     return [];
   };

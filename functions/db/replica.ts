@@ -30,6 +30,8 @@ import { openFile } from "./open.ts";
 import type { SyncerData, SyncerReply } from "./replica-syncer.ts";
 
 export const DEFAULT_SYNC_INTERVAL = "1s";
+/** The worker thread's module: beside this file in the sources, `db/` beside the bundle (scripts/build.ts). */
+const SYNCER = import.meta.url.endsWith(".ts") ? new URL("./replica-syncer.ts", import.meta.url) : new URL("./db/replica-syncer.js", import.meta.url);
 /** How soon a failed catch-up sync is retried while the replica is behind its own writes. */
 const RETRY_MS = 1000;
 
@@ -115,7 +117,7 @@ class Syncer {
 
   /** Starts the sync thread and opens the replica in it. */
   static async start(data: SyncerData): Promise<Syncer> {
-    const worker = new Worker(new URL("./replica-syncer.ts", import.meta.url), { workerData: data });
+    const worker = new Worker(SYNCER, { workerData: data });
     await new Promise<void>((ok, fail) => {
       worker.once("message", (reply: SyncerReply) => ("type" in reply && reply.type === "failed" ? fail(new Error(reply.message)) : ok()));
       worker.once("error", fail);

@@ -5,11 +5,11 @@
 import { OpenAPIHono, createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import type { Db, DbMeter } from "../db/client.ts";
+import { createDb, type Db, type DbMeter } from "../db/client.ts";
 import type { Driver } from "../db/driver.ts";
 import { callerByPassword, callerByToken, sudoTarget, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
-import type { Bound, ViewerValues } from "../db/sql.ts";
-import { callerQuery, hasCredentials, precheck, resolveCaller, sudoQuery, viewerSql, type Caller, type Credentials, type RouteAuth, type ViewerSql } from "./auth.ts";
+import { fromDrizzle, type Bound, type ViewerValues } from "../db/sql.ts";
+import { hasCredentials, precheck, resolveCaller, viewerSql, type Caller, type Credentials, type RouteAuth, type ViewerSql } from "./auth.ts";
 import { ApiError, errorResponses, unprocessable, validationMessage } from "./errors.ts";
 import type { Settings } from "./settings.ts";
 
@@ -47,17 +47,30 @@ export interface Ctx {
 
 export function ctxOf(c: Context<AppEnv>): Ctx {
   const creds = c.get("creds");
+  let viewer: ViewerSql | undefined;
   return {
     driver: c.get("driver"),
     vv: viewerValues(creds),
-    db: c.get("db"),
+    // drizzle, for the services not yet moved to the query layer: built on first use.
+    get db() {
+      let db = c.get("db");
+      if (!db) {
+        db = createDb(c.get("driver"));
+        c.set("db", db);
+      }
+      return db;
+    },
     creds,
     route: c.get("routeAuth") ?? { scopes: [] },
     method: c.req.method,
     settings: c.get("settings"),
     rootUrl: c.get("rootUrl"),
     url: c.req.url,
-    viewer: viewerSql(creds),
+    // Built on first use: routes whose reads are all in the query layer never need it.
+    get viewer() {
+      viewer ??= viewerSql(creds);
+      return viewer;
+    },
   };
 }
 
@@ -77,7 +90,10 @@ async function runBatch(driver: Driver, items: readonly Bound<unknown>[], mode: 
     items.map((b) => ({ text: b.stmt.text, args: b.args, returnsRows: b.stmt.returnsRows })),
     mode,
   );
-  return rows.map((rs, i) => rs.map(items[i].map));
+  return rows.map((rs, i) => {
+    const b = items[i];
+    return b.mapAll ? b.mapAll(rs) : rs.map(b.map);
+  });
 }
 
 /**
@@ -96,7 +112,7 @@ export async function read<R extends NamedReads>(ctx: Ctx, reads: R): Promise<{ 
   for (const n of names) items.push(reads[n]);
   const rows = items.length ? await runBatch(ctx.driver, items, "read") : [];
   const head = signed ? (ctx.creds.sudo ? 2 : 1) : 0;
-  const caller = await resolveCaller(ctx, (rows[0] ?? []) as CallerRow[], (ctx.creds.sudo ? rows[1] : []) as UserRow[]);
+  const caller = await resolveCaller(ctx, (signed ? rows[0] : []) as CallerRow[], (signed && ctx.creds.sudo ? rows[1] : []) as UserRow[]);
   const out: Record<string, unknown> = { caller };
   names.forEach((n, i) => {
     out[n] = rows[head + i];
@@ -121,24 +137,16 @@ export async function write<R extends NamedReads>(ctx: Ctx, commands: readonly B
 type Reads = readonly BatchItem<"sqlite">[];
 
 /**
- * One round trip: the caller lookup, the sudo target and the route's reads in one `db.batch`,
- * then authentication and the route's auth requirements. The reads may embed `ctx.viewer`.
+ * `read()` for routes whose reads are still drizzle queries (positional): one round trip with the
+ * prepared caller lookup (and the sudo target only when sudo was given). The reads may embed `ctx.viewer`.
  */
 export async function readWithCaller<T extends Reads>(ctx: Ctx, reads: T): Promise<{ caller: Caller | null; rows: BatchResponse<T> }> {
-  if (!hasCredentials(ctx.creds)) {
-    // Anonymous: nothing to look up for the caller; no round trip at all when the route reads nothing.
-    const caller = await resolveCaller(ctx, [], []);
-    const rows = reads.length ? ((await ctx.db.batch(reads as never)) as unknown as BatchResponse<T>) : ([] as unknown as BatchResponse<T>);
-    return { caller, rows };
-  }
-  const all = [callerQuery(ctx.db, ctx.creds), sudoQuery(ctx.db, ctx.creds), ...reads] as const;
-  const [callerRows, sudoRows, ...rest] = (await ctx.db.batch(all as never)) as unknown as [
-    Awaited<ReturnType<typeof callerQuery>>,
-    Awaited<ReturnType<typeof sudoQuery>>,
-    ...unknown[],
-  ];
-  const caller = await resolveCaller(ctx, callerRows, sudoRows);
-  return { caller, rows: rest as unknown as BatchResponse<T> };
+  const named: NamedReads = {};
+  reads.forEach((q, i) => {
+    named[i] = fromDrizzle(q);
+  });
+  const out = (await read(ctx, named)) as unknown as Record<string, unknown> & { caller: Caller | null };
+  return { caller: out.caller, rows: reads.map((_, i) => out[i]) as unknown as BatchResponse<T> };
 }
 
 /** One round trip of writes (an implicit transaction); reads at its end see the writes. */

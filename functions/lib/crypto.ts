@@ -7,6 +7,7 @@
  * workerd on the reference machine. The iteration count is stored with each hash, so raising it
  * later keeps old hashes valid.
  */
+import { createHash, createHmac } from "node:crypto";
 
 const enc = new TextEncoder();
 const hex = (buf: ArrayBuffer | Uint8Array) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -42,11 +43,48 @@ const DUMMY_HASH = `${PASSWORD_ALGO}$100000$00000000000000000000000000000000$${"
  */
 export async function verifyPassword(password: string, stored: string | null | undefined): Promise<boolean> {
   const usable = stored && stored.startsWith(`${PASSWORD_ALGO}$`);
+  const seen = usable ? verifiedKey(password, stored) : null;
+  if (seen !== null && recentlyVerified(seen)) return true;
   const [, iter, salt, hash] = (usable ? stored : DUMMY_HASH).split("$");
   const iterations = Number(iter);
   if (!Number.isSafeInteger(iterations) || iterations < 1 || iterations > 1_000_000) return false;
   const derived = await pbkdf2(password, unhex(salt), iterations);
-  return equalBytes(derived, unhex(hash)) && !!usable;
+  const ok = equalBytes(derived, unhex(hash)) && !!usable;
+  if (ok && seen !== null) remember(seen);
+  return ok;
+}
+
+/*
+ * Basic authentication sends the password with every request, and PBKDF2 costs ~15–20 ms of CPU
+ * each time. A successful verification is remembered for VERIFIED_TTL_MS: the key is an HMAC, under
+ * a random key of this process, of the stored hash and the password — a changed password (new
+ * stored hash) misses, nothing of the password is kept, and only correct passwords are cached, so a
+ * hit tells nothing to someone who does not already know the password.
+ */
+const VERIFIED_TTL_MS = 5 * 60_000;
+const VERIFIED_MAX = 1024;
+const VERIFIED = new Map<string, number>();
+// Made on first use: a Worker may not generate random values at start-up (global scope).
+let processKey: Uint8Array | null = null;
+
+const verifiedKey = (password: string, stored: string) => {
+  processKey ??= crypto.getRandomValues(new Uint8Array(32));
+  return createHmac("sha256", processKey).update(stored).update("\0").update(password).digest("hex");
+};
+
+function recentlyVerified(key: string): boolean {
+  const at = VERIFIED.get(key);
+  if (at === undefined) return false;
+  if (Date.now() - at < VERIFIED_TTL_MS) return true;
+  VERIFIED.delete(key);
+  return false;
+}
+
+function remember(key: string) {
+  VERIFIED.delete(key);
+  VERIFIED.set(key, Date.now());
+  // Insertion order is age order: drop the oldest beyond the bound.
+  if (VERIFIED.size > VERIFIED_MAX) VERIFIED.delete(VERIFIED.keys().next().value as string);
 }
 
 /** A new access token: 40 hex characters (Gitea's format), from 160 random bits. */
@@ -54,7 +92,8 @@ export const newToken = () => hex(crypto.getRandomValues(new Uint8Array(20)));
 
 /** The stored form of a token: SHA-256 hex. Tokens carry 160 random bits, so no salt is needed. */
 export async function tokenHash(token: string): Promise<string> {
-  return hex(await crypto.subtle.digest("SHA-256", enc.encode(token)));
+  // node:crypto (Node, and workerd with nodejs_compat): synchronous, no WebCrypto job per request.
+  return createHash("sha256").update(token).digest("hex");
 }
 
 /** Whether a string has the shape of one of our tokens (used to try basic-auth passwords as tokens). */

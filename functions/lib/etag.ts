@@ -11,6 +11,7 @@
  * every time), `no-store` on routes that show secrets or personal data (tokens, e-mail addresses,
  * webhooks) and on errors; `Vary: Authorization, Sudo` on every API answer.
  */
+import { createHash } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import type { Credentials } from "./auth.ts";
@@ -39,16 +40,16 @@ export function callerKey(creds: Credentials): string {
   return parts.length ? parts.join(" ") : "anonymous";
 }
 
-const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-
-/** The weak entity tag of an answer for a caller: 128 bits of SHA-256 over the caller, the status, the tagged headers and the body. */
-export async function entityTag(caller: string, status: number, headers: Headers, body: Uint8Array): Promise<string> {
-  const head = new TextEncoder().encode(`${caller}\n${status}\n${TAGGED_HEADERS.map((h) => headers.get(h) ?? "").join("\n")}\n`);
-  const input = new Uint8Array(head.length + body.length);
-  input.set(head);
-  input.set(body, head.length);
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", input));
-  return `W/"${base64url(digest.subarray(0, 16))}"`;
+/**
+ * The weak entity tag of an answer for a caller: 128 bits of SHA-256 over the caller, the status,
+ * the tagged headers and the body (node:crypto: synchronous, no copy of the body).
+ */
+export function entityTag(caller: string, status: number, headers: Headers, body: Uint8Array): string {
+  const digest = createHash("sha256")
+    .update(`${caller}\n${status}\n${TAGGED_HEADERS.map((h) => headers.get(h) ?? "").join("\n")}\n`)
+    .update(body)
+    .digest();
+  return `W/"${digest.subarray(0, 16).toString("base64url")}"`;
 }
 
 /**
@@ -85,7 +86,7 @@ export function conditionalRequests(): MiddlewareHandler {
       return;
     }
     const body = new Uint8Array(await res.arrayBuffer());
-    const etag = await entityTag(callerKey(c.get("creds") as Credentials), res.status, res.headers, body);
+    const etag = entityTag(callerKey(c.get("creds") as Credentials), res.status, res.headers, body);
     const headers = new Headers(res.headers);
     headers.set("ETag", etag);
     headers.set("Cache-Control", NO_STORE.has(routePath(c)) ? CACHE_NONE : CACHE_PRIVATE);

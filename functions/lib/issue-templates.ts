@@ -970,11 +970,16 @@ export function parseIssueConfig(content: string): IssueConfig {
   if (doc) {
     const d = new GoDecoder(doc, lines);
     d.struct(doc.contents as YamlNode | null, "structs.IssueConfig", {
-      blank_issues_enabled: (v) => (cfg.blank_issues_enabled = d.bool(v) ?? cfg.blank_issues_enabled),
+      blank_issues_enabled: (v) => {
+        cfg.blank_issues_enabled = d.bool(v) ?? cfg.blank_issues_enabled;
+      },
       contact_links: (v) => {
         const n = d.node(v);
         if (!n) return;
-        if (isScalar(n) && resolveScalar(n).tag === "!!null") return void (cfg.contact_links = null);
+        if (isScalar(n) && resolveScalar(n).tag === "!!null") {
+          cfg.contact_links = null;
+          return;
+        }
         if (!isSeq(n)) return d.terror(n, "[]structs.IssueConfigContactLink");
         cfg.contact_links = (n.items as YamlNode[]).map((item) => {
           const link: IssueConfigContactLink = { name: "", url: "", about: "" };

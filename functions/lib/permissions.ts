@@ -1,7 +1,7 @@
 /**
  * The one permission module: what a caller may do on a repository, per unit and access mode
  * (Gitea models/perm/access GetUserRepoPermission). The facts it needs are loaded by
- * `repoFactsQuery` in the route's own read batch; `repoPermission` is pure.
+ * the statements of db/queries/repos.ts in the route's own read batch; `repoPermission` is pure.
  */
 import { sql, type SQL } from "drizzle-orm";
 import { col } from "../db/client.ts";
@@ -150,9 +150,16 @@ export function repoFactsColumns(viewer: ViewerSql) {
  * as `hasAccess(repoPermission(…))`: public repositories of owners visible to the viewer, own
  * repositories, collaborations, and repositories covered by the viewer's teams; site admins see all.
  */
-export function repoAccessibleSql(viewer: ViewerSql, repoIdCol: SQL = col(repository.id), ownerIdCol: SQL = col(repository.ownerId), privateCol: SQL = col(repository.isPrivate)): SQL {
+export function repoAccessibleSql(
+  viewer: ViewerSql,
+  repoIdCol: SQL = col(repository.id),
+  ownerIdCol: SQL = col(repository.ownerId),
+  privateCol: SQL = col(repository.isPrivate),
+  /** The owner's visibility when the query already joins the owner (else a lookup per row). */
+  ownerVisibilityCol?: SQL,
+): SQL {
   const me = viewer.id;
-  const ownerRow = sql`(SELECT ov.visibility FROM user ov WHERE ov.id = ${ownerIdCol})`;
+  const ownerRow = ownerVisibilityCol ?? sql`(SELECT ov.visibility FROM user ov WHERE ov.id = ${ownerIdCol})`;
   const ownerVisible = userVisibleSql(unlimited(viewer), ownerIdCol, ownerRow, "user");
   const explicit = sql`(${ownerIdCol} = ${me}
     OR EXISTS (SELECT 1 FROM collaboration ac WHERE ac.repo_id = ${repoIdCol} AND ac.user_id = ${me})

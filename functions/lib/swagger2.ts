@@ -113,7 +113,7 @@ function convertOperation(op: Json, consumes: Set<string>, produces: Set<string>
   if (body) {
     const content = (body.content ?? {}) as Record<string, Json>;
     const types = Object.keys(content);
-    types.forEach((t) => consumes.add(t));
+    for (const t of types) consumes.add(t);
     out.consumes = types;
     const schema = content["application/json"]?.schema ?? content[types[0]]?.schema ?? { type: "object" };
     params.push({ name: "body", in: "body", required: !!body.required, schema: convertSchema(schema), ...(body.description ? { description: body.description } : {}) });

@@ -9,7 +9,9 @@ import { action, gitPack, label, mirror, repoRedirect, repoUnit, repository, use
 import { copyPacks } from "../git/storage/fork.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
-import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
+import { read, readWithCaller, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
+import { mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, type MirrorTimes } from "../db/queries/repos.ts";
+import { fromDrizzle } from "../db/sql.ts";
 import { ApiError, badRequest, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import {
@@ -58,24 +60,6 @@ const DEFAULT_UNITS: [number, Record<string, unknown>][] = [
 
 // ---- assignment (Gitea's repoAssignment) ----
 
-export const repoFactsQuery = (ctx: Ctx, owner: string, name: string) =>
-  ctx.db
-    .select(repoFactsColumns(ctx.viewer))
-    .from(repository)
-    .innerJoin(user, eq(user.id, repository.ownerId))
-    .where(and(eq(user.lowerName, owner.toLowerCase()), eq(repository.lowerName, name.toLowerCase())))
-    .limit(1);
-
-/** The repository an old name redirects to, with the viewer's permission facts on it. */
-const redirectQuery = (ctx: Ctx, owner: string, name: string) =>
-  ctx.db
-    .select(repoFactsColumns(ctx.viewer))
-    .from(repoRedirect)
-    .innerJoin(repository, eq(repository.id, repoRedirect.redirectRepoId))
-    .innerJoin(user, eq(user.id, repository.ownerId))
-    .where(and(eq(repoRedirect.ownerId, sql`(SELECT id FROM user WHERE lower_name = ${owner.toLowerCase()})`), eq(repoRedirect.lowerName, name.toLowerCase())))
-    .limit(1);
-
 const mirrorQuery = (ctx: Ctx, repoId: SQL) => ctx.db.select().from(mirror).where(eq(mirror.repoId, repoId)).limit(1);
 
 /** The repository in the path, the caller, and the caller's permission on it. */
@@ -93,20 +77,26 @@ export const repoIdByPath = (owner: string, name: string) =>
 
 /**
  * One round trip: the caller, the repository with its permission facts, a rename redirect, the
- * mirror row and the route's own reads. 404 when absent or inaccessible; 307 after a rename.
+ * mirror row and the route's own reads (`extra`: drizzle queries, answered in `rows`; `named`:
+ * query-layer statements, answered in `named`). 404 when absent or inaccessible; 307 after a rename.
  */
-export async function assignRepo<T extends readonly unknown[]>(ctx: Ctx, owner: string, name: string, extra: T = [] as unknown as T) {
-  const { caller, rows } = await readWithCaller(ctx, [
-    repoFactsQuery(ctx, owner, name),
-    redirectQuery(ctx, owner, name),
-    mirrorQuery(ctx, repoIdByPath(owner, name)),
-    ...(extra as unknown as []),
-  ] as never);
-  const all = rows as unknown as unknown[][];
-  const facts = (all[0] as RepoFacts[])[0];
+export async function assignRepo<T extends readonly unknown[], N extends NamedReads = Record<never, never>>(ctx: Ctx, owner: string, name: string, extra: T = [] as unknown as T, named: N = {} as N) {
+  const path = repoPath(owner, name);
+  const reads: NamedReads = {
+    ...named,
+    facts: repoFactsByPath.bind({ ...ctx.vv, ...path }),
+    redirect: repoFactsByRedirect.bind({ ...ctx.vv, ...path }),
+    mirror: mirrorByPath.bind(path),
+  };
+  extra.forEach((q, i) => {
+    reads[`extra${i}`] = fromDrizzle(q);
+  });
+  const out = (await read(ctx, reads)) as unknown as { caller: Caller | null; facts: RepoFacts[]; redirect: RepoFacts[]; mirror: MirrorTimes[] } & ReadResults<N> & Record<string, unknown[]>;
+  const { caller } = out;
+  const facts = out.facts[0];
   if (!facts) {
     // A rename redirect is followed only by callers who may see where it leads (issue 8 A.5).
-    const to = (all[1] as RepoFacts[])[0];
+    const to = out.redirect[0];
     if (to && hasAccess(repoPermission(caller, to, parseUnits(to.units, ctx.settings.repository.disabledRepoUnits)))) {
       throw new Redirect(redirectPath(ctx.url, owner, name, to.owner.name, to.repo.name), 307);
     }
@@ -115,9 +105,9 @@ export async function assignRepo<T extends readonly unknown[]>(ctx: Ctx, owner: 
   const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
   const perm = repoPermission(caller, facts, units);
   if (!hasAccess(perm)) throw notFound();
-  const m = (all[2] as { intervalMs: number; updatedUnix: number }[])[0] ?? null;
-  const view: RepoView = { repo: facts.repo, owner: facts.owner, units, perm, mirror: m, ownerVisible: !!facts.ownerVisible };
-  return { caller, facts, units, perm, view, rows: all.slice(3) as unknown as T } as Assigned & { rows: { [K in keyof T]: unknown[] } };
+  const view: RepoView = { repo: facts.repo, owner: facts.owner, units, perm, mirror: out.mirror[0] ?? null, ownerVisible: !!facts.ownerVisible };
+  const rows = extra.map((_, i) => out[`extra${i}`]) as unknown as { [K in keyof T]: unknown[] };
+  return { caller, facts, units, perm, view, rows, named: out as ReadResults<N> } as Assigned & { rows: { [K in keyof T]: unknown[] }; named: ReadResults<N> };
 }
 
 /** Gitea's RedirectToRepo: the same path with the new owner/name, the query kept. */
@@ -142,34 +132,26 @@ function withParent(ctx: Ctx, a: Assigned, parentRows?: RepoFacts[]): RepoView {
   return hasAccess(parent.perm) ? { ...a.view, parent } : a.view;
 }
 
-const parentFactsQuery = (ctx: Ctx, owner: string, name: string) =>
-  ctx.db
-    .select(repoFactsColumns(ctx.viewer))
-    .from(repository)
-    .innerJoin(user, eq(user.id, repository.ownerId))
-    .where(eq(repository.id, sql`(SELECT r.fork_id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`))
-    .limit(1);
-
 /** GET /repos/{owner}/{repo} (repoGet), with a fork's parent in the same round trip. */
 export async function getRepoWithParent(ctx: Ctx, owner: string, name: string) {
-  const a = await assignRepo(ctx, owner, name, [parentFactsQuery(ctx, owner, name)] as const);
-  return repoJson(ctx, a.caller, withParent(ctx, a, a.rows[0] as RepoFacts[]));
+  const a = await assignRepo(ctx, owner, name, [], { parent: parentFactsByPath.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
+  return repoJson(ctx, a.caller, withParent(ctx, a, a.named.parent));
 }
 
 /** GET /repositories/{id} (repoGetByID): 404 for unknown ids and for repositories without access. */
 export async function getRepoById(ctx: Ctx, id: number) {
-  const { caller, rows } = await readWithCaller(ctx, [
-    ctx.db.select(repoFactsColumns(ctx.viewer)).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(eq(repository.id, id)).limit(1),
-    mirrorQuery(ctx, sql`${id}`),
-    ctx.db.select(repoFactsColumns(ctx.viewer)).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(eq(repository.id, sql`(SELECT fork_id FROM repository WHERE id = ${id})`)).limit(1),
-  ] as const);
-  const facts = rows[0][0] as RepoFacts | undefined;
+  const { caller, facts: found, mirror: m, parent } = await read(ctx, {
+    facts: repoFactsById.bind({ ...ctx.vv, id }),
+    mirror: mirrorById.bind({ id }),
+    parent: parentFactsById.bind({ ...ctx.vv, id }),
+  });
+  const facts = found[0];
   if (!facts) throw notFound();
   const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
   const perm = repoPermission(caller, facts, units);
   if (!hasAccess(perm)) throw notFound();
-  const a: Assigned = { caller, facts, units, perm, view: { repo: facts.repo, owner: facts.owner, units, perm, mirror: rows[1][0] ?? null } };
-  return repoJson(ctx, caller, withParent(ctx, a, rows[2] as RepoFacts[]));
+  const a: Assigned = { caller, facts, units, perm, view: { repo: facts.repo, owner: facts.owner, units, perm, mirror: m[0] ?? null, ownerVisible: !!facts.ownerVisible } };
+  return repoJson(ctx, caller, withParent(ctx, a, parent));
 }
 
 // ---- names ----
@@ -307,7 +289,8 @@ type OwnerFacts = Awaited<ReturnType<typeof ownerFactsQuery>>[number];
 
 /** POST /user/repos, /orgs/{org}/repos, /org/{org}/repos: create rules 1–8 in the spec's order. */
 export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: string | null, opts: { unknownOrg422?: boolean; objects?: ObjectStore } = {}) {
-  const { caller, rows } = await readWithCaller(ctx, [ownerFactsQuery(ctx, orgName ?? "")] as const);
+  // /user/repos reads only the caller: no owner lookup whose answer is known to be empty.
+  const { caller, rows } = await readWithCaller(ctx, orgName === null ? [] : [ownerFactsQuery(ctx, orgName)]);
   const me = caller!;
   let owner: UserRow;
   if (orgName === null) {
@@ -315,7 +298,7 @@ export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: stri
     if (me.row.type === 1) throw unprocessable("not allowed creating repository for organization");
     owner = me.row;
   } else {
-    const o = rows[0][0] as OwnerFacts | undefined;
+    const o = (rows[0] as OwnerFacts[])[0];
     if (!o || o.u.type !== 1 || !o.visible) {
       // The deprecated route answers a missing organization with 422 — and a hidden one alike (A.5).
       if (opts.unknownOrg422) throw unprocessable(`org does not exist [id: 0, name: ${orgName}]`);
@@ -506,11 +489,11 @@ const validHttpUrl = (s: string) => {
 
 /** PATCH /repos/{owner}/{repo} (repoEdit): edit rules 1–13, in order, in one write batch. */
 export async function editRepo(ctx: Ctx, owner: string, name: string, form: EditRepoOption) {
-  const a = await assignRepo(ctx, owner, name, [parentFactsQuery(ctx, owner, name)] as const);
+  const a = await assignRepo(ctx, owner, name, [], { parent: parentFactsByPath.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
   const me = a.caller!;
   if (!isRepoAdmin(a.perm) && !me.isAdmin) throw forbidden("user should be an owner or a collaborator with admin write of a repository");
   const repo = a.facts.repo;
-  const parent = (a.rows[0] as RepoFacts[])[0];
+  const parent = a.named.parent[0];
   const disabled = ctx.settings.repository.disabledRepoUnits;
   const enabled = (t: number) => !disabled.includes(UNIT_KEY[t]);
   const patch: Partial<typeof repository.$inferInsert> = {};
@@ -768,7 +751,8 @@ export function repoCascade(ctx: Ctx, ids: SQL) {
 
 /** Rows of accessible repositories matching `where`, with their permission facts, plus the count. */
 function listQueries(ctx: Ctx, where: SQL | undefined, order: SQL[], page: Page) {
-  const cond = and(where, repoAccessibleSql(ctx.viewer));
+  // The owner is joined: its visibility comes from the join, not from a lookup per repository.
+  const cond = and(where, repoAccessibleSql(ctx.viewer, col(repository.id), col(repository.ownerId), col(repository.isPrivate), col(user.visibility)));
   return [
     ctx.db.select(repoFactsColumns(ctx.viewer)).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(cond).orderBy(...order).limit(page.limit).offset(page.offset),
     ctx.db.select({ n: count() }).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(cond),
@@ -884,10 +868,14 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
 /** GET /user/repos (userCurrentListRepos): the caller's repositories and those shared with them. */
 export async function listMyRepos(ctx: Ctx, page: Page) {
   const me = ctx.viewer.id;
-  const where = sql`(${col(repository.ownerId)} = ${me}
-    OR EXISTS (SELECT 1 FROM collaboration mc WHERE mc.repo_id = ${col(repository.id)} AND mc.user_id = ${me})
-    OR EXISTS (SELECT 1 FROM team mt JOIN team_user mtu ON mtu.team_id = mt.id AND mtu.uid = ${me} WHERE mt.org_id = ${col(repository.ownerId)}
-       AND (mt.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo mtr WHERE mtr.team_id = mt.id AND mtr.repo_id = ${col(repository.id)}))))`;
+  // The caller's own repositories, collaborations and team repositories, each found through its
+  // index (never by reading every repository).
+  const where = sql`${col(repository.id)} IN (
+      SELECT mr.id FROM repository mr WHERE mr.owner_id = ${me}
+      UNION SELECT mc.repo_id FROM collaboration mc WHERE mc.user_id = ${me}
+      UNION SELECT mtr.repo_id FROM team_user mtu JOIN team mt ON mt.id = mtu.team_id JOIN team_repo mtr ON mtr.team_id = mt.id
+        JOIN repository mrr ON mrr.id = mtr.repo_id AND mrr.owner_id = mt.org_id WHERE mtu.uid = ${me}
+      UNION SELECT ar.id FROM team_user atu JOIN team at ON at.id = atu.team_id AND at.includes_all_repositories = 1 JOIN repository ar ON ar.owner_id = at.org_id WHERE atu.uid = ${me})`;
   const { caller, rows } = await readWithCaller(ctx, listQueries(ctx, where, [asc(repository.id)], page));
   return { total: rows[1][0]?.n ?? 0, data: toList(ctx, caller, rows[0] as RepoFacts[]) };
 }

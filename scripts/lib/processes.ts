@@ -94,10 +94,15 @@ export async function startSqld(opts: { dbPath?: string; port?: number; quiet?: 
   };
 }
 
-/** Starts the Node server (`functions/node.ts`) as a child process. */
-export async function startNodeServer(env: Record<string, string>, opts: { port?: number } = {}): Promise<Running> {
+/**
+ * Starts the Node server as a child process: the sources (`functions/node.ts`), or with `npmStart`
+ * exactly what `npm start` runs (the build, then the bundle).
+ */
+export async function startNodeServer(env: Record<string, string>, opts: { port?: number; npmStart?: boolean } = {}): Promise<Running> {
   const port = opts.port ?? (await freePort());
-  const proc = spawn(process.execPath, [join(ROOT_DIR, "functions", "node.ts")], {
+  const [cmd, args] = opts.npmStart ? ["npm", ["start", "--silent"]] : [process.execPath, [join(ROOT_DIR, "functions", "node.ts")]];
+  const proc = spawn(cmd, args, {
+    cwd: ROOT_DIR,
     detached: true,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "ignore", "inherit"],

@@ -101,13 +101,18 @@ describe("queued calls and deadlines", () => {
 
     gate.release();
     const rs = await Promise.all([first, second]);
-    rs.forEach((r, i) => verifyVtpmAttestation(r.value!.quote, nonces[i]));
+    rs.forEach((r, i) => {
+      verifyVtpmAttestation(r.value!.quote, nonces[i]);
+    });
   });
 
   it("a call without a deadline gets the default one (--default-deadline-ms) and leaves the TPM queue at once", async () => {
     gate.hold(CC.Quote);
     let firstDone = false;
-    const first = client.fetchAttestation({ platformType: "PLATFORM_TYPE_VTPM" }, 60_000).then((r) => ((firstDone = true), r));
+    const first = client.fetchAttestation({ platformType: "PLATFORM_TYPE_VTPM" }, 60_000).then((r) => {
+      firstDone = true;
+      return r;
+    });
     await gate.held();
     // curl sets no deadline: the agent's default applies while the call waits behind `first`.
     const c = await curlJson({ platformType: "PLATFORM_TYPE_VTPM" });

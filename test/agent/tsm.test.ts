@@ -165,7 +165,9 @@ describe("SNP via configfs-tsm", () => {
     const { client } = await agentWith(fs, "snp");
     const rds = Array.from({ length: 16 }, () => randomBytes(64));
     const rs = await Promise.all(rds.map((reportData) => client.fetchAttestation({ reportData, platformType: "PLATFORM_TYPE_SNP" })));
-    rs.forEach((r, i) => verifySnpAttestation(r.value!.quote, { reportData: rds[i] }));
+    rs.forEach((r, i) => {
+      verifySnpAttestation(r.value!.quote, { reportData: rds[i] });
+    });
     expect(fs.entries.size).toBe(0);
   });
 });

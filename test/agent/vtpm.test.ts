@@ -320,7 +320,9 @@ describe("robustness", () => {
       const code = await stopped;
       const rs = await Promise.all(calls);
       expect(rs.map((r) => r.code)).toEqual(Array(16).fill(0));
-      rs.forEach((r, i) => verifyVtpmAttestation(r.value!.quote, nonces[i]));
+      rs.forEach((r, i) => {
+        verifyVtpmAttestation(r.value!.quote, nonces[i]);
+      });
       expect(code).toBe(0);
       expect(a.stderr()).toMatch(/SIGTERM: draining/);
       await expect(lstat(a.socket)).rejects.toThrow(/ENOENT/);

@@ -12,13 +12,31 @@ const freshDir = () => {
   dirs.push(d);
   return d;
 };
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 describe("start-up", () => {
   it("an invalid setting stops start-up with a message naming the key", async () => {
     const r = await runScript("functions/node.ts", [], { DATA_DIR: freshDir(), PORT: "0", GITEA__api__MAX_RESPONSE_ITEMS: "lots" });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("GITEA__api__MAX_RESPONSE_ITEMS");
+  });
+
+  it("npm start serves the built bundle: migrated database, API documents, Swagger UI and its assets", async () => {
+    const server = await startNodeServer({ DATA_DIR: freshDir() }, { npmStart: true });
+    try {
+      expect((await (await fetch(`${server.url}/api/v1/users/search`)).json()).data).toEqual([]);
+      const doc = await (await fetch(`${server.url}/swagger.v1.json`)).json();
+      expect(doc.swagger).toBe("2.0");
+      expect(Object.keys(doc.paths)).toContain("/repos/{owner}/{repo}");
+      expect(await (await fetch(`${server.url}/api/swagger`)).text()).toContain("swagger-ui-bundle.js");
+      const css = await fetch(`${server.url}/assets/swagger-ui/swagger-ui.css`);
+      expect(css.status).toBe(200);
+      expect((await css.text()).length).toBeGreaterThan(10_000);
+    } finally {
+      await server.stop();
+    }
   });
 
   it("a fresh data directory is migrated on start and has no accounts", async () => {

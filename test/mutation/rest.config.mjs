@@ -16,7 +16,7 @@ export default {
     "functions/lib/auth.ts",
     "functions/lib/hosts.ts",
     "functions/lib/pagination.ts",
-    "functions/db/client.ts",
+    "functions/db/driver.ts",
     "functions/services/repos.ts",
     "functions/services/teams.ts",
     "functions/services/collaborators.ts",

@@ -58,6 +58,21 @@ describe("credential forms", () => {
     expect(await a.json()).toEqual(await b.json());
   });
 
+  it("a remembered password sign-in ends when the password changes; a wrong password is never remembered", async () => {
+    const u = await seedUser(t.db);
+    expect((await t.request("/api/v1/user", { headers: basic(u.name, u.password) })).status).toBe(200);
+    expect((await t.request("/api/v1/user", { headers: basic(u.name, u.password) })).status).toBe(200);
+    const edit = await t.request(`/api/v1/admin/users/${u.name}`, {
+      method: "PATCH",
+      headers: { ...basic(admin.name, admin.password), "Content-Type": "application/json" },
+      body: JSON.stringify({ login_name: u.name, source_id: 0, password: "a-new-password-456", must_change_password: false }),
+    });
+    expect(edit.status).toBe(200);
+    expect((await t.request("/api/v1/user", { headers: basic(u.name, u.password) })).status).toBe(401);
+    expect((await t.request("/api/v1/user", { headers: basic(u.name, "a-new-password-456") })).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await t.request("/api/v1/user", { headers: basic(u.name, "wrong-password") })).status).toBe(401);
+  });
+
   it("an unknown token is a 401 with Gitea's message", async () => {
     const res = await t.request("/api/v1/user", { headers: token("0".repeat(40)) });
     expect(res.status).toBe(401);

@@ -88,9 +88,13 @@ describe("tsm/snp.ts: ATTESTATION_REPORT and cert table", () => {
   it("every identity field round-trips at its own offset", () => {
     const b = Buffer.from(signedSnpReport(RD, chain.vcekKey));
     const fields: [number, number, string][] = [[0x10, 16, "familyId"], [0x20, 16, "imageId"], [0xe0, 48, "idKeyDigest"], [0x110, 48, "authorKeyDigest"], [0x160, 32, "reportIdMa"], [0xc0, 32, "hostData"]];
-    fields.forEach(([off, n], i) => b.fill(0xa0 + i, off, off + n));
+    fields.forEach(([off, n], i) => {
+      b.fill(0xa0 + i, off, off + n);
+    });
     const r = parseSnpReport(b);
-    fields.forEach(([, n, name], i) => expect([name, Buffer.from((r as unknown as Record<string, Uint8Array>)[name])]).toEqual([name, Buffer.alloc(n, 0xa0 + i)]));
+    fields.forEach(([, n, name], i) => {
+      expect([name, Buffer.from((r as unknown as Record<string, Uint8Array>)[name])]).toEqual([name, Buffer.alloc(n, 0xa0 + i)]);
+    });
     expect(Buffer.from(serializeSnpReport(r))).toEqual(b);
   });
 

@@ -1,0 +1,140 @@
+/**
+ * Issue 9 B.5: no hot query scans a large table. Every statement the hot read routes send (as a
+ * signed-in user with teams and collaborations, and anonymously) is recorded at the driver and
+ * explained with SQLite's planner (`EXPLAIN QUERY PLAN`, its bound arguments); a plan that reads a
+ * large table from end to end (`SCAN <table>`, with or without walking a whole index) fails,
+ * unless the table and the reason are listed in ALLOWED below. Without ANALYZE statistics SQLite
+ * plans as if every table were large, so the plans are the ones a big database gets.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BatchItem, Driver } from "../../functions/db/driver.ts";
+import { addCollaborator, apiRepo, seedMember, seedOrg, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+/** Tables that grow with the deployment (everything but settings-like tables). */
+const LARGE = new Set(["user", "repository", "access_token", "email_address", "org_user", "team", "team_user", "team_repo", "team_unit", "collaboration", "repo_unit", "repo_redirect", "star", "watch", "action", "label", "webhook", "hook_task", "user_blocking", "mirror", "repo_topic"]);
+
+/**
+ * Scans that are the route's own work, not a missing index, with the reason. Keyed by the
+ * statement's first words and the table.
+ */
+const ALLOWED: { route: RegExp; table: string; why: string }[] = [
+  {
+    route: /^GET \/api\/v1\/repos\/search\?/,
+    table: "repository",
+    why: "repository search (explore): a LIKE '%kw%' on names matches inside them, which no B-tree index serves, and the total counts every repository the viewer may access — public ones are most of the table (Gitea's SearchRepository reads and counts the same way); bench:scale measures its growth",
+  },
+  {
+    route: /^GET \/api\/v1\/users\/search\?q=/,
+    table: "user",
+    why: "keyword search over names, full names and public e-mail addresses (LIKE '%kw%'), as Gitea's SearchUsers",
+  },
+];
+
+interface Sent {
+  route: string;
+  item: BatchItem;
+}
+
+let t: TestApp;
+let route = "";
+const sent: Sent[] = [];
+let viewer: SeededUser;
+let viewerToken: string;
+let orgName = "";
+let teamId = 0;
+let repoPath = "";
+
+/** Records every statement with the route that sent it. */
+const recording = (d: Driver): Driver => ({
+  batch(items, mode) {
+    for (const item of items) sent.push({ route, item });
+    return d.batch(items, mode);
+  },
+  close: () => d.close(),
+});
+
+beforeAll(async () => {
+  t = await testApp({}, { wrap: recording });
+  const owner = await seedUser(t.db);
+  viewer = await seedUser(t.db);
+  viewerToken = await viewer.token();
+  const org = await seedOrg(t, owner);
+  orgName = org.name;
+  const team = await seedMember(t, org, viewer, { permission: "write" });
+  teamId = team.id;
+  const repo = await apiRepo(t, await owner.token(), { name: "hot", private: true }, org.name);
+  repoPath = repo.full_name;
+  await t.request(`/api/v1/teams/${teamId}/repos/${repoPath}`, { method: "PUT", headers: token(await owner.token()) });
+  const own = await apiRepo(t, await owner.token(), { name: "mine", private: true });
+  await addCollaborator(t, await owner.token(), own.full_name, viewer, "read");
+});
+afterAll(() => t.close());
+
+const HOT = () => [
+  "/api/v1/user",
+  `/api/v1/users/${viewer.name}`,
+  `/api/v1/repos/${repoPath}`,
+  "/api/v1/repositories/1",
+  "/api/v1/repos/search?q=ho&limit=10",
+  "/api/v1/repos/search?limit=10&sort=updated&order=desc",
+  "/api/v1/user/repos?limit=10",
+  `/api/v1/users/${viewer.name}/repos?limit=10`,
+  `/api/v1/orgs/${orgName}/repos?limit=10`,
+  `/api/v1/orgs/${orgName}`,
+  `/api/v1/orgs/${orgName}/teams`,
+  `/api/v1/teams/${teamId}`,
+  `/api/v1/teams/${teamId}/repos`,
+  `/api/v1/teams/${teamId}/members`,
+  "/api/v1/user/teams",
+  "/api/v1/user/orgs",
+  "/api/v1/users/search?q=us&limit=10",
+  "/api/v1/users/search?limit=10",
+  `/api/v1/users/${viewer.name}/activities/feeds?limit=10`,
+  `/api/v1/orgs/${orgName}/activities/feeds?limit=10`,
+  `/api/v1/repos/${repoPath}/activities/feeds?limit=10`,
+  `/api/v1/repos/${repoPath}/labels`,
+  `/api/v1/repos/${repoPath}/collaborators`,
+  `/api/v1/repos/${repoPath}/forks`,
+  "/api/v1/user/emails",
+];
+
+/** The full scans of large tables in a plan (`SCAN t`, `SCAN t USING [COVERING] INDEX i`; not `SEARCH`). */
+function fullScans(plan: { detail: string }[]): string[] {
+  const out: string[] = [];
+  for (const { detail } of plan) {
+    const m = /^SCAN (\w+)(?: AS (\w+))?/.exec(detail);
+    if (m && LARGE.has(m[1])) out.push(detail);
+  }
+  return out;
+}
+
+describe("query plans of the hot routes", () => {
+  it("B.5 no statement of a hot read route scans a large table, for a signed-in user and anonymously", async () => {
+    for (const path of HOT()) {
+      for (const [who, headers] of [
+        ["viewer", token(viewerToken)],
+        ["anonymous", {}],
+      ] as const) {
+        route = `GET ${path}`;
+        const res = await t.request(path, { headers });
+        if (who === "viewer") expect(res.status, `${route} as ${who}`).toBe(200);
+        else expect([200, 401, 404], `${route} as ${who}`).toContain(res.status);
+      }
+    }
+    route = "";
+    const explained = new Map<string, string[]>();
+    const problems: string[] = [];
+    for (const { route: r, item } of sent) {
+      if (!r || !/^\s*(select|with)\b/i.test(item.text)) continue;
+      const key = `${r}\n${item.text}`;
+      if (explained.has(key)) continue;
+      const [rows] = await t.driver.batch([{ text: `EXPLAIN QUERY PLAN ${item.text}`, args: item.args, returnsRows: true }], "read");
+      const plan = rows.map((row) => ({ detail: String((row as unknown as unknown[])[3]) }));
+      const scans = fullScans(plan).filter((d) => !ALLOWED.some((a) => a.route.test(r) && new RegExp(`^SCAN ${a.table}\\b`).test(d)));
+      explained.set(key, scans);
+      for (const s of scans) problems.push(`${r}: ${s}\n    in: ${item.text.slice(0, 300)}`);
+    }
+    expect(explained.size).toBeGreaterThan(HOT().length);
+    expect(problems).toEqual([]);
+  });
+});
