@@ -14,9 +14,13 @@
  * `### Where the time went` subsection written by hand is kept).
  * BENCH_AGENT_ROOT=<checkout> runs the agent (and attester) of another checkout, e.g. an older
  * commit, with BENCH_AGENT_PROTOCOLS=grpc-js when it serves gRPC only; BENCH_AGENT_WRITE=0 only prints.
+ * `--profile`: instead, a CPU profile of the agent process over BENCH_AGENT_PROFILE_CALLS (400)
+ * sequential grpc-js FetchAttestation(VTPM) calls after a warm-up, printed as CPU ms per call by
+ * module (package, agent file, Node internals, V8) and by function; the profile goes to bench/out/.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -45,6 +49,10 @@ function pct(xs: number[], p: number): number {
 const ms = (x: number) => x.toFixed(2);
 
 const dir = await mkdtemp(path.join(os.tmpdir(), "bench-agent-"));
+if (process.argv.includes("--profile")) {
+  await profileAgent();
+  process.exit(0);
+}
 const [tpmA, tpmB] = await Promise.all([startSwtpm(), startSwtpm()]);
 try {
   const { VtpmAttester } = (await import(path.join(AGENT_ROOT, "attestation-agent/tpm/vtpm.ts"))) as typeof import("../attestation-agent/tpm/vtpm.ts");
@@ -178,3 +186,108 @@ try {
   await rm(dir, { recursive: true, force: true });
 }
 process.exit(0);
+
+/** `--profile`: where the agent process spends CPU per FetchAttestation(VTPM), by module and function. */
+async function profileAgent(): Promise<void> {
+  const calls = Number(process.env.BENCH_AGENT_PROFILE_CALLS ?? 400);
+  const outDir = path.join(import.meta.dirname, "out");
+  await mkdir(outDir, { recursive: true });
+  const out = path.join(outDir, `agent-${new Date().toISOString().replace(/[:.]/g, "-")}.cpuprofile`);
+  const tpm = await startSwtpm();
+  try {
+    const hook = path.join(import.meta.dirname, "lib/cpu-profile-hook.ts");
+    const env = { NODE_OPTIONS: `--import ${hook}`, BENCH_CPU_PROFILE: out };
+    const agent = await startAgentProcess(path.join(dir, "agent.sock"), ["--platform", "vtpm", "--tpm", tpm.tpm], env, path.join(AGENT_ROOT, "attestation-agent/main.ts"));
+    const client = grpcJsClient(agent.socket);
+    const call = async () => {
+      const r = await client.fetchAttestation({ nonce: randomBytes(32), platformType: "PLATFORM_TYPE_VTPM" });
+      if (r.code !== 0) throw new Error(`call failed: ${r.code} ${r.details}`);
+    };
+    for (let i = 0; i < 50; i++) await call();
+    const signal = async (file: string) => {
+      process.kill(agent.child.pid!, "SIGUSR2");
+      while (!existsSync(file)) await new Promise((r) => setTimeout(r, 10));
+    };
+    await signal(`${out}.started`);
+    const t0 = performance.now();
+    for (let i = 0; i < calls; i++) await call();
+    const wall = performance.now() - t0;
+    await signal(out);
+    client.close();
+    await agent.stop();
+    await rm(`${out}.started`, { force: true });
+    const load = os.loadavg()[0].toFixed(2);
+    console.log(`Agent CPU profile (${AGENT_ROOT === path.resolve(import.meta.dirname, "..") ? "this checkout" : AGENT_ROOT}): ${calls} sequential grpc-js FetchAttestation(VTPM), ${ms(wall / calls)} ms per call, 1-minute load average ${load}; ${out}\n`);
+    console.log(profileSummary(JSON.parse(await readFile(out, "utf8")), calls));
+  } finally {
+    await tpm.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+/**
+ * CPU ms per call by module and by function. A sample is charged to its nearest frame with a
+ * source (native code to its JavaScript caller); `(idle)` is left out.
+ */
+function profileSummary(p: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }, calls: number): string {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const moduleOf = (f: ProfileNode["callFrame"]): string | undefined => {
+    if (f.functionName.startsWith("(") && f.functionName !== "(root)") return f.functionName === "(garbage collector)" ? "V8: garbage collector" : f.functionName === "(program)" ? "V8: (program), native" : f.functionName;
+    const u = f.url;
+    if (!u) return undefined;
+    if (u.startsWith("node:") || !u.includes("/")) return "Node internals";
+    const nm = u.lastIndexOf("/node_modules/");
+    if (nm >= 0) {
+      const [a, b] = u.slice(nm + 14).split("/");
+      return a.startsWith("@") ? `${a}/${b}` : a;
+    }
+    const at = u.indexOf("/attestation-agent/");
+    return at >= 0 ? `agent: ${u.slice(at + 19)}` : "other";
+  };
+  const owner = (id: number): { module: string; fn: string } => {
+    for (let x: number | undefined = id; x !== undefined; x = parent.get(x)) {
+      const f = byId.get(x)!.callFrame;
+      const m = moduleOf(f);
+      if (m) {
+        const where = f.url ? ` (${f.url.replace(/^.*\/(node_modules|attestation-agent)\//, "").replace(/^node:internal\//, "node:")}:${f.lineNumber + 1})` : "";
+        return { module: m, fn: `${f.functionName || "(anonymous)"}${where}${x === id ? "" : ", native part"}` };
+      }
+    }
+    return { module: "other", fn: "(unknown)" };
+  };
+  const mods = new Map<string, number>();
+  const fns = new Map<string, number>();
+  let busy = 0;
+  let idle = 0;
+  p.samples.forEach((id, i) => {
+    const dt = (p.timeDeltas[i + 1] ?? p.timeDeltas[i]) / 1000;
+    const o = owner(id);
+    if (o.module === "(idle)") return void (idle += dt);
+    busy += dt;
+    mods.set(o.module, (mods.get(o.module) ?? 0) + dt);
+    fns.set(`${o.module}\t${o.fn}`, (fns.get(`${o.module}\t${o.fn}`) ?? 0) + dt);
+  });
+  const cells = (v: number) => `${(v / calls).toFixed(3)} | ${((100 * v) / busy).toFixed(1)} %`;
+  return [
+    `Busy ${(busy / calls).toFixed(2)} ms per call (${((100 * busy) / (busy + idle)).toFixed(0)} % of the wall time; samples of a process waiting for a CPU count as busy).`,
+    "",
+    "| Module | CPU ms per call | share |",
+    "|---|---|---|",
+    ...[...mods].sort((a, b) => b[1] - a[1]).map(([k, v]) => `| ${k} | ${cells(v)} |`),
+    "",
+    "| Function | Module | CPU ms per call | share |",
+    "|---|---|---|---|",
+    ...[...fns]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 15)
+      .map(([k, v]) => `| ${k.split("\t")[1].replace(/\|/g, "\\|")} | ${k.split("\t")[0]} | ${cells(v)} |`),
+  ].join("\n");
+}
