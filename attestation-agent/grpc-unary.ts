@@ -79,7 +79,9 @@ function webHeaders(h: http2.IncomingHttpHeaders): Headers {
 
 function nodeHeaders(h: Headers): Record<string, string> {
   const out: Record<string, string> = {};
-  h.forEach((v, k) => (out[k] = v));
+  h.forEach((v, k) => {
+    out[k] = v;
+  });
   return out;
 }
 

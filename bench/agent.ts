@@ -283,7 +283,10 @@ function profileSummary(p: { nodes: ProfileNode[]; samples: number[]; timeDeltas
   p.samples.forEach((id, i) => {
     const dt = (p.timeDeltas[i + 1] ?? p.timeDeltas[i]) / 1000;
     const o = owner(id);
-    if (o.module === "(idle)") return void (idle += dt);
+    if (o.module === "(idle)") {
+      idle += dt;
+      return;
+    }
     busy += dt;
     mods.set(o.module, (mods.get(o.module) ?? 0) + dt);
     fns.set(`${o.module}\t${o.fn}`, (fns.get(`${o.module}\t${o.fn}`) ?? 0) + dt);
