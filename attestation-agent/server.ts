@@ -12,13 +12,14 @@ import net from "node:net";
 import { create, toBinary, type DescFile } from "@bufbuild/protobuf";
 import { createRegistry } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type ConnectRouter, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Code, ConnectError, createConnectRouter, type ConnectRouter, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { compressionBrotli, compressionGzip, connectNodeAdapter, universalRequestFromNodeRequest, universalResponseToNodeResponse, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { AttestationService, file_attestation_v1_attestation } from "./gen/attestation/v1/attestation_pb.ts";
 import { file_attest_attest } from "./gen/attest/attest_pb.ts";
 import { Health, HealthCheckResponse_ServingStatus as Status, file_grpc_health_v1_health, type HealthCheckRequest } from "./gen/grpc/health/v1/health_pb.ts";
 import * as reflV1 from "./gen/grpc/reflection/v1/reflection_pb.ts";
 import * as reflV1alpha from "./gen/grpc/reflection/v1alpha/reflection_pb.ts";
+import { serveUnaryGrpc, unaryRoutes, type Delegate } from "./grpc-unary.ts";
 
 const SERVICE_NAME = AttestationService.typeName;
 
@@ -293,17 +294,38 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
     const protocol = protocolOf(req.headers["content-type"]);
     refuse(req, res, protocol, Code.Unimplemented, `unknown method ${req.url}`, protocol === "connect" ? 404 : undefined);
   };
-  const adapter = connectNodeAdapter({
+  const adapterOptions: ConnectNodeAdapterOptions = {
     routes,
     grpc: enabled.has("grpc"),
     grpcWeb: enabled.has("grpc-web"),
     connect: enabled.has("connect"),
     readMaxBytes: limits.maxRequestBytes,
+    acceptCompression: [compressionGzip, compressionBrotli],
     // Compressed requests are still accepted; answers are never compressed: on a local socket
     // gzip only costs CPU on both ends (it was ~10 % of the agent's time per vTPM call).
     compressMinBytes: Number.MAX_SAFE_INTEGER,
     fallback: fallback as never,
-  });
+  };
+  const adapter = connectNodeAdapter(adapterOptions);
+  // Unary AttestationService calls over gRPC take the direct path (grpc-unary.ts); what it does
+  // not take goes to these same Connect handlers, with the request bytes it already read.
+  const direct = unaryRoutes(opts.attestation);
+  const router = createConnectRouter(adapterOptions);
+  routes(router);
+  const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
+  const delegate: Delegate = (req, res, read, rest) => {
+    const handler = handlers.get(req.url)!;
+    patchGrpcMessage(res.stream);
+    async function* body() {
+      yield* read;
+      if (rest) for (let r = await rest.next(); !r.done; r = await rest.next()) yield r.value;
+    }
+    const uReq = { ...universalRequestFromNodeRequest(req, res, undefined, undefined), body: body() };
+    handler(uReq)
+      .then((uRes) => universalResponseToNodeResponse(uRes, res))
+      .catch((e) => opts.log?.(`handler for ${req.url} failed: ${(e as Error).message}`));
+  };
+  const directOptions = { readMaxBytes: limits.maxRequestBytes, delegate, finishTrailers: respecGrpcMessage, log: opts.log };
 
   let inflight = 0;
   let idle: (() => void) | undefined;
@@ -336,6 +358,7 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
       (res as ServerResponse).writeHead(505, { "content-type": "text/plain", "grpc-status": String(Code.Unimplemented), "grpc-message": msg });
       return void res.end(`${msg}\n`);
     }
+    if (!h1 && protocol === "grpc" && serveUnaryGrpc(req as http2.Http2ServerRequest, res as http2.Http2ServerResponse, direct, directOptions)) return;
     if (!h1) patchGrpcMessage((res as http2.Http2ServerResponse).stream);
     try {
       adapter(req as never, res as never);

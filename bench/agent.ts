@@ -3,7 +3,9 @@
  * raw TPM time, in one run on one machine.
  * Two swtpm instances made the same way: A behind the agent (a separate process), B driven
  * directly by this process (swtpm serves one client at a time). Measurements alternate in rounds
- * so machine noise falls on all of them alike; p50/p99 over all rounds.
+ * (BENCH_AGENT_ROUNDS of BENCH_AGENT_PER_ROUND calls per row) so machine noise falls on all of
+ * them alike; p50/p99 over all rounds, and each row's overhead over the raw TPM both as the
+ * difference of p50s and paired by round (median over rounds of the per-round difference).
  * 1. Raw TPM: the commands the agent sends per call, on B: steady state 2 × Quote (PCR values
  *    proven by the quote's digest are reused), and the full 2 × (3 PCR_Read + Quote) sequence.
  * 2. The agent's attestation code in this process on B (no RPC): VtpmAttester.attest.
@@ -14,9 +16,13 @@
  * `### Where the time went` subsection written by hand is kept).
  * BENCH_AGENT_ROOT=<checkout> runs the agent (and attester) of another checkout, e.g. an older
  * commit, with BENCH_AGENT_PROTOCOLS=grpc-js when it serves gRPC only; BENCH_AGENT_WRITE=0 only prints.
+ * `--profile`: instead, a CPU profile of the agent process over BENCH_AGENT_PROFILE_CALLS (400)
+ * sequential grpc-js FetchAttestation(VTPM) calls after a warm-up, printed as CPU ms per call by
+ * module (package, agent file, Node internals, V8) and by function; the profile goes to bench/out/.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -30,8 +36,8 @@ import { verifyVtpmAttestation } from "../attestation-agent/verify/tpm.ts";
 import { startSwtpm } from "../scripts/agent-swtpm.ts";
 import { grpcJsClient, startAgentProcess } from "../test/agent/helpers.ts";
 
-const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 10);
-const PER_ROUND = Number(process.env.BENCH_AGENT_PER_ROUND ?? 30);
+const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 60);
+const PER_ROUND = Number(process.env.BENCH_AGENT_PER_ROUND ?? 5);
 const CONCURRENCY = 16;
 const PER_WORKER = Number(process.env.BENCH_AGENT_PER_WORKER ?? 40);
 const ALL = Array.from({ length: PCR_COUNT }, (_, i) => i);
@@ -45,6 +51,10 @@ function pct(xs: number[], p: number): number {
 const ms = (x: number) => x.toFixed(2);
 
 const dir = await mkdtemp(path.join(os.tmpdir(), "bench-agent-"));
+if (process.argv.includes("--profile")) {
+  await profileAgent();
+  process.exit(0);
+}
 const [tpmA, tpmB] = await Promise.all([startSwtpm(), startSwtpm()]);
 try {
   const { VtpmAttester } = (await import(path.join(AGENT_ROOT, "attestation-agent/tpm/vtpm.ts"))) as typeof import("../attestation-agent/tpm/vtpm.ts");
@@ -67,9 +77,9 @@ try {
     ["Connect, JSON, HTTP/1.1 (what curl speaks)", createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: false, nodeOptions: { socketPath: sock } })],
   ];
 
-  type Row = { name: string; run: () => Promise<void>; xs: number[] };
+  type Row = { name: string; run: () => Promise<void>; xs: number[]; byRound: number[][] };
   const rows: Row[] = [];
-  const row = (name: string, run: () => Promise<void>) => rows.push({ name, run, xs: [] });
+  const row = (name: string, run: () => Promise<void>) => rows.push({ name, run, xs: [], byRound: [] });
   row("raw TPM, steady state: 2 banks × Quote (what the agent sends per call)", async () => {
     for (const alg of banks) await raw.quote(ak.handle, randomBytes(32), [{ alg, pcrs: ALL }]);
   });
@@ -106,12 +116,16 @@ try {
   // Warm-up (JIT, AK, PCR cache, connections), then alternating rounds.
   for (const r of rows) for (let i = 0; i < 20; i++) await r.run();
   for (let round = 0; round < ROUNDS; round++)
-    for (const r of rows)
+    for (const r of rows) {
+      const xs: number[] = [];
       for (let i = 0; i < PER_ROUND; i++) {
         const t0 = performance.now();
         await r.run();
-        r.xs.push(performance.now() - t0);
+        xs.push(performance.now() - t0);
       }
+      r.xs.push(...xs);
+      r.byRound.push(xs);
+    }
 
   // 16 concurrent callers; every answer is verified after the timed run.
   const conc: number[] = [];
@@ -139,10 +153,17 @@ try {
 
   const rawP50 = pct(rows[0].xs, 50);
   const grpcP50 = pct(rows[4].xs, 50);
+  // The same difference taken round by round (rows of a round ran back to back, on the same
+  // machine load), then its median over rounds: far less noise than the difference of two p50s.
+  const paired = (r: Row) => pct(r.byRound.map((xs, i) => pct(xs, 50) - pct(rows[0].byRound[i], 50)), 50);
+  const rawPerRound = pct(rows[0].byRound.map((xs) => pct(xs, 50)), 50);
+  const share = (d: number, base: number) => `${((d / base) * 100).toFixed(0)}%`;
   const table = rows.map((r) => {
     const p50 = pct(r.xs, 50);
-    const over = r.name.startsWith("FetchAttestation") ? `${ms(p50 - rawP50)} (${(((p50 - rawP50) / rawP50) * 100).toFixed(0)}%)` : "–";
-    return `| ${r.name} | ${r.xs.length} | ${ms(p50)} | ${ms(pct(r.xs, 99))} | ${over} |`;
+    const device = r.name.startsWith("FetchAttestation") || r.name.startsWith("agent's");
+    const over = device ? `${ms(p50 - rawP50)} (${share(p50 - rawP50, rawP50)})` : "–";
+    const pairedOver = device ? `${ms(paired(r))} (${share(paired(r), rawPerRound)})` : "–";
+    return `| ${r.name} | ${r.xs.length} | ${ms(p50)} | ${ms(pct(r.xs, 99))} | ${over} | ${pairedOver} |`;
   });
   const cpu = os.cpus();
   const load = os.loadavg()[0].toFixed(2);
@@ -151,12 +172,12 @@ try {
     "",
     `\`npm run bench:agent\` — ${new Date().toISOString().slice(0, 10)}, ${cpu.length} × ${cpu[0]?.model.trim()}, Node ${process.version}, 1-minute load average ${load} at the end (a machine shared with other engineers' test runs: absolute numbers move by ±30 % between runs; the rows of one run are comparable because they alternate in ${ROUNDS} rounds of ${PER_ROUND}). Two swtpm instances made alike, over unix sockets; the agent is a separate process; clients on its unix socket. Every answer of the concurrent run and ${fetched.length} of the sequential ones were verified (signature, nonce, PCR digest) after timing.`,
     "",
-    "| Measurement (one caller unless said) | Calls | p50 ms | p99 ms | Over raw TPM (p50) |",
-    "|---|---|---|---|---|",
+    "| Measurement (one caller unless said) | Calls | p50 ms | p99 ms | Over raw TPM (p50s) | Over raw TPM, paired by round (median) |",
+    "|---|---|---|---|---|---|",
     ...table,
-    `| FetchAttestation(VTPM), ${CONCURRENCY} concurrent grpc-js callers | ${conc.length} | ${ms(pct(conc, 50))} | ${ms(pct(conc, 99))} | ${((conc.length / wall) * 1000).toFixed(0)} calls/s, ${errors} errors |`,
+    `| FetchAttestation(VTPM), ${CONCURRENCY} concurrent grpc-js callers | ${conc.length} | ${ms(pct(conc, 50))} | ${ms(pct(conc, 99))} | ${((conc.length / wall) * 1000).toFixed(0)} calls/s, ${errors} errors | – |`,
     "",
-    `Agent overhead (gRPC via grpc-js, p50) over the raw TPM commands it sends: **${ms(grpcP50 - rawP50)} ms (${(((grpcP50 - rawP50) / rawP50) * 100).toFixed(0)}%)**; over the full PCR_Read + Quote sequence the agent sent before PCR values were reused: ${ms(grpcP50 - pct(rows[1].xs, 50))} ms. The TPM serialises commands, so concurrency raises throughput only by overlapping RPC work with TPM work.`,
+    `Agent overhead (gRPC via grpc-js) over the raw TPM commands it sends: **${ms(paired(rows[4]))} ms (${share(paired(rows[4]), rawPerRound)})** paired by round (${ms(grpcP50 - rawP50)} ms, ${share(grpcP50 - rawP50, rawP50)}, as the difference of the two p50s); over the full PCR_Read + Quote sequence the agent sent before PCR values were reused: ${ms(grpcP50 - pct(rows[1].xs, 50))} ms. The TPM serialises commands, so concurrency raises throughput only by overlapping RPC work with TPM work.`,
     "",
   ].join("\n");
   console.log(section);
@@ -178,3 +199,111 @@ try {
   await rm(dir, { recursive: true, force: true });
 }
 process.exit(0);
+
+/** `--profile`: where the agent process spends CPU per FetchAttestation(VTPM), by module and function. */
+async function profileAgent(): Promise<void> {
+  const calls = Number(process.env.BENCH_AGENT_PROFILE_CALLS ?? 400);
+  const outDir = path.join(import.meta.dirname, "out");
+  await mkdir(outDir, { recursive: true });
+  const out = path.join(outDir, `agent-${new Date().toISOString().replace(/[:.]/g, "-")}.cpuprofile`);
+  const tpm = await startSwtpm();
+  try {
+    const hook = path.join(import.meta.dirname, "lib/cpu-profile-hook.ts");
+    const env = { NODE_OPTIONS: `--import ${hook}`, BENCH_CPU_PROFILE: out };
+    const agent = await startAgentProcess(path.join(dir, "agent.sock"), ["--platform", "vtpm", "--tpm", tpm.tpm], env, path.join(AGENT_ROOT, "attestation-agent/main.ts"));
+    const client = grpcJsClient(agent.socket);
+    const call = async () => {
+      const r = await client.fetchAttestation({ nonce: randomBytes(32), platformType: "PLATFORM_TYPE_VTPM" });
+      if (r.code !== 0) throw new Error(`call failed: ${r.code} ${r.details}`);
+    };
+    for (let i = 0; i < 50; i++) await call();
+    const signal = async (file: string) => {
+      process.kill(agent.child.pid!, "SIGUSR2");
+      while (!existsSync(file)) await new Promise((r) => setTimeout(r, 10));
+    };
+    await signal(`${out}.started`);
+    const t0 = performance.now();
+    for (let i = 0; i < calls; i++) await call();
+    const wall = performance.now() - t0;
+    await signal(out);
+    client.close();
+    await agent.stop();
+    await rm(`${out}.started`, { force: true });
+    const load = os.loadavg()[0].toFixed(2);
+    console.log(`Agent CPU profile (${AGENT_ROOT === path.resolve(import.meta.dirname, "..") ? "this checkout" : AGENT_ROOT}): ${calls} sequential grpc-js FetchAttestation(VTPM), ${ms(wall / calls)} ms per call, 1-minute load average ${load}; ${out}\n`);
+    console.log(profileSummary(JSON.parse(await readFile(out, "utf8")), calls));
+  } finally {
+    await tpm.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+/**
+ * CPU ms per call by module and by function. A sample is charged to its nearest frame with a
+ * source (native code to its JavaScript caller); `(idle)` is left out.
+ */
+function profileSummary(p: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }, calls: number): string {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const moduleOf = (f: ProfileNode["callFrame"]): string | undefined => {
+    if (f.functionName.startsWith("(") && f.functionName !== "(root)") return f.functionName === "(garbage collector)" ? "V8: garbage collector" : f.functionName === "(program)" ? "V8: (program), native" : f.functionName;
+    const u = f.url;
+    if (!u) return undefined;
+    if (u.startsWith("node:") || !u.includes("/")) return "Node internals";
+    const nm = u.lastIndexOf("/node_modules/");
+    if (nm >= 0) {
+      const [a, b] = u.slice(nm + 14).split("/");
+      return a.startsWith("@") ? `${a}/${b}` : a;
+    }
+    const at = u.indexOf("/attestation-agent/");
+    return at >= 0 ? `agent: ${u.slice(at + 19)}` : "other";
+  };
+  const owner = (id: number): { module: string; fn: string } => {
+    for (let x: number | undefined = id; x !== undefined; x = parent.get(x)) {
+      const f = byId.get(x)!.callFrame;
+      const m = moduleOf(f);
+      if (m) {
+        const where = f.url ? ` (${f.url.replace(/^.*\/(node_modules|attestation-agent)\//, "").replace(/^node:internal\//, "node:")}:${f.lineNumber + 1})` : "";
+        return { module: m, fn: `${f.functionName || "(anonymous)"}${where}${x === id ? "" : ", native part"}` };
+      }
+    }
+    return { module: "other", fn: "(unknown)" };
+  };
+  const mods = new Map<string, number>();
+  const fns = new Map<string, number>();
+  let busy = 0;
+  let idle = 0;
+  p.samples.forEach((id, i) => {
+    const dt = (p.timeDeltas[i + 1] ?? p.timeDeltas[i]) / 1000;
+    const o = owner(id);
+    if (o.module === "(idle)") {
+      idle += dt;
+      return;
+    }
+    busy += dt;
+    mods.set(o.module, (mods.get(o.module) ?? 0) + dt);
+    fns.set(`${o.module}\t${o.fn}`, (fns.get(`${o.module}\t${o.fn}`) ?? 0) + dt);
+  });
+  const cells = (v: number) => `${(v / calls).toFixed(3)} | ${((100 * v) / busy).toFixed(1)} %`;
+  return [
+    `Busy ${(busy / calls).toFixed(2)} ms per call (${((100 * busy) / (busy + idle)).toFixed(0)} % of the wall time; samples of a process waiting for a CPU count as busy).`,
+    "",
+    "| Module | CPU ms per call | share |",
+    "|---|---|---|",
+    ...[...mods].sort((a, b) => b[1] - a[1]).map(([k, v]) => `| ${k} | ${cells(v)} |`),
+    "",
+    "| Function | Module | CPU ms per call | share |",
+    "|---|---|---|---|",
+    ...[...fns]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 15)
+      .map(([k, v]) => `| ${k.split("\t")[1].replace(/\|/g, "\\|")} | ${k.split("\t")[0]} | ${cells(v)} |`),
+  ].join("\n");
+}

@@ -25,6 +25,10 @@ import { emails } from "./routes/emails.ts";
 import { teams } from "./routes/teams.ts";
 import { hooks } from "./routes/hooks.ts";
 import { users } from "./routes/users.ts";
+import { gitHttp } from "./routes/git-http.ts";
+import { templates } from "./routes/templates.ts";
+import { gitStorage, type ObjectStoreOf } from "./lib/git-storage.ts";
+import { MemoryObjectStore } from "./git/storage/memory-object-store.ts";
 
 export interface AppDeps {
   settings: Settings;
@@ -32,10 +36,12 @@ export interface AppDeps {
   driver: (env: Record<string, unknown>) => Driver;
   /** Swagger UI's static files (read from swagger-ui-dist by each entry point). */
   assets: (name: SwaggerAsset, env: Record<string, unknown>) => Promise<string | null>;
+  /** Git pack and index files (a directory under DATA_DIR on Node, R2 on the Worker); in memory when absent. */
+  objects?: ObjectStoreOf;
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
-export const routeGroups = [misc, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks];
+export const routeGroups = [misc, templates, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks];
 
 /** The API sub-app mounted at /api/v1; its OpenAPI registry is the source of both documents. */
 export function createApi() {
@@ -107,12 +113,15 @@ export function createApp(deps: AppDeps) {
       c.header("Server-Timing", `db;dur=${meter.ms.toFixed(1)};desc="${meter.roundTrips}"`);
     }
   });
+  const memoryObjects = new MemoryObjectStore();
+  app.use(gitStorage(deps.objects ?? (() => memoryObjects)));
   app.use("/api/v1/*", bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413) }));
   app.use("/api/v1/*", normalizeRequest());
   app.use("/api/v1/*", credentials());
   app.use("/api/v1/*", conditionalRequests());
 
   app.route("/api/v1", api);
+  app.route("/", gitHttp);
 
   app.get("/openapi3.v1.json", (c) => c.json(documents(c.get("rootUrl")).v3 as object));
   app.get("/swagger.v1.json", (c) => c.json(documents(c.get("rootUrl")).v2 as object));

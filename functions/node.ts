@@ -11,6 +11,7 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { dirname, join, resolve } from "node:path";
 import { createApp } from "./app.ts";
+import { DirectoryObjectStore } from "./git/storage/fs-store.ts";
 import { migrateDb } from "./db/migrate.ts";
 import { clientDriver } from "./db/driver.ts";
 import { databaseUrl, openDatabase, openDriver } from "./db/open.ts";
@@ -82,7 +83,9 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
     primary.close();
   }
   const driver = replica ? clientDriver(replica.client) : openDriver(env, settings.database.sqlite);
-  const app = createApp({ settings, driver: () => driver, assets: nodeAssets });
+  // Git objects under DATA_DIR/git/<repository id>/ (keyed by id: renames and transfers move nothing).
+  const objects = new DirectoryObjectStore(resolve(env.DATA_DIR ?? "./data"));
+  const app = createApp({ settings, driver: () => driver, assets: nodeAssets, objects: () => objects });
   const port = Number(env.PORT ?? 3000);
   const hostname = env.HOST ?? "127.0.0.1";
   const fetch = replica ? replica.track(app.fetch, settings.server.enableServerTiming) : app.fetch;

@@ -9,8 +9,15 @@ import { clientDriver } from "./db/driver.ts";
 import type { ExecutionContext } from "hono";
 import { createApp } from "./app.ts";
 import { loadSettings } from "./lib/settings.ts";
+import { R2ObjectStore, type R2BucketLike } from "./git/storage/r2-store.ts";
 
-type Env = Record<string, unknown> & { DATABASE_URL?: string; DATABASE_AUTH_TOKEN?: string; ASSETS?: { fetch(req: Request): Promise<Response> } };
+type Env = Record<string, unknown> & {
+  DATABASE_URL?: string;
+  DATABASE_AUTH_TOKEN?: string;
+  ASSETS?: { fetch(req: Request): Promise<Response> };
+  /** Git pack and index files (wrangler.toml `[[r2_buckets]]`). */
+  GIT_OBJECTS?: R2BucketLike;
+};
 
 let app: ReturnType<typeof createApp> | null = null;
 
@@ -23,6 +30,11 @@ function appFor(env: Env) {
         const url = (e as Env).DATABASE_URL;
         if (!url) throw new Error("DATABASE_URL is not set for the Worker");
         return clientDriver(createClient({ url, authToken: (e as Env).DATABASE_AUTH_TOKEN || undefined }));
+      },
+      objects: (e) => {
+        const bucket = (e as Env).GIT_OBJECTS;
+        if (!bucket) throw new Error("the GIT_OBJECTS R2 binding is not configured for the Worker");
+        return new R2ObjectStore(bucket);
       },
       assets: async (name, e) => {
         const res = await (e as Env).ASSETS?.fetch(new Request(`https://assets.invalid/${name}`));

@@ -7,7 +7,7 @@ import type { KeyObject } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { AttestationSchema, type Attestation } from "../gen/attest/attest_pb.ts";
-import { QuoteSchema, type HashAlgo } from "../gen/tpm/tpm_pb.ts";
+import { PCRsSchema, QuoteSchema, type HashAlgo, type PCRs } from "../gen/tpm/tpm_pb.ts";
 import { verifyQuote, akPublicKey } from "../verify/tpm.ts";
 import { FifoLock } from "../limits.ts";
 import { TpmClient, TpmError } from "./client.ts";
@@ -24,6 +24,12 @@ export interface Ak {
   key: KeyObject;
 }
 
+/** One bank's PCR values, as a map for checking and as the `tpm.PCRs` message of the evidence. */
+interface BankPcrs {
+  values: Map<number, Uint8Array>;
+  pcrs: PCRs;
+}
+
 export interface VtpmOptions {
   /** Path of the binary TCG event log; omitted from evidence when unreadable. */
   eventLog?: string;
@@ -36,7 +42,11 @@ export class VtpmAttester {
   private akPromise: Promise<Ak> | undefined;
   private banksPromise: Promise<number[]> | undefined;
   /** PCR values per bank as last read and proven by a quote's digest. */
-  private readonly pcrCache = new Map<number, Map<number, Uint8Array>>();
+  private readonly pcrCache = new Map<number, BankPcrs>();
+  /** The event log as read with the cached PCR values. */
+  private eventLogRead: Promise<Uint8Array> | undefined;
+  /** The last read failed for a reason other than absence or permissions: read again. */
+  private eventLogFailed = false;
   /** One attestation at a time, first come first served: a call's commands run back to back. */
   private readonly lock = new FifoLock();
 
@@ -108,50 +118,75 @@ export class VtpmAttester {
   }
 
   private async attestWith(ak: Ak, nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
-    // Read the event log while the TPM works (a file read is a threadpool round trip).
-    const eventLog = this.eventLog();
-    eventLog.catch(() => {});
-    const key = ak.key;
+    const banks = await this.banks(signal);
+    // Every bank's commands are queued at once, so the TPM goes from one quote to the next while
+    // the agent checks the previous one. PCR values last seen for a bank are reused: a quote whose
+    // digest matches them proves them current (SHA-256 over the values is what the TPM signed),
+    // so the 3 PCR_Reads per bank are skipped until a PCR moves.
+    const queued = banks.map((alg) => {
+      const cached = this.pcrCache.get(alg);
+      const values = cached ? Promise.resolve(cached) : this.readPcrs(alg, signal);
+      const quote = this.tpm.quote(ak.handle, nonce, [{ alg, pcrs: ALL_PCRS }], signal);
+      // Awaited below in bank order; a failure of one bank must not leave the others unhandled.
+      quote.catch(() => {});
+      values.catch(() => {});
+      return { alg, values, quote };
+    });
+    // The event log describes the PCR values: it is read again whenever they are (every event
+    // it gains is an extend), and after a read that failed for a passing reason.
+    let eventLog = this.eventLogRead;
+    if (!eventLog || this.eventLogFailed || queued.some((b) => !this.pcrCache.has(b.alg))) eventLog = this.eventLogRead = this.readEventLog();
     const quotes = [];
-    for (const alg of await this.banks(signal)) {
-      // PCR values last seen for this bank: a quote whose digest matches them proves they are
-      // still current (SHA-256 over the values is what the TPM signed), so the 3 PCR_Reads per
-      // bank are skipped until a PCR moves.
-      let values = this.pcrCache.get(alg) ?? (await this.tpm.pcrRead(alg, ALL_PCRS, signal)).values;
+    let moved = false;
+    for (const b of queued) {
+      let { pcrs, values } = await b.values;
+      let q = await b.quote;
       for (let attempt = 0; ; attempt++) {
-        const q = await this.tpm.quote(ak.handle, nonce, [{ alg, pcrs: ALL_PCRS }], signal);
         // Same check go-tpm-tools makes before returning: signature, nonce, digest of the values.
-        const check = (v: Map<number, Uint8Array>) => verifyQuote(key, { quote: q.attest, rawSig: q.signature, hash: alg, pcrs: v }, nonce);
+        const check = (v: Map<number, Uint8Array>) => verifyQuote(ak.key, { quote: q.attest, rawSig: q.signature, hash: b.alg, pcrs: v }, nonce);
         try {
           check(values);
+          break;
         } catch (e) {
           if (!isDigestMismatch(e)) throw e;
-          // A PCR moved since `values` were read: read them now; they match this quote unless
-          // one moved again in between, and then we quote again.
-          values = (await this.tpm.pcrRead(alg, ALL_PCRS, signal)).values;
-          try {
-            check(values);
-          } catch (e2) {
-            if (isDigestMismatch(e2) && attempt < MAX_PCR_RACE_RETRIES) continue;
-            throw e2;
-          }
         }
-        this.pcrCache.set(alg, values);
-        quotes.push(create(QuoteSchema, { quote: q.attest.slice(), rawSig: q.signature, pcrs: { hash: alg as HashAlgo, pcrs: Object.fromEntries(values) } }));
-        break;
+        // A PCR moved since `values` were read: read them now; they match this quote unless one
+        // moved again in between, and then we quote again.
+        moved = true;
+        ({ pcrs, values } = await this.readPcrs(b.alg, signal));
+        try {
+          check(values);
+          break;
+        } catch (e) {
+          if (!isDigestMismatch(e) || attempt >= MAX_PCR_RACE_RETRIES) throw e;
+        }
+        q = await this.tpm.quote(ak.handle, nonce, [{ alg: b.alg, pcrs: ALL_PCRS }], signal);
       }
+      this.pcrCache.set(b.alg, { pcrs, values });
+      quotes.push(create(QuoteSchema, { quote: q.attest.slice(), rawSig: q.signature, pcrs }));
     }
+    if (moved) eventLog = this.eventLogRead = this.readEventLog();
     return create(AttestationSchema, { akPub: ak.publicArea, quotes, eventLog: await eventLog });
   }
 
+  /** All PCRs of a bank, as a map for checking and as the message that goes into evidence. */
+  private async readPcrs(alg: number, signal?: AbortSignal): Promise<BankPcrs> {
+    const { values } = await this.tpm.pcrRead(alg, ALL_PCRS, signal);
+    return { values, pcrs: create(PCRsSchema, { hash: alg as HashAlgo, pcrs: Object.fromEntries(values) }) };
+  }
+
   /** The event log byte for byte, or empty when absent or unreadable (e.g. swtpm, no securityfs). */
-  private async eventLog(): Promise<Uint8Array> {
+  private async readEventLog(): Promise<Uint8Array> {
+    this.eventLogFailed = false;
     if (!this.opts.eventLog) return new Uint8Array(0);
     try {
       return new Uint8Array(await readFile(this.opts.eventLog));
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== "ENOENT" && code !== "EACCES" && code !== "EPERM") this.opts.log?.(`event log ${this.opts.eventLog} unreadable: ${(e as Error).message}`);
+      if (code !== "ENOENT" && code !== "EACCES" && code !== "EPERM") {
+        this.opts.log?.(`event log ${this.opts.eventLog} unreadable: ${(e as Error).message}`);
+        this.eventLogFailed = true;
+      }
       return new Uint8Array(0);
     }
   }

@@ -67,7 +67,7 @@ export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Re
   }
   Object.assign(out, {
     mirror: repo.isMirror,
-    size: repo.size,
+    size: Math.floor(repo.size / 1024),
     language: "",
     languages_url: `${apiUrl}/languages`,
     html_url: base,

@@ -369,3 +369,50 @@ export const webhook = sqliteTable(
 );
 
 export type WebhookRow = typeof webhook.$inferSelect;
+
+/**
+ * Git refs of a repository (functions/git RefStore). HEAD is `refs/heads/<repository.default_branch>`,
+ * as in Gitea, where the default branch and HEAD are kept the same.
+ */
+export const gitRef = sqliteTable(
+  "git_ref",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    repoId: integer("repo_id").notNull(),
+    /** Full ref name (`refs/heads/main`); compared byte-wise (BINARY collation), as git sorts refs. */
+    name: text("name").notNull(),
+    oid: text("oid").notNull(),
+    /** What an annotated tag finally points to; null for other refs. */
+    peeled: text("peeled"),
+  },
+  (t) => [uniqueIndex("UQE_git_ref_s").on(t.repoId, t.name)],
+);
+
+/**
+ * The pack catalog: immutable pack + index files in the object store. `repo_id` is the storage
+ * owner (a fork's rows point at its base's files until the base is deleted), `catalog_repo_id` the
+ * repository whose catalog lists the pack; `seq` keeps the order packs were added.
+ */
+export const gitPack = sqliteTable(
+  "git_pack",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: text("id").notNull(),
+    repoId: integer("repo_id").notNull(),
+    catalogRepoId: integer("catalog_repo_id").notNull(),
+    objects: int("objects"),
+    size: int("size"),
+    idxSize: int("idx_size"),
+    checksum: str("checksum"),
+  },
+  (t) => [uniqueIndex("UQE_git_pack_s").on(t.catalogRepoId, t.id), index("IDX_git_pack_repo").on(t.repoId)],
+);
+
+/**
+ * One row per RefStore commit in flight, inserted and deleted in the commit's own transaction: the
+ * compare-and-swap verdict, evaluated once before any write, that every write of the batch checks.
+ */
+export const gitTx = sqliteTable("git_tx", {
+  id: text("id").primaryKey(),
+  ok: int("ok"),
+});

@@ -28,6 +28,8 @@ export interface Settings {
    */
   database: { queryTimeoutMs: number; sqlite: SqliteSettings };
   repository: { forcePrivate: boolean; defaultBranch: string; disabledRepoUnits: string[] };
+  /** MAX_PUSH_SIZE: the largest pack a push may send, in bytes (keep it ≤ the Worker plan's request-body limit). */
+  git: { maxPushBytes: number };
   mirror: { minIntervalMs: number };
   api: { defaultPagingNum: number; maxResponseItems: number; enableSwagger: boolean };
   security: { disableQueryAuthToken: boolean; passwordHashIterations: number; minPasswordLength: number; secretKey: string | null };
@@ -121,6 +123,17 @@ export function formatGoDuration(ms: number): string {
   return `${s}s`;
 }
 
+/** A size in Gitea's humanize form (`100MiB`, `50MB`, `1GiB`, or plain bytes), bounded. */
+const byteSize = (min: number, max: number) => (raw: string, name: string) => {
+  const m = /^\s*(\d+)\s*(B|KB|KIB|MB|MIB|GB|GIB)?\s*$/i.exec(raw);
+  if (!m) return fail(name, `"${raw}" is not a size (e.g. 100MiB)`);
+  const unit = (m[2] ?? "B").toUpperCase();
+  const mult: Record<string, number> = { B: 1, KB: 1000, KIB: 1024, MB: 1000 ** 2, MIB: 1024 ** 2, GB: 1000 ** 3, GIB: 1024 ** 3 };
+  const n = Number(m[1]) * mult[unit]!;
+  if (n < min || n > max) return fail(name, `must be between ${min} and ${max} bytes`);
+  return n;
+};
+
 const duration = (raw: string, name: string) => {
   const ms = parseGoDuration(raw);
   return ms === null ? fail(name, `expected a duration such as 10m or 1h30m, got "${raw}"`) : ms;
@@ -159,6 +172,7 @@ export const SETTING_KEYS = {
       /^(?!\/|.*\/\/|.*\/$|.*\.\.|.*@\{)[^\s~^:?*[\\\x00-\x1f\x7f]{1,100}$/.test(raw.trim()) ? raw.trim() : fail(name, `"${raw}" is not a valid branch name`),
   },
   disabledRepoUnits: { section: "repository", key: "DISABLED_REPO_UNITS", def: "", parse: list(UNIT_KEYS) },
+  maxPushSize: { section: "git", key: "MAX_PUSH_SIZE", def: "100MiB", parse: byteSize(1024, 4 * 1024 ** 3) },
   minInterval: {
     section: "mirror",
     key: "MIN_INTERVAL",
@@ -217,6 +231,7 @@ export function loadSettings(env: Env): Settings {
       sqlite: { journalMode: v.sqliteJournalMode, synchronous: v.sqliteSynchronous, busyTimeoutMs: v.sqliteTimeout },
     },
     repository: { forcePrivate: v.forcePrivate, defaultBranch: v.defaultBranch, disabledRepoUnits: v.disabledRepoUnits },
+    git: { maxPushBytes: v.maxPushSize },
     mirror: { minIntervalMs: v.minInterval },
     api: { defaultPagingNum: v.defaultPagingNum, maxResponseItems: v.maxResponseItems, enableSwagger: v.enableSwagger },
     security: {

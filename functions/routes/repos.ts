@@ -1,4 +1,5 @@
 /** Repository routes: search, create (user/org/deprecated), generate, fork, read, edit, delete and lists. */
+import { objectsOf } from "../lib/git-storage.ts";
 import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses, isInternalFailure } from "../lib/errors.ts";
@@ -110,7 +111,7 @@ const createCurrentUserRepo = apiRoute({
   request: jsonBody(CreateRepoOptionSchema),
   responses: { 201: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 409, 422) },
 });
-repos.openapi(createCurrentUserRepo, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), null), 201));
+repos.openapi(createCurrentUserRepo, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), null, { objects: objectsOf(c) }), 201));
 
 const userCurrentListRepos = apiRoute({
   method: "get",
@@ -173,7 +174,7 @@ const createOrgRepo = apiRoute({
   request: { params: z.object({ org: pathParam("org", "name of organization") }), ...jsonBody(CreateRepoOptionSchema) },
   responses: { 201: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 404, 409, 422) },
 });
-repos.openapi(createOrgRepo, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), c.req.valid("param").org), 201));
+repos.openapi(createOrgRepo, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), c.req.valid("param").org, { objects: objectsOf(c) }), 201));
 
 const createOrgRepoDeprecated = apiRoute({
   method: "post",
@@ -186,7 +187,7 @@ const createOrgRepoDeprecated = apiRoute({
   request: { params: z.object({ org: pathParam("org", "name of organization") }), ...jsonBody(CreateRepoOptionSchema) },
   responses: { 201: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 404, 409, 422) },
 });
-repos.openapi(createOrgRepoDeprecated, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), c.req.valid("param").org, { unknownOrg422: true }), 201));
+repos.openapi(createOrgRepoDeprecated, async (c) => c.json(await createRepo(ctxOf(c), c.req.valid("json"), c.req.valid("param").org, { unknownOrg422: true, objects: objectsOf(c) }), 201));
 
 const repoGetByID = apiRoute({
   method: "get",
@@ -262,7 +263,7 @@ const repoDelete = apiRoute({
 });
 repos.openapi(repoDelete, async (c) => {
   const p = c.req.valid("param");
-  await deleteRepo(ctxOf(c), p.owner, p.repo);
+  await deleteRepo(ctxOf(c), p.owner, p.repo, objectsOf(c));
   return c.body(null, 204);
 });
 

@@ -5,7 +5,8 @@
  */
 import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
-import { action, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
+import { action, gitPack, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
+import { copyPacks } from "../git/storage/fork.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, readWithCaller, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
@@ -36,12 +37,13 @@ import { isOrgOwnerSql } from "./orgs.ts";
 import { ownerByName } from "./users.ts";
 import { teamVisibleSql } from "./teams.ts";
 import { forkVisibilityStatements } from "./visibility.ts";
+import { checkAutoInit, prepareAutoInit, type InitTarget, type PreparedInit } from "./git-init.ts";
+import type { ObjectStore } from "../git/storage/object-store.ts";
 
 /** Activity op types (Gitea models/activities ActionType). */
 export const OP = { createRepo: 1, renameRepo: 2, transferRepo: 8 } as const;
-export const OP_NAMES: Record<number, string> = { 1: "create_repo", 2: "rename_repo", 3: "star_repo", 4: "watch_repo", 5: "commit_repo", 8: "transfer_repo" };
+export const OP_NAMES: Record<number, string> = { 1: "create_repo", 2: "rename_repo", 3: "star_repo", 4: "watch_repo", 5: "commit_repo", 8: "transfer_repo", 9: "push_tag", 16: "delete_tag", 17: "delete_branch" };
 
-export const README_TEMPLATES = ["Default"];
 const TRUST_MODELS = ["default", "collaborator", "committer", "collaboratorcommitter"];
 
 /** Units a new repository gets (Gitea's DEFAULT_REPO_UNITS), minus the globally disabled ones. */
@@ -181,6 +183,8 @@ interface NewRepo {
   templateId?: number;
   topics?: string[];
   isEmpty: boolean;
+  /** Git rows written with the repository (auto-init's first commit, a fork's refs and shared catalog). */
+  gitStatements?: (rid: SQL) => SQL[];
 }
 
 /** Inserts a repository with its units, labels, team access and activity in ONE write batch; returns the new row. */
@@ -237,6 +241,7 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
   // Activity: one row for the actor and one for the owner when it is someone else (an org).
   const receivers = [...new Set([n.doer.id, n.owner.id])];
   stmts.push(ctx.db.insert(action).values(receivers.map((uid) => ({ userId: uid, opType: OP.createRepo, actUserId: n.doer.id, repoId: rid, isPrivate: n.isPrivate, createdUnix: now }))));
+  if (n.gitStatements) stmts.push(...n.gitStatements(rid).map((q) => ctx.db.run(q)));
   stmts.push(ctx.db.select().from(repository).where(eq(repository.id, rid)));
   try {
     const res = (await writeBatch(ctx, stmts as never)) as unknown as unknown[][];
@@ -283,7 +288,7 @@ export function ownerFactsQuery(ctx: Ctx, name: string) {
 type OwnerFacts = Awaited<ReturnType<typeof ownerFactsQuery>>[number];
 
 /** POST /user/repos, /orgs/{org}/repos, /org/{org}/repos: create rules 1–8 in the spec's order. */
-export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: string | null, opts: { unknownOrg422?: boolean } = {}) {
+export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: string | null, opts: { unknownOrg422?: boolean; objects?: ObjectStore } = {}) {
   // /user/repos reads only the caller: no owner lookup whose answer is known to be empty.
   const { caller, rows } = await readWithCaller(ctx, orgName === null ? [] : [ownerFactsQuery(ctx, orgName)]);
   const me = caller!;
@@ -306,10 +311,11 @@ export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: stri
   if (!me.isAdmin && owner.maxRepoCreation >= 0 && owner.numRepos >= owner.maxRepoCreation) throw forbidden(`You have reached your limit of ${owner.maxRepoCreation} repositories.`);
   checkRepoName(form.name);
   // Create rules 1–2: auto_init needs a readme template that exists (Default when empty).
-  const readme = form.auto_init && !form.readme ? "Default" : (form.readme ?? "");
-  if (form.auto_init && !README_TEMPLATES.includes(readme)) throw badRequest(`readme template does not exist, available templates: [${README_TEMPLATES.join(" ")}]`);
+  const autoInit = checkAutoInit(form);
   const labels = form.issue_labels ? labelsFromTemplate(form.issue_labels) : [];
   const units = defaultUnits(ctx);
+  const defaultBranch = form.default_branch || ctx.settings.repository.defaultBranch;
+  const init = autoInit && opts.objects ? await prepareAutoInit(autoInit, initTarget(ctx, owner, form.name, form.description ?? "", defaultBranch), me, site(ctx).noReplyAddress) : null;
   const row = await insertRepo(ctx, {
     owner,
     doer: me,
@@ -317,15 +323,45 @@ export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: stri
     description: form.description ?? "",
     isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
     isTemplate: !!form.template,
-    defaultBranch: form.default_branch || ctx.settings.repository.defaultBranch,
+    defaultBranch,
     trustModel: Math.max(0, TRUST_MODELS.indexOf((form.trust_model ?? "").toLowerCase())),
     objectFormatName: form.object_format_name || "sha1",
     units,
     labels,
     isEmpty: true,
+    gitStatements: init?.statements,
   });
+  if (init && opts.objects) await storeInitialCommit(ctx, init, opts.objects, row);
   // Create rule 8: the answer carries owner-level permission.
   return repoJson(ctx, me, { repo: row, owner, units: units.map(([type, config]) => ({ type, config })), perm: ownerPerm(units) });
+}
+
+/** Auto-init's view of the repository being created (its clone URLs as the API shows them). */
+function initTarget(ctx: Ctx, owner: UserRow, name: string, description: string, defaultBranch: string): InitTarget {
+  const host = new URL(ctx.rootUrl).host;
+  return {
+    ownerName: owner.name,
+    ownerEmail: owner.keepEmailPrivate || !owner.email ? `${owner.lowerName}@${site(ctx).noReplyAddress}` : owner.email,
+    name,
+    description,
+    defaultBranch,
+    cloneHttps: `${ctx.rootUrl}${owner.name}/${name}.git`,
+    cloneSsh: `git@${host}:${owner.name}/${name}.git`,
+  };
+}
+
+/** Stores the initial commit's files; if that fails, the repository is left empty again (no ref to missing objects). */
+async function storeInitialCommit(ctx: Ctx, init: PreparedInit, objects: ObjectStore, row: RepositoryRow) {
+  try {
+    await init.store(objects, row.id);
+  } catch (err) {
+    await writeBatch(ctx, [
+      ctx.db.run(sql`DELETE FROM git_ref WHERE repo_id = ${row.id}`),
+      ctx.db.run(sql`DELETE FROM git_pack WHERE catalog_repo_id = ${row.id}`),
+      ctx.db.update(repository).set({ isEmpty: true, size: 0 }).where(eq(repository.id, row.id)),
+    ] as never);
+    throw err;
+  }
 }
 
 /** Label rows from a label template name; an unknown template → 422 (Gitea's ErrTemplateLoad). */
@@ -429,6 +465,7 @@ export async function createFork(ctx: Ctx, owner: string, name: string, form: { 
     labels: [],
     fork: base,
     isEmpty: base.isEmpty,
+    gitStatements: (rid) => forkGitStatements(base.id, rid),
   });
   return repoJson(ctx, me, {
     repo: row,
@@ -633,17 +670,54 @@ function validTrackerFormat(format: string) {
 // ---- delete ----
 
 /** DELETE /repos/{owner}/{repo} (repoDelete): the owner, an owner of the owning org, or a site admin. */
-export async function deleteRepo(ctx: Ctx, owner: string, name: string) {
-  const a = await assignRepo(ctx, owner, name);
+export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?: ObjectStore) {
+  const a = await assignRepo(ctx, owner, name, [sharedPacksQuery(ctx, repoIdByPath(owner, name))] as const);
   const me = a.caller!;
   if (a.perm.mode < ACCESS.owner && !me.isAdmin) throw forbidden("user should be the owner of the repo");
   if (a.facts.owner.type === 1 && !a.facts.isOrgOwner && !me.isAdmin) throw forbidden("Given user is not owner of organization.");
   const r = a.facts.repo;
+  // Forks still reading this repository's packs get their own copies first (storage/fork.ts).
+  const shared = a.rows[0] as SharedPack[];
+  const repoint = objects ? await copySharedPacks(objects, shared) : [];
   await writeBatch(ctx, [
     ...repoCascade(ctx, sql`(${r.id})`),
+    ...repoint.map(([forkId, ids]) => ctx.db.run(sql`UPDATE git_pack SET repo_id = ${forkId} WHERE catalog_repo_id = ${forkId} AND repo_id = ${r.id} AND id IN ${ids}`)),
     ctx.db.update(user).set({ numRepos: sql`${col(user.numRepos)} - 1` }).where(eq(user.id, r.ownerId)),
     ctx.db.delete(repository).where(eq(repository.id, r.id)),
   ] as never);
+  // Keyed by id, never by name: the files go with the repository, after its rows.
+  if (objects) await objects.deleteRepository(String(r.id));
+}
+
+/** A catalog row of another repository (a fork) that reads this repository's storage. */
+type SharedPack = { catalogRepoId: number; id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
+
+const sharedPacksQuery = (ctx: Ctx, repoId: SQL) =>
+  ctx.db
+    .select({ catalogRepoId: gitPack.catalogRepoId, id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
+    .from(gitPack)
+    .where(sql`${col(gitPack.repoId)} = ${repoId} AND ${col(gitPack.catalogRepoId)} <> ${repoId}`);
+
+/** Copies shared packs into each fork's storage; returns per fork the pack ids to re-point. */
+async function copySharedPacks(objects: ObjectStore, shared: SharedPack[]): Promise<[number, string[]][]> {
+  const byFork = new Map<number, SharedPack[]>();
+  for (const p of shared) byFork.set(p.catalogRepoId, [...(byFork.get(p.catalogRepoId) ?? []), p]);
+  const out: [number, string[]][] = [];
+  for (const [forkId, packs] of byFork) {
+    await copyPacks(objects, packs.map((p) => ({ ...p, repoId: String(p.repoId) })), String(forkId));
+    out.push([forkId, packs.map((p) => p.id)]);
+  }
+  return out;
+}
+
+/** A fork's git rows, copied in SQL in its create batch: every ref, and the base's catalog shared (forkCatalog). */
+function forkGitStatements(baseId: number, rid: SQL): SQL[] {
+  return [
+    sql`INSERT INTO git_ref (repo_id, name, oid, peeled) SELECT ${rid}, name, oid, peeled FROM git_ref WHERE repo_id = ${baseId}`,
+    sql`INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum)
+      SELECT id, repo_id, ${rid}, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ${baseId} ORDER BY seq`,
+    sql`UPDATE repository SET size = (SELECT b.size FROM repository b WHERE b.id = ${baseId}), is_empty = (SELECT b.is_empty FROM repository b WHERE b.id = ${baseId}) WHERE id = ${rid}`,
+  ];
 }
 
 /**
@@ -662,6 +736,8 @@ export function repoCascade(ctx: Ctx, ids: SQL) {
     ctx.db.run(sql`DELETE FROM repo_redirect WHERE redirect_repo_id IN ${ids}`),
     ctx.db.run(sql`DELETE FROM action WHERE repo_id IN ${ids}`),
     ctx.db.run(sql`DELETE FROM mirror WHERE repo_id IN ${ids}`),
+    ctx.db.run(sql`DELETE FROM git_ref WHERE repo_id IN ${ids}`),
+    ctx.db.run(sql`DELETE FROM git_pack WHERE catalog_repo_id IN ${ids}`),
     // Bases of deleted forks count one fork less; forks of a deleted repository become independent
     // repositories; generated ones forget their template.
     ctx.db.run(sql`UPDATE repository SET num_forks = num_forks - (SELECT COUNT(*) FROM repository f WHERE f.fork_id = repository.id AND f.id IN ${ids})

@@ -113,7 +113,7 @@ export async function startNodeServer(env: Record<string, string>, opts: { port?
 }
 
 /** Starts the Worker under workerd (wrangler unstable_dev, local mode, no telemetry). */
-export async function startWorker(vars: Record<string, string>, opts: { port?: number } = {}): Promise<Running> {
+export async function startWorker(vars: Record<string, string>, opts: { port?: number; persistTo?: string } = {}): Promise<Running> {
   process.env.WRANGLER_SEND_METRICS = "false";
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
   const { unstable_dev } = await import("wrangler");
@@ -123,6 +123,8 @@ export async function startWorker(vars: Record<string, string>, opts: { port?: n
     ip: "127.0.0.1",
     port: opts.port ?? (await freePort()),
     local: true,
+    // Local bindings' state (the GIT_OBJECTS R2 bucket): under the caller's directory when given.
+    ...(opts.persistTo ? { persistTo: opts.persistTo } : {}),
     logLevel: "warn",
     experimental: { disableExperimentalWarning: true, disableDevRegistry: true },
   });

@@ -102,6 +102,78 @@ describe("every protocol × codec × HTTP version, Connect-ES clients, swtpm beh
   });
 });
 
+/** One raw gRPC request over HTTP/2: the answer's headers, data and trailers as sent. */
+function grpcRaw(headers: Record<string, string>, body: Buffer | undefined, pathname = "/attestation.v1.AttestationService/FetchAttestation") {
+  return new Promise<{ headers: http2.IncomingHttpHeaders; data: Buffer; trailers: http2.IncomingHttpHeaders }>((resolve, reject) => {
+    const s = http2.connect("http://localhost", { createConnection: () => net.connect(agent.socket) });
+    const req = s.request({ ":method": "POST", ":path": pathname, "content-type": "application/grpc", te: "trailers", ...headers });
+    const out = { headers: {} as http2.IncomingHttpHeaders, data: Buffer.alloc(0), trailers: {} as http2.IncomingHttpHeaders };
+    req.on("response", (h) => (out.headers = h));
+    req.on("data", (d: Buffer) => (out.data = Buffer.concat([out.data, d])));
+    req.on("trailers", (t) => (out.trailers = t));
+    req.on("error", reject);
+    req.on("close", () => {
+      s.close();
+      resolve(out);
+    });
+    if (body) req.end(body);
+    else req.end();
+  });
+}
+
+/** A gRPC length-prefixed message. */
+function envelope(msg: Buffer, flags = 0): Buffer {
+  const b = Buffer.alloc(5 + msg.length);
+  b[0] = flags;
+  b.writeUInt32BE(msg.length, 1);
+  msg.copy(b, 5);
+  return b;
+}
+
+describe("gRPC unary calls: the direct path answers as Connect-ES does", () => {
+  // FetchAttestationRequest { nonce (2) = 32 bytes, platform_type (3) = VTPM }
+  const nonce = randomBytes(32);
+  const request = Buffer.concat([Buffer.from([0x12, 32]), nonce, Buffer.from([0x18, 3])]);
+  const grpcHeaders = (r: { headers: http2.IncomingHttpHeaders }) => [r.headers[":status"], r.headers["content-type"], r.headers["grpc-encoding"]];
+  const status = (r: { trailers: http2.IncomingHttpHeaders }) => [r.trailers["grpc-status"], r.trailers["grpc-message"]];
+
+  it("a plain call (application/grpc or +proto, identity, grpc-timeout or none): headers, one message, grpc-status 0", async () => {
+    const variants: Record<string, string>[] = [{}, { "content-type": "application/grpc+proto" }, { "grpc-timeout": "5S" }, { "grpc-encoding": "identity" }];
+    for (const h of variants) {
+      const r = await grpcRaw(h, envelope(request));
+      expect([grpcHeaders(r), status(r)]).toEqual([[200, "application/grpc+proto", undefined], ["0", undefined]]);
+      expect(r.data.readUInt32BE(1)).toBe(r.data.length - 5);
+      const quote = fromBinary(AttestationSchema, fromBinary(AttestationService.method.fetchAttestation.output, r.data.subarray(5)).quote);
+      verifyVtpmAttestation(quote, nonce);
+    }
+  });
+
+  it("errors of the service, and every request the direct path leaves to Connect-ES, get Connect-ES's answer", async () => {
+    const cases: [string, Record<string, string>, Buffer | undefined, (string | undefined)[]][] = [
+      ["nonce too long", {}, envelope(Buffer.concat([Buffer.from([0x12, 33]), randomBytes(33), Buffer.from([0x18, 3])])), ["3", "nonce is 33 bytes; at most 32 are allowed"]],
+      ["no platform", {}, envelope(Buffer.alloc(0)), ["3", "platform_type is required"]],
+      ["not available", {}, envelope(Buffer.from([0x18, 1])), ["9", "PLATFORM_TYPE_SNP is not available on this machine (platform vtpm)"]],
+      ["bad grpc-timeout", { "grpc-timeout": "5x" }, envelope(request), ["3", "protocol error: invalid grpc timeout value: 5x"]],
+      ["no message", {}, undefined, ["12", "protocol error: missing input message for unary method"]],
+      ["two messages", {}, Buffer.concat([envelope(request), envelope(request)]), ["12", "protocol error: received extra input message for unary method"]],
+      ["truncated envelope", {}, envelope(request).subarray(0, 10), ["3", "protocol error: incomplete envelope"]],
+      ["compressed flag without an encoding", {}, envelope(request, 1), ["13", "received compressed envelope, but do not know how to decompress"]],
+      ["unknown encoding", { "grpc-encoding": "snappy" }, envelope(request), ["12", 'unknown compression "snappy": supported encodings are gzip,br']],
+      ["not protobuf", {}, envelope(Buffer.from([0xff, 0xff, 0xff])), ["13", "parse binary: premature EOF"]],
+      ["larger than --max-request-bytes", {}, envelope(Buffer.alloc(70_000)), ["8", "message size 70000 is larger than configured readMaxBytes 65536"]],
+    ];
+    for (const [name, h, body, want] of cases) {
+      const r = await grpcRaw(h, body);
+      expect([name, grpcHeaders(r), r.data.length, status(r)]).toEqual([name, [200, "application/grpc+proto", undefined], 0, want]);
+    }
+    // gzip requests and gRPC JSON are served by Connect-ES (the answer is never compressed).
+    const gz = await grpcRaw({ "grpc-encoding": "gzip" }, envelope(request));
+    expect([grpcHeaders(gz), status(gz), gz.data[0]]).toEqual([[200, "application/grpc+proto", "gzip"], ["0", undefined], 0]);
+    const json = await grpcRaw({ "content-type": "application/grpc+json" }, envelope(Buffer.from(JSON.stringify({ nonce: nonce.toString("base64"), platformType: "PLATFORM_TYPE_VTPM" }))));
+    expect([grpcHeaders(json), status(json)]).toEqual([[200, "application/grpc+json", undefined], ["0", undefined]]);
+  });
+});
+
 /** A raw HTTP/1.1 POST over the unix socket; answers status, headers and body. */
 function post1(pathname: string, headers: Record<string, string>, body: string | Buffer, socket = agent.socket) {
   return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {

@@ -3,6 +3,9 @@
  * busy or self-testing TPM returns, and the gRPC codes device failures map to.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toConnectError } from "../../attestation-agent/service.ts";
@@ -77,6 +80,23 @@ describe("TPM client", () => {
     expect(seen.sent).toBe(0);
     expect(await client.getRandom(8)).toHaveLength(8);
     await client.close();
+  });
+
+  it("the event log is read with the PCR values: again when a PCR moved, not on every call", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agent-log-"));
+    const file = path.join(dir, "binary_bios_measurements");
+    await writeFile(file, "log as of boot");
+    const client = new TpmClient(openTransport(tpm.tpm));
+    const attester = new VtpmAttester(client, { eventLog: file });
+    const log = async () => Buffer.from((await attester.attest(randomBytes(32))).eventLog).toString();
+    expect(await log()).toBe("log as of boot");
+    // Every event a log gains is an extend: unchanged PCRs mean the log read with them holds.
+    await writeFile(file, "log as of boot + one event");
+    expect(await log()).toBe("log as of boot");
+    await client.run("PCR_Extend", command(0x182, [23], new Writer().u32(1).u16(ALG.SHA256).raw(randomBytes(32)).bytes(), true));
+    expect(await log()).toBe("log as of boot + one event");
+    await client.close();
+    await rm(dir, { recursive: true, force: true });
   });
 
   it("PCR values proven by a quote's digest are reused; a PCR extended in between is read again and reported", async () => {

@@ -81,6 +81,13 @@ const STRANGE_STRINGS = [
 	"repo.code",
 ];
 
+/** Body fields naming bundled templates: known names (and one unknown), so creates get past them. */
+const BODY_VALUES: Record<string, string[]> = {
+	gitignores: ["Go", "Go,Node", "nope"],
+	license: ["MIT", "0BSD", "nope"],
+	readme: ["Default", "nope"],
+};
+
 /** A value for `schema`: mostly valid, sometimes of the wrong type or shape (`wild`). */
 function sample(
 	doc: Json,
@@ -129,7 +136,10 @@ function sample(
 			const out: Json = {};
 			for (const [k, ps] of Object.entries(props))
 				if (required.has(k) ? !(wild && r.chance(0.1)) : r.chance(0.4))
-					out[k] = sample(doc, ps, r, wild, depth + 1);
+					out[k] =
+						BODY_VALUES[k] && !wild
+							? r.pick(BODY_VALUES[k])
+							: sample(doc, ps, r, wild, depth + 1);
 			if (
 				schema.additionalProperties &&
 				typeof schema.additionalProperties === "object"

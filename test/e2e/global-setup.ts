@@ -40,7 +40,8 @@ export default async function setup(project: TestProject) {
     const workerPort = await freePort();
     const worker = await startWorker(
       { DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${workerPort}/`, GITEA__security__SECRET_KEY: "e2e-worker-secret-key-0123" },
-      { port: workerPort },
+      // miniflare's local R2 (GIT_OBJECTS) persisted in this run's temporary directory
+      { port: workerPort, persistTo: join(tmp, "workerd-state") },
     );
     started.push(worker);
     targets.push({ name: "workerd", url: worker.url, admin: { ...admin, token: workerToken }, sqldUrl: sqld.url, databaseUrl: sqld.url });

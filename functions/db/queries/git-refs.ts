@@ -1,0 +1,179 @@
+/**
+ * The git engine's RefStore on libSQL (tables `git_ref`, `git_pack`, `git_tx`; HEAD is the
+ * repository's `default_branch`): `read` is one read round trip, `commit` ONE write batch of
+ * compare-and-swap guarded statements that also updates the repository row (`is_empty`, `size`,
+ * `updated_unix`, `default_branch` when HEAD moves) and writes the push's activity rows — the
+ * contract at the top of functions/git/storage/ref-store.ts. Runs on the request's metered driver.
+ */
+import type { BatchItem, Driver } from "../driver.ts";
+import type { CommitResult, PackRecord, Ref, RefStore, RefTransaction, RepoState } from "../../git/storage/ref-store.ts";
+import type { PushEvent } from "../../git/events.ts";
+
+/** A statement of the commit batch that runs only when every compare-and-swap held. */
+export interface Guard {
+  /** SQL boolean: `(SELECT ok FROM git_tx WHERE id = ?)`. */
+  readonly sql: string;
+  readonly args: readonly unknown[];
+}
+
+/** Statements a push's event adds to the commit batch (activity rows), each checking `guard`. */
+export type EventRows = (repoId: number, event: PushEvent, guard: Guard) => BatchItem[];
+
+const HEADS = "refs/heads/";
+// refs/heads/… by range, so the unique (repo_id, name) index serves it; '0' follows '/' in ASCII.
+const HAS_BRANCH = "EXISTS (SELECT 1 FROM git_ref b WHERE b.repo_id = ? AND b.name >= 'refs/heads/' AND b.name < 'refs/heads0')";
+
+const READ_HEAD: string = "SELECT default_branch FROM repository WHERE id = ?";
+const READ_REFS: string = "SELECT name, oid, peeled FROM git_ref WHERE repo_id = ? ORDER BY name";
+const READ_PACKS: string = "SELECT id, repo_id, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ? ORDER BY seq";
+
+const item = (text: string, args: readonly unknown[], returnsRows = false): BatchItem => ({ text, args, returnsRows });
+const placeholders = (n: number, one = "?") => Array.from({ length: n }, () => one).join(", ");
+
+/** The statements that read a repository's state (for a route's own read batch: 0 extra trips). */
+export function repoStateReads(repoId: number): BatchItem[] {
+  return [item(READ_HEAD, [repoId], true), item(READ_REFS, [repoId], true), item(READ_PACKS, [repoId], true)];
+}
+
+/** RepoState from the rows of `repoStateReads`. */
+export function repoStateOf(rows: readonly (readonly unknown[])[][]): RepoState {
+  const branch = rows[0]?.[0]?.[0];
+  return {
+    head: typeof branch === "string" && branch !== "" ? `${HEADS}${branch}` : null,
+    refs: (rows[1] ?? []).map((r): Ref => ({ name: String(r[0]), oid: String(r[1]), peeled: r[2] === null || r[2] === undefined ? null : String(r[2]) })),
+    packs: (rows[2] ?? []).map(
+      (r): PackRecord => ({ id: String(r[0]), repoId: String(r[1]), objects: Number(r[2]), size: Number(r[3]), idxSize: Number(r[4]), checksum: String(r[5]) }),
+    ),
+  };
+}
+
+/** Statements inserting a catalog (a fork's first catalog, shared with its base) for `repoId`. */
+export function catalogInserts(repoId: number, packs: readonly PackRecord[]): BatchItem[] {
+  return packs.map((p) =>
+    item("INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum) VALUES (?, ?, ?, ?, ?, ?, ?)", [
+      p.id,
+      Number(p.repoId),
+      repoId,
+      p.objects,
+      p.size,
+      p.idxSize,
+      p.checksum,
+    ]),
+  );
+}
+
+/** Statements copying refs verbatim into `repoId` (a fork's refs). */
+export function refInserts(repoId: number, refs: readonly Ref[]): BatchItem[] {
+  return refs.map((r) => item("INSERT INTO git_ref (repo_id, name, oid, peeled) VALUES (?, ?, ?, ?)", [repoId, r.name, r.oid, r.peeled ?? null]));
+}
+
+/** Statements re-pointing catalog rows at a repository's own copies (before a base's files go). */
+export function catalogRepoint(catalogRepoId: number, packIds: readonly string[], toRepoId: number): BatchItem[] {
+  if (packIds.length === 0) return [];
+  return [item(`UPDATE git_pack SET repo_id = ? WHERE catalog_repo_id = ? AND id IN (${placeholders(packIds.length)})`, [toRepoId, catalogRepoId, ...packIds])];
+}
+
+/** Statements deleting a repository's refs and catalog (with the repository row). */
+export function gitRowsDelete(repoIdSql: string, args: readonly unknown[]): BatchItem[] {
+  return [item(`DELETE FROM git_ref WHERE repo_id IN (${repoIdSql})`, args), item(`DELETE FROM git_pack WHERE catalog_repo_id IN (${repoIdSql})`, args)];
+}
+
+let txSeq = 0;
+const txId = () => `${Date.now().toString(36)}-${(txSeq++).toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+
+/**
+ * The commit batch (see the contract): the current values of the touched refs, the verdict row,
+ * the guarded writes, the repository row, the event rows, the verdict row removed.
+ */
+export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRows): { items: BatchItem[]; check: (rows: readonly (readonly unknown[])[][]) => CommitResult } {
+  const id = txId();
+  const guard: Guard = { sql: "(SELECT ok FROM git_tx WHERE id = ?)", args: [id] };
+  const names = tx.updates.map((u) => u.name);
+  const remove = tx.removePacks ?? [];
+  const items: BatchItem[] = [];
+  // 0: the stored values of the refs the transaction touches (fills rejected[].actual)
+  items.push(item(names.length ? `SELECT name, oid FROM git_ref WHERE repo_id = ? AND name IN (${placeholders(names.length)})` : "SELECT NULL, NULL WHERE 0", names.length ? [repoId, ...names] : [], true));
+  // 1: the catalog rows compaction removes (all must exist)
+  items.push(item(remove.length ? `SELECT id FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)})` : "SELECT NULL WHERE 0", remove.length ? [repoId, ...remove] : [], true));
+  // 2: the verdict, evaluated once before any write: every ref holds its expected value
+  const expectations = tx.updates.length
+    ? `NOT EXISTS (SELECT 1 FROM (VALUES ${placeholders(tx.updates.length, "(?, ?)")}) e LEFT JOIN git_ref r ON r.repo_id = ? AND r.name = e.column1 WHERE r.oid IS NOT e.column2)`
+    : "1";
+  const packsExist = remove.length ? `(SELECT COUNT(*) FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)})) = ?` : "1";
+  items.push(
+    item(`INSERT INTO git_tx (id, ok) SELECT ?, (${expectations}) AND (${packsExist})`, [
+      id,
+      ...tx.updates.flatMap((u) => [u.name, u.old]),
+      ...(tx.updates.length ? [repoId] : []),
+      ...(remove.length ? [repoId, ...remove, remove.length] : []),
+    ]),
+  );
+  const sets = tx.updates.filter((u) => u.new !== null);
+  const deletes = tx.updates.filter((u) => u.new === null).map((u) => u.name);
+  if (remove.length) items.push(item(`DELETE FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)}) AND ${guard.sql}`, [repoId, ...remove, ...guard.args]));
+  if (deletes.length) items.push(item(`DELETE FROM git_ref WHERE repo_id = ? AND name IN (${placeholders(deletes.length)}) AND ${guard.sql}`, [repoId, ...deletes, ...guard.args]));
+  if (sets.length) {
+    items.push(
+      item(
+        `INSERT INTO git_ref (repo_id, name, oid, peeled) SELECT ?, column1, column2, column3 FROM (VALUES ${placeholders(sets.length, "(?, ?, ?)")}) WHERE ${guard.sql}
+         ON CONFLICT (repo_id, name) DO UPDATE SET oid = excluded.oid, peeled = excluded.peeled`,
+        [repoId, ...sets.flatMap((u) => [u.name, u.new, u.peeled ?? null]), ...guard.args],
+      ),
+    );
+  }
+  if (tx.pack) {
+    const p = tx.pack;
+    items.push(
+      item(`INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum) SELECT ?, ?, ?, ?, ?, ?, ? WHERE ${guard.sql}`, [
+        p.id,
+        Number(p.repoId),
+        repoId,
+        p.objects,
+        p.size,
+        p.idxSize,
+        p.checksum,
+        ...guard.args,
+      ]),
+    );
+  }
+  // the repository row: empty = no branch left; size in bytes (the API shows KiB, as Gitea)
+  const head = tx.head?.startsWith(HEADS) ? tx.head.slice(HEADS.length) : null;
+  items.push(
+    item(
+      `UPDATE repository SET is_empty = NOT ${HAS_BRANCH}, size = MAX(0, size + ?), updated_unix = unixepoch(), default_branch = COALESCE(?, default_branch) WHERE id = ? AND ${guard.sql}`,
+      [repoId, tx.sizeDelta, head, repoId, ...guard.args],
+    ),
+  );
+  if (tx.event && events) items.push(...events(repoId, tx.event, guard));
+  items.push(item("DELETE FROM git_tx WHERE id = ?", [id]));
+  return {
+    items,
+    check(rows) {
+      const actual = new Map((rows[0] ?? []).map((r) => [String(r[0]), String(r[1])]));
+      const rejected = tx.updates.filter((u) => (actual.get(u.name) ?? null) !== u.old).map((u) => ({ name: u.name, actual: actual.get(u.name) ?? null }));
+      if (rejected.length) return { ok: false, rejected };
+      if ((rows[1] ?? []).length !== new Set(remove).size) return { ok: false, rejected: [] };
+      return { ok: true };
+    },
+  };
+}
+
+/** RefStore over the request's driver: `read` one round trip, `commit` one write batch. */
+export class LibsqlRefStore implements RefStore {
+  private readonly driver: Driver;
+  private readonly events?: EventRows;
+
+  constructor(driver: Driver, events?: EventRows) {
+    this.driver = driver;
+    this.events = events;
+  }
+
+  async read(repoId: string): Promise<RepoState> {
+    return repoStateOf(await this.driver.batch(repoStateReads(Number(repoId)), "read"));
+  }
+
+  async commit(repoId: string, tx: RefTransaction): Promise<CommitResult> {
+    const { items, check } = commitBatch(Number(repoId), tx, this.events);
+    return check(await this.driver.batch(items, "write"));
+  }
+}

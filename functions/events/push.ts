@@ -1,0 +1,89 @@
+/**
+ * A push's event → Gitea's activity rows (services/feed/notifier.go PushCommits, CreateRef,
+ * DeleteRef, with services/repository/push.go's order), as statements that ride in the ref
+ * commit's own write batch and apply only when its compare-and-swap held. One function, so the
+ * event outbox can take it over whole.
+ */
+import type { BatchItem } from "../db/driver.ts";
+import type { EventRows, Guard } from "../db/queries/git-refs.ts";
+import type { CommitSummary, PushEvent, RefChange } from "../git/events.ts";
+import type { Signature } from "../git/objects/commit.ts";
+
+/** Activity op types of a push (Gitea models/activities ActionType). */
+export const PUSH_OP = { commitRepo: 5, pushTag: 9, deleteTag: 16, deleteBranch: 17 } as const;
+
+const ZERO = "0".repeat(40);
+
+/** Who pushed into which repository: what the rows need beyond the event. */
+export interface PushActor {
+  actUserId: number;
+  ownerId: number;
+  ownerName: string;
+  repoName: string;
+  isPrivate: boolean;
+}
+
+/** Go's time.Time JSON form of a signature's time (RFC 3339 with the commit's own offset). */
+function goTime(s: Signature): string {
+  const m = /^([+-])(\d\d)(\d\d)$/.exec(s.timezone);
+  const offsetMin = m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+  const local = new Date((s.timestamp + offsetMin * 60) * 1000).toISOString().replace(/\.\d{3}Z$/, "");
+  return `${local}${offsetMin === 0 ? "Z" : `${m![1]}${m![2]}:${m![3]}`}`;
+}
+
+/** Gitea's PushCommit. */
+const pushCommit = (c: CommitSummary) => ({
+  Sha1: c.oid,
+  Message: c.message,
+  AuthorEmail: c.author.email,
+  AuthorName: c.author.name,
+  CommitterEmail: c.committer.email,
+  CommitterName: c.committer.name,
+  Timestamp: goTime(c.committer),
+});
+
+/** Gitea's PushCommits JSON (`NewPushCommits()` when a ref carries no commits). */
+function pushCommitsJson(a: PushActor, r: RefChange): string {
+  if (r.kind === "delete" || !r.name.startsWith("refs/heads/")) return JSON.stringify({ Commits: [], HeadCommit: null, CompareURL: "", Len: 0 });
+  const commits = r.commits.map(pushCommit);
+  return JSON.stringify({
+    Commits: commits,
+    HeadCommit: commits[0] ?? null,
+    CompareURL: `${a.ownerName}/${a.repoName}/compare/${r.old ?? ZERO}...${r.new}`,
+    Len: r.totalCommits,
+  });
+}
+
+/** The (op type, content) rows Gitea's notifier writes for one ref change, in its order. */
+export function pushActivities(a: PushActor, r: RefChange): { opType: number; content: string }[] {
+  const tag = r.name.startsWith("refs/tags/");
+  if (tag) return [{ opType: r.kind === "delete" ? PUSH_OP.deleteTag : PUSH_OP.pushTag, content: pushCommitsJson(a, r) }];
+  if (!r.name.startsWith("refs/heads/")) return [];
+  if (r.kind === "delete") return [{ opType: PUSH_OP.deleteBranch, content: "" }];
+  const out = [];
+  // CreateRef of a new branch, then its PushCommits.
+  if (r.kind === "create") out.push({ opType: PUSH_OP.commitRepo, content: "" });
+  out.push({ opType: PUSH_OP.commitRepo, content: pushCommitsJson(a, r) });
+  return out;
+}
+
+/** The event→rows conversion for LibsqlRefStore: one `action` row per activity and receiver (actor, owner). */
+export function pushEventRows(a: PushActor, now: () => number = () => Math.floor(Date.now() / 1000)): EventRows {
+  return (repoId: number, event: PushEvent, guard: Guard): BatchItem[] => {
+    const receivers = [...new Set([a.actUserId, a.ownerId])];
+    const items: BatchItem[] = [];
+    const t = now();
+    for (const r of event.refs) {
+      for (const act of pushActivities(a, r)) {
+        for (const uid of receivers) {
+          items.push({
+            text: `INSERT INTO action (user_id, op_type, act_user_id, repo_id, ref_name, is_private, content, created_unix) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ${guard.sql}`,
+            args: [uid, act.opType, a.actUserId, repoId, r.name, a.isPrivate ? 1 : 0, act.content, t, ...guard.args],
+            returnsRows: false,
+          });
+        }
+      }
+    }
+    return items;
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Smart HTTP access to a repository (Gitea routers/web/repo/githttp.go httpBase): anonymous fetch
+ * of public repositories of public owners; otherwise 401 with `WWW-Authenticate: Basic
+ * realm="Gitea"`, the same answer whether the repository is private or missing; basic auth with a
+ * password or a token (token scopes: `read:repository` to fetch, `write:repository` to push);
+ * code-unit read to fetch, write to push; archived and mirror repositories refuse pushes. A
+ * repository the caller may not see answers as a missing one: 401 to anonymous callers, 404
+ * "Repository not found" to signed-in ones. Then the git engine serves the request with the
+ * libSQL RefStore (the repository's state is read in the authentication's own round trip).
+ */
+import { asc, eq } from "drizzle-orm";
+import { gitPack, gitRef } from "../db/schema.ts";
+import { LibsqlRefStore } from "../db/queries/git-refs.ts";
+import { pushEventRows } from "../events/push.ts";
+import { gitService, serveGit } from "../git/http.ts";
+import type { ObjectStore } from "../git/storage/object-store.ts";
+import type { RefStore, RepoState } from "../git/storage/ref-store.ts";
+import { hasCredentials, hasScopes } from "../lib/auth.ts";
+import type { Ctx } from "../lib/context.ts";
+import { ApiError, Redirect } from "../lib/errors.ts";
+import { canRead, canWrite, UNIT } from "../lib/permissions.ts";
+import { assignRepo, repoIdByPath } from "./repos.ts";
+
+/** Gitea's answer to a caller who must sign in (the realm Git Credential Manager knows). */
+export const AUTH_CHALLENGE = 'Basic realm="Gitea"';
+
+const plain = (status: number, text: string, headers: Record<string, string> = {}) =>
+  new Response(`${text}\n`, { status, headers: { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff", ...headers } });
+
+const challenge = () => plain(401, "Unauthorized", { "WWW-Authenticate": AUTH_CHALLENGE });
+
+/** The state reads that ride in the authentication's batch (HEAD comes from the repository row). */
+const stateReads = (ctx: Ctx, owner: string, name: string) =>
+  [
+    ctx.db.select({ name: gitRef.name, oid: gitRef.oid, peeled: gitRef.peeled }).from(gitRef).where(eq(gitRef.repoId, repoIdByPath(owner, name))).orderBy(asc(gitRef.name)),
+    ctx.db
+      .select({ id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
+      .from(gitPack)
+      .where(eq(gitPack.catalogRepoId, repoIdByPath(owner, name)))
+      .orderBy(asc(gitPack.seq)),
+  ] as const;
+
+/** A RefStore whose first read is answered from a state already read (no extra round trip). */
+function prefetched(store: RefStore, repoId: string, state: RepoState): RefStore {
+  let first: RepoState | null = state;
+  return {
+    read: async (id) => {
+      if (id === repoId && first) {
+        const s = first;
+        first = null;
+        return s;
+      }
+      return store.read(id);
+    },
+    commit: (id, tx) => store.commit(id, tx),
+  };
+}
+
+/**
+ * Serves `/{owner}/{repo}(.git)/{subPath}`: Gitea's checks, then the engine. Round trips: one for
+ * authentication, permission and the repository's state; a push adds one (the ref commit, with
+ * the repository row and the activity rows in the same batch).
+ */
+export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string, name: string, req: Request, subPath: string): Promise<Response> {
+  const svc = gitService(subPath, new URL(req.url).searchParams, req.method);
+  if (!svc) return plain(404, "Not found");
+  const push = svc.service === "git-receive-pack";
+  if (svc.kind !== "info-refs" && req.headers.get("content-type") !== `application/x-${svc.service}-request`) return plain(400, "Bad Request");
+  const signed = hasCredentials(ctx.creds);
+  // askAuth: everything but a pull (of a public repository of a public owner) needs a signed-in caller.
+  if (!signed && (push || ctx.settings.service.requireSignInView)) return challenge();
+  let a: Awaited<ReturnType<typeof assignRepo<ReturnType<typeof stateReads>>>>;
+  try {
+    a = await assignRepo(ctx, owner, name, stateReads(ctx, owner, name));
+  } catch (e) {
+    if (e instanceof Redirect) throw e;
+    if (e instanceof ApiError && e.status === 404) return signed ? plain(404, "Repository not found") : challenge();
+    if (e instanceof ApiError && e.status === 401) return plain(401, "Unauthorized", { "WWW-Authenticate": AUTH_CHALLENGE });
+    if (e instanceof ApiError && e.status === 403) return plain(403, e.message);
+    throw e;
+  }
+  const { caller, perm, facts } = a;
+  const repo = facts.repo;
+  // Hidden ≡ missing: no code-unit read (disabled unit, no access) answers as a missing repository.
+  if (!canRead(perm, UNIT.code)) return caller ? plain(404, "Repository not found") : challenge();
+  if (caller?.viaToken) {
+    // CheckRepoScopedToken: the token's repository scope at the level of the operation.
+    if (!hasScopes(caller.scope, [push ? "write:repository" : "read:repository"])) return plain(403, "Forbidden");
+  }
+  if (push) {
+    if (repo.isArchived) return plain(403, "This repo is archived. You can view files and clone it, but cannot push or open issues/pull-requests.");
+    if (repo.isMirror) return plain(403, "mirror repository is read-only");
+    if (!canWrite(perm, UNIT.code)) return plain(403, "User permission denied for writing.");
+  }
+  const repoId = String(repo.id);
+  const [refRows, packRows] = a.rows as unknown as [{ name: string; oid: string; peeled: string | null }[], { id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string }[]];
+  const state: RepoState = {
+    head: repo.defaultBranch ? `refs/heads/${repo.defaultBranch}` : null,
+    refs: refRows.map((r) => ({ name: r.name, oid: r.oid, peeled: r.peeled })),
+    packs: packRows.map((p) => ({ ...p, repoId: String(p.repoId) })),
+  };
+  const events = caller
+    ? pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate })
+    : undefined;
+  const refs = prefetched(new LibsqlRefStore(ctx.driver, events), repoId, state);
+  const res = await serveGit(
+    { repoId, objects, refs, limits: { maxPackBytes: ctx.settings.git.maxPushBytes }, protectHead: true, denyNonFastForwards: false },
+    req,
+    subPath,
+  );
+  res.headers.set("Cache-Control", "no-cache, max-age=0, must-revalidate");
+  return res;
+}

@@ -1,0 +1,309 @@
+/**
+ * Git over smart HTTP end to end on BOTH targets (Node + embedded file + DATA_DIR; the Worker
+ * under workerd + sqld + miniflare's local R2), with the real git CLI: push of branches and tags,
+ * clone byte for byte, fetch of only what is new, shallow clone, force-push, delete, a push of
+ * thousands of commits, concurrent pushes, `git fsck --full` after every scenario, Gitea's auth
+ * rules, the repository row (`empty`, `size`), the activity rows, and the round trips of a push.
+ */
+import { readdirSync } from "node:fs";
+import { afterAll, describe, expect, it } from "vitest";
+import { ZERO_OID } from "../../functions/git/bytes.ts";
+import { FLUSH, pkt } from "../../functions/git/pkt-line.ts";
+import { roundTrips } from "../fixtures/app.ts";
+import { basicAuth, client, targets, tokenAuth, uniqName } from "../fixtures/targets.ts";
+import { fastImportStream, makeHistory, Scratch } from "../git/helpers.ts";
+
+const s = new Scratch("e2e-git-");
+afterAll(() => s.cleanup());
+
+/** `git fsck --full` must pass without a single error line. */
+async function fsck(dir: string): Promise<void> {
+  const r = await s.git(["fsck", "--full", "--no-dangling"], { cwd: dir });
+  expect(r.stderr).not.toMatch(/error|missing|broken|bad/i);
+}
+
+/** Every object reachable from `revs`, with type and content, sorted by id. */
+async function objectDump(dir: string, revs: string[] = ["--all"]): Promise<Buffer> {
+  const ids = [...new Set((await s.gitText(["rev-list", "--objects", ...revs], { cwd: dir })).split("\n").filter(Boolean).map((l) => l.slice(0, 40)))].sort();
+  return (await s.git(["cat-file", "--batch"], { cwd: dir, input: `${ids.join("\n")}\n` })).stdout;
+}
+
+/** A clone URL with credentials in it. */
+const r2 = (url: string, user: string, secret: string) => url.replace("://", `://${encodeURIComponent(user)}:${encodeURIComponent(secret)}@`);
+
+const refsOf = (dir: string, pattern = "refs/heads refs/tags") => s.gitText(["for-each-ref", "--format=%(objectname) %(refname)", ...pattern.split(" ")], { cwd: dir });
+
+for (const target of targets()) {
+  describe(`git over HTTP on ${target.name}`, () => {
+    const { call, adminHeaders } = client(target);
+    const host = target.url.replace(/^http:\/\//, "");
+
+    async function newUser(scopes = ["all"]) {
+      const name = uniqName("gu");
+      const password = "git-password-1";
+      await call("POST", "/api/v1/admin/users", { headers: adminHeaders, json: { username: name, email: `${name}@example.com`, password, must_change_password: false } });
+      const tok = await call("POST", `/api/v1/users/${name}/tokens`, { headers: basicAuth(name, password), json: { name: uniqName("t"), scopes } });
+      const token = (await tok.json()).sha1 as string;
+      return { name, password, token, tokenFor: async (sc: string[]) => (await (await call("POST", `/api/v1/users/${name}/tokens`, { headers: basicAuth(name, password), json: { name: uniqName("t"), scopes: sc } })).json()).sha1 as string };
+    }
+    async function newRepo(owner: { name: string; token: string }, opts: Record<string, unknown> = {}) {
+      const name = uniqName("gr");
+      const res = await call("POST", "/api/v1/user/repos", { headers: tokenAuth(owner.token), json: { name, ...opts } });
+      expect(res.status).toBe(201);
+      return { name, full: `${owner.name}/${name}`, url: `http://${host}/${owner.name}/${name}.git`, authed: (user: string, secret: string) => `http://${encodeURIComponent(user)}:${encodeURIComponent(secret)}@${host}/${owner.name}/${name}.git` };
+    }
+    const repoJson = async (full: string, token: string) => (await call("GET", `/api/v1/repos/${full}`, { headers: tokenAuth(token) })).json();
+
+    it("pushes branches and tags, clones them byte for byte, fetches only what is new, records the push", async () => {
+      const u = await newUser();
+      const r = await newRepo(u);
+      const push = r.authed(u.name, u.token);
+      const src = s.path(`${target.name}-src`);
+      await makeHistory(s, src, { commits: 60, files: 20 });
+      await s.git(["branch", "feature", "main~20"], { cwd: src });
+      await s.git(["tag", "light", "main~10"], { cwd: src });
+      await s.git(["tag", "-a", "v1.0", "-m", "release 1.0", "main~5"], { cwd: src });
+      await s.git(["push", push, "main", "feature", "light", "v1.0"], { cwd: src });
+
+      const after = await repoJson(r.full, u.token);
+      expect(after.empty).toBe(false);
+      expect(after.default_branch).toBe("main");
+      expect(after.size).toBeGreaterThan(0);
+
+      const mirror = s.path(`${target.name}-mirror`);
+      await s.git(["clone", "--mirror", push, mirror]);
+      await fsck(mirror);
+      expect(await refsOf(mirror)).toBe(await refsOf(src));
+      expect((await objectDump(mirror)).equals(await objectDump(src))).toBe(true);
+
+      // three new commits: the fetch carries exactly the new objects
+      const work = s.path(`${target.name}-work`);
+      await s.git(["clone", push, work]);
+      const before = await s.gitText(["rev-parse", "main"], { cwd: src });
+      await s.git(["fast-import", "--quiet"], { cwd: src, input: fastImportStream({ commits: 3, from: before, startMark: 500, seed: 9, time: 1800000000 }) });
+      await s.git(["push", push, "main"], { cwd: src });
+      const expected = (await s.gitText(["rev-list", "--objects", "main", `^${before}`], { cwd: src })).split("\n").length;
+      await s.git(["config", "fetch.unpackLimit", "1"], { cwd: work });
+      const packsBefore = new Set(readdirSync(`${work}/.git/objects/pack`));
+      await s.git(["fetch", "origin"], { cwd: work });
+      const newPack = readdirSync(`${work}/.git/objects/pack`).find((f) => f.endsWith(".idx") && !packsBefore.has(f))!;
+      const verify = await s.gitText(["verify-pack", "-v", `.git/objects/pack/${newPack}`], { cwd: work });
+      expect(verify.split("\n").filter((l) => /^[0-9a-f]{40} (commit|tree|blob|tag) /.test(l)).length).toBe(expected);
+      await fsck(work);
+
+      // Gitea's activity rows: new branch (CreateRef + PushCommits), tags, then the update
+      const feeds = (await (await call("GET", `/api/v1/repos/${r.full}/activities/feeds?limit=50`, { headers: tokenAuth(u.token) })).json()) as { op_type: string; ref_name: string; content: string }[];
+      const ops = feeds.map((f) => `${f.op_type} ${f.ref_name}`).reverse();
+      expect(ops).toEqual([
+        "create_repo ",
+        "commit_repo refs/heads/main",
+        "commit_repo refs/heads/main",
+        "commit_repo refs/heads/feature",
+        "commit_repo refs/heads/feature",
+        "push_tag refs/tags/light",
+        "push_tag refs/tags/v1.0",
+        "commit_repo refs/heads/main",
+      ]);
+      const last = JSON.parse(feeds[0]!.content);
+      expect(last).toMatchObject({ Len: 3, CompareURL: `${r.full}/compare/${before}...${await s.gitText(["rev-parse", "main"], { cwd: src })}` });
+      expect(last.Commits).toHaveLength(3);
+      expect(last.HeadCommit.Sha1).toBe(await s.gitText(["rev-parse", "main"], { cwd: src }));
+    });
+
+    it("serves shallow clones, force-pushes and deletes (never the default branch)", async () => {
+      const u = await newUser();
+      const r = await newRepo(u);
+      const push = r.authed(u.name, u.token);
+      const src = s.path(`${target.name}-force`);
+      await makeHistory(s, src, { commits: 30, files: 10 });
+      await s.git(["branch", "topic"], { cwd: src });
+      await s.git(["push", push, "main", "topic"], { cwd: src });
+
+      const shallow = s.path(`${target.name}-shallow`);
+      await s.git(["clone", "--depth", "1", r.url, shallow]);
+      expect(await s.gitText(["rev-list", "--count", "HEAD"], { cwd: shallow })).toBe("1");
+      await fsck(shallow);
+      expect((await objectDump(shallow, ["HEAD^{tree}"])).equals(await objectDump(src, ["main^{tree}"]))).toBe(true);
+
+      await s.git(["reset", "-q", "--hard", "main~2"], { cwd: src });
+      await s.git(["commit", "-q", "--allow-empty", "-m", "rewritten"], { cwd: src });
+      const refused = await s.gitFail(["push", push, "main"], { cwd: src });
+      expect(refused.stderr).toMatch(/\[rejected\].*(non-fast-forward|fetch first)/);
+      await s.git(["push", "--force", push, "main"], { cwd: src });
+      await s.git(["push", push, "--delete", "topic"], { cwd: src });
+      const head = await s.gitFail(["push", push, "--delete", "main"], { cwd: src });
+      expect(head.stderr).toMatch(/remote rejected.*main \(branch main is the default branch and cannot be deleted\)/);
+
+      const dst = s.path(`${target.name}-force-dst`);
+      await s.git(["clone", r.url, dst]);
+      await fsck(dst);
+      expect(await s.gitText(["ls-remote", r.url], { cwd: dst })).not.toMatch(/topic/);
+      expect((await objectDump(dst, ["HEAD"])).equals(await objectDump(src, ["main"]))).toBe(true);
+      const feeds = (await (await call("GET", `/api/v1/repos/${r.full}/activities/feeds`, { headers: tokenAuth(u.token) })).json()) as { op_type: string; ref_name: string }[];
+      expect(feeds[0]).toMatchObject({ op_type: "delete_branch", ref_name: "refs/heads/topic" });
+    });
+
+    it("takes a push of 2000 delta-compressed commits and serves it back identically", async () => {
+      const u = await newUser();
+      const r = await newRepo(u);
+      const src = s.path(`${target.name}-big`);
+      await makeHistory(s, src, { commits: 2000, files: 50 });
+      await s.git(["repack", "-adq", "--depth=50", "--window=10"], { cwd: src });
+      await s.git(["push", r.authed(u.name, u.token), "main"], { cwd: src });
+      const dst = s.path(`${target.name}-big-dst`);
+      await s.git(["clone", "--bare", r.url, dst]);
+      await fsck(dst);
+      expect((await objectDump(dst)).equals(await objectDump(src, ["main"]))).toBe(true);
+    });
+
+    it("lets exactly one of two concurrent pushes to the same branch win and tells the other why", async () => {
+      const u = await newUser();
+      const r = await newRepo(u);
+      const push = r.authed(u.name, u.token);
+      const src = s.path(`${target.name}-race`);
+      await makeHistory(s, src, { commits: 5, files: 5 });
+      await s.git(["push", push, "main"], { cwd: src });
+      const a = s.path(`${target.name}-race-a`);
+      const b = s.path(`${target.name}-race-b`);
+      await s.git(["clone", "-q", push, a]);
+      await s.git(["clone", "-q", push, b]);
+      await s.git(["commit", "-q", "--allow-empty", "-m", "from a"], { cwd: a });
+      await s.git(["commit", "-q", "--allow-empty", "-m", "from b"], { cwd: b });
+      const results = await Promise.allSettled([s.git(["push", "origin", "main"], { cwd: a }), s.git(["push", "origin", "main"], { cwd: b })]);
+      expect(results.filter((x) => x.status === "fulfilled")).toHaveLength(1);
+      const lost = results.find((x) => x.status === "rejected") as PromiseRejectedResult;
+      // the server's compare-and-swap (both read the same tip) or the client's own check (it saw the winner)
+      expect(String(lost.reason.stderr)).toMatch(/cannot lock ref 'refs\/heads\/main': is at [0-9a-f]{40} but expected [0-9a-f]{40}|\[rejected\].*fetch first/);
+      const tip = (await s.gitText(["ls-remote", r.url, "refs/heads/main"], { cwd: a })).slice(0, 40);
+      expect([await s.gitText(["rev-parse", "HEAD"], { cwd: a }), await s.gitText(["rev-parse", "HEAD"], { cwd: b })]).toContain(tip);
+      const check = s.path(`${target.name}-race-check`);
+      await s.git(["clone", "-q", r.url, check]);
+      await fsck(check);
+    });
+
+    it("answers with Gitea's auth rules: anonymous, private ≡ missing, token scopes, collaborators, archived", async () => {
+      const owner = await newUser();
+      const other = await newUser();
+      const pub = await newRepo(owner);
+      const priv = await newRepo(owner, { private: true });
+      const src = s.path(`${target.name}-auth`);
+      await makeHistory(s, src, { commits: 3, files: 3 });
+      await s.git(["push", pub.authed(owner.name, owner.password), "main"], { cwd: src }); // password as basic auth
+      await s.git(["push", priv.authed(owner.name, owner.token), "main"], { cwd: src });
+      const info = (repo: string, headers: Record<string, string> = {}, service = "git-upload-pack") => fetch(`${target.url}/${repo}.git/info/refs?service=${service}`, { headers });
+      const shape = async (res: Response) => ({ status: res.status, challenge: res.headers.get("WWW-Authenticate"), body: await res.text() });
+
+      // anonymous: public fetch works; private and missing are the same 401 challenge
+      expect((await info(pub.full)).status).toBe(200);
+      const anonPrivate = await shape(await info(priv.full));
+      expect(anonPrivate).toEqual({ status: 401, challenge: 'Basic realm="Gitea"', body: "Unauthorized\n" });
+      expect(await shape(await info(`${owner.name}/${uniqName("missing")}`))).toEqual(anonPrivate);
+      expect(await shape(await info(pub.full, {}, "git-receive-pack"))).toEqual(anonPrivate);
+      const anon = await s.gitFail(["ls-remote", priv.url]);
+      expect(anon.stderr).toMatch(/could not read Username|Authentication failed/);
+
+      // signed in without access: private ≡ missing (404), both without a challenge
+      const stranger = basicAuth(other.name, other.password);
+      const hidden = await shape(await info(priv.full, stranger));
+      expect(hidden).toEqual({ status: 404, challenge: null, body: "Repository not found\n" });
+      expect(await shape(await info(`${owner.name}/${uniqName("missing")}`, stranger))).toEqual(hidden);
+      expect((await info(priv.full, basicAuth(other.name, "wrong-password"))).status).toBe(401);
+
+      // tokens: read:repository fetches, not pushes; no repository scope → 403 on public, 404 on private; public-only never sees private
+      const reader = await owner.tokenFor(["read:repository"]);
+      await s.git(["ls-remote", priv.authed(owner.name, reader)]);
+      const readPush = await s.gitFail(["push", priv.authed(owner.name, reader), "main:refs/heads/nope"], { cwd: src });
+      expect(readPush.stderr).toMatch(/403/);
+      const userOnly = await owner.tokenFor(["read:user"]);
+      expect(await shape(await info(pub.full, basicAuth(owner.name, userOnly)))).toMatchObject({ status: 403, body: "Forbidden\n" });
+      expect((await info(priv.full, basicAuth(owner.name, userOnly))).status).toBe(404);
+      const publicOnly = await owner.tokenFor(["public-only", "write:repository"]);
+      expect((await info(priv.full, basicAuth(owner.name, publicOnly))).status).toBe(404);
+      expect((await info(pub.full, basicAuth(owner.name, publicOnly))).status).toBe(200);
+
+      // a read-only collaborator clones but cannot push
+      expect((await call("PUT", `/api/v1/repos/${priv.full}/collaborators/${other.name}`, { headers: tokenAuth(owner.token), json: { permission: "read" } })).status).toBe(204);
+      const collab = s.path(`${target.name}-collab`);
+      await s.git(["clone", "-q", priv.authed(other.name, other.token), collab]);
+      await fsck(collab);
+      await s.git(["commit", "-q", "--allow-empty", "-m", "collab"], { cwd: collab });
+      const ro = await s.gitFail(["push", "origin", "main"], { cwd: collab });
+      expect(ro.stderr).toMatch(/User permission denied for writing|403/);
+
+      // archived: clone yes, push no
+      expect((await call("PATCH", `/api/v1/repos/${pub.full}`, { headers: tokenAuth(owner.token), json: { archived: true } })).status).toBe(200);
+      expect(await shape(await info(pub.full, basicAuth(owner.name, owner.token), "git-receive-pack"))).toMatchObject({
+        status: 403,
+        body: "This repo is archived. You can view files and clone it, but cannot push or open issues/pull-requests.\n",
+      });
+      await s.git(["ls-remote", pub.url]);
+    });
+
+    it("clones an auto-initialised repository: one 'Initial commit' with README, .gitignore and LICENSE", async () => {
+      const u = await newUser();
+      const res = await call("POST", "/api/v1/user/repos", { headers: tokenAuth(u.token), json: { name: uniqName("ai"), description: "made by auto_init", auto_init: true, gitignores: "Node", license: "MIT" } });
+      expect(res.status).toBe(201);
+      expect(roundTrips(res)).toBe(2);
+      const repo = await res.json();
+      expect(repo).toMatchObject({ empty: false, default_branch: "main" });
+      const dir = s.path(`${target.name}-autoinit`);
+      await s.git(["clone", repo.clone_url, dir]);
+      await fsck(dir);
+      expect(await s.gitText(["log", "--format=%s|%an|%ae|%P"], { cwd: dir })).toBe(`Initial commit|${u.name}|${u.name}@example.com|`);
+      expect(await s.gitText(["ls-files"], { cwd: dir })).toBe(".gitignore\nLICENSE\nREADME.md");
+      expect(await s.gitText(["show", "HEAD:README.md"], { cwd: dir })).toBe(`# ${repo.name}\n\nmade by auto_init`);
+      expect(await s.gitText(["show", "HEAD:.gitignore"], { cwd: dir })).toMatch(/^# ---> Node\n/);
+      expect(await s.gitText(["show", "HEAD:LICENSE"], { cwd: dir })).toContain(`Copyright (c) ${new Date().getUTCFullYear()} ${u.name}`);
+      // and it takes a push on top
+      await s.git(["commit", "-q", "--allow-empty", "-m", "second"], { cwd: dir });
+      await s.git(["push", "-q", r2(repo.clone_url, u.name, u.token), "main"], { cwd: dir });
+      expect(await s.gitText(["ls-remote", repo.clone_url, "refs/heads/main"], { cwd: dir })).toMatch(await s.gitText(["rev-parse", "HEAD"], { cwd: dir }));
+    });
+
+    it("a fork shares its base's objects, keeps them when the base is deleted, and a deleted repository is gone", async () => {
+      const u = await newUser();
+      const other = await newUser();
+      const base = await newRepo(u);
+      const src = s.path(`${target.name}-forkbase`);
+      await makeHistory(s, src, { commits: 20, files: 8 });
+      await s.git(["tag", "-a", "v1", "-m", "v1"], { cwd: src });
+      await s.git(["push", base.authed(u.name, u.token), "main", "v1"], { cwd: src });
+      const f = await call("POST", `/api/v1/repos/${base.full}/forks`, { headers: tokenAuth(other.token), json: {} });
+      expect(f.status).toBe(202);
+      const fork = await f.json();
+      expect(fork.empty).toBe(false);
+      const del = await call("DELETE", `/api/v1/repos/${base.full}`, { headers: tokenAuth(u.token) });
+      expect(del.status).toBe(204);
+      expect(roundTrips(del)).toBe(2);
+      const dir = s.path(`${target.name}-fork-clone`);
+      await s.git(["clone", "--mirror", fork.clone_url, dir]);
+      await fsck(dir);
+      expect(await refsOf(dir)).toBe(await refsOf(src));
+      expect((await objectDump(dir)).equals(await objectDump(src))).toBe(true);
+      expect((await fetch(`${target.url}/${base.full}.git/info/refs?service=git-upload-pack`, { headers: basicAuth(u.name, u.password) })).status).toBe(404);
+    });
+
+    it("costs one round trip to advertise and two per push, however many objects", async () => {
+      const u = await newUser();
+      const r = await newRepo(u);
+      const auth = basicAuth(u.name, u.token);
+      const src = s.path(`${target.name}-trips`);
+      await makeHistory(s, src, { commits: 40, files: 10 });
+      const adv = await fetch(`${target.url}/${r.full}.git/info/refs?service=git-receive-pack`, { headers: auth });
+      expect(adv.status).toBe(200);
+      await adv.arrayBuffer();
+      expect(roundTrips(adv)).toBe(1);
+      for (const [branch, rev] of [["one", "main~39"], ["all", "main"]] as const) {
+        const tip = await s.gitText(["rev-parse", rev], { cwd: src });
+        const pack = (await s.git(["pack-objects", "--stdout", "--revs", "-q"], { cwd: src, input: `${tip}\n` })).stdout;
+        const body = Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/${branch}\0report-status\n`), FLUSH, pack]);
+        const res = await fetch(`${target.url}/${r.full}.git/git-receive-pack`, { method: "POST", headers: { ...auth, "Content-Type": "application/x-git-receive-pack-request" }, body });
+        expect(await res.text()).toContain(`ok refs/heads/${branch}`);
+        expect(roundTrips(res)).toBe(2);
+      }
+      const clone = await fetch(`${target.url}/${r.full}.git/info/refs?service=git-upload-pack`, { headers: { "Git-Protocol": "version=2" } });
+      await clone.arrayBuffer();
+      expect(roundTrips(clone)).toBe(1);
+    });
+  });
+}
