@@ -11,7 +11,8 @@ import { ownerByName } from "./users.ts";
 import { notFound } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import { site, viewerOf } from "./common.ts";
-import { assignRepo, OP_NAMES, repoIdByPath, repoJson } from "./repos.ts";
+import { assignRepo, repoIdByPath, repoJson } from "./repos.ts";
+import { OP_NAMES } from "../events/index.ts";
 
 /**
  * `date` (YYYY-MM-DD) → [start, end) in unix seconds (UTC day). A date that does not parse is

@@ -5,14 +5,14 @@
  */
 import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
-import { action, gitPack, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
+import { gitPack, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
 import { copyPacks } from "../git/storage/fork.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, readWithCaller, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
 import { mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, type MirrorTimes } from "../db/queries/repos.ts";
 import { fromDrizzle } from "../db/sql.ts";
-import { ApiError, badRequest, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
+import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import {
   ACCESS,
@@ -37,12 +37,10 @@ import { isOrgOwnerSql } from "./orgs.ts";
 import { ownerByName } from "./users.ts";
 import { teamVisibleSql } from "./teams.ts";
 import { forkVisibilityStatements } from "./visibility.ts";
+import { eventStatements } from "../events/index.ts";
 import { checkAutoInit, prepareAutoInit, type InitTarget, type PreparedInit } from "./git-init.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 
-/** Activity op types (Gitea models/activities ActionType). */
-export const OP = { createRepo: 1, renameRepo: 2, transferRepo: 8 } as const;
-export const OP_NAMES: Record<number, string> = { 1: "create_repo", 2: "rename_repo", 3: "star_repo", 4: "watch_repo", 5: "commit_repo", 8: "transfer_repo", 9: "push_tag", 16: "delete_tag", 17: "delete_branch" };
 
 const TRUST_MODELS = ["default", "collaborator", "committer", "collaboratorcommitter"];
 
@@ -238,9 +236,7 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
   }
   stmts.push(ctx.db.update(user).set({ numRepos: sql`${col(user.numRepos)} + 1` }).where(eq(user.id, n.owner.id)));
   if (n.fork) stmts.push(ctx.db.update(repository).set({ numForks: sql`${col(repository.numForks)} + 1` }).where(eq(repository.id, n.fork.id)));
-  // Activity: one row for the actor and one for the owner when it is someone else (an org).
-  const receivers = [...new Set([n.doer.id, n.owner.id])];
-  stmts.push(ctx.db.insert(action).values(receivers.map((uid) => ({ userId: uid, opType: OP.createRepo, actUserId: n.doer.id, repoId: rid, isPrivate: n.isPrivate, createdUnix: now }))));
+  stmts.push(...eventStatements(ctx.db, [{ kind: "repository.created", repoId: rid, doerId: n.doer.id, ownerId: n.owner.id, isPrivate: n.isPrivate }], now));
   if (n.gitStatements) stmts.push(...n.gitStatements(rid).map((q) => ctx.db.run(q)));
   stmts.push(ctx.db.select().from(repository).where(eq(repository.id, rid)));
   try {
@@ -507,7 +503,7 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
       stmts.push(
         ctx.db.delete(repoRedirect).where(and(eq(repoRedirect.ownerId, repo.ownerId), eq(repoRedirect.lowerName, form.name.toLowerCase()))),
         ctx.db.insert(repoRedirect).values({ ownerId: repo.ownerId, lowerName: repo.lowerName, redirectRepoId: repo.id }).onConflictDoUpdate({ target: [repoRedirect.ownerId, repoRedirect.lowerName], set: { redirectRepoId: repo.id } }),
-        ctx.db.insert(action).values([...new Set([me.id, repo.ownerId])].map((uid) => ({ userId: uid, opType: OP.renameRepo, actUserId: me.id, repoId: repo.id, isPrivate: repo.isPrivate, content: repo.name, createdUnix: now }))),
+        ...eventStatements(ctx.db, [{ kind: "repository.renamed", repoId: repo.id, doerId: me.id, ownerId: repo.ownerId, isPrivate: repo.isPrivate, oldName: repo.name }], now),
       );
     }
     patch.name = form.name;
@@ -527,7 +523,7 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
     if (isPrivate !== repo.isPrivate) {
       patch.isPrivate = isPrivate;
       // The change propagates down the fork tree in both directions; activity follows.
-      stmts.push(ctx.db.update(action).set({ isPrivate }).where(eq(action.repoId, repo.id)), ...forkVisibilityStatements(ctx.db, sql`(${repo.id})`));
+      stmts.push(...eventStatements(ctx.db, [{ kind: "repository.visibility", repoId: repo.id, isPrivate }], now), ...forkVisibilityStatements(ctx.db, sql`(${repo.id})`));
     }
   }
   // Edit rule 4: default branch — an empty repository takes any name; otherwise the branch must exist (no git content yet).

@@ -1,0 +1,59 @@
+/**
+ * The event seam (functions/events, issue 9 A.4): a write's events become their rows in the write's
+ * own batch — recorded exactly when the write commits, never for a write that failed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiRepo, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let alice: SeededUser;
+let tok: string;
+
+beforeAll(async () => {
+  t = await testApp();
+  alice = await seedUser(t.db);
+  tok = await alice.token();
+});
+afterAll(() => t.close());
+
+/** The caller's own feed: [op_type, repository name, content], newest first. */
+async function feed(): Promise<[string, string, string][]> {
+  const res = await t.request(`/api/v1/users/${alice.name}/activities/feeds?limit=50`, { headers: token(tok) });
+  return (await res.json()).map((a: { op_type: string; repo: { name: string }; content: string }) => [a.op_type, a.repo.name, a.content]);
+}
+
+describe("events become rows in the write's own batch", () => {
+  it("a created repository records create_repo; a refused duplicate records nothing", async () => {
+    const name = uniq("ev");
+    const before = (await feed()).length;
+    await apiRepo(t, tok, { name });
+    expect((await feed())[0]).toEqual(["create_repo", name, ""]);
+    const dup = await t.request("/api/v1/user/repos", { method: "POST", headers: token(tok), json: { name } });
+    expect(dup.status).toBe(409);
+    expect((await feed()).length).toBe(before + 1);
+  });
+
+  it("a rename records rename_repo with the old name, in at most 2 round trips; a refused rename records nothing", async () => {
+    const a = uniq("eva");
+    const b = uniq("evb");
+    await apiRepo(t, tok, { name: a });
+    await apiRepo(t, tok, { name: b });
+    const refused = await t.request(`/api/v1/repos/${alice.name}/${a}`, { method: "PATCH", headers: token(tok), json: { name: b } });
+    expect(refused.status).toBe(422);
+    expect((await feed()).filter(([op]) => op === "rename_repo")).toEqual([]);
+    const renamed = await t.request(`/api/v1/repos/${alice.name}/${a}`, { method: "PATCH", headers: token(tok), json: { name: `${a}-new` } });
+    expect(renamed.status).toBe(200);
+    expect(roundTrips(renamed)).toBeLessThanOrEqual(2);
+    expect((await feed())[0]).toEqual(["rename_repo", `${a}-new`, a]);
+  });
+
+  it("a visibility change makes the repository's activity as private as the repository", async () => {
+    const name = uniq("evv");
+    await apiRepo(t, tok, { name });
+    const anon = async () => (await (await t.request(`/api/v1/users/${alice.name}/activities/feeds?limit=50`)).json()).map((x: { repo: { name: string } }) => x.repo.name);
+    expect(await anon()).toContain(name);
+    expect((await t.request(`/api/v1/repos/${alice.name}/${name}`, { method: "PATCH", headers: token(tok), json: { private: true } })).status).toBe(200);
+    expect(await anon()).not.toContain(name);
+    expect((await feed()).map(([, n]) => n)).toContain(name);
+  });
+});
