@@ -7,13 +7,18 @@ import Database from "libsql";
 import type { BatchItem, Driver } from "./driver.ts";
 import type { Row } from "./sql.ts";
 
+const MAX_PREPARED = 2000;
+
 /** The embedded file through `libsql`: statements prepared once per connection. */
 export function nativeDriver(db: Database.Database): Driver {
-  // `reader` is read once: asking the binding costs a native call per statement.
+  // `reader` is read once: asking the binding costs a native call per statement. The cache is
+  // bounded (oldest first out): the statement texts come from the code's shapes, never from input,
+  // but a bound keeps a mistake there from growing memory without end.
   const prepared = new Map<string, { st: Database.Statement; reader: boolean }>();
   const prepare = (text: string) => {
     let p = prepared.get(text);
     if (!p) {
+      if (prepared.size >= MAX_PREPARED) prepared.delete(prepared.keys().next().value as string);
       const st = db.prepare(text);
       const reader = st.reader;
       if (reader) st.raw(true);

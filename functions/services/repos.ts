@@ -10,8 +10,8 @@ import { copyPacks } from "../git/storage/fork.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, readWithCaller, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
-import { mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, type MirrorTimes } from "../db/queries/repos.ts";
-import { fromDrizzle } from "../db/sql.ts";
+import { FACTS, factsOf, mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, VIEWER as REPO_VIEWER, type MirrorTimes } from "../db/queries/repos.ts";
+import { fromDrizzle, num, p, shaped, viewerQuery } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import {
@@ -792,6 +792,95 @@ export interface SearchQuery {
   order?: string;
 }
 
+/**
+ * What decides the SQL of a search: each combination is built (and prepared) once — at most
+ * 4 × 5 × 9 × 2 × 2 statements. Every other filter is a value bound per request (0 or NULL = not given), so no
+ * request can make the statement cache grow.
+ */
+interface SearchShape {
+  kw: "none" | "topic" | "name" | "nameDesc";
+  mode: "" | "source" | "fork" | "mirror" | "collaborative";
+  sort: string;
+  order: "asc" | "desc";
+  /** priority_owner_id given: that owner's repositories first. */
+  priority: boolean;
+}
+
+interface SearchValues extends Record<string, unknown> {
+  kwPattern: string;
+  kwLower: string;
+  /** 0 = no filter. */
+  uid: number;
+  exclusive: number;
+  teamId: number;
+  starredBy: number;
+  priorityOwnerId: number;
+  onlyPublic: number;
+  /** NULL = no filter. */
+  isPrivate: number | null;
+  template: number | null;
+  archived: number | null;
+}
+
+/** SQL: a user or organization the viewer may see (filters by one it may not see filter like a missing one, issue 8 A.6). */
+const visibleAccountSql = (id: SQL | ReturnType<typeof p>) =>
+  sql`EXISTS (SELECT 1 FROM user fu WHERE fu.id = ${id} AND ${userVisibleSql(REPO_VIEWER, sql`fu.id`, sql`fu.visibility`, sql`fu.type`)})`;
+
+/** The statements of one search shape: the page and the total, reading the viewer from the viewer CTE. */
+const searchStatements = shaped((s: SearchShape) => {
+  const me = REPO_VIEWER.id;
+  const repoId = col(repository.id);
+  const conds: SQL[] = [];
+  const topicMatch = sql`EXISTS (SELECT 1 FROM json_each(${col(repository.topics)}) jt WHERE lower(jt.value) = ${p("kwLower")})`;
+  if (s.kw === "topic") conds.push(topicMatch);
+  else if (s.kw !== "none") {
+    const parts = [sql`${col(repository.lowerName)} LIKE ${p("kwPattern")} ESCAPE '\\'`];
+    if (s.kw === "nameDesc") parts.push(sql`lower(${col(repository.description)}) LIKE ${p("kwPattern")} ESCAPE '\\'`);
+    parts.push(topicMatch);
+    conds.push(sql`(${sql.join(parts, sql` OR `)})`);
+  }
+  // Optional filters, each off when its value is 0 / NULL.
+  conds.push(
+    sql`(${p("uid")} = 0 OR (${visibleAccountSql(p("uid"))} AND (${col(repository.ownerId)} = ${p("uid")}
+      OR (${p("exclusive")} = 0 AND EXISTS (SELECT 1 FROM collaboration sc WHERE sc.repo_id = ${repoId} AND sc.user_id = ${p("uid")})))))`,
+    sql`(${p("teamId")} = 0 OR (EXISTS (SELECT 1 FROM team ft WHERE ft.id = ${p("teamId")} AND ${teamVisibleSql({ viewer: REPO_VIEWER }, { id: sql`ft.id`, orgId: sql`ft.org_id`, visibility: sql`ft.visibility` })})
+      AND EXISTS (SELECT 1 FROM team_repo str WHERE str.team_id = ${p("teamId")} AND str.repo_id = ${repoId})))`,
+    sql`(${p("starredBy")} = 0 OR (${visibleAccountSql(p("starredBy"))} AND EXISTS (SELECT 1 FROM star ss WHERE ss.uid = ${p("starredBy")} AND ss.repo_id = ${repoId})))`,
+    sql`(${p("onlyPublic")} = 0 OR ${col(repository.isPrivate)} = 0)`,
+    sql`(${p("isPrivate")} IS NULL OR ${col(repository.isPrivate)} = ${p("isPrivate")})`,
+    sql`(${p("template")} IS NULL OR ${col(repository.isTemplate)} = ${p("template")})`,
+    sql`(${p("archived")} IS NULL OR ${col(repository.isArchived)} = ${p("archived")})`,
+  );
+  if (s.mode === "source") conds.push(sql`${col(repository.isFork)} = 0 AND ${col(repository.isMirror)} = 0`);
+  if (s.mode === "fork") conds.push(sql`${col(repository.isFork)} = 1`);
+  if (s.mode === "mirror") conds.push(sql`${col(repository.isMirror)} = 1`);
+  if (s.mode === "collaborative") {
+    // Repositories the caller works on without owning them: collaborations and team access.
+    conds.push(
+      sql`${col(repository.isMirror)} = 0`,
+      sql`${col(repository.ownerId)} <> COALESCE(${me}, 0)`,
+      sql`(EXISTS (SELECT 1 FROM collaboration cc WHERE cc.repo_id = ${repoId} AND cc.user_id = ${me})
+        OR EXISTS (SELECT 1 FROM team ct JOIN team_user ctu ON ctu.team_id = ct.id AND ctu.uid = ${me} WHERE ct.org_id = ${col(repository.ownerId)}
+           AND (ct.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo ctr WHERE ctr.team_id = ct.id AND ctr.repo_id = ${repoId}))))`,
+    );
+  }
+  // The owner is joined: its visibility comes from the join, not from a lookup per repository.
+  conds.push(repoAccessibleSql(REPO_VIEWER, repoId, col(repository.ownerId), col(repository.isPrivate), col(user.visibility)));
+  const where = sql.join(conds, sql` AND `);
+  const dir = s.order === "desc" ? sql`DESC` : sql`ASC`;
+  const orderBy = [sql`${SORTS[s.sort]} ${dir}`, sql`${repoId} ${dir}`];
+  if (s.priority) orderBy.unshift(sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE 1 END`);
+  const from = sql`FROM repository JOIN user ON user.id = repository.owner_id WHERE ${where}`;
+  return {
+    page: viewerQuery<RepoFacts, SearchValues & { limit: number; offset: number }>(
+      "repoSearch",
+      sql`SELECT ${FACTS} ${from} ORDER BY ${sql.join(orderBy, sql`, `)} LIMIT ${p("limit")} OFFSET ${p("offset")}`,
+      factsOf,
+    ),
+    total: viewerQuery<number, SearchValues>("repoSearchCount", sql`SELECT COUNT(*) ${from}`, (r) => num(r[0])),
+  };
+});
+
 /** GET /repos/search (repoSearch): search rules 1–4, one round trip, only accessible repositories. */
 export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
   // Search rules 2–3: unknown mode, sort or order → 422.
@@ -801,64 +890,32 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
   const order = (q.sort && q.order) || "asc";
   if (q.sort && !["asc", "desc"].includes(order)) throw unprocessable(`Invalid sort order: "${order}"`);
   if (!Object.hasOwn(SORTS, sort)) throw unprocessable(`Invalid sort mode: "${sort}"`);
-  const me = ctx.viewer.id;
-  const conds: (SQL | undefined)[] = [];
   const kw = (q.q ?? "").trim();
-  if (kw) {
-    const p = likePattern(kw);
-    if (q.topic) conds.push(sql`EXISTS (SELECT 1 FROM json_each(${col(repository.topics)}) jt WHERE lower(jt.value) = ${kw.toLowerCase()})`);
-    else {
-      const parts = [sql`${col(repository.lowerName)} LIKE ${p} ESCAPE '\\'`];
-      if (q.includeDesc) parts.push(sql`lower(${col(repository.description)}) LIKE ${p} ESCAPE '\\'`);
-      parts.push(sql`EXISTS (SELECT 1 FROM json_each(${col(repository.topics)}) jt WHERE lower(jt.value) = ${kw.toLowerCase()})`);
-      conds.push(sql`(${sql.join(parts, sql` OR `)})`);
-    }
-  }
-  // Filters by a user or team reveal nothing the caller may not see (issue 8 A.6): one the caller
-  // may not see filters like one that does not exist.
-  const visibleAccount = (id: number) =>
-    sql`EXISTS (SELECT 1 FROM user fu WHERE fu.id = ${id} AND ${userVisibleSql(ctx.viewer, sql`fu.id`, sql`fu.visibility`, sql`fu.type`)})`;
-  if (q.uid && q.uid > 0) {
-    const owned = sql`${col(repository.ownerId)} = ${q.uid}`;
-    conds.push(visibleAccount(q.uid), q.exclusive ? owned : sql`(${owned} OR EXISTS (SELECT 1 FROM collaboration sc WHERE sc.repo_id = ${col(repository.id)} AND sc.user_id = ${q.uid}))`);
-  }
-  if (q.teamId && q.teamId > 0) {
-    const ft = { id: sql`ft.id`, orgId: sql`ft.org_id`, visibility: sql`ft.visibility` };
-    conds.push(
-      sql`EXISTS (SELECT 1 FROM team ft WHERE ft.id = ${q.teamId} AND ${teamVisibleSql(ctx, ft)})`,
-      sql`EXISTS (SELECT 1 FROM team_repo str WHERE str.team_id = ${q.teamId} AND str.repo_id = ${col(repository.id)})`,
-    );
-  }
-  if (q.starredBy && q.starredBy > 0) {
-    conds.push(visibleAccount(q.starredBy), sql`EXISTS (SELECT 1 FROM star ss WHERE ss.uid = ${q.starredBy} AND ss.repo_id = ${col(repository.id)})`);
-  }
-  // Search rule 1: private repositories only for signed-in callers with full tokens, and only when asked.
-  const includePrivate = q.private ?? true;
-  if (!includePrivate) conds.push(eq(repository.isPrivate, false));
-  if (q.isPrivate !== undefined) conds.push(eq(repository.isPrivate, q.isPrivate));
-  if (q.template !== undefined) conds.push(eq(repository.isTemplate, q.template));
-  if (q.archived !== undefined) conds.push(eq(repository.isArchived, q.archived));
-  if (q.mode === "source") conds.push(and(eq(repository.isFork, false), eq(repository.isMirror, false)));
-  if (q.mode === "fork") conds.push(eq(repository.isFork, true));
-  if (q.mode === "mirror") conds.push(eq(repository.isMirror, true));
-  if (q.mode === "collaborative") {
-    // Repositories the caller works on without owning them: collaborations and team access.
-    conds.push(
-      eq(repository.isMirror, false),
-      sql`${col(repository.ownerId)} <> COALESCE(${me}, 0)`,
-      sql`(EXISTS (SELECT 1 FROM collaboration cc WHERE cc.repo_id = ${col(repository.id)} AND cc.user_id = ${me})
-        OR EXISTS (SELECT 1 FROM team ct JOIN team_user ctu ON ctu.team_id = ct.id AND ctu.uid = ${me} WHERE ct.org_id = ${col(repository.ownerId)}
-           AND (ct.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo ctr WHERE ctr.team_id = ct.id AND ctr.repo_id = ${col(repository.id)}))))`,
-    );
-  }
-  const dir = order === "desc" ? sql`DESC` : sql`ASC`;
-  const orderBy: SQL[] = [];
-  if (q.priorityOwnerId && q.priorityOwnerId > 0) {
-    orderBy.push(sql`CASE WHEN ${col(repository.ownerId)} = ${q.priorityOwnerId} AND ${visibleAccount(q.priorityOwnerId)} THEN 0 ELSE 1 END`);
-  }
-  orderBy.push(sql`${SORTS[sort]} ${dir}`, sql`${col(repository.id)} ${dir}`);
-  const { caller, rows } = await readWithCaller(ctx, listQueries(ctx, and(...conds), orderBy, page));
-  return { total: rows[1][0]?.n ?? 0, data: toList(ctx, caller, rows[0] as RepoFacts[]) };
+  const positive = (n: number | undefined) => (n !== undefined && n > 0 ? n : 0);
+  const st = searchStatements({
+    kw: !kw ? "none" : q.topic ? "topic" : q.includeDesc ? "nameDesc" : "name",
+    mode: (q.mode || "") as SearchShape["mode"],
+    sort,
+    order: order === "desc" ? "desc" : "asc",
+    priority: positive(q.priorityOwnerId) > 0,
+  });
+  const flag = (b: boolean | undefined) => (b === undefined ? null : b ? 1 : 0);
+  const values: SearchValues = {
+    kwPattern: kw ? likePattern(kw) : "",
+    kwLower: kw.toLowerCase(),
+    uid: positive(q.uid),
+    exclusive: q.exclusive ? 1 : 0,
+    teamId: positive(q.teamId),
+    starredBy: positive(q.starredBy),
+    priorityOwnerId: positive(q.priorityOwnerId),
+    // Search rule 1: private repositories only for signed-in callers with full tokens, and only when asked.
+    onlyPublic: (q.private ?? true) ? 0 : 1,
+    isPrivate: flag(q.isPrivate),
+    template: flag(q.template),
+    archived: flag(q.archived),
+  };
+  const { caller, rows, total } = await read(ctx, { rows: st.page.bind({ ...values, ...ctx.vv, limit: page.limit, offset: page.offset }), total: st.total.bind({ ...values, ...ctx.vv }) });
+  return { total: total[0] ?? 0, data: toList(ctx, caller, rows) };
 }
 
 /** GET /user/repos (userCurrentListRepos): the caller's repositories and those shared with them. */

@@ -31,7 +31,7 @@ const EXT_UNITS = new Set([6, 7]);
  * to public organization data (public-only, or no organization read scope) sees public teams of
  * public organizations only (A.2, A.3).
  */
-export function teamVisibleSql(ctx: Ctx, t: { id: SQL; orgId: SQL; visibility: SQL }): SQL {
+export function teamVisibleSql(ctx: Pick<Ctx, "viewer">, t: { id: SQL; orgId: SQL; visibility: SQL }): SQL {
   const v = ctx.viewer;
   const me = v.id;
   const orgVisible = userVisibleSql(v, t.orgId, sql`(SELECT tov.visibility FROM user tov WHERE tov.id = ${t.orgId})`, "org");

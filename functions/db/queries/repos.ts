@@ -11,14 +11,15 @@ import { columnsOf, num, numOrNull, p, str, V, viewerQuery, query, type Row } fr
 import { userCols } from "./accounts.ts";
 
 /** The viewer CTE as the permission fragments' ViewerSql. */
-const VIEWER: ViewerSql = { id: V.id, isAdmin: V.isAdmin, publicOnly: V.publicOnly, restricted: V.restricted, limited: V.limited };
+export const VIEWER: ViewerSql = { id: V.id, isAdmin: V.isAdmin, publicOnly: V.publicOnly, restricted: V.restricted, limited: V.limited };
 
 const R = columnsOf(repository, "repository");
 const O = userCols("user");
 const F = repoFactsColumns(VIEWER);
-const FACTS = sql`${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamUnits}, ${F.teamMode}, ${F.units}`;
+/** The select list of RepoFacts over `repository` joined with its owner `user` (read by `factsOf`). */
+export const FACTS = sql`${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamUnits}, ${F.teamMode}, ${F.units}`;
 
-function factsOf(r: Row): RepoFacts {
+export function factsOf(r: Row): RepoFacts {
   const k = R.width + O.width;
   return {
     repo: R.read(r, 0),
