@@ -285,16 +285,23 @@ function repoRows(p: Plan) {
   const big = p.orgs.filter((o) => o.kind === "big");
   const plain = p.orgs.filter((o) => o.kind === "plain");
   const regular = p.users.filter((u) => u.id > 52);
+  // One fork of a repository per owner, as the app allows (UQE_repository_fork).
+  const forked = new Set<string>();
+  const forkFor = (ownerId: number, fork: RepoInfo | undefined) => {
+    if (!fork || forked.has(`${ownerId}:${fork.id}`)) return undefined;
+    forked.add(`${ownerId}:${fork.id}`);
+    return fork;
+  };
   while (p.repoList.length < p.repos) {
-    const fork = p.repoList.length > p.fixedRepos && g.chance(0.05) ? p.repoList[p.fixedRepos + g.int(p.repoList.length - p.fixedRepos)] : undefined;
-    const isPrivate = fork ? fork.isPrivate : g.chance(0.3);
+    const candidate = p.repoList.length > p.fixedRepos && g.chance(0.05) ? p.repoList[p.fixedRepos + g.int(p.repoList.length - p.fixedRepos)] : undefined;
+    const isPrivate = candidate ? candidate.isPrivate : g.chance(0.3);
     if (g.chance(0.5)) {
       const o = g.chance(0.5) ? g.pick(big) : g.pick(plain);
-      add(g, o.id, o.name, o, { isPrivate, fork });
+      add(g, o.id, o.name, o, { isPrivate, fork: forkFor(o.id, candidate) });
     } else {
       // Skewed: a few users own many repositories.
       const u = regular[Math.floor(regular.length * g.next() ** 2)];
-      const r = add(g, u.id, u.name, null, { isPrivate, fork });
+      const r = add(g, u.id, u.name, null, { isPrivate, fork: forkFor(u.id, candidate) });
       if (g.chance(0.2)) {
         const n = 1 + g.int(3);
         const collab = new Set<number>();
