@@ -76,8 +76,12 @@ export function actorVisible(ctx: Ctx, also?: SQL): SQL {
   return sql`EXISTS (SELECT 1 FROM user au WHERE au.id = ${col(action.actUserId)} AND ${gitea} AND ${userVisibleSql(v, sql`au.id`, sql`au.visibility`, sql`au.type`)})`;
 }
 
-/** SQL: ids of the repositories the viewer may access (the feed filter every feed applies). */
-export const accessibleRepoIds = (ctx: Ctx) => sql`(SELECT r.id FROM repository r WHERE ${repoAccessibleSql(ctx.viewer, sql`r.id`, sql`r.owner_id`, sql`r.is_private`)})`;
+/**
+ * SQL: the viewer may access the repository of this activity row (the filter every feed applies) —
+ * checked per row through the primary key, never by listing every accessible repository.
+ */
+export const accessibleRepo = (ctx: Ctx, repoId: SQL) =>
+  sql`EXISTS (SELECT 1 FROM repository r WHERE r.id = ${repoId} AND ${repoAccessibleSql(ctx.viewer, sql`r.id`, sql`r.owner_id`, sql`r.is_private`)})`;
 
 /** SQL: the `date` day filter on action rows. */
 export const dayFilter = (date: string | undefined) => {
@@ -130,7 +134,7 @@ export async function userFeeds(ctx: Ctx, username: string, onlyPerformedBy: boo
   const uid = sql`(SELECT id FROM user WHERE lower_name = ${username.toLowerCase()})`;
   const where = and(
     sql`${col(action.userId)} = ${uid}`,
-    sql`${col(action.repoId)} IN ${accessibleRepoIds(ctx)}`,
+    accessibleRepo(ctx, col(action.repoId)),
     sql`(${col(action.isPrivate)} = 0 OR ${ctx.viewer.isAdmin} OR ${uid} = ${ctx.viewer.id})`,
     actorVisible(ctx, sql`(au.type = 1 AND au.id IN (SELECT org_id FROM team_user WHERE uid = ${uid}))`),
     onlyPerformedBy ? sql`${col(action.actUserId)} = ${uid}` : undefined,
@@ -147,7 +151,7 @@ export async function orgFeeds(ctx: Ctx, orgName: string, date: string | undefin
   const oid = sql`(SELECT id FROM user WHERE lower_name = ${orgName.toLowerCase()} AND type = 1)`;
   const where = and(
     sql`${col(action.userId)} = ${oid}`,
-    sql`${col(action.repoId)} IN ${accessibleRepoIds(ctx)}`,
+    accessibleRepo(ctx, col(action.repoId)),
     sql`(${col(action.isPrivate)} = 0 OR ${ctx.viewer.isAdmin} OR ${isOrgMemberSql(oid, ctx.viewer.id)})`,
     actorVisible(ctx, sql`au.id = ${oid}`),
     dayFilter(date),

@@ -15,7 +15,7 @@ import { ACCESS, ACCESS_NAMES, isRepoAdmin, parseUnits, repoAccessibleSql, repoF
 import { guard, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
 import { isOrgMemberSql, isOrgOwnerSql } from "./orgs.ts";
 import { repoJson } from "./repos.ts";
-import { accessibleRepoIds, actorVisible, dayFilter, feedReads, renderFeeds } from "./feeds.ts";
+import { accessibleRepo, actorVisible, dayFilter, feedReads, renderFeeds } from "./feeds.ts";
 import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../lib/auth.ts";
 
 const TEAM_VISIBILITY = ["private", "limited", "public"] as const;
@@ -447,7 +447,7 @@ export async function teamFeeds(ctx: Ctx, id: number, date: string | undefined, 
     AND ((SELECT includes_all_repositories FROM team WHERE id = ${id}) = 1 OR EXISTS (SELECT 1 FROM team_repo itr WHERE itr.team_id = ${id} AND itr.repo_id = r.id)))`;
   const where = and(
     sql`${col(action.repoId)} IN ${teamRepoIds}`,
-    sql`${col(action.repoId)} IN ${accessibleRepoIds(ctx)}`,
+    accessibleRepo(ctx, col(action.repoId)),
     sql`${col(action.userId)} = (SELECT org_id FROM team WHERE id = ${id})`,
     actorVisible(ctx, sql`au.id = (SELECT org_id FROM team WHERE id = ${id})`),
     dayFilter(date),
