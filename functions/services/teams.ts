@@ -74,6 +74,7 @@ const orgByName = (ctx: Ctx, name: string) =>
       org: user,
       visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "org")}`,
       isOwner: sql<number>`${isOrgOwnerSql(col(user.id), ctx.viewer.id)}`,
+      isMember: sql<number>`${isOrgMemberSql(col(user.id), ctx.viewer.id)}`,
     })
     .from(user)
     .where(and(eq(user.lowerName, name.toLowerCase()), eq(user.type, 1)))
@@ -81,7 +82,7 @@ const orgByName = (ctx: Ctx, name: string) =>
 
 const orgIdSql = (name: string) => sql`(SELECT id FROM user WHERE lower_name = ${name.toLowerCase()} AND type = 1)`;
 
-function assignOrg(rows: { org: UserRow; visible: number; isOwner: number }[]) {
+function assignOrg(rows: { org: UserRow; visible: number; isOwner: number; isMember: number }[]) {
   const o = rows[0];
   if (!o || !o.visible) throw notFound();
   return o;
@@ -164,6 +165,8 @@ const adminUnits = (): [number, number][] => Object.keys(UNIT_KEY).map((t) => [N
 export async function createTeam(ctx: Ctx, orgName: string, form: TeamForm & { name: string }) {
   const { caller, rows } = await readWithCaller(ctx, [orgByName(ctx, orgName)] as const);
   const o = assignOrg(rows[0]);
+  // Gitea's teams group: reqOrgMembership, then reqOrgOwnership (each with its own refusal).
+  if (!caller?.isAdmin && !o.isMember) throw forbidden("Must be an organization member");
   if (!caller?.isAdmin && !o.isOwner) throw forbidden("Must be an organization owner");
   checkUnitKeys(form);
   let mode: number = modeFromForm(form);
