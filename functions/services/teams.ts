@@ -217,6 +217,7 @@ function teamFacts(ctx: Ctx, id: number) {
       visible: sql<number>`${teamVisibleSql(ctx, teamCols)}`,
       isOwner: sql<number>`${isOrgOwnerSql(col(team.orgId), ctx.viewer.id)}`,
       isOrgMember: sql<number>`${isOrgMemberSql(col(team.orgId), ctx.viewer.id)}`,
+      isTeamMember: sql<number>`EXISTS (SELECT 1 FROM team_user ttu WHERE ttu.team_id = ${col(team.id)} AND ttu.uid = ${ctx.viewer.id})`,
     })
     .from(team)
     .innerJoin(user, eq(user.id, team.orgId))
@@ -233,8 +234,20 @@ async function assignTeam<T extends readonly unknown[]>(ctx: Ctx, id: number, ex
   return { caller, f, rows: all.slice(1) };
 }
 
-/** reqOrgOwnership with only the team in the path: 404 for non-owners (Gitea). */
+/**
+ * Gitea's reqTeamMembership, the guard of every write under /teams/{id}: site admins, owners of the
+ * team's organization and the team's members pass; other members of the organization get 403,
+ * everyone else the answer for a missing team.
+ */
+const reqTeamMembership = (caller: Caller | null, f: TeamFacts) => {
+  if (caller?.isAdmin || f.isOwner || f.isTeamMember) return;
+  if (f.isOrgMember) throw forbidden("Must be a team member");
+  throw notFound();
+};
+
+/** reqTeamMembership, then reqOrgOwnership with only the team in the path: 404 for non-owners (Gitea). */
 const reqTeamOrgOwner = (caller: Caller | null, f: TeamFacts) => {
+  reqTeamMembership(caller, f);
   if (!caller?.isAdmin && !f.isOwner) throw notFound();
 };
 
@@ -433,6 +446,7 @@ export async function getTeamRepo(ctx: Ctx, id: number, orgName: string, repoNam
 /** PUT / DELETE /teams/{id}/repos/{org}/{repo}: team rule 7 — admin access on the repository, same org. */
 export async function setTeamRepo(ctx: Ctx, id: number, orgName: string, repoName: string, add: boolean) {
   const { caller, f, rows } = await assignTeam(ctx, id, [repoInOrg(ctx, orgName, repoName)] as const);
+  reqTeamMembership(caller, f);
   const { rf, perm } = teamRepoTarget(ctx, caller, f, rows);
   if (!isRepoAdmin(perm) && !caller?.isAdmin) throw forbidden("Must have admin-level access to the repository");
   const recount = ctx.db.run(sql`UPDATE team SET num_repos = (SELECT COUNT(*) FROM team_repo WHERE team_id = ${id}) WHERE id = ${id}`);
