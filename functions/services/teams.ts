@@ -449,6 +449,9 @@ export async function setTeamRepo(ctx: Ctx, id: number, orgName: string, repoNam
   reqTeamMembership(caller, f);
   const { rf, perm } = teamRepoTarget(ctx, caller, f, rows);
   if (!isRepoAdmin(perm) && !caller?.isAdmin) throw forbidden("Must have admin-level access to the repository");
+  // A team that includes all repositories of its organization already has this one, and keeps it
+  // (Gitea ignores both requests): nothing to write.
+  if (f.t.includesAllRepositories) return;
   const recount = ctx.db.run(sql`UPDATE team SET num_repos = (SELECT COUNT(*) FROM team_repo WHERE team_id = ${id}) WHERE id = ${id}`);
   await writeBatch(ctx, [
     add
