@@ -74,6 +74,7 @@ const orgByName = (ctx: Ctx, name: string) =>
       org: user,
       visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "org")}`,
       isOwner: sql<number>`${isOrgOwnerSql(col(user.id), ctx.viewer.id)}`,
+      isMember: sql<number>`${isOrgMemberSql(col(user.id), ctx.viewer.id)}`,
     })
     .from(user)
     .where(and(eq(user.lowerName, name.toLowerCase()), eq(user.type, 1)))
@@ -81,7 +82,7 @@ const orgByName = (ctx: Ctx, name: string) =>
 
 const orgIdSql = (name: string) => sql`(SELECT id FROM user WHERE lower_name = ${name.toLowerCase()} AND type = 1)`;
 
-function assignOrg(rows: { org: UserRow; visible: number; isOwner: number }[]) {
+function assignOrg(rows: { org: UserRow; visible: number; isOwner: number; isMember: number }[]) {
   const o = rows[0];
   if (!o || !o.visible) throw notFound();
   return o;
@@ -164,6 +165,8 @@ const adminUnits = (): [number, number][] => Object.keys(UNIT_KEY).map((t) => [N
 export async function createTeam(ctx: Ctx, orgName: string, form: TeamForm & { name: string }) {
   const { caller, rows } = await readWithCaller(ctx, [orgByName(ctx, orgName)] as const);
   const o = assignOrg(rows[0]);
+  // Gitea's teams group: reqOrgMembership, then reqOrgOwnership (each with its own refusal).
+  if (!caller?.isAdmin && !o.isMember) throw forbidden("Must be an organization member");
   if (!caller?.isAdmin && !o.isOwner) throw forbidden("Must be an organization owner");
   checkUnitKeys(form);
   let mode: number = modeFromForm(form);
@@ -214,6 +217,7 @@ function teamFacts(ctx: Ctx, id: number) {
       visible: sql<number>`${teamVisibleSql(ctx, teamCols)}`,
       isOwner: sql<number>`${isOrgOwnerSql(col(team.orgId), ctx.viewer.id)}`,
       isOrgMember: sql<number>`${isOrgMemberSql(col(team.orgId), ctx.viewer.id)}`,
+      isTeamMember: sql<number>`EXISTS (SELECT 1 FROM team_user ttu WHERE ttu.team_id = ${col(team.id)} AND ttu.uid = ${ctx.viewer.id})`,
     })
     .from(team)
     .innerJoin(user, eq(user.id, team.orgId))
@@ -230,8 +234,20 @@ async function assignTeam<T extends readonly unknown[]>(ctx: Ctx, id: number, ex
   return { caller, f, rows: all.slice(1) };
 }
 
-/** reqOrgOwnership with only the team in the path: 404 for non-owners (Gitea). */
+/**
+ * Gitea's reqTeamMembership, the guard of every write under /teams/{id}: site admins, owners of the
+ * team's organization and the team's members pass; other members of the organization get 403,
+ * everyone else the answer for a missing team.
+ */
+const reqTeamMembership = (caller: Caller | null, f: TeamFacts) => {
+  if (caller?.isAdmin || f.isOwner || f.isTeamMember) return;
+  if (f.isOrgMember) throw forbidden("Must be a team member");
+  throw notFound();
+};
+
+/** reqTeamMembership, then reqOrgOwnership with only the team in the path: 404 for non-owners (Gitea). */
 const reqTeamOrgOwner = (caller: Caller | null, f: TeamFacts) => {
+  reqTeamMembership(caller, f);
   if (!caller?.isAdmin && !f.isOwner) throw notFound();
 };
 
@@ -430,8 +446,12 @@ export async function getTeamRepo(ctx: Ctx, id: number, orgName: string, repoNam
 /** PUT / DELETE /teams/{id}/repos/{org}/{repo}: team rule 7 — admin access on the repository, same org. */
 export async function setTeamRepo(ctx: Ctx, id: number, orgName: string, repoName: string, add: boolean) {
   const { caller, f, rows } = await assignTeam(ctx, id, [repoInOrg(ctx, orgName, repoName)] as const);
+  reqTeamMembership(caller, f);
   const { rf, perm } = teamRepoTarget(ctx, caller, f, rows);
   if (!isRepoAdmin(perm) && !caller?.isAdmin) throw forbidden("Must have admin-level access to the repository");
+  // A team that includes all repositories of its organization already has this one, and keeps it
+  // (Gitea ignores both requests): nothing to write.
+  if (f.t.includesAllRepositories) return;
   const recount = ctx.db.run(sql`UPDATE team SET num_repos = (SELECT COUNT(*) FROM team_repo WHERE team_id = ${id}) WHERE id = ${id}`);
   await writeBatch(ctx, [
     add

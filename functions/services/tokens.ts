@@ -1,20 +1,21 @@
 /** Personal access tokens (Gitea routers/api/v1/user/app.go): shown once, stored as SHA-256. */
 import { and, count, desc, eq } from "drizzle-orm";
-import { uniqueViolation } from "../db/client.ts";
+import { col, uniqueViolation } from "../db/client.ts";
 import { accessToken, user } from "../db/schema.ts";
 import { toAccessToken } from "../convert/user.ts";
-import { normalizeScope, reqSelfOrAdmin, ScopeError } from "../lib/auth.ts";
+import { normalizeScope, reqSelfOrAdmin, ScopeError, userVisibleSql } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
 import { badRequest, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import { newToken, tokenHash } from "../lib/crypto.ts";
 import type { Page } from "../lib/pagination.ts";
 import { featureDisabled, nowUnix } from "./common.ts";
 
+/** The user in the path; one the caller may not see answers as a missing one (issue 8 A.5). */
 const accountByName = (ctx: Ctx, name: string) =>
   ctx.db
     .select()
     .from(user)
-    .where(and(eq(user.lowerName, name.toLowerCase()), eq(user.type, 0)))
+    .where(and(eq(user.lowerName, name.toLowerCase()), eq(user.type, 0), userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "user")))
     .limit(1);
 
 

@@ -1,18 +1,23 @@
 /**
  * The privacy matrix on BOTH targets (issue 8 A.1–A.6, issue 12 item 3): every caller kind of the
- * privacy world × every route that returns a user, organization, team or repository. What a caller
- * may not see must be indistinguishable from what does not exist — the same status and body as a
- * missing thing — and absent from every list and count. The table of routes is checked against
- * the served API document, so a new route that returns such objects fails here until it is covered.
+ * privacy world × every route that names or returns a user, organization, team or repository, and
+ * every write route. What a caller may not see must be indistinguishable from what does not exist —
+ * the same status and body as a missing thing — and absent from every list and count; a caller who
+ * sees a target but may not act gets Gitea's refusal; and a write probe writes nothing (every table
+ * is compared before and after). The table of routes is checked against the served API document,
+ * so a new route fails here until it is covered.
  */
+import { createClient, type Client } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { routeGroups } from "../../functions/app.ts";
 import { ROUTE_AUTH } from "../../functions/lib/context.ts";
-import { client, targets, uniqName } from "../fixtures/targets.ts";
-import { buildWorld, type CallerModel, type World } from "../fixtures/world.ts";
+import { basicAuth, client, targets, uniqName } from "../fixtures/targets.ts";
+import { buildWorld, PASSWORD, type CallerModel, type TeamModel, type World } from "../fixtures/world.ts";
 
 interface Expect {
   status: number;
+  /** The refusal's exact message. */
+  message?: string;
   /** The exact identifiers the answer lists (any order), when it is a list. */
   list?: string[];
   /** A path to the same kind of thing that does not exist: a hidden thing must answer exactly as it does. */
@@ -20,11 +25,17 @@ interface Expect {
 }
 interface Case {
   path: string;
-  expect: (c: CallerModel) => Expect;
+  /** The expected answer; null: the caller may act and the request would write, so it is not sent. */
+  expect: (c: CallerModel) => Expect | null;
 }
 interface Probe {
   op: string;
   rule: string;
+  /** A write route: its method and a body that changes nothing (an empty edit, or one refused after the route has judged its target). */
+  method?: "POST" | "PATCH" | "PUT" | "DELETE";
+  json?: unknown;
+  /** The route takes basic auth only: callers holding an `all` token sign in with their password instead. */
+  basic?: boolean;
   cases: (w: World) => Case[];
   /** The identifiers of a list answer. */
   ids?: (body: unknown) => string[];
@@ -32,12 +43,16 @@ interface Probe {
 
 const repoNames = (body: unknown) => (body as { full_name: string }[]).map((r) => r.full_name);
 const logins = (body: unknown) => (body as { login: string }[]).map((u) => u.login);
-const teamIds = (body: unknown) => (body as { id: number }[]).map((t) => String(t.id));
+const ids = (body: unknown) => (body as { id: number }[]).map((t) => String(t.id));
+const teamIds = ids;
 const feedIds = (body: unknown) => (body as { repo: { full_name: string }; act_user: { login: string } }[]).map((a) => `${a.repo.full_name}<-${a.act_user.login}`);
 const dataOf = (f: (b: unknown) => string[]) => (body: unknown) => f((body as { data: unknown }).data);
 const orgNames = (body: unknown) => (body as { username: string }[]).map((o) => o.username);
 
 const MISSING = "zz-missing-zz";
+
+/** The users whose tokens are probed: hidden from some callers (private, limited), public, and the callers themselves (each basic sign-in hashes a password, so not every account). */
+const tokenTargets = (w: World) => w.individuals.filter((u) => u.vis !== 0 || u.name === `${w.tag}pubuser` || u.name === `${w.tag}owner`);
 
 /** The probes: one per route, named after the rule it checks. */
 const PROBES: Probe[] = [
@@ -410,7 +425,483 @@ const PROBES: Probe[] = [
           })),
       ),
   },
+  {
+    op: "userGetTokens",
+    rule: "a user's tokens (basic auth): a hidden user answers as a missing one; others get 403",
+    basic: true,
+    cases: (w) =>
+      tokenTargets(w).map((u) => ({
+        path: `/api/v1/users/${u.name}/tokens`,
+        expect: (c): Expect => {
+          if (!w.sees(c, u.name)) return { status: 404, twin: `/api/v1/users/${w.tag}${MISSING}/tokens` };
+          return c.user !== u.name && !w.acct(c.user!).admin ? { status: 403, message: SELF_OR_ADMIN } : { status: 200 };
+        },
+      })),
+  },
+  {
+    op: "orgListHooks",
+    rule: "an organization's hooks: a hidden organization answers as a missing one; non-owners get 403",
+    cases: (w) =>
+      w.orgs.map((o) => ({
+        path: `/api/v1/orgs/${o.name}/hooks`,
+        expect: (c) =>
+          !w.sees(c, o.name)
+            ? { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}/hooks` }
+            : w.ownsOrg(c, o.name)
+              ? { status: 200, list: w.hooks.filter((hk) => hk.org === o.name).map((hk) => String(hk.id)) }
+              : { status: 403, message: OWNER_ONLY },
+      })),
+    ids,
+  },
+  {
+    op: "orgGetHook",
+    rule: "a hook of a hidden organization, or of another organization, answers as a missing one",
+    cases: (w) =>
+      w.orgs.flatMap((o) =>
+        w.hooks.map((hk) => ({
+          path: `/api/v1/orgs/${o.name}/hooks/${hk.id}`,
+          expect: (c): Expect => {
+            if (!w.sees(c, o.name)) return { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}/hooks/${hk.id}` };
+            if (!w.ownsOrg(c, o.name)) return { status: 403, message: OWNER_ONLY };
+            return hk.org === o.name ? { status: 200 } : { status: 404, twin: `/api/v1/orgs/${o.name}/hooks/999999999` };
+          },
+        })),
+      ),
+  },
+  {
+    op: "issueListLabels",
+    rule: "a hidden repository's labels answer as a missing repository",
+    cases: (w) =>
+      w.repos.map((r) => ({
+        path: `/api/v1/repos/${r.full}/labels`,
+        expect: (c) =>
+          !w.reaches(c, r.full)
+            ? { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/labels` }
+            : w.readsIssues(c, r.full)
+              ? { status: 200, list: w.labels.filter((l) => l.repo === r.full).map((l) => String(l.id)) }
+              : { status: 403, message: REPO_READER_ONLY },
+      })),
+    ids,
+  },
+  {
+    op: "issueGetLabel",
+    rule: "a label of a hidden repository, or of another repository, answers as a missing one",
+    cases: (w) =>
+      w.repos.flatMap((r) =>
+        w.labels.map((l) => ({
+          path: `/api/v1/repos/${r.full}/labels/${l.id}`,
+          expect: (c): Expect => {
+            if (!w.reaches(c, r.full)) return { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/labels/${l.id}` };
+            if (!w.readsIssues(c, r.full)) return { status: 403, message: REPO_READER_ONLY };
+            return l.repo === r.full ? { status: 200 } : { status: 404, twin: `/api/v1/repos/${r.full}/labels/999999999` };
+          },
+        })),
+      ),
+  },
+  ...(
+    [
+      ["repoGetIssueTemplates", "issue_templates"],
+      ["repoGetIssueConfig", "issue_config"],
+      ["repoValidateIssueConfig", "issue_config/validate"],
+    ] as const
+  ).map(
+    ([op, suffix]): Probe => ({
+      op,
+      rule: "a hidden repository's issue templates and configuration answer as a missing repository",
+      cases: (w) =>
+        w.repos.map((r) => ({
+          path: `/api/v1/repos/${r.full}/${suffix}`,
+          // Every caller who reaches a repository of the world reads its code.
+          expect: (c) => (w.reaches(c, r.full) ? { status: 200 } : { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/${suffix}` }),
+        })),
+    }),
+  ),
 ];
+
+const OWNER_ONLY = "Must be an organization owner";
+const MEMBER_ONLY = "Must be an organization member";
+const TEAM_MEMBER_ONLY = "Must be a team member";
+const REPO_ADMIN_ONLY = "user should be an owner or a collaborator with admin write of a repository";
+const REPO_OWNER_ONLY = "user should be the owner of the repo";
+const REPO_WRITER_ONLY = "user should have a permission to write to a repo";
+const REPO_READER_ONLY = "user should have specific read permission or be a repo admin or a site admin";
+const TEAM_REPO_ADMIN_ONLY = "Must have admin-level access to the repository";
+const NO_CREATE_RIGHT = "Given user is not allowed to create repository in organization.";
+const SELF_OR_ADMIN = "doer should be the site admin or be same as the contextUser";
+
+/**
+ * The /teams/{id} guards of a write (Gitea: orgAssignment, reqTeamMembership, then the route's
+ * own): a team the caller may not see is missing; a caller outside the team is refused (403 for
+ * members of its organization, missing for everyone else); `owners` adds reqOrgOwnership, which
+ * answers a team route's non-owner as missing. Undefined: the caller passes.
+ */
+function teamWriteGuard(w: World, c: CallerModel, t: TeamModel, twin: string, owners: boolean): Expect | undefined {
+  if (!w.seesTeam(c, t)) return { status: 404, twin };
+  if (!w.inTeam(c, t)) return w.isMember(c.user, t.org) ? { status: 403, message: TEAM_MEMBER_ONLY } : { status: 404, twin };
+  if (owners && !w.ownsOrg(c, t.org)) return { status: 404, twin };
+  return undefined;
+}
+
+/**
+ * Write routes that name a user, organization, team or repository (issue 8 A.5, issue 12 item 3):
+ * what hides the target hides it from writes too — exactly the answer for a missing one —, a caller
+ * who sees it but may not act gets Gitea's refusal, and nothing is written either way (the test
+ * compares every table before and after). Bodies are chosen so that a caller who may act changes
+ * nothing either: an empty edit, or one refused after the route has judged its target. `null`:
+ * the caller may act and the request would write, so it is not sent.
+ */
+const WRITE_PROBES: Probe[] = [
+  {
+    op: "orgEdit",
+    rule: "editing a hidden organization answers as a missing one; non-owners get 403",
+    method: "PATCH",
+    json: {},
+    cases: (w) =>
+      w.orgs.map((o) => ({
+        path: `/api/v1/orgs/${o.name}`,
+        expect: (c) => (!w.sees(c, o.name) ? { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}` } : w.ownsOrg(c, o.name) ? { status: 200 } : { status: 403, message: OWNER_ONLY }),
+      })),
+  },
+  {
+    op: "orgDelete",
+    rule: "deleting a hidden organization answers as a missing one; non-owners get 403",
+    method: "DELETE",
+    cases: (w) =>
+      w.orgs.map((o) => ({
+        path: `/api/v1/orgs/${o.name}`,
+        // Every organization of the world owns repositories: an owner's delete is refused (422).
+        expect: (c) => (!w.sees(c, o.name) ? { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}` } : w.ownsOrg(c, o.name) ? { status: 422 } : { status: 403, message: OWNER_ONLY }),
+      })),
+  },
+  {
+    op: "orgCreateTeam",
+    rule: "creating a team in a hidden organization answers as a missing one; non-members and non-owners get 403",
+    method: "POST",
+    json: { name: "never", permission: "read", units: ["repo.bogus"] },
+    cases: (w) =>
+      w.orgs.map((o) => ({
+        path: `/api/v1/orgs/${o.name}/teams`,
+        expect: (c) => {
+          if (!w.sees(c, o.name)) return { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}/teams` };
+          // The teams group's reqOrgMembership, then reqOrgOwnership.
+          if (!w.acct(c.user!).admin && !w.isMember(c.user, o.name)) return { status: 403, message: MEMBER_ONLY };
+          return w.ownsOrg(c, o.name) ? { status: 422, message: '[Units]: unknown unit "repo.bogus"' } : { status: 403, message: OWNER_ONLY };
+        },
+      })),
+  },
+  {
+    op: "createOrgRepo",
+    rule: "creating a repository in a hidden organization answers as a missing one",
+    method: "POST",
+    json: { name: "." },
+    cases: (w) =>
+      w.orgs.map((o) => ({
+        path: `/api/v1/orgs/${o.name}/repos`,
+        expect: (c) =>
+          !w.sees(c, o.name, true) || (w.publicOnly(c) && w.acct(o.name).vis !== 0)
+            ? { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}/repos` }
+            : w.createsIn(c, o.name)
+              ? { status: 422, message: "name is reserved [name: .]" }
+              : { status: 403, message: NO_CREATE_RIGHT },
+      })),
+  },
+  {
+    op: "createOrgRepoDeprecated",
+    rule: "the deprecated create route answers a hidden organization as a missing one (422)",
+    method: "POST",
+    json: { name: "." },
+    cases: (w) =>
+      [...w.orgs, ...w.individuals.slice(0, 2)].map((o) => ({
+        path: `/api/v1/org/${o.name}/repos`,
+        expect: (c) =>
+          !o.org || !w.sees(c, o.name, true) || (w.publicOnly(c) && o.vis !== 0)
+            ? { status: 422, twin: `/api/v1/org/${w.tag}${MISSING}/repos` }
+            : w.createsIn(c, o.name)
+              ? { status: 422, message: "name is reserved [name: .]" }
+              : { status: 403, message: NO_CREATE_RIGHT },
+      })),
+  },
+  {
+    op: "orgCreateHook",
+    rule: "creating a hook of a hidden organization answers as a missing one; non-owners get 403",
+    method: "POST",
+    json: { type: "bogus", config: { url: "https://example.com/never", content_type: "json" } },
+    cases: (w) =>
+      w.orgs.map((o) => ({
+        path: `/api/v1/orgs/${o.name}/hooks`,
+        expect: (c) =>
+          !w.sees(c, o.name) ? { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}/hooks` } : w.ownsOrg(c, o.name) ? { status: 422, message: "Invalid hook type: bogus" } : { status: 403, message: OWNER_ONLY },
+      })),
+  },
+  ...(["PATCH", "DELETE"] as const).map(
+    (method): Probe => ({
+      op: method === "PATCH" ? "orgEditHook" : "orgDeleteHook",
+      rule: "a hook of a hidden organization, or of another organization, answers as a missing one",
+      method,
+      json: method === "PATCH" ? {} : undefined,
+      cases: (w) =>
+        w.orgs.flatMap((o) =>
+          w.hooks.map((hk) => ({
+            path: `/api/v1/orgs/${o.name}/hooks/${hk.id}`,
+            expect: (c): Expect | null => {
+              if (!w.sees(c, o.name)) return { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}/hooks/${hk.id}` };
+              if (!w.ownsOrg(c, o.name)) return { status: 403, message: OWNER_ONLY };
+              if (hk.org !== o.name) return { status: 404, twin: `/api/v1/orgs/${o.name}/hooks/999999999` };
+              return method === "PATCH" ? { status: 200 } : null;
+            },
+          })),
+        ),
+    }),
+  ),
+  {
+    op: "orgDeleteMember",
+    rule: "removing a member: a hidden organization or user answers as a missing one; non-owners get 403",
+    method: "DELETE",
+    cases: (w) =>
+      w.orgs.flatMap((o) =>
+        [`${w.tag}outsider`, `${w.tag}privuser`].map((u) => ({
+          path: `/api/v1/orgs/${o.name}/members/${u}`,
+          expect: (c): Expect | null => {
+            if (!w.sees(c, o.name)) return { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}/members/${u}` };
+            if (!w.ownsOrg(c, o.name)) return { status: 403, message: OWNER_ONLY };
+            if (!w.sees(c, u)) return { status: 404, twin: `/api/v1/orgs/${o.name}/members/${w.tag}${MISSING}` };
+            return w.isMember(u, o.name) ? null : { status: 204 };
+          },
+        })),
+      ),
+  },
+  ...(["PUT", "DELETE"] as const).map(
+    (method): Probe => ({
+      op: method === "PUT" ? "organizationBlockUser" : "organizationUnblockUser",
+      rule: "an organization's blocks: a hidden organization or user answers as a missing one; non-owners get 403",
+      method,
+      cases: (w) =>
+        w.orgs.flatMap((o) =>
+          [`${w.tag}owner`, `${w.tag}privuser`, `${w.tag}outsider`].map((u) => ({
+            path: `/api/v1/orgs/${o.name}/blocks/${u}`,
+            expect: (c): Expect | null => {
+              if (!w.sees(c, o.name)) return { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}/blocks/${u}` };
+              if (!w.ownsOrg(c, o.name)) return { status: 403, message: OWNER_ONLY };
+              if (!w.sees(c, u)) return { status: 404, twin: `/api/v1/orgs/${o.name}/blocks/${w.tag}${MISSING}` };
+              // Nobody is blocked: unblocking changes nothing; a member cannot be blocked (400).
+              if (method === "DELETE") return { status: 204 };
+              return w.isMember(u, o.name) ? { status: 400, message: "user can not be blocked" } : null;
+            },
+          })),
+        ),
+    }),
+  ),
+  ...(["PUT", "DELETE"] as const).map(
+    (method): Probe => ({
+      op: method === "PUT" ? "userBlockUser" : "userUnblockUser",
+      rule: "the caller's blocks: a hidden user or organization answers as a missing one",
+      method,
+      cases: (w) =>
+        [...w.orgs, ...w.individuals.filter((u) => !u.admin)].map((a) => ({
+          path: `/api/v1/user/blocks/${a.name}`,
+          expect: (c): Expect | null => {
+            if (!w.sees(c, a.name)) return { status: 404, twin: `/api/v1/user/blocks/${w.tag}${MISSING}` };
+            if (a.name === c.user) return { status: 400, message: method === "PUT" ? "user can not be blocked" : "user can not be unblocked" };
+            if (a.org) return { status: 400, message: "cannot block an organization" };
+            return method === "DELETE" ? { status: 204 } : null;
+          },
+        })),
+    }),
+  ),
+  ...(["POST", "DELETE"] as const).map(
+    (method): Probe => ({
+      op: method === "POST" ? "userCreateToken" : "userDeleteAccessToken",
+      rule: "a user's tokens (basic auth): a hidden user answers as a missing one; others get 403",
+      method,
+      json: method === "POST" ? { name: "never", scopes: ["public-only"] } : undefined,
+      basic: true,
+      cases: (w) =>
+        tokenTargets(w).map((u) => ({
+          path: `/api/v1/users/${u.name}/tokens${method === "POST" ? "" : "/999999999"}`,
+          expect: (c): Expect => {
+            if (!w.sees(c, u.name)) return { status: 404, twin: `/api/v1/users/${w.tag}${MISSING}/tokens${method === "POST" ? "" : "/999999999"}` };
+            if (c.user !== u.name && !w.acct(c.user!).admin) return { status: 403, message: SELF_OR_ADMIN };
+            // A public-only scope alone is no scope (400); the token id does not exist (404).
+            return method === "POST" ? { status: 400, message: "access token must have a scope" } : { status: 404 };
+          },
+        })),
+    }),
+  ),
+  {
+    op: "repoEdit",
+    rule: "editing a hidden repository answers as a missing one; non-admins get 403",
+    method: "PATCH",
+    json: {},
+    cases: (w) =>
+      w.repos.map((r) => ({
+        path: `/api/v1/repos/${r.full}`,
+        expect: (c) => (!w.reaches(c, r.full) ? { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}` } : w.repoAdmin(c, r.full) ? { status: 200 } : { status: 403, message: REPO_ADMIN_ONLY }),
+      })),
+  },
+  {
+    op: "repoDelete",
+    rule: "deleting a hidden repository answers as a missing one; all but its owners get 403",
+    method: "DELETE",
+    cases: (w) =>
+      w.repos.map((r) => ({
+        path: `/api/v1/repos/${r.full}`,
+        expect: (c) => (!w.reaches(c, r.full) ? { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}` } : w.ownsRepo(c, r.full) ? null : { status: 403, message: REPO_OWNER_ONLY }),
+      })),
+  },
+  {
+    op: "createFork",
+    rule: "forking a hidden repository answers as a missing one",
+    method: "POST",
+    json: { organization: MISSING },
+    cases: (w) =>
+      w.repos.map((r) => ({
+        path: `/api/v1/repos/${r.full}/forks`,
+        expect: (c) => (!w.reaches(c, r.full) ? { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/forks` } : { status: 422, message: `org does not exist [id: 0, name: ${MISSING}]` }),
+      })),
+  },
+  {
+    op: "generateRepo",
+    rule: "generating from a hidden repository answers as a missing one",
+    method: "POST",
+    json: { owner: MISSING, name: "never", labels: true },
+    cases: (w) =>
+      w.repos.map((r) => ({
+        path: `/api/v1/repos/${r.full}/generate`,
+        expect: (c) => (!w.reaches(c, r.full) ? { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/generate` } : { status: 422, message: "this is not a template repo" }),
+      })),
+  },
+  ...(["PUT", "DELETE"] as const).map(
+    (method): Probe => ({
+      op: method === "PUT" ? "repoAddCollaborator" : "repoDeleteCollaborator",
+      rule: "collaborator writes: a hidden repository answers as a missing one, a hidden user as a missing user (422); non-admins get 403",
+      method,
+      json: method === "PUT" ? { permission: "read" } : undefined,
+      cases: (w) =>
+        w.repos.flatMap((r) =>
+          // Hidden from some callers (private, limited), and a public one no repository has as collaborator.
+          [`${w.tag}privuser`, method === "PUT" ? `${w.tag}limuser` : `${w.tag}outsider`].map((u) => ({
+            path: `/api/v1/repos/${r.full}/collaborators/${u}`,
+            expect: (c): Expect | null => {
+              if (!w.reaches(c, r.full)) return { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/collaborators/${u}` };
+              if (!w.repoAdmin(c, r.full)) return { status: 403, message: REPO_ADMIN_ONLY };
+              if (!w.sees(c, u)) return { status: 422, twin: `/api/v1/repos/${r.full}/collaborators/${w.tag}${MISSING}` };
+              if (method === "PUT") return r.owner === u ? { status: 422 } : null;
+              return r.collaborators.has(u) ? null : { status: 204 };
+            },
+          })),
+        ),
+    }),
+  ),
+  {
+    op: "issueCreateLabel",
+    rule: "creating a label in a hidden repository answers as a missing one; non-writers get 403",
+    method: "POST",
+    json: { name: "never", color: "not-a-color" },
+    cases: (w) =>
+      w.repos.map((r) => ({
+        path: `/api/v1/repos/${r.full}/labels`,
+        expect: (c) =>
+          !w.reaches(c, r.full) ? { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/labels` } : w.writesPulls(c, r.full) ? { status: 422 } : { status: 403, message: REPO_WRITER_ONLY },
+      })),
+  },
+  ...(["PATCH", "DELETE"] as const).map(
+    (method): Probe => ({
+      op: method === "PATCH" ? "issueEditLabel" : "issueDeleteLabel",
+      rule: "a label of a hidden repository, or of another repository, answers as a missing one",
+      method,
+      json: method === "PATCH" ? {} : undefined,
+      cases: (w) =>
+        w.repos.flatMap((r) =>
+          w.labels.map((l) => ({
+            path: `/api/v1/repos/${r.full}/labels/${l.id}`,
+            expect: (c): Expect | null => {
+              if (!w.reaches(c, r.full)) return { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/labels/${l.id}` };
+              if (!w.writesPulls(c, r.full)) return { status: 403, message: REPO_WRITER_ONLY };
+              // Gitea deletes a label of another repository as a no-op (204), like a missing one.
+              if (l.repo !== r.full) return { status: method === "PATCH" ? 404 : 204, twin: `/api/v1/repos/${r.full}/labels/999999999` };
+              return method === "PATCH" ? { status: 200 } : null;
+            },
+          })),
+        ),
+    }),
+  ),
+  {
+    op: "orgEditTeam",
+    rule: "editing a team: hidden → missing; outside the team → 403 for org members, else missing; non-owners → missing",
+    method: "PATCH",
+    json: {},
+    cases: (w) =>
+      w.teams.map((t) => ({
+        path: `/api/v1/teams/${t.id}`,
+        expect: (c) => teamWriteGuard(w, c, t, "/api/v1/teams/999999999", true) ?? { status: 200 },
+      })),
+  },
+  {
+    op: "orgDeleteTeam",
+    rule: "deleting a team: hidden → missing; outside the team → 403 for org members, else missing; non-owners → missing",
+    method: "DELETE",
+    cases: (w) =>
+      w.teams.map((t) => ({
+        path: `/api/v1/teams/${t.id}`,
+        expect: (c) => teamWriteGuard(w, c, t, "/api/v1/teams/999999999", true) ?? (t.owners ? { status: 422 } : null),
+      })),
+  },
+  ...(["PUT", "DELETE"] as const).map(
+    (method): Probe => ({
+      op: method === "PUT" ? "orgAddTeamMember" : "orgRemoveTeamMember",
+      rule: "team members: a hidden team answers as a missing one, and so does a hidden user",
+      method,
+      cases: (w) =>
+        w.teams.flatMap((t) =>
+          [`${w.tag}owner`, `${w.tag}privuser`, `${w.tag}outsider`].map((u) => ({
+            path: `/api/v1/teams/${t.id}/members/${u}`,
+            expect: (c): Expect | null => {
+              const g = teamWriteGuard(w, c, t, `/api/v1/teams/999999999/members/${u}`, true);
+              if (g) return g;
+              if (!w.sees(c, u)) return { status: 404, twin: `/api/v1/teams/${t.id}/members/${w.tag}${MISSING}` };
+              // Adding a member or removing a non-member changes nothing.
+              return t.members.has(u) === (method === "PUT") ? { status: 204 } : null;
+            },
+          })),
+        ),
+    }),
+  ),
+  ...(["PUT", "DELETE"] as const).map(
+    (method): Probe => ({
+      op: method === "PUT" ? "orgAddTeamRepository" : "orgRemoveTeamRepository",
+      rule: "team repositories: a hidden team or repository answers as a missing one; outside the team or without repository admin → 403",
+      method,
+      cases: (w) =>
+        w.teams.flatMap((t) =>
+          w.repos
+            // The team's organization's repositories, and a fork owned by a user (another owner's → missing).
+            .filter((r) => r.owner === t.org || r === w.repos.find((f) => f.forkOf !== undefined))
+            .map((r) => ({
+              path: `/api/v1/teams/${t.id}/repos/${r.full}`,
+              expect: (c): Expect | null => {
+                const g = teamWriteGuard(w, c, t, `/api/v1/teams/999999999/repos/${r.full}`, false);
+                if (g) return g;
+                if (r.owner !== t.org || !w.reaches(c, r.full)) return { status: 404, twin: `/api/v1/teams/${t.id}/repos/${r.owner}/${w.tag}${MISSING}` };
+                if (!w.repoAdmin(c, r.full)) return { status: 403, message: TEAM_REPO_ADMIN_ONLY };
+                // A team that includes all repositories keeps them all: both requests change nothing.
+                return t.repos === "all" || w.covers(t, r) === (method === "PUT") ? { status: 204 } : null;
+              },
+            })),
+        ),
+    }),
+  ),
+];
+
+/** Write routes with no target another caller could be hidden from (each with the reason). */
+const NO_HIDDEN_TARGET: Record<string, string> = {
+  orgCreate: "creates a new organization of the caller's",
+  createCurrentUserRepo: "creates a repository of the caller's",
+  userAddEmail: "the caller's own addresses",
+  userDeleteEmail: "the caller's own addresses",
+  adminCreateUser: "site admins only, who see every account",
+  adminEditUser: "site admins only, who see every account",
+  adminDeleteUser: "site admins only, who see every account",
+};
 
 /** Runs `jobs` with at most `n` at a time. */
 async function pool<T>(jobs: (() => Promise<T>)[], n: number): Promise<T[]> {
@@ -430,55 +921,112 @@ async function pool<T>(jobs: (() => Promise<T>)[], n: number): Promise<T[]> {
 /** A body with the path's varying name replaced, for comparing a hidden thing with a missing one. */
 const normalize = (body: string, names: string[]) => names.reduce((b, n) => b.split(n).join("<name>"), body);
 
+/**
+ * Every row of every table (its own bookkeeping tables excluded), with the edit time stamps
+ * masked: an empty edit by a caller who may make it only touches those.
+ */
+async function tableRows(db: Client): Promise<Map<string, Set<string>>> {
+  const tables = (await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_\\_%' ESCAPE '\\' AND name NOT LIKE '_cf_%' ORDER BY name")).rows.map((r) => String(r.name));
+  const out = new Map<string, Set<string>>();
+  for (const t of tables) {
+    const res = await db.execute(`SELECT * FROM "${t}"`);
+    const cols = res.columns.map((c, i) => [c, i] as const).filter(([c]) => c !== "updated_unix");
+    out.set(t, new Set(res.rows.map((r) => JSON.stringify(cols.map(([c, i]) => [c, r[i]])))));
+  }
+  return out;
+}
+
+/** The rows that differ between two snapshots, table by table. */
+function rowChanges(before: Map<string, Set<string>>, after: Map<string, Set<string>>): string[] {
+  const out: string[] = [];
+  for (const t of new Set([...before.keys(), ...after.keys()])) {
+    const a = before.get(t) ?? new Set<string>();
+    const b = after.get(t) ?? new Set<string>();
+    for (const r of a) if (!b.has(r)) out.push(`${t}: removed or changed ${r.slice(0, 200)}`);
+    for (const r of b) if (!a.has(r)) out.push(`${t}: added or changed to ${r.slice(0, 200)}`);
+  }
+  return out;
+}
+
 for (const target of targets()) {
   describe(`privacy matrix on ${target.name}`, () => {
     const { call } = client(target);
     let w: World;
+    let db: Client;
     const twinCache = new Map<string, Promise<{ status: number; body: string }>>();
 
     beforeAll(async () => {
+      db = createClient({ url: target.databaseUrl });
       w = await buildWorld(target, uniqName("pw"));
     }, 120_000);
-    afterAll(() => twinCache.clear());
-
-    it("every GET route that returns users, organizations, teams or repositories is in the matrix", async () => {
-      const doc = await (await call("GET", "/openapi3.v1.json")).json();
-      const embeds = /#\/components\/schemas\/(User|Organization|Team|Repository|Activity)"/;
-      const missing: string[] = [];
-      for (const ops of Object.values(doc.paths) as Record<string, { operationId: string; responses: Record<string, unknown> }>[]) {
-        const get = ops.get;
-        if (!get) continue;
-        if (embeds.test(JSON.stringify(get.responses["200"] ?? {})) && !PROBES.some((p) => p.op === get.operationId)) missing.push(get.operationId);
-      }
-      expect(missing).toEqual([]);
-      expect(routeGroups.length).toBeGreaterThan(0);
-      for (const p of PROBES) expect(ROUTE_AUTH.has(p.op), p.op).toBe(true);
+    afterAll(() => {
+      twinCache.clear();
+      db.close();
     });
 
-    for (const probe of PROBES) {
+    it("every route that names or returns a user, organization, team or repository, and every write route, is in the matrix", async () => {
+      const doc = await (await call("GET", "/openapi3.v1.json")).json();
+      const schemas = doc.components.schemas as Record<string, unknown>;
+      /** Every schema a node references, following references through schemas. */
+      const refs = (node: unknown, seen = new Set<string>()): Set<string> => {
+        for (const [, name] of JSON.stringify(node ?? {}).matchAll(/#\/components\/schemas\/(\w+)"/g)) {
+          if (!seen.has(name)) refs(schemas[name], seen.add(name));
+        }
+        return seen;
+      };
+      const reads: string[] = [];
+      const writes: string[] = [];
+      for (const [path, ops] of Object.entries(doc.paths) as [string, Record<string, { operationId: string; responses: Record<string, unknown> }>][]) {
+        for (const [method, op] of Object.entries(ops)) {
+          if (method !== "get") writes.push(op.operationId);
+          else if (/\{(owner|repo|org|username|collaborator|id|template_owner)\}/.test(path) || ["User", "Organization", "Team", "Repository", "Activity"].some((s) => refs(Object.entries(op.responses).filter(([code]) => code.startsWith("2"))).has(s))) reads.push(op.operationId);
+        }
+      }
+      const readOps = new Set(PROBES.map((p) => p.op));
+      const writeOps = new Set(WRITE_PROBES.map((p) => p.op));
+      expect(reads.filter((op) => !readOps.has(op))).toEqual([]);
+      expect(writes.filter((op) => !writeOps.has(op) && !(op in NO_HIDDEN_TARGET))).toEqual([]);
+      // The exemptions are served write routes, none of them probed anyway.
+      expect(Object.keys(NO_HIDDEN_TARGET).filter((op) => !writes.includes(op) || writeOps.has(op))).toEqual([]);
+      expect(routeGroups.length).toBeGreaterThan(0);
+      for (const p of [...PROBES, ...WRITE_PROBES]) expect(ROUTE_AUTH.get(p.op)?.method, p.op).toBe(p.method ?? "GET");
+    });
+
+    for (const probe of [...PROBES, ...WRITE_PROBES]) {
       it(`${probe.op}: ${probe.rule}`, async () => {
+        const method = probe.method ?? "GET";
+        const level = method === "GET" ? "read" : "write";
         const { auth } = ROUTE_AUTH.get(probe.op)!;
         const failures: string[] = [];
         const cases = probe.cases(w);
         expect(cases.length).toBeGreaterThan(0);
+        const before = method === "GET" ? null : await tableRows(db);
+        /** Basic-auth routes: a caller holding an `all` token signs in with its password instead. */
+        const basic = (c: CallerModel) => !!probe.basic && c.user !== null && c.scopes?.length === 1 && c.scopes[0] === "all";
+        const headersOf = (c: CallerModel) => (basic(c) ? basicAuth(c.user!, PASSWORD) : c.headers);
         const twin = (c: CallerModel, path: string) => {
-          const key = `${c.key} ${path}`;
-          if (!twinCache.has(key)) twinCache.set(key, call("GET", path, { headers: c.headers }).then(async (r) => ({ status: r.status, body: await r.text() })));
+          const key = `${c.key} ${method} ${path}`;
+          if (!twinCache.has(key)) twinCache.set(key, call(method, path, { headers: headersOf(c), json: probe.json }).then(async (r) => ({ status: r.status, body: await r.text() })));
           return twinCache.get(key)!;
         };
+        let sent = 0;
         const jobs = w.callers.flatMap((c) =>
           cases.map((cs) => async () => {
-            let e: Expect;
-            if (c.user === null && auth.signIn) e = { status: 401 };
-            else if (c.scopes && auth.scopes.some((s) => !w.hasScope(c, s))) e = { status: 403 };
+            let e: Expect | null;
+            if (c.user === null && auth.signIn) e = { status: 401, message: "token is required" };
+            else if (c.scopes && !basic(c) && auth.scopes.some((s) => !w.hasScope(c, s, level))) e = { status: 403 };
+            else if (probe.basic && !basic(c)) e = { status: 401, message: "auth required" };
             else e = cs.expect(c);
-            const res = await call("GET", cs.path, { headers: c.headers });
+            if (e === null) return;
+            sent++;
+            const res = await call(method, cs.path, { headers: headersOf(c), json: probe.json });
             const body = await res.text();
-            const where = `${c.key} GET ${cs.path}`;
+            const where = `${c.key} ${method} ${cs.path}`;
             if (res.status !== e.status) {
               failures.push(`${where}: ${res.status}, expected ${e.status} ${body.slice(0, 160)}`);
               return;
             }
+            if (e.message !== undefined && JSON.parse(body).message !== e.message) failures.push(`${where}: ${body.slice(0, 160)}, expected the message ${e.message}`);
             if (e.list && probe.ids) {
               const got = probe.ids(JSON.parse(body)).sort();
               const want = [...e.list].sort();
@@ -494,6 +1042,9 @@ for (const target of targets()) {
           }),
         );
         await pool(jobs, 6);
+        // A write probe writes nothing, whoever asks: not a refused caller, not one whose body changes nothing.
+        if (before) failures.unshift(...rowChanges(before, await tableRows(db)));
+        expect(sent).toBeGreaterThan(0);
         expect(failures.slice(0, 25), `${failures.length} failures`).toEqual([]);
       });
     }
