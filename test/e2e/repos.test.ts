@@ -98,7 +98,7 @@ for (const target of targets()) {
       expect(race).toEqual(one);
       const statuses = results.map((r) => r.status);
       expect(statuses.filter((s) => s === 201)).toHaveLength(1);
-      expect(statuses.filter((s) => s === 409)).toHaveLength(49);
+      expect(statuses.filter((s) => s === 409), JSON.stringify(statuses)).toHaveLength(49);
       const bodies = await Promise.all(results.filter((r) => r.status === 409).map((r) => r.json()));
       expect(bodies.map((b) => b.message)).toEqual(Array(49).fill("The repository with the same name already exists."));
       // The owner's repository count counts the two repositories, not the losers.
