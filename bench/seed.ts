@@ -26,6 +26,7 @@ import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG } from "../functions/convert/repository.ts";
 import { migrateDb } from "../functions/db/migrate.ts";
+import { prng, type Rng } from "../scripts/lib/prng.ts";
 
 /** What a seeded database holds and how to address it in requests. */
 export interface Seeded {
@@ -77,24 +78,6 @@ const REPO_UNITS: [number, string][] = [
 ];
 const FORK_UNITS = REPO_UNITS.filter(([t]) => t === 1 || t === 3);
 
-/** mulberry32: a small deterministic PRNG. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (n: number) => Math.floor(next() * n),
-    chance: (p: number) => next() < p,
-    pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)],
-  };
-}
-type Rng = ReturnType<typeof prng>;
 
 const cap = (s: string) => s[0].toUpperCase() + s.slice(1);
 const b = (x: boolean) => (x ? 1 : 0);

@@ -8,6 +8,7 @@
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { beforeAll, describe, expect, it } from "vitest";
+import { prng, type Rng } from "../../scripts/lib/prng.ts";
 import {
 	basicAuth,
 	client,
@@ -33,23 +34,6 @@ interface Operation {
 	responses: Record<string, { content?: Record<string, { schema: Json }> }>;
 }
 
-/** A small deterministic PRNG (mulberry32). */
-function rng(seed: number) {
-	let a = seed >>> 0;
-	const next = () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-	return {
-		next,
-		pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)],
-		chance: (p: number) => next() < p,
-	};
-}
-type Rng = ReturnType<typeof rng>;
 
 /** OpenAPI 3.0 schemas as JSON Schema for ajv: `nullable` → a union with null. */
 function toJsonSchema(s: unknown): unknown {
@@ -300,7 +284,7 @@ for (const target of targets()) {
 		}, 120_000);
 
 		it("B.8 every answer to generated requests is documented: status, content type and body schema; never a 500", async () => {
-			const r = rng(target.name === "node" ? 8 : 9);
+			const r = prng(target.name === "node" ? 8 : 9);
 			const failures: string[] = [];
 			const validators = new Map<string, ReturnType<Ajv["compile"]>>();
 			const statuses = new Map<number, number>();

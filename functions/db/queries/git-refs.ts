@@ -47,19 +47,13 @@ export function repoStateOf(rows: readonly (readonly unknown[])[][]): RepoState 
   };
 }
 
+/** A catalog row: its columns, and its values for the catalog of `repoId` (files stored under `p.repoId`). */
+const PACK_COLUMNS = "(id, repo_id, catalog_repo_id, objects, size, idx_size, checksum)";
+const packValues = (p: PackRecord, repoId: number) => [p.id, Number(p.repoId), repoId, p.objects, p.size, p.idxSize, p.checksum];
+
 /** Statements inserting a catalog (a fork's first catalog, shared with its base) for `repoId`. */
 export function catalogInserts(repoId: number, packs: readonly PackRecord[]): BatchItem[] {
-  return packs.map((p) =>
-    item("INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum) VALUES (?, ?, ?, ?, ?, ?, ?)", [
-      p.id,
-      Number(p.repoId),
-      repoId,
-      p.objects,
-      p.size,
-      p.idxSize,
-      p.checksum,
-    ]),
-  );
+  return packs.map((p) => item(`INSERT INTO git_pack ${PACK_COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?)`, packValues(p, repoId)));
 }
 
 /** Statements copying refs verbatim into `repoId` (a fork's refs). */
@@ -124,16 +118,7 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
   if (tx.pack) {
     const p = tx.pack;
     items.push(
-      item(`INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum) SELECT ?, ?, ?, ?, ?, ?, ? WHERE ${guard.sql}`, [
-        p.id,
-        Number(p.repoId),
-        repoId,
-        p.objects,
-        p.size,
-        p.idxSize,
-        p.checksum,
-        ...guard.args,
-      ]),
+      item(`INSERT INTO git_pack ${PACK_COLUMNS} SELECT ?, ?, ?, ?, ?, ?, ? WHERE ${guard.sql}`, [...packValues(p, repoId), ...guard.args]),
     );
   }
   // the repository row: empty = no branch left; size in bytes (the API shows KiB, as Gitea)
