@@ -2,7 +2,7 @@
  * Tree objects: `<mode> <name>\0<20-byte id>` entries sorted by name, directories compared as if
  * their name ended in `/` (git's `base_name_compare`).
  */
-import { asBuffer, concat, toHex, fromHex, utf8 } from "../bytes.ts";
+import { asBuffer, concat, fromHex, utf8 } from "../bytes.ts";
 import { check } from "../errors.ts";
 import type { ObjectType } from "./object.ts";
 
@@ -24,18 +24,10 @@ export const typeOfMode = (mode: string): ObjectType => (mode === MODE.tree ? "t
 export function parseTree(data: Uint8Array): TreeEntry[] {
   const buf = asBuffer(data);
   const out: TreeEntry[] = [];
-  let p = 0;
-  while (p < buf.length) {
-    const sp = buf.indexOf(0x20, p);
-    check(sp > p, "tree entry without a mode");
-    const nul = buf.indexOf(0, sp + 1);
-    check(nul > sp + 1 && nul + 21 <= buf.length, "truncated tree entry");
-    const mode = buf.toString("latin1", p, sp);
+  forEachTreeEntry(data, (mode, oid, nameStart, nameEnd) => {
     check(/^[0-7]{5,6}$/.test(mode), "tree entry with an invalid mode");
-    const nameBytes = data.subarray(sp + 1, nul);
-    out.push({ mode, name: buf.toString("utf8", sp + 1, nul), oid: toHex(data, nul + 1), nameBytes });
-    p = nul + 21;
-  }
+    out.push({ mode, name: buf.toString("utf8", nameStart, nameEnd), oid, nameBytes: data.subarray(nameStart, nameEnd) });
+  });
   return out;
 }
 
