@@ -794,8 +794,11 @@ export interface SearchQuery {
 
 /**
  * What decides the SQL of a search: each combination is built (and prepared) once — at most
- * 4 × 5 × 9 × 2 × 2 statements. Every other filter is a value bound per request (0 or NULL = not given), so no
- * request can make the statement cache grow.
+ * 4 × 5 × 9 × 2 × 2 × 2 × 2 × 2 statements, built on first use. The filters that need a subquery
+ * (`uid`, `team_id`, `starredBy`) are part of the shape: SQLite evaluates a subquery term for every
+ * scanned row even when a bound `? = 0` would short-circuit it (measured: the absent `team_id`
+ * filter alone cost 12 ms over 1,000 repositories). The cheap filters are values bound per request
+ * (NULL = not given), so no request can make the statement cache grow beyond the shapes.
  */
 interface SearchShape {
   kw: "none" | "topic" | "name" | "nameDesc";
@@ -804,6 +807,10 @@ interface SearchShape {
   order: "asc" | "desc";
   /** priority_owner_id given: that owner's repositories first. */
   priority: boolean;
+  /** `uid`, `team_id`, `starredBy` given. */
+  uid: boolean;
+  team: boolean;
+  starred: boolean;
 }
 
 interface SearchValues extends Record<string, unknown> {
@@ -832,20 +839,25 @@ const searchStatements = shaped((s: SearchShape) => {
   const repoId = col(repository.id);
   const conds: SQL[] = [];
   const topicMatch = sql`EXISTS (SELECT 1 FROM json_each(${col(repository.topics)}) jt WHERE lower(jt.value) = ${p("kwLower")})`;
-  if (s.kw === "topic") conds.push(topicMatch);
+  let keyword: SQL | null = null;
+  if (s.kw === "topic") keyword = topicMatch;
   else if (s.kw !== "none") {
     const parts = [sql`${col(repository.lowerName)} LIKE ${p("kwPattern")} ESCAPE '\\'`];
     if (s.kw === "nameDesc") parts.push(sql`lower(${col(repository.description)}) LIKE ${p("kwPattern")} ESCAPE '\\'`);
     parts.push(topicMatch);
-    conds.push(sql`(${sql.join(parts, sql` OR `)})`);
+    keyword = sql`(${sql.join(parts, sql` OR `)})`;
   }
-  // Optional filters, each off when its value is 0 / NULL.
+  // Optional filters: those with a subquery only in the shapes that have them, the others off when NULL.
+  if (s.uid) {
+    conds.push(sql`${visibleAccountSql(p("uid"))} AND (${col(repository.ownerId)} = ${p("uid")}
+      OR (${p("exclusive")} = 0 AND EXISTS (SELECT 1 FROM collaboration sc WHERE sc.repo_id = ${repoId} AND sc.user_id = ${p("uid")})))`);
+  }
+  if (s.team) {
+    conds.push(sql`EXISTS (SELECT 1 FROM team ft WHERE ft.id = ${p("teamId")} AND ${teamVisibleSql({ viewer: REPO_VIEWER }, { id: sql`ft.id`, orgId: sql`ft.org_id`, visibility: sql`ft.visibility` })})
+      AND EXISTS (SELECT 1 FROM team_repo str WHERE str.team_id = ${p("teamId")} AND str.repo_id = ${repoId})`);
+  }
+  if (s.starred) conds.push(sql`${visibleAccountSql(p("starredBy"))} AND EXISTS (SELECT 1 FROM star ss WHERE ss.uid = ${p("starredBy")} AND ss.repo_id = ${repoId})`);
   conds.push(
-    sql`(${p("uid")} = 0 OR (${visibleAccountSql(p("uid"))} AND (${col(repository.ownerId)} = ${p("uid")}
-      OR (${p("exclusive")} = 0 AND EXISTS (SELECT 1 FROM collaboration sc WHERE sc.repo_id = ${repoId} AND sc.user_id = ${p("uid")})))))`,
-    sql`(${p("teamId")} = 0 OR (EXISTS (SELECT 1 FROM team ft WHERE ft.id = ${p("teamId")} AND ${teamVisibleSql({ viewer: REPO_VIEWER }, { id: sql`ft.id`, orgId: sql`ft.org_id`, visibility: sql`ft.visibility` })})
-      AND EXISTS (SELECT 1 FROM team_repo str WHERE str.team_id = ${p("teamId")} AND str.repo_id = ${repoId})))`,
-    sql`(${p("starredBy")} = 0 OR (${visibleAccountSql(p("starredBy"))} AND EXISTS (SELECT 1 FROM star ss WHERE ss.uid = ${p("starredBy")} AND ss.repo_id = ${repoId})))`,
     sql`(${p("onlyPublic")} = 0 OR ${col(repository.isPrivate)} = 0)`,
     sql`(${p("isPrivate")} IS NULL OR ${col(repository.isPrivate)} = ${p("isPrivate")})`,
     sql`(${p("template")} IS NULL OR ${col(repository.isTemplate)} = ${p("template")})`,
@@ -866,7 +878,10 @@ const searchStatements = shaped((s: SearchShape) => {
   }
   // The owner is joined: its visibility comes from the join, not from a lookup per repository.
   conds.push(repoAccessibleSql(REPO_VIEWER, repoId, col(repository.ownerId), col(repository.isPrivate), col(user.visibility)));
-  const where = sql.join(conds, sql` AND `);
+  // The keyword gates the rest: as separate AND terms, SQLite ran the permission subqueries for every
+  // scanned repository before the LIKE had ruled it out (count over 1,000 repositories: 9.6 → 2.2 ms).
+  const rest = sql.join(conds, sql` AND `);
+  const where = keyword ? sql`CASE WHEN ${keyword} THEN (${rest}) ELSE 0 END` : rest;
   const dir = s.order === "desc" ? sql`DESC` : sql`ASC`;
   const orderBy = [sql`${SORTS[s.sort]} ${dir}`, sql`${repoId} ${dir}`];
   if (s.priority) orderBy.unshift(sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE 1 END`);
@@ -898,6 +913,9 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
     sort,
     order: order === "desc" ? "desc" : "asc",
     priority: positive(q.priorityOwnerId) > 0,
+    uid: positive(q.uid) > 0,
+    team: positive(q.teamId) > 0,
+    starred: positive(q.starredBy) > 0,
   });
   const flag = (b: boolean | undefined) => (b === undefined ? null : b ? 1 : 0);
   const values: SearchValues = {
