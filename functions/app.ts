@@ -115,7 +115,10 @@ export function createApp(deps: AppDeps) {
   });
   const memoryObjects = new MemoryObjectStore();
   app.use(gitStorage(deps.objects ?? (() => memoryObjects)));
-  app.use("/api/v1/*", bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413) }));
+  const limitBody = bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413) });
+  // No GET or HEAD route reads a body; asking for one would make Node's adapter build a full web
+  // Request for every read.
+  app.use("/api/v1/*", (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next)));
   app.use("/api/v1/*", normalizeRequest());
   app.use("/api/v1/*", credentials());
   app.use("/api/v1/*", conditionalRequests());

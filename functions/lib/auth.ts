@@ -84,10 +84,13 @@ const decodeBase64 = (s: string) => {
 
 /** Parses `?token=`/`?access_token=` (first, unless disabled), then `Authorization`, and `sudo`. */
 export async function parseCredentials(req: Request, settings: Settings): Promise<{ creds: Credentials; queryToken: boolean }> {
-  const url = new URL(req.url);
-  const sudo = url.searchParams.get("sudo") || req.headers.get("Sudo") || null;
-  const q = url.searchParams.get("token") || url.searchParams.get("access_token");
-  const queryTokenPresent = url.searchParams.has("token") || url.searchParams.has("access_token");
+  // Only the query is parsed, and only when there is one (a request URL has no fragment).
+  const href = req.url;
+  const qi = href.indexOf("?");
+  const query = qi < 0 ? null : new URLSearchParams(href.slice(qi + 1));
+  const sudo = query?.get("sudo") || req.headers.get("Sudo") || null;
+  const q = query ? query.get("token") || query.get("access_token") : null;
+  const queryTokenPresent = !!query && (query.has("token") || query.has("access_token"));
   if (q && !settings.security.disableQueryAuthToken) {
     return { creds: { ...ANONYMOUS, tokenHash: await tokenHash(q), sudo }, queryToken: true };
   }

@@ -12,7 +12,7 @@
  * webhooks) and on errors; `Vary: Authorization, Sudo` on every API answer.
  */
 import { createHash } from "node:crypto";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import type { Credentials } from "./auth.ts";
 
@@ -44,7 +44,7 @@ export function callerKey(creds: Credentials): string {
  * The weak entity tag of an answer for a caller: 128 bits of SHA-256 over the caller, the status,
  * the tagged headers and the body (node:crypto: synchronous, no copy of the body).
  */
-export function entityTag(caller: string, status: number, headers: Headers, body: Uint8Array): string {
+export function entityTag(caller: string, status: number, headers: Headers, body: Uint8Array | string): string {
   const digest = createHash("sha256")
     .update(`${caller}\n${status}\n${TAGGED_HEADERS.map((h) => headers.get(h) ?? "").join("\n")}\n`)
     .update(body)
@@ -73,31 +73,74 @@ const addVary = (headers: Headers) => {
   headers.set("Vary", names.join(", "));
 };
 
-/** The middleware (after `credentials()`): tags, 304s, Cache-Control and Vary for the API. */
+/** A JSON answer as `c.json` renders it, with Hono's default content type unless one is given. */
+type JsonRender = (object: unknown, arg?: unknown, headers?: unknown) => Response;
+const withJsonType = (headers: unknown): HeadersInit => {
+  if (headers instanceof Headers) {
+    if (!headers.has("content-type")) headers.set("content-type", "application/json");
+    return headers;
+  }
+  const record = (headers ?? {}) as Record<string, string>;
+  return Object.keys(record).some((k) => k.toLowerCase() === "content-type") ? record : { ...record, "content-type": "application/json" };
+};
+
+/**
+ * The middleware (after `credentials()`): tags, 304s, Cache-Control and Vary for the API.
+ *
+ * JSON answers are tagged from the string `c.json` renders (wrapped for GET/HEAD only), so the
+ * body is hashed without being read back from the Response — reading it back made Node's adapter
+ * build a full web Response and cost ~8 % of a repository read. Any other successful GET answer
+ * (none today) is read back and tagged the slow way.
+ */
 export function conditionalRequests(): MiddlewareHandler {
   return async (c, next) => {
+    const method = c.req.method;
+    const conditional = method === "GET" || method === "HEAD";
+    let rendered: { res: Response; text: string } | null = null;
+    if (conditional) {
+      const body = c.body as unknown as (data: string, arg?: unknown, headers?: HeadersInit) => Response;
+      (c as unknown as { json: JsonRender }).json = (object, arg, headers) => {
+        const text = JSON.stringify(object);
+        const res = body(text, arg, withJsonType(headers));
+        rendered = { res, text };
+        return res;
+      };
+    }
     await next();
     addVary(c.res.headers);
-    const method = c.req.method;
-    if (method !== "GET" && method !== "HEAD") return;
+    if (!conditional) return;
     const res = c.res;
     if (res.status < 200 || res.status > 299) {
       res.headers.set("Cache-Control", CACHE_NONE);
       return;
     }
-    const body = new Uint8Array(await res.arrayBuffer());
-    const etag = entityTag(callerKey(c.get("creds") as Credentials), res.status, res.headers, body);
-    const headers = new Headers(res.headers);
-    headers.set("ETag", etag);
-    headers.set("Cache-Control", NO_STORE.has(routePath(c)) ? CACHE_NONE : CACHE_PRIVATE);
-    if (noneMatch(c.req.header("If-None-Match"), etag)) {
-      // Hono's `c.res` setter keeps the previous answer's headers; the body's own go after.
-      c.res = new Response(null, { status: 304, headers });
-      for (const h of BODY_HEADERS) c.res.headers.delete(h);
+    const caller = callerKey(c.get("creds") as Credentials);
+    const cacheControl = NO_STORE.has(routePath(c)) ? CACHE_NONE : CACHE_PRIVATE;
+    const json = rendered as { res: Response; text: string } | null;
+    if (json && json.res === res) {
+      const etag = entityTag(caller, res.status, res.headers, json.text);
+      res.headers.set("ETag", etag);
+      res.headers.set("Cache-Control", cacheControl);
+      if (noneMatch(c.req.header("If-None-Match"), etag)) notModified(c, res.headers);
       return;
     }
+    const body = new Uint8Array(await res.arrayBuffer());
+    const etag = entityTag(caller, res.status, res.headers, body);
+    const headers = new Headers(res.headers);
+    headers.set("ETag", etag);
+    headers.set("Cache-Control", cacheControl);
+    if (noneMatch(c.req.header("If-None-Match"), etag)) return notModified(c, headers);
     // 204 and 205 answers may not carry a body, not even an empty one.
     const nullBody = res.status === 204 || res.status === 205;
     c.res = new Response(nullBody ? null : body, { status: res.status, statusText: res.statusText, headers });
   };
+}
+
+/** 304 with the answer's headers but none that describe a body. */
+function notModified(c: Context, headers: Headers) {
+  const out = new Headers(headers);
+  for (const h of BODY_HEADERS) out.delete(h);
+  // Hono's `c.res` setter merges the previous answer's headers into the new one: clear it first.
+  c.res = undefined as unknown as Response;
+  c.res = new Response(null, { status: 304, headers: out });
 }

@@ -38,7 +38,11 @@ const nulRefused = (field: string | undefined) => unprocessable(`[${field ? goFi
 /** The middleware; runs after the body limit and before credentials and validators. */
 export function normalizeRequest(): MiddlewareHandler {
   return async (c, next) => {
-    const url = new URL(c.req.url);
+    const href = c.req.url;
+    const readsBody = c.req.method !== "GET" && c.req.method !== "HEAD";
+    // Most reads have no escape in the path and no query: nothing to normalise.
+    if (!readsBody && !href.includes("%") && !href.includes("?")) return next();
+    const url = new URL(href);
     let path = url.pathname;
     try {
       path = decodeURIComponent(path);
@@ -60,7 +64,7 @@ export function normalizeRequest(): MiddlewareHandler {
     }
 
     const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim();
-    if (c.req.method !== "GET" && c.req.method !== "HEAD" && JSON_TYPE.test(type)) {
+    if (readsBody && JSON_TYPE.test(type)) {
       const text = await c.req.text();
       if (text.trim() === "") {
         // Hono's json() parses the cached text: a blank body reads as an empty object.
