@@ -100,6 +100,12 @@ export function command<V extends Record<string, unknown> = Record<never, never>
   return { compiled, bind: (values) => ({ stmt: compiled, args: bindArgs(compiled, values), map: () => 0 }) };
 }
 
+/** A command built for one request (SQL whose text varies per request, e.g. the git rows of an initial commit). */
+export function commandOnce(name: string, q: SQL): Bound<number> {
+  const compiled = compile(name, q, false);
+  return { stmt: compiled, args: bindArgs(compiled, {}), map: () => 0 };
+}
+
 /**
  * Statements whose shape varies (optional filters, a variable SET list), compiled once per shape:
  * `build(shapeKey)` runs only the first time a key is seen.

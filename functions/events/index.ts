@@ -8,9 +8,8 @@
  *
  * Pushes are converted by `push.ts` (their rows are guarded by the ref store's compare-and-swap).
  */
-import { sql, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
-import { action } from "../db/schema.ts";
+import { sql } from "drizzle-orm";
+import { command, p, type Bound } from "../db/sql.ts";
 import { PUSH_OP } from "./push.ts";
 
 /** Gitea's activity op types (models/activities ActionType) this app records. */
@@ -18,30 +17,58 @@ export const OP = { createRepo: 1, renameRepo: 2, transferRepo: 8, ...PUSH_OP } 
 /** The feed's `op_type` names. */
 export const OP_NAMES: Record<number, string> = { 1: "create_repo", 2: "rename_repo", 3: "star_repo", 4: "watch_repo", 5: "commit_repo", 8: "transfer_repo", 9: "push_tag", 16: "delete_tag", 17: "delete_branch" };
 
-/** What a write produced. Ids may be SQL (a repository inserted in the same batch). */
+/** A repository inserted in the same write batch, found by its unique (owner, lower-case name). */
+export interface NewRepoRef {
+  ownerId: number;
+  lowerName: string;
+}
+
+/** What a write produced. */
 export type RepoEvent =
-  | { kind: "repository.created"; repoId: SQL | number; doerId: number; ownerId: number; isPrivate: boolean }
+  | { kind: "repository.created"; repo: NewRepoRef; doerId: number; ownerId: number; isPrivate: boolean }
   | { kind: "repository.renamed"; repoId: number; doerId: number; ownerId: number; isPrivate: boolean; oldName: string }
   | { kind: "repository.visibility"; repoId: number; isPrivate: boolean };
 
 /** Gitea's notifier: activity goes to the actor and, when it is someone else (an organization), the owner. */
 const receivers = (e: { doerId: number; ownerId: number }) => [...new Set([e.doerId, e.ownerId])];
 
+type ActivityValues = { uid: number; op: number; actor: number; priv: number; content: string; now: number };
+
+/** The statements, built once. */
+const ACTIVITY = {
+  /** An activity row of a repository inserted in the same batch. */
+  ofNewRepo: command<ActivityValues & { ownerId: number; lowerName: string }>(
+    "activityOfNewRepo",
+    sql`INSERT INTO action (user_id, op_type, act_user_id, repo_id, is_private, content, created_unix)
+      SELECT ${p("uid")}, ${p("op")}, ${p("actor")}, id, ${p("priv")}, ${p("content")}, ${p("now")} FROM repository WHERE owner_id = ${p("ownerId")} AND lower_name = ${p("lowerName")}`,
+  ),
+  ofRepo: command<ActivityValues & { repoId: number }>(
+    "activityOfRepo",
+    sql`INSERT INTO action (user_id, op_type, act_user_id, repo_id, is_private, content, created_unix)
+      VALUES (${p("uid")}, ${p("op")}, ${p("actor")}, ${p("repoId")}, ${p("priv")}, ${p("content")}, ${p("now")})`,
+  ),
+  /** Activity is as private as its repository, so feeds filter it with the repository. */
+  privacy: command<{ repoId: number; priv: number }>("activityPrivacy", sql`UPDATE action SET is_private = ${p("priv")} WHERE repo_id = ${p("repoId")}`),
+};
+
 /** The statements each event implies, for the caller's write batch (in event order). */
-export function eventStatements(db: Db, events: readonly RepoEvent[], now: number) {
-  const out = [];
+export function eventStatements(events: readonly RepoEvent[], now: number): Bound<number>[] {
+  const out: Bound<number>[] = [];
   for (const e of events) {
     switch (e.kind) {
       case "repository.created":
-        out.push(db.insert(action).values(receivers(e).map((uid) => ({ userId: uid, opType: OP.createRepo, actUserId: e.doerId, repoId: e.repoId, isPrivate: e.isPrivate, createdUnix: now }))));
+        for (const uid of receivers(e)) {
+          out.push(ACTIVITY.ofNewRepo.bind({ uid, op: OP.createRepo, actor: e.doerId, priv: e.isPrivate ? 1 : 0, content: "", now, ownerId: e.repo.ownerId, lowerName: e.repo.lowerName }));
+        }
         break;
       case "repository.renamed":
         // Gitea's content for rename_repo is the old name.
-        out.push(db.insert(action).values(receivers(e).map((uid) => ({ userId: uid, opType: OP.renameRepo, actUserId: e.doerId, repoId: e.repoId, isPrivate: e.isPrivate, content: e.oldName, createdUnix: now }))));
+        for (const uid of receivers(e)) {
+          out.push(ACTIVITY.ofRepo.bind({ uid, op: OP.renameRepo, actor: e.doerId, priv: e.isPrivate ? 1 : 0, content: e.oldName, now, repoId: e.repoId }));
+        }
         break;
       case "repository.visibility":
-        // Activity is as private as its repository, so feeds filter it with the repository.
-        out.push(db.run(sql`UPDATE action SET is_private = ${e.isPrivate ? 1 : 0} WHERE repo_id = ${e.repoId}`));
+        out.push(ACTIVITY.privacy.bind({ repoId: e.repoId, priv: e.isPrivate ? 1 : 0 }));
         break;
     }
   }

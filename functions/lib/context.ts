@@ -149,9 +149,18 @@ export async function readWithCaller<T extends Reads>(ctx: Ctx, reads: T): Promi
   return { caller: out.caller, rows: reads.map((_, i) => out[i]) as unknown as BatchResponse<T> };
 }
 
-/** One round trip of writes (an implicit transaction); reads at its end see the writes. */
-export async function writeBatch<T extends Reads>(ctx: Ctx, stmts: T): Promise<BatchResponse<T>> {
-  return (await ctx.db.batch(stmts as never)) as unknown as BatchResponse<T>;
+/** A statement of a write batch: the query layer's, or a drizzle query not yet moved there. */
+type WriteItem = BatchItem<"sqlite"> | Bound<unknown>;
+type WriteResults<T extends readonly WriteItem[]> = { [K in keyof T]: T[K] extends Bound<infer R> ? R[] : T[K] extends BatchItem<"sqlite"> ? BatchResponse<[T[K]]>[0] : never };
+
+const isBound = (s: WriteItem): s is Bound<unknown> => "stmt" in s && "args" in s;
+
+/**
+ * One round trip of writes (one transaction, all or nothing); reads at its end see the writes.
+ * Drizzle queries among them are compiled here (per request) and mapped by drizzle.
+ */
+export async function writeBatch<T extends readonly WriteItem[]>(ctx: Ctx, stmts: T): Promise<WriteResults<T>> {
+  return (await runBatch(ctx.driver, stmts.map((s) => (isBound(s) ? s : fromDrizzle(s))), "write")) as WriteResults<T>;
 }
 
 /** Validation failures as Gitea's 422 `[Field]: Rule`. */

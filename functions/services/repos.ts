@@ -9,9 +9,9 @@ import { gitPack, label, mirror, repoRedirect, repoUnit, repository, user, type 
 import { copyPacks } from "../git/storage/fork.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
-import { read, readWithCaller, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
-import { FACTS, factsOf, mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, VIEWER as REPO_VIEWER, type MirrorTimes } from "../db/queries/repos.ts";
-import { fromDrizzle, num, p, shaped, viewerQuery } from "../db/sql.ts";
+import { read, readWithCaller, write, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
+import { CREATE, FACTS, factsOf, mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, VIEWER as REPO_VIEWER, type MirrorTimes } from "../db/queries/repos.ts";
+import { commandOnce, fromDrizzle, num, p, shaped, viewerQuery, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import {
@@ -187,17 +187,14 @@ interface NewRepo {
 
 /** Inserts a repository with its units, labels, team access and activity in ONE write batch; returns the new row. */
 async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
-  const lower = n.name.toLowerCase();
-  const rid = sql`(SELECT id FROM repository WHERE owner_id = ${n.owner.id} AND lower_name = ${lower})`;
+  const key = { ownerId: n.owner.id, lower: n.name.toLowerCase() };
   const now = nowUnix();
-  const stmts: unknown[] = [
-    // Creating a repository over an old redirect of the same owner removes that redirect.
-    ctx.db.delete(repoRedirect).where(and(eq(repoRedirect.ownerId, n.owner.id), eq(repoRedirect.lowerName, lower))),
-    ctx.db.insert(repository).values({
-      ownerId: n.owner.id,
+  const commands: Bound<unknown>[] = [
+    CREATE.dropRedirect.bind(key),
+    CREATE.insert.bind({
+      ...key,
       ownerName: n.owner.name,
       name: n.name,
-      lowerName: lower,
       description: n.description,
       isPrivate: n.isPrivate,
       isTemplate: n.isTemplate,
@@ -209,39 +206,25 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
       forkId: n.fork?.id ?? 0,
       templateId: n.templateId ?? 0,
       topics: JSON.stringify(n.topics ?? []),
-      createdUnix: now,
-      updatedUnix: now,
+      now,
     }),
   ];
-  if (n.units.length) stmts.push(ctx.db.insert(repoUnit).values(n.units.map(([type, config]) => ({ repoId: rid, type, config: JSON.stringify(config), createdUnix: now }))));
-  if (n.labels.length) stmts.push(ctx.db.insert(label).values(n.labels.map((l) => ({ repoId: rid, name: l.name, exclusive: l.exclusive, color: l.color, description: l.description }))));
+  if (n.units.length) commands.push(CREATE.units.bind({ ...key, units: JSON.stringify(n.units), now }));
+  if (n.labels.length) commands.push(CREATE.labels.bind({ ...key, labels: JSON.stringify(n.labels) }));
   if (n.owner.type === 1) {
-    // Teams of the creator that may create repositories get the new one (Owners and
-    // include-all teams cover it already).
-    stmts.push(
-      ctx.db.run(sql`INSERT OR IGNORE INTO team_repo (org_id, team_id, repo_id)
-        SELECT t.org_id, t.id, ${rid} FROM team t JOIN team_user tu ON tu.team_id = t.id
-        WHERE t.org_id = ${n.owner.id} AND tu.uid = ${n.doer.id} AND t.can_create_org_repo = 1 AND t.includes_all_repositories = 0`),
-      ctx.db.run(sql`UPDATE team SET num_repos = num_repos + 1 WHERE id IN (SELECT team_id FROM team_repo WHERE repo_id = ${rid})`),
-      // Gitea's CreateRepositoryByExample: a creator who is not the new repository's admin through
-      // site admin, ownership or a covering admin team becomes its admin collaborator, so whoever
-      // creates a repository can manage it (issue 8 A.7).
-      ctx.db.run(sql`INSERT INTO collaboration (repo_id, user_id, mode, created_unix, updated_unix)
-        SELECT ${rid}, ${n.doer.id}, ${ACCESS.admin}, ${now}, ${now}
-        WHERE NOT EXISTS (SELECT 1 FROM user WHERE id = ${n.doer.id} AND is_admin = 1)
-          AND NOT EXISTS (SELECT 1 FROM team t JOIN team_user tu ON tu.team_id = t.id
-            WHERE t.org_id = ${n.owner.id} AND tu.uid = ${n.doer.id} AND t.authorize >= ${ACCESS.admin}
-              AND (t.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo tr WHERE tr.team_id = t.id AND tr.repo_id = ${rid})))`),
+    commands.push(
+      CREATE.teamAccess.bind({ ...key, doerId: n.doer.id }),
+      CREATE.teamCounts.bind(key),
+      CREATE.creatorAdmin.bind({ ...key, doerId: n.doer.id, admin: ACCESS.admin, now }),
     );
   }
-  stmts.push(ctx.db.update(user).set({ numRepos: sql`${col(user.numRepos)} + 1` }).where(eq(user.id, n.owner.id)));
-  if (n.fork) stmts.push(ctx.db.update(repository).set({ numForks: sql`${col(repository.numForks)} + 1` }).where(eq(repository.id, n.fork.id)));
-  stmts.push(...eventStatements(ctx.db, [{ kind: "repository.created", repoId: rid, doerId: n.doer.id, ownerId: n.owner.id, isPrivate: n.isPrivate }], now));
-  if (n.gitStatements) stmts.push(...n.gitStatements(rid).map((q) => ctx.db.run(q)));
-  stmts.push(ctx.db.select().from(repository).where(eq(repository.id, rid)));
+  commands.push(CREATE.ownerCount.bind({ ownerId: n.owner.id }));
+  if (n.fork) commands.push(CREATE.forkCount.bind({ baseId: n.fork.id }));
+  commands.push(...eventStatements([{ kind: "repository.created", repo: { ownerId: key.ownerId, lowerName: key.lower }, doerId: n.doer.id, ownerId: n.owner.id, isPrivate: n.isPrivate }], now));
+  if (n.gitStatements) commands.push(...n.gitStatements(CREATE.newRepoId(key)).map((q) => commandOnce("repoCreateGit", q)));
   try {
-    const res = (await writeBatch(ctx, stmts as never)) as unknown as unknown[][];
-    return (res.at(-1) as RepositoryRow[])[0];
+    const { row } = await write(ctx, commands, { row: CREATE.row.bind(key) });
+    return row[0];
   } catch (err) {
     const v = uniqueViolation(err);
     if (v?.includes("repository.fork_id") && n.fork) throw forkExists(n.owner, n.fork, `${n.owner.name}/${n.name}`);
@@ -503,7 +486,7 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
       stmts.push(
         ctx.db.delete(repoRedirect).where(and(eq(repoRedirect.ownerId, repo.ownerId), eq(repoRedirect.lowerName, form.name.toLowerCase()))),
         ctx.db.insert(repoRedirect).values({ ownerId: repo.ownerId, lowerName: repo.lowerName, redirectRepoId: repo.id }).onConflictDoUpdate({ target: [repoRedirect.ownerId, repoRedirect.lowerName], set: { redirectRepoId: repo.id } }),
-        ...eventStatements(ctx.db, [{ kind: "repository.renamed", repoId: repo.id, doerId: me.id, ownerId: repo.ownerId, isPrivate: repo.isPrivate, oldName: repo.name }], now),
+        ...eventStatements([{ kind: "repository.renamed", repoId: repo.id, doerId: me.id, ownerId: repo.ownerId, isPrivate: repo.isPrivate, oldName: repo.name }], now),
       );
     }
     patch.name = form.name;
@@ -523,7 +506,7 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
     if (isPrivate !== repo.isPrivate) {
       patch.isPrivate = isPrivate;
       // The change propagates down the fork tree in both directions; activity follows.
-      stmts.push(...eventStatements(ctx.db, [{ kind: "repository.visibility", repoId: repo.id, isPrivate }], now), ...forkVisibilityStatements(ctx.db, sql`(${repo.id})`));
+      stmts.push(...eventStatements([{ kind: "repository.visibility", repoId: repo.id, isPrivate }], now), ...forkVisibilityStatements(ctx.db, sql`(${repo.id})`));
     }
   }
   // Edit rule 4: default branch — an empty repository takes any name; otherwise the branch must exist (no git content yet).

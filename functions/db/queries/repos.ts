@@ -6,8 +6,8 @@
 import { sql, type SQL } from "drizzle-orm";
 import { repoFactsColumns, type RepoFacts } from "../../lib/permissions.ts";
 import type { ViewerSql } from "../../lib/auth.ts";
-import { mirror, repository } from "../schema.ts";
-import { columnsOf, num, numOrNull, p, str, V, viewerQuery, query, type Row } from "../sql.ts";
+import { mirror, repository, type RepositoryRow } from "../schema.ts";
+import { columnsOf, command, num, numOrNull, p, str, V, viewerQuery, query, type Row } from "../sql.ts";
 import { userCols } from "./accounts.ts";
 
 /** The viewer CTE as the permission fragments' ViewerSql. */
@@ -96,3 +96,82 @@ export const mirrorById = query<MirrorTimes, { id: number }>("mirrorById", sql`S
 
 /** Lower-cased path values for the statements above. */
 export const repoPath = (owner: string, name: string): RepoPath => ({ owner: owner.toLowerCase(), name: name.toLowerCase() });
+
+// ---- creating a repository (create, generate, fork): one write batch, statements built once ----
+
+/** SQL: the id of the repository inserted earlier in the same batch, by its unique (owner, lower name). */
+const NEW_REPO_ID = sql`(SELECT id FROM repository WHERE owner_id = ${p("ownerId")} AND lower_name = ${p("lower")})`;
+
+export interface NewRepoKey extends Record<string, unknown> {
+  ownerId: number;
+  lower: string;
+}
+
+export interface NewRepoValues extends NewRepoKey {
+  ownerName: string;
+  name: string;
+  description: string;
+  isPrivate: boolean;
+  isTemplate: boolean;
+  isEmpty: boolean;
+  defaultBranch: string;
+  trustModel: number;
+  objectFormatName: string;
+  isFork: boolean;
+  forkId: number;
+  templateId: number;
+  topics: string;
+  now: number;
+}
+
+export const CREATE = {
+  /** Creating a repository over an old redirect of the same owner removes that redirect. */
+  dropRedirect: command<NewRepoKey>("repoCreateDropRedirect", sql`DELETE FROM repo_redirect WHERE owner_id = ${p("ownerId")} AND lower_name = ${p("lower")}`),
+  insert: command<NewRepoValues>(
+    "repoCreate",
+    sql`INSERT INTO repository (owner_id, owner_name, lower_name, name, description, is_private, is_template, is_empty, default_branch,
+        trust_model, object_format_name, is_fork, fork_id, template_id, topics, created_unix, updated_unix)
+      VALUES (${p("ownerId")}, ${p("ownerName")}, ${p("lower")}, ${p("name")}, ${p("description")}, ${p("isPrivate")}, ${p("isTemplate")}, ${p("isEmpty")}, ${p("defaultBranch")},
+        ${p("trustModel")}, ${p("objectFormatName")}, ${p("isFork")}, ${p("forkId")}, ${p("templateId")}, ${p("topics")}, ${p("now")}, ${p("now")})`,
+  ),
+  /** :units = JSON `[[type, config], …]`, inserted in that order. */
+  units: command<NewRepoKey & { units: string; now: number }>(
+    "repoCreateUnits",
+    sql`INSERT INTO repo_unit (repo_id, type, config, created_unix)
+      SELECT ${NEW_REPO_ID}, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), ${p("now")} FROM json_each(${p("units")}) j ORDER BY j.key`,
+  ),
+  /** :labels = JSON `[{name, exclusive, color, description}, …]`. */
+  labels: command<NewRepoKey & { labels: string }>(
+    "repoCreateLabels",
+    sql`INSERT INTO label (repo_id, name, exclusive, color, description)
+      SELECT ${NEW_REPO_ID}, json_extract(j.value, '$.name'), json_extract(j.value, '$.exclusive'), json_extract(j.value, '$.color'), json_extract(j.value, '$.description')
+      FROM json_each(${p("labels")}) j ORDER BY j.key`,
+  ),
+  /** Teams of the creator that may create repositories get the new one (Owners and include-all teams cover it already). */
+  teamAccess: command<NewRepoKey & { doerId: number }>(
+    "repoCreateTeamAccess",
+    sql`INSERT OR IGNORE INTO team_repo (org_id, team_id, repo_id)
+      SELECT t.org_id, t.id, ${NEW_REPO_ID} FROM team t JOIN team_user tu ON tu.team_id = t.id
+      WHERE t.org_id = ${p("ownerId")} AND tu.uid = ${p("doerId")} AND t.can_create_org_repo = 1 AND t.includes_all_repositories = 0`,
+  ),
+  teamCounts: command<NewRepoKey>("repoCreateTeamCounts", sql`UPDATE team SET num_repos = num_repos + 1 WHERE id IN (SELECT team_id FROM team_repo WHERE repo_id = ${NEW_REPO_ID})`),
+  /**
+   * Gitea's CreateRepositoryByExample: a creator who is not the new repository's admin through site
+   * admin, ownership or a covering admin team becomes its admin collaborator (issue 8 A.7).
+   */
+  creatorAdmin: command<NewRepoKey & { doerId: number; admin: number; now: number }>(
+    "repoCreateCreatorAdmin",
+    sql`INSERT INTO collaboration (repo_id, user_id, mode, created_unix, updated_unix)
+      SELECT ${NEW_REPO_ID}, ${p("doerId")}, ${p("admin")}, ${p("now")}, ${p("now")}
+      WHERE NOT EXISTS (SELECT 1 FROM user WHERE id = ${p("doerId")} AND is_admin = 1)
+        AND NOT EXISTS (SELECT 1 FROM team t JOIN team_user tu ON tu.team_id = t.id
+          WHERE t.org_id = ${p("ownerId")} AND tu.uid = ${p("doerId")} AND t.authorize >= ${p("admin")}
+            AND (t.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo tr WHERE tr.team_id = t.id AND tr.repo_id = ${NEW_REPO_ID})))`,
+  ),
+  ownerCount: command<{ ownerId: number }>("repoCreateOwnerCount", sql`UPDATE user SET num_repos = num_repos + 1 WHERE id = ${p("ownerId")}`),
+  forkCount: command<{ baseId: number }>("repoCreateForkCount", sql`UPDATE repository SET num_forks = num_forks + 1 WHERE id = ${p("baseId")}`),
+  /** The new row, as stored. */
+  row: query<RepositoryRow, NewRepoKey>("repoCreated", sql`SELECT ${R.select} FROM repository WHERE repository.id = ${NEW_REPO_ID}`, (r) => R.read(r, 0)),
+  /** SQL for statements built per request (auto-init's refs, a fork's catalog) that need the new id. */
+  newRepoId: (key: NewRepoKey) => sql`(SELECT id FROM repository WHERE owner_id = ${key.ownerId} AND lower_name = ${key.lower})`,
+};
