@@ -114,6 +114,64 @@ describe("round trips are counted", () => {
   });
 });
 
+describe("the native driver commits concurrent write batches together, each all or nothing", () => {
+  it("batches requested in one turn share one commit; a failing one is rolled back alone and the others commit, in request order", async () => {
+    const db = new Database(join(dir, "db.sqlite"));
+    let commits = 0;
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((text: string) => {
+      const st = prepare(text);
+      if (text !== "COMMIT") return st;
+      const run = st.run.bind(st);
+      st.run = ((...a: unknown[]) => (commits++, run(...a))) as typeof st.run;
+      return st;
+    }) as typeof db.prepare;
+    const d = nativeDriver(db);
+    drivers.push(d);
+    const results = await Promise.allSettled([
+      d.batch([q("INSERT INTO t (v) VALUES ('g-1')"), q("SELECT COUNT(*) FROM t WHERE v LIKE 'g-%'")], "write"),
+      // Fails on its second statement: its first insert must not survive.
+      d.batch([q("INSERT INTO t (v) VALUES ('g-2')"), q("INSERT INTO t (v) VALUES ('g-1')")], "write"),
+      // Sees the first batch's row (they apply in order), not the failed one's.
+      d.batch([q("INSERT INTO t (v) VALUES ('g-3')"), q("SELECT v FROM t WHERE v LIKE 'g-%' ORDER BY v")], "write"),
+    ]);
+    expect(commits).toBe(1);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/UNIQUE constraint failed: t\.v/);
+    expect((results[0] as PromiseFulfilledResult<unknown[][]>).value[1]).toEqual([[1]]);
+    expect((results[2] as PromiseFulfilledResult<unknown[][]>).value[1]).toEqual([["g-1"], ["g-3"]]);
+    expect((await raw.execute("SELECT v FROM t WHERE v LIKE 'g-%' ORDER BY v")).rows.map((r) => r.v)).toEqual(["g-1", "g-3"]);
+    // A batch on its own later commits on its own, and the connection holds no transaction.
+    await d.batch([q("DELETE FROM t WHERE v LIKE 'g-%'")], "write");
+    expect(commits).toBe(2);
+    expect(db.inTransaction).toBe(false);
+  });
+
+  it("when the group cannot take the write lock, every batch of it fails and nothing is written", async () => {
+    const writer = createClient({ url: `file:${join(dir, "db.sqlite")}` });
+    const tx = await writer.transaction("write");
+    const d = nativeDriver(new Database(join(dir, "db.sqlite"), { timeout: 1 } as never));
+    drivers.push(d);
+    try {
+      const results = await Promise.allSettled([d.batch([q("INSERT INTO t (v) VALUES ('busy-1')")], "write"), d.batch([q("INSERT INTO t (v) VALUES ('busy-2')")], "write")]);
+      expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+      for (const r of results) expect(String((r as PromiseRejectedResult).reason)).toMatch(/locked|busy/i);
+    } finally {
+      await tx.rollback();
+      writer.close();
+    }
+    expect((await raw.execute("SELECT COUNT(*) AS n FROM t WHERE v LIKE 'busy-%'")).rows[0].n).toBe(0);
+  });
+
+  it("closing the connection fails the batches still waiting for their group", async () => {
+    const d = nativeDriver(new Database(join(dir, "db.sqlite")));
+    const pending = d.batch([q("INSERT INTO t (v) VALUES ('closed')")], "write");
+    d.close();
+    await expect(pending).rejects.toThrow(/closed/);
+    expect((await raw.execute("SELECT COUNT(*) AS n FROM t WHERE v = 'closed'")).rows[0].n).toBe(0);
+  });
+});
+
 describe("batches take the lock their statements need", () => {
   it.each(["native", "client"])("%s: a read batch runs beside another connection's write lock; a write batch waits for it and fails busy", async (kind) => {
     const writer = createClient({ url: `file:${join(dir, "db.sqlite")}` });
