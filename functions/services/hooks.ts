@@ -14,7 +14,7 @@ import type { Page } from "../lib/pagination.ts";
 import { userVisibleSql } from "../lib/auth.ts";
 import { col } from "../db/client.ts";
 import { user } from "../db/schema.ts";
-import { isOrgOwnerSql } from "./orgs.ts";
+import { isOrgOwnerSql } from "../db/queries/accounts.ts";
 import { nowUnix } from "./common.ts";
 
 export const HOOK_TYPES = ["gitea", "gogs", "slack", "discord", "dingtalk", "telegram", "msteams", "feishu", "matrix", "wechatwork", "packagist"];

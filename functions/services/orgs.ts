@@ -10,7 +10,7 @@ import type { Page } from "../lib/pagination.ts";
 import type { CreateOrgOption, EditOrgOption } from "../wire/user.ts";
 import { checkUsableUsername, guard, isGuardTrip, nowUnix, site, viewerOf } from "./common.ts";
 import { forkVisibilityStatements } from "./visibility.ts";
-import { ownerByName } from "./users.ts";
+import { isOrgMemberSql, isOrgOwnerSql, ownerByName } from "../db/queries/accounts.ts";
 
 /** Access modes (Gitea models/perm). */
 export const ACCESS = { none: 0, read: 1, write: 2, admin: 3, owner: 4 } as const;
@@ -19,11 +19,6 @@ export const UNIT_TYPES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
 
 const orgIdOf = (ctx: Ctx, name: string) => ctx.db.select({ id: user.id }).from(user).where(and(eq(user.lowerName, name.toLowerCase()), eq(user.type, 1)));
 
-/** SQL: `uid` is in the organization's Owners team (authorize = owner). */
-export const isOrgOwnerSql = (orgId: SQLWrapper | number, uid: SQLWrapper | number) =>
-  sql`EXISTS (SELECT 1 FROM team_user tu JOIN team t ON t.id = tu.team_id WHERE tu.org_id = ${orgId} AND tu.uid = ${uid} AND t.authorize = 4)`;
-/** SQL: `uid` is a member of the organization. */
-export const isOrgMemberSql = (orgId: SQLWrapper | number, uid: SQLWrapper | number) => sql`EXISTS (SELECT 1 FROM org_user ou WHERE ou.org_id = ${orgId} AND ou.uid = ${uid})`;
 
 /** The org in the path with the viewer's relation to it, as one row. */
 function orgWithViewer(ctx: Ctx, name: string) {

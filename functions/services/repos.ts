@@ -10,7 +10,9 @@ import { copyPacks } from "../git/storage/fork.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, readWithCaller, write, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
-import { CREATE, FACTS, factsOf, mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, VIEWER as REPO_VIEWER, type MirrorTimes } from "../db/queries/repos.ts";
+import { isOrgOwnerSql, ownerByName } from "../db/queries/accounts.ts";
+import { teamVisibleSql } from "../db/queries/teams.ts";
+import { CREATE, FACTS, factsOf, repoCascade, mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, VIEWER as REPO_VIEWER, type MirrorTimes } from "../db/queries/repos.ts";
 import { commandOnce, fromDrizzle, num, p, shaped, viewerQuery, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
@@ -33,9 +35,6 @@ import { parseGoDuration } from "../lib/settings.ts";
 import { labelTemplate } from "../lib/labels.ts";
 import type { CreateRepoOption, EditRepoOption, GenerateRepoOption } from "../wire/repo.ts";
 import { likePattern, nowUnix, site, viewerOf } from "./common.ts";
-import { isOrgOwnerSql } from "./orgs.ts";
-import { ownerByName } from "./users.ts";
-import { teamVisibleSql } from "./teams.ts";
 import { forkVisibilityStatements } from "./visibility.ts";
 import { eventStatements } from "../events/index.ts";
 import { checkAutoInit, prepareAutoInit, type InitTarget, type PreparedInit } from "./git-init.ts";
@@ -659,7 +658,7 @@ export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?
   const shared = a.rows[0] as SharedPack[];
   const repoint = objects ? await copySharedPacks(objects, shared) : [];
   await writeBatch(ctx, [
-    ...repoCascade(ctx, sql`(${r.id})`),
+    ...repoCascade(ctx.db, sql`(${r.id})`),
     ...repoint.map(([forkId, ids]) => ctx.db.run(sql`UPDATE git_pack SET repo_id = ${forkId} WHERE catalog_repo_id = ${forkId} AND repo_id = ${r.id} AND id IN ${ids}`)),
     ctx.db.update(user).set({ numRepos: sql`${col(user.numRepos)} - 1` }).where(eq(user.id, r.ownerId)),
     ctx.db.delete(repository).where(eq(repository.id, r.id)),
@@ -699,32 +698,6 @@ function forkGitStatements(baseId: number, rid: SQL): SQL[] {
   ];
 }
 
-/**
- * Statements that remove everything hanging off the repositories whose ids `ids` (a parenthesized
- * SQL list or subquery) yields — to run in the same write batch before deleting the rows themselves.
- */
-export function repoCascade(ctx: Ctx, ids: SQL) {
-  return [
-    ctx.db.run(sql`DELETE FROM repo_unit WHERE repo_id IN ${ids}`),
-    ctx.db.run(sql`DELETE FROM collaboration WHERE repo_id IN ${ids}`),
-    ctx.db.run(sql`UPDATE team SET num_repos = num_repos - (SELECT COUNT(*) FROM team_repo tr WHERE tr.team_id = team.id AND tr.repo_id IN ${ids}) WHERE id IN (SELECT team_id FROM team_repo WHERE repo_id IN ${ids})`),
-    ctx.db.run(sql`DELETE FROM team_repo WHERE repo_id IN ${ids}`),
-    ctx.db.run(sql`DELETE FROM label WHERE repo_id IN ${ids}`),
-    ctx.db.run(sql`UPDATE user SET num_stars = num_stars - 1 WHERE id IN (SELECT uid FROM star WHERE repo_id IN ${ids})`),
-    ctx.db.run(sql`DELETE FROM star WHERE repo_id IN ${ids}`),
-    ctx.db.run(sql`DELETE FROM repo_redirect WHERE redirect_repo_id IN ${ids}`),
-    ctx.db.run(sql`DELETE FROM action WHERE repo_id IN ${ids}`),
-    ctx.db.run(sql`DELETE FROM mirror WHERE repo_id IN ${ids}`),
-    ctx.db.run(sql`DELETE FROM git_ref WHERE repo_id IN ${ids}`),
-    ctx.db.run(sql`DELETE FROM git_pack WHERE catalog_repo_id IN ${ids}`),
-    // Bases of deleted forks count one fork less; forks of a deleted repository become independent
-    // repositories; generated ones forget their template.
-    ctx.db.run(sql`UPDATE repository SET num_forks = num_forks - (SELECT COUNT(*) FROM repository f WHERE f.fork_id = repository.id AND f.id IN ${ids})
-      WHERE id IN (SELECT fork_id FROM repository WHERE id IN ${ids} AND fork_id <> 0)`),
-    ctx.db.run(sql`UPDATE repository SET is_fork = 0, fork_id = 0 WHERE fork_id IN ${ids}`),
-    ctx.db.run(sql`UPDATE repository SET template_id = 0 WHERE template_id IN ${ids}`),
-  ];
-}
 
 // ---- lists and search ----
 

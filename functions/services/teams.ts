@@ -13,7 +13,8 @@ import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import { ACCESS, ACCESS_NAMES, isRepoAdmin, parseUnits, repoAccessibleSql, repoFactsColumns, repoPermission, UNIT_KEY, unitTypeOfKey, repoViewOf, type RepoFacts } from "../lib/permissions.ts";
 import { guard, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
-import { isOrgMemberSql, isOrgOwnerSql } from "./orgs.ts";
+import { isOrgMemberSql, isOrgOwnerSql } from "../db/queries/accounts.ts";
+import { teamVisibleSql } from "../db/queries/teams.ts";
 import { repoJson } from "./repos.ts";
 import { accessibleRepo, actorVisible, dayFilter, feedReads, renderFeeds } from "./feeds.ts";
 import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../lib/auth.ts";
@@ -23,25 +24,6 @@ const TEAM_VISIBILITY = ["private", "limited", "public"] as const;
 const normVisibility = (v: string | undefined) => (TEAM_VISIBILITY as readonly string[]).includes(v ?? "") ? (v as string) : "private";
 const EXT_UNITS = new Set([6, 7]);
 
-/**
- * SQL: the viewer may see the team. First, what hides an organization hides everything in it
- * (issue 8 A.1): the team's organization must be visible to the viewer, whatever the team's own
- * visibility. Then spec team rule 1: site admins and org owners see every team; org members see
- * their teams plus limited and public ones; any signed-in user sees public teams. A token limited
- * to public organization data (public-only, or no organization read scope) sees public teams of
- * public organizations only (A.2, A.3).
- */
-export function teamVisibleSql(ctx: Pick<Ctx, "viewer">, t: { id: SQL; orgId: SQL; visibility: SQL }): SQL {
-  const v = ctx.viewer;
-  const me = v.id;
-  const orgVisible = userVisibleSql(v, t.orgId, sql`(SELECT tov.visibility FROM user tov WHERE tov.id = ${t.orgId})`, "org");
-  return sql`(${me} IS NOT NULL AND ${orgVisible} AND (
-    ${t.visibility} = 'public'
-    OR (NOT ${v.limited.organization} AND (
-      ${v.isAdmin} OR ${isOrgOwnerSql(t.orgId, me)}
-      OR EXISTS (SELECT 1 FROM team_user vtu WHERE vtu.team_id = ${t.id} AND vtu.uid = ${me})
-      OR (${t.visibility} = 'limited' AND ${isOrgMemberSql(t.orgId, me)})))))`;
-}
 const teamCols = { id: col(team.id), orgId: col(team.orgId), visibility: col(team.visibility) };
 
 /** One row per unit of the team, as JSON, for the converter. */

@@ -2,7 +2,8 @@
 import { and, asc, count, eq, ne, or, sql } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
 import { accessToken, collaboration, emailAddress, loginSource, orgUser, repository, team, teamUser, user, userBlocking } from "../db/schema.ts";
-import { repoCascade } from "./repos.ts";
+import { repoCascade } from "../db/queries/repos.ts";
+import { ownerByName } from "../db/queries/accounts.ts";
 import { pseudoUser, toUser, visibilityCode } from "../convert/user.ts";
 import { userVisibleSql, type ViewerSql } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
@@ -12,14 +13,6 @@ import type { Page } from "../lib/pagination.ts";
 import type { CreateUserOption, EditUserOption } from "../wire/user.ts";
 import { forkVisibilityStatements } from "./visibility.ts";
 import { checkUsableUsername, guard, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
-
-/** A user or organization by name, with whether the viewer may see it (writes pass `publicOnlyViewer`). */
-export const ownerByName = (ctx: Ctx, name: string, viewer: ViewerSql = ctx.viewer) =>
-  ctx.db
-    .select({ u: user, visible: sql<number>`${userVisibleSql(viewer, col(user.id), col(user.visibility), col(user.type))}` })
-    .from(user)
-    .where(eq(user.lowerName, name.toLowerCase()))
-    .limit(1);
 
 /** GET /user (userGetCurrent). */
 export async function getAuthenticatedUser(ctx: Ctx) {
@@ -235,7 +228,7 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
       ctx.db.run(sql`DELETE FROM webhook WHERE owner_id = ${id}`),
       ctx.db.run(sql`DELETE FROM repo_redirect WHERE owner_id = ${id}`),
       // Purge: the user's repositories and their sub-resources go too; collaborations end.
-      ...repoCascade(ctx, sql`(SELECT id FROM repository WHERE owner_id = ${id})`),
+      ...repoCascade(ctx.db, sql`(SELECT id FROM repository WHERE owner_id = ${id})`),
       ctx.db.delete(repository).where(eq(repository.ownerId, id)),
       ctx.db.delete(collaboration).where(eq(collaboration.userId, id)),
       ctx.db.delete(user).where(and(eq(user.id, id), ne(user.type, 1))),

@@ -2,7 +2,10 @@
  * Users and organizations: the caller lookup, accounts by name as the viewer sees them, and the
  * membership fragments every other query reuses (org owner, org member, account visibility).
  */
-import { sql, type SQL } from "drizzle-orm";
+import { eq, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { col } from "../client.ts";
+import { userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
+import type { Ctx } from "../../lib/context.ts";
 import { user } from "../schema.ts";
 import { columnsOf, num, p, query, V, viewerQuery, type Row } from "../sql.ts";
 
@@ -44,11 +47,11 @@ export function visibleSql(id: SQL, visibility: SQL, kind: AccountKind, opts: { 
 }
 
 /** SQL: `uid` is in the organization's Owners team. */
-export const isOrgOwnerSql = (orgId: SQL, uid: SQL) =>
+export const isOrgOwnerSql = (orgId: SQLWrapper | number, uid: SQLWrapper | number) =>
   sql`EXISTS (SELECT 1 FROM team_user tu JOIN team t ON t.id = tu.team_id WHERE tu.org_id = ${orgId} AND tu.uid = ${uid} AND t.authorize = 4)`;
 
 /** SQL: `uid` is a member of the organization. */
-export const isOrgMemberSql = (orgId: SQL, uid: SQL) => sql`EXISTS (SELECT 1 FROM org_user ou WHERE ou.org_id = ${orgId} AND ou.uid = ${uid})`;
+export const isOrgMemberSql = (orgId: SQLWrapper | number, uid: SQLWrapper | number) => sql`EXISTS (SELECT 1 FROM org_user ou WHERE ou.org_id = ${orgId} AND ou.uid = ${uid})`;
 
 // ---- the caller ----
 
@@ -114,3 +117,14 @@ export const individualByName = query<UserRow, { name: string }>("individualByNa
 
 /** A user row by id (after writes, to answer with the stored state). */
 export const userById = query<UserRow, { id: number }>("userById", sql`SELECT ${U.select} FROM user u WHERE u.id = ${p("id")}`, (r) => U.read(r, 0));
+
+/**
+ * A user or organization by name with whether the viewer may see it, as a drizzle query (for the
+ * reads not yet moved to prepared statements; `accountByName` is the prepared form).
+ */
+export const ownerByName = (ctx: Ctx, name: string, viewer: ViewerSql = ctx.viewer) =>
+  ctx.db
+    .select({ u: user, visible: sql<number>`${userVisibleSql(viewer, col(user.id), col(user.visibility), col(user.type))}` })
+    .from(user)
+    .where(eq(user.lowerName, name.toLowerCase()))
+    .limit(1);
