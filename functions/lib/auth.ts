@@ -342,19 +342,7 @@ export function precheck(creds: Credentials, route: RouteAuth, settings: Setting
   if (route.basicOnly) throw unauthorized("auth required");
 }
 
-// ---- guards (pure) ----
 
-/** reqSelfOrAdmin: the caller is the user in the path, or a site admin. */
-export function reqSelfOrAdmin(caller: Caller | null, target: { id: number }) {
-  if (!caller || (!caller.isAdmin && caller.id !== target.id)) throw forbidden("doer should be the site admin or be same as the contextUser");
-}
-
-/** checkTokenPublicOnly for a user or organization in the path. */
-export function reqPublicOwner(caller: Caller | null, owner: { type: number; visibility: number }) {
-  if (caller?.publicOnly && owner.visibility !== 0) {
-    throw forbidden(owner.type === 1 ? "token scope is limited to public orgs" : "token scope is limited to public users");
-  }
-}
 
 /** Middleware: parse credentials into `c.var.creds`; warn about deprecated query tokens. */
 export function credentials(): MiddlewareHandler {

@@ -7,8 +7,9 @@ import { limitsOf, publicOnlyViewer, userVisibleSql, type Caller, type ViewerSql
 import type { Ctx } from "../lib/context.ts";
 import { writeBatch } from "../lib/context.ts";
 import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
+import { reqAnyRepoReader, reqRepoAdmin } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
-import { ACCESS, ACCESS_NAMES, canWrite, hasAccess, isRepoAdmin, parseUnits, repoFactsColumns, repoPermission, UNIT, type RepoFacts } from "../lib/permissions.ts";
+import { ACCESS, ACCESS_NAMES, canWrite, isRepoAdmin, parseUnits, repoFactsColumns, repoPermission, UNIT, type RepoFacts } from "../lib/permissions.ts";
 import { nowUnix, site, viewerOf } from "./common.ts";
 import { assignRepo, repoIdByPath } from "./repos.ts";
 
@@ -26,14 +27,6 @@ const userByName = (ctx: Ctx, name: string, viewer: ViewerSql = ctx.viewer) =>
 /** SQL: the listed user is visible to the viewer (lists never show a user the caller may not see). */
 const listedUserVisible = (ctx: Ctx) => userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "user");
 
-/** reqAnyRepoReader: any access or site admin, else 403 (after repoAssignment hid inaccessible repos). */
-function reqAnyRepoReader(caller: Caller | null, perm: Parameters<typeof hasAccess>[0]) {
-  if (!hasAccess(perm) && !caller?.isAdmin) throw forbidden("user should have any permission to read repository or permissions of site admin");
-}
-/** reqAdmin: repository admin or site admin. */
-function reqRepoAdmin(caller: Caller | null, perm: Parameters<typeof isRepoAdmin>[0]) {
-  if (!isRepoAdmin(perm) && !caller?.isAdmin) throw forbidden("user should be an owner or a collaborator with admin write of a repository");
-}
 
 const userNotExist = (name: string) => unprocessable(`user does not exist [uid: 0, name: ${name}]`);
 

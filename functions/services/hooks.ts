@@ -8,7 +8,8 @@ import { webhook, type WebhookRow } from "../db/schema.ts";
 import { isoTime } from "../convert/user.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
 import { encryptSecret } from "../lib/crypto.ts";
-import { ApiError, badRequest, forbidden, notFound, unprocessable } from "../lib/errors.ts";
+import { ApiError, badRequest, notFound, unprocessable } from "../lib/errors.ts";
+import { reqOrgOwnership } from "../lib/guards.ts";
 import { isAllowedHost } from "../lib/hosts.ts";
 import type { Page } from "../lib/pagination.ts";
 import { userVisibleSql } from "../lib/auth.ts";
@@ -102,7 +103,7 @@ async function assignOwnedOrg<T extends readonly unknown[]>(ctx: Ctx, name: stri
   const all = rows as unknown as unknown[][];
   const o = (all[0] as { org: typeof user.$inferSelect; visible: number; isOwner: number }[])[0];
   if (!o || !o.visible) throw notFound();
-  if (!caller?.isAdmin && !o.isOwner) throw forbidden("Must be an organization owner");
+  reqOrgOwnership(caller, o);
   return { org: o.org, rows: all.slice(1) };
 }
 

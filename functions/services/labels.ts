@@ -4,11 +4,11 @@ import { col } from "../db/client.ts";
 import { label, type LabelRow } from "../db/schema.ts";
 import type { Ctx } from "../lib/context.ts";
 import { writeBatch } from "../lib/context.ts";
-import { forbidden, notFound, unprocessable } from "../lib/errors.ts";
+import { notFound, unprocessable } from "../lib/errors.ts";
+import { reqRepoReader, reqRepoWriter } from "../lib/guards.ts";
 import { normalizeColor } from "../lib/labels.ts";
 import type { Page } from "../lib/pagination.ts";
-import { canRead, canWrite, isRepoAdmin, UNIT, type Permission } from "../lib/permissions.ts";
-import type { Caller } from "../lib/auth.ts";
+import { UNIT } from "../lib/permissions.ts";
 import { nowUnix } from "./common.ts";
 import { assignRepo, repoIdByPath } from "./repos.ts";
 
@@ -28,18 +28,6 @@ export function toLabel(l: LabelRow, repoApiUrl: string) {
 
 const repoApiUrl = (ctx: Ctx, owner: string, name: string) => `${ctx.rootUrl}api/v1/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}`;
 
-/** Reading labels needs read access to issues or pull requests (or repository admin). */
-function reqLabelReader(caller: Caller | null, perm: Permission) {
-  if (!canRead(perm, UNIT.issues) && !canRead(perm, UNIT.pulls) && !isRepoAdmin(perm) && !caller?.isAdmin) {
-    throw forbidden("user should have specific read permission or be a repo admin or a site admin");
-  }
-}
-/** reqRepoWriter(issues, pulls). */
-function reqLabelWriter(caller: Caller | null, perm: Permission) {
-  if (!canWrite(perm, UNIT.issues) && !canWrite(perm, UNIT.pulls) && !isRepoAdmin(perm) && !caller?.isAdmin) {
-    throw forbidden("user should have a permission to write to a repo");
-  }
-}
 
 function color(input: string) {
   try {
@@ -65,7 +53,7 @@ export async function listLabels(ctx: Ctx, owner: string, name: string, sort: st
     ctx.db.select().from(label).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
     ctx.db.select({ n: count() }).from(label).where(where),
   ] as const);
-  reqLabelReader(a.caller, a.perm);
+  reqRepoReader(a.caller, a.perm, UNIT.issues, UNIT.pulls);
   const url = repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name);
   return { total: (a.rows[1] as { n: number }[])[0]?.n ?? 0, labels: (a.rows[0] as LabelRow[]).map((l) => toLabel(l, url)) };
 }
@@ -82,7 +70,7 @@ const labelByRef = (ctx: Ctx, owner: string, name: string, ref: string) =>
 /** GET /repos/{owner}/{repo}/labels/{id} (issueGetLabel): ids from other repositories answer like absent ones. */
 export async function getLabel(ctx: Ctx, owner: string, name: string, ref: string) {
   const a = await assignRepo(ctx, owner, name, [labelByRef(ctx, owner, name, ref)] as const);
-  reqLabelReader(a.caller, a.perm);
+  reqRepoReader(a.caller, a.perm, UNIT.issues, UNIT.pulls);
   const l = (a.rows[0] as LabelRow[])[0];
   if (!l) throw notFound();
   return toLabel(l, repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
@@ -99,7 +87,7 @@ export interface LabelForm {
 /** POST /repos/{owner}/{repo}/labels (issueCreateLabel): an invalid colour → 422. */
 export async function createLabel(ctx: Ctx, owner: string, name: string, form: Required<Pick<LabelForm, "name" | "color">> & LabelForm) {
   const a = await assignRepo(ctx, owner, name);
-  reqLabelWriter(a.caller, a.perm);
+  reqRepoWriter(a.caller, a.perm, UNIT.issues, UNIT.pulls);
   const c = color(form.color);
   const now = nowUnix();
   const res = await writeBatch(ctx, [
@@ -114,7 +102,7 @@ export async function createLabel(ctx: Ctx, owner: string, name: string, form: R
 /** PATCH /repos/{owner}/{repo}/labels/{id} (issueEditLabel): present fields only; an absent is_archived un-archives. */
 export async function editLabel(ctx: Ctx, owner: string, name: string, ref: string, form: LabelForm) {
   const a = await assignRepo(ctx, owner, name, [labelByRef(ctx, owner, name, ref)] as const);
-  reqLabelWriter(a.caller, a.perm);
+  reqRepoWriter(a.caller, a.perm, UNIT.issues, UNIT.pulls);
   const l = (a.rows[0] as LabelRow[])[0];
   if (!l) throw notFound();
   const now = nowUnix();
@@ -132,7 +120,7 @@ export async function editLabel(ctx: Ctx, owner: string, name: string, ref: stri
 /** DELETE /repos/{owner}/{repo}/labels/{id} (issueDeleteLabel): 204, also for ids that are not this repository's. */
 export async function deleteLabel(ctx: Ctx, owner: string, name: string, ref: string) {
   const a = await assignRepo(ctx, owner, name);
-  reqLabelWriter(a.caller, a.perm);
+  reqRepoWriter(a.caller, a.perm, UNIT.issues, UNIT.pulls);
   const target = /^\d{1,18}$/.test(ref) ? eq(label.id, Number(ref)) : eq(label.name, ref);
   await writeBatch(ctx, [ctx.db.delete(label).where(and(target, eq(label.repoId, a.facts.repo.id)))] as const);
 }

@@ -3,9 +3,10 @@ import { and, asc, count, eq, sql, type SQLWrapper } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
 import { orgUser, repository, team, teamRepo, teamUnit, teamUser, user, userBlocking, webhook, type UserRow } from "../db/schema.ts";
 import { toOrganization, toUser, visibilityCode } from "../convert/user.ts";
-import { publicOnlyViewer, userVisibleSql, type Caller, type ViewerSql } from "../lib/auth.ts";
+import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
 import { badRequest, forbidden, notFound, unprocessable } from "../lib/errors.ts";
+import { reqOrgOwnership } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
 import type { CreateOrgOption, EditOrgOption } from "../wire/user.ts";
 import { checkUsableUsername, guard, isGuardTrip, nowUnix, site, viewerOf } from "./common.ts";
@@ -43,11 +44,6 @@ function assignOrg(found: OrgRow | undefined): OrgRow {
   return found;
 }
 
-/** reqOrgOwnership with the org in the path: site admins and owners; others 403. */
-function reqOrgOwnership(caller: Caller | null, o: OrgRow) {
-  if (caller?.isAdmin || o.isOwner) return;
-  throw forbidden("Must be an organization owner");
-}
 
 /** POST /orgs (orgCreate): the org, its Owners team (all units at owner), the creator in it. */
 export async function createOrg(ctx: Ctx, form: CreateOrgOption) {

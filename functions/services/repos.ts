@@ -15,6 +15,7 @@ import { teamVisibleSql } from "../db/queries/teams.ts";
 import { CREATE, FACTS, factsOf, repoCascade, mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, VIEWER as REPO_VIEWER, type MirrorTimes } from "../db/queries/repos.ts";
 import { commandOnce, fromDrizzle, num, p, shaped, viewerQuery, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
+import { reqRepoAdmin, reqRepoOwner, reqRepoReader } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
 import {
   ACCESS,
@@ -411,7 +412,7 @@ export async function createFork(ctx: Ctx, owner: string, name: string, form: { 
     .where(sql`${col(repository.forkId)} = ${repoIdByPath(owner, name)} AND ${col(repository.ownerId)} IN (${ctx.viewer.id}, (SELECT id FROM user WHERE lower_name = ${(form.organization ?? "").toLowerCase()}))`);
   const a = await assignRepo(ctx, owner, name, [ownerFactsQuery(ctx, form.organization ?? ""), existingForks] as const);
   const me = a.caller!;
-  if (!(a.perm.units.get(UNIT.code) ?? 0) && !isRepoAdmin(a.perm)) throw forbidden("user should have specific read permission or be a repo admin or a site admin");
+  reqRepoReader(me, a.perm, UNIT.code);
   let target: UserRow = me.row;
   if (form.organization) {
     const o = (a.rows[0] as OwnerFacts[])[0];
@@ -469,7 +470,7 @@ const validHttpUrl = (s: string) => {
 export async function editRepo(ctx: Ctx, owner: string, name: string, form: EditRepoOption) {
   const a = await assignRepo(ctx, owner, name, [], { parent: parentFactsByPath.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
   const me = a.caller!;
-  if (!isRepoAdmin(a.perm) && !me.isAdmin) throw forbidden("user should be an owner or a collaborator with admin write of a repository");
+  reqRepoAdmin(me, a.perm);
   const repo = a.facts.repo;
   const parent = a.named.parent[0];
   const disabled = ctx.settings.repository.disabledRepoUnits;
@@ -651,7 +652,7 @@ function validTrackerFormat(format: string) {
 export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?: ObjectStore) {
   const a = await assignRepo(ctx, owner, name, [sharedPacksQuery(ctx, repoIdByPath(owner, name))] as const);
   const me = a.caller!;
-  if (a.perm.mode < ACCESS.owner && !me.isAdmin) throw forbidden("user should be the owner of the repo");
+  reqRepoOwner(me, a.perm);
   if (a.facts.owner.type === 1 && !a.facts.isOrgOwner && !me.isAdmin) throw forbidden("Given user is not owner of organization.");
   const r = a.facts.repo;
   // Forks still reading this repository's packs get their own copies first (storage/fork.ts).

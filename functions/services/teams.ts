@@ -10,6 +10,7 @@ import { toOrganization, toUser } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
 import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
 import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
+import { reqOrgMembership, reqOrgOwnership, reqTeamMembership } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
 import { ACCESS, ACCESS_NAMES, isRepoAdmin, parseUnits, repoAccessibleSql, repoFactsColumns, repoPermission, UNIT_KEY, unitTypeOfKey, repoViewOf, type RepoFacts } from "../lib/permissions.ts";
 import { guard, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
@@ -148,8 +149,8 @@ export async function createTeam(ctx: Ctx, orgName: string, form: TeamForm & { n
   const { caller, rows } = await readWithCaller(ctx, [orgByName(ctx, orgName)] as const);
   const o = assignOrg(rows[0]);
   // Gitea's teams group: reqOrgMembership, then reqOrgOwnership (each with its own refusal).
-  if (!caller?.isAdmin && !o.isMember) throw forbidden("Must be an organization member");
-  if (!caller?.isAdmin && !o.isOwner) throw forbidden("Must be an organization owner");
+  reqOrgMembership(caller, o);
+  reqOrgOwnership(caller, o);
   checkUnitKeys(form);
   let mode: number = modeFromForm(form);
   let units: [number, number][];
@@ -216,16 +217,6 @@ async function assignTeam<T extends readonly unknown[]>(ctx: Ctx, id: number, ex
   return { caller, f, rows: all.slice(1) };
 }
 
-/**
- * Gitea's reqTeamMembership, the guard of every write under /teams/{id}: site admins, owners of the
- * team's organization and the team's members pass; other members of the organization get 403,
- * everyone else the answer for a missing team.
- */
-const reqTeamMembership = (caller: Caller | null, f: TeamFacts) => {
-  if (caller?.isAdmin || f.isOwner || f.isTeamMember) return;
-  if (f.isOrgMember) throw forbidden("Must be a team member");
-  throw notFound();
-};
 
 /** reqTeamMembership, then reqOrgOwnership with only the team in the path: 404 for non-owners (Gitea). */
 const reqTeamOrgOwner = (caller: Caller | null, f: TeamFacts) => {

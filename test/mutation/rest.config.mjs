@@ -14,6 +14,7 @@ export default {
   mutate: [
     "functions/lib/permissions.ts",
     "functions/lib/auth.ts",
+    "functions/lib/guards.ts",
     "functions/lib/hosts.ts",
     "functions/lib/pagination.ts",
     "functions/db/driver.ts",
