@@ -5,7 +5,7 @@
  */
 import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
-import { gitPack, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
+import { gitPack, gitRef, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
 import { copyPacks } from "../git/storage/fork.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
@@ -485,7 +485,10 @@ const validHttpUrl = (s: string) => {
 
 /** PATCH /repos/{owner}/{repo} (repoEdit): edit rules 1–13, in order, in one write batch. */
 export async function editRepo(ctx: Ctx, owner: string, name: string, form: EditRepoOption) {
-  const a = await assignRepo(ctx, owner, name, [], { parent: parentFactsByPath.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
+  // Edit rule 4 reads whether the asked default branch exists in the same round trip.
+  const wantBranch = form.default_branch ? `refs/heads/${form.default_branch}` : null;
+  const branchRead = wantBranch ? [ctx.db.select({ name: gitRef.name }).from(gitRef).where(and(eq(gitRef.repoId, repoIdByPath(owner, name)), eq(gitRef.name, wantBranch)))] : [];
+  const a = await assignRepo(ctx, owner, name, branchRead, { parent: parentFactsByPath.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
   const me = a.caller!;
   if (!isRepoAdmin(a.perm) && !me.isAdmin) throw forbidden("user should be an owner or a collaborator with admin write of a repository");
   const repo = a.facts.repo;
@@ -526,9 +529,19 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
       stmts.push(...eventStatements(ctx.db, [{ kind: "repository.visibility", repoId: repo.id, isPrivate }], now), ...forkVisibilityStatements(ctx.db, sql`(${repo.id})`));
     }
   }
-  // Edit rule 4: default branch — an empty repository takes any name; otherwise the branch must exist (no git content yet).
-  if (form.default_branch !== undefined && form.default_branch !== "" && form.default_branch !== repo.defaultBranch && repo.isEmpty) {
-    patch.defaultBranch = form.default_branch;
+  // Edit rule 4: a different default branch applies when the repository is empty (any name is
+  // stored) or the branch exists (it becomes HEAD: HEAD is this column); otherwise it is ignored.
+  // The write re-checks both in SQL, so a branch deleted meanwhile never becomes HEAD.
+  if (wantBranch && form.default_branch !== repo.defaultBranch && (repo.isEmpty || a.rows.at(0)?.length)) {
+    stmts.push(
+      ctx.db
+        .update(repository)
+        .set({
+          defaultBranch: sql`CASE WHEN ${col(repository.isEmpty)} = 1 OR EXISTS (SELECT 1 FROM git_ref b WHERE b.repo_id = ${repo.id} AND b.name = ${wantBranch})
+            THEN ${form.default_branch} ELSE ${col(repository.defaultBranch)} END`,
+        })
+        .where(eq(repository.id, repo.id)),
+    );
   }
 
   // Units (rules 5–10).
