@@ -218,7 +218,7 @@ const generateRepoRoute = apiRoute({
 });
 repos.openapi(generateRepoRoute, async (c) => {
   const p = c.req.valid("param");
-  return c.json(await generateRepo(ctxOf(c), p.template_owner, p.template_repo, c.req.valid("json")), 201);
+  return c.json(await generateRepo(ctxOf(c), p.template_owner, p.template_repo, c.req.valid("json"), { objects: objectsOf(c) }), 201);
 });
 
 const repoGet = apiRoute({

@@ -38,7 +38,10 @@ import { ownerByName } from "./users.ts";
 import { teamVisibleSql } from "./teams.ts";
 import { forkVisibilityStatements } from "./visibility.ts";
 import { eventStatements } from "../events/index.ts";
-import { checkAutoInit, prepareAutoInit, type InitTarget, type PreparedInit } from "./git-init.ts";
+import { checkAutoInit, prepareAutoInit, signatureOf, type InitTarget, type PreparedInit } from "./git-init.ts";
+import { generateError, prepareGeneratedContent, repoVars } from "./git-generate.ts";
+import { gitStateReads, openRepository, repoStateOf } from "./git-state.ts";
+import { expansionVars } from "../lib/template-expansion.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 
 
@@ -367,9 +370,14 @@ function labelsFromTemplate(name: string) {
   return tpl.map((l) => ({ name: l.name, exclusive: l.exclusive, color: `#${l.color}`, description: l.description }));
 }
 
-/** POST /repos/{template_owner}/{template_repo}/generate (generateRepo): generate rules 1–5. */
-export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form: GenerateRepoOption) {
-  const a = await assignRepo(ctx, tOwner, tName, [ownerFactsQuery(ctx, form.owner), labelsOfRepo(ctx, repoIdByPath(tOwner, tName))] as const);
+/**
+ * POST /repos/{template_owner}/{template_repo}/generate (generateRepo): generate rules 1–5; with
+ * `git_content` the template's tree as the first commit (services/git-generate.ts), its git state
+ * read in the same round trip as the template. Two round trips.
+ */
+export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form: GenerateRepoOption, opts: { objects?: ObjectStore } = {}) {
+  const git = form.git_content && opts.objects ? gitStateReads(ctx.db, tOwner, tName) : [];
+  const a = await assignRepo(ctx, tOwner, tName, [ownerFactsQuery(ctx, form.owner), labelsOfRepo(ctx, repoIdByPath(tOwner, tName)), ...git] as const);
   const me = a.caller!;
   // reqRepoReader(code) on the template.
   if (!(a.perm.units.get(UNIT.code) ?? 0) && !isRepoAdmin(a.perm) && !me.isAdmin) throw forbidden("user should have specific read permission or be a repo admin or a site admin");
@@ -396,6 +404,17 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
   checkRepoName(form.name);
   const units = defaultUnits(ctx);
   const tplLabels = form.labels ? (a.rows[1] as { name: string; exclusive: boolean; color: string; description: string }[]) : [];
+  const tpl = a.facts.repo;
+  const defaultBranch = form.default_branch || tpl.defaultBranch;
+  // GitContent: the template's default-branch tree as one commit (an empty template gives an empty repository).
+  let content: PreparedInit | null = null;
+  if (git.length && opts.objects && !tpl.isEmpty) {
+    const template = await openRepository(opts.objects, tpl.id, repoStateOf(tpl.defaultBranch, a.rows.slice(2)));
+    const vars = expansionVars(repoVars(ctx.rootUrl, a.facts.owner.name, tpl.name, tpl.description), repoVars(ctx.rootUrl, owner.name, form.name, form.description ?? ""));
+    content = await prepareGeneratedContent(template, tpl.defaultBranch, defaultBranch, vars, signatureOf(owner, site(ctx).noReplyAddress)).catch((e) => {
+      throw generateError(e);
+    });
+  }
   const row = await insertRepo(ctx, {
     owner,
     doer: me,
@@ -403,15 +422,19 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
     description: form.description ?? "",
     isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
     isTemplate: false,
-    defaultBranch: form.default_branch || a.facts.repo.defaultBranch,
+    defaultBranch,
     trustModel: a.facts.repo.trustModel,
     objectFormatName: a.facts.repo.objectFormatName,
     units,
     labels: tplLabels,
     templateId: a.facts.repo.id,
+    // Topics exist as the row's list: copied as they are. git_hooks copies nothing (no server-side
+    // hooks here); avatar copies nothing (repositories have no avatar) — see docs/git.md.
     topics: form.topics ? (JSON.parse(a.facts.repo.topics) as string[]) : [],
-    isEmpty: !form.git_content || a.facts.repo.isEmpty,
+    isEmpty: true,
+    gitStatements: content?.statements,
   });
+  if (content && opts.objects) await storeInitialCommit(ctx, content, opts.objects, row);
   return repoJson(ctx, me, { repo: row, owner, units: units.map(([type, config]) => ({ type, config })), perm: ownerPerm(units) });
 }
 

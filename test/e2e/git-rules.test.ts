@@ -1,19 +1,25 @@
 /**
  * The spec rules that need git content, on BOTH targets, with files pushed by the real git CLI:
  * issue templates and config read from the default branch (Gitea's directory order, the
- * X-Service-Warning count, validation messages) and edit rule 4 (default_branch: ignored unless
- * the branch exists or the repository is empty; an existing one becomes HEAD for clients),
- * cross-checked against clones with `git fsck --full`.
+ * X-Service-Warning count, validation messages), edit rule 4 (default_branch: ignored unless the
+ * branch exists or the repository is empty; an existing one becomes HEAD for clients), and
+ * generate with git_content (`.gitea/template` globs, variables in contents and paths, a private
+ * and an empty template), cross-checked against clones byte for byte with `git fsck --full`.
  */
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { createClient } from "@libsql/client";
 import { afterAll, describe, expect, it } from "vitest";
+import { expansionVars, goToUpper, toKebabCase, toPascalCase, toSnakeCase } from "../../functions/lib/template-expansion.ts";
+import { repoVars } from "../../functions/services/git-generate.ts";
 import { roundTrips } from "../fixtures/app.ts";
 import { basicAuth, client, targets, tokenAuth, uniqName } from "../fixtures/targets.ts";
 import { Scratch } from "../git/helpers.ts";
 
 const s = new Scratch("e2e-git-rules-");
 afterAll(() => s.cleanup());
+
+const NOT_FOUND = { message: "The target couldn't be found.", errors: [] };
 
 async function fsck(dir: string): Promise<void> {
   const r = await s.git(["fsck", "--full", "--no-dangling"], { cwd: dir });
@@ -56,7 +62,7 @@ for (const target of targets()) {
     }
     type Repo = Awaited<ReturnType<typeof newRepo>>;
     /** Commits `files` on `branch` of a fresh work tree (on top of `base` when given) and pushes it. */
-    async function pushFiles(r: Repo, branch: string, files: Parameters<typeof writeTree>[1], opts: { base?: string; remove?: string[] } = {}) {
+    async function pushFiles(r: Repo, branch: string, files: Parameters<typeof writeTree>[1], opts: { base?: string; remove?: string[]; gitlinks?: Record<string, string> } = {}) {
       const dir = s.path(uniqName(`${target.name}-w`));
       if (opts.base) await s.git(["clone", "--branch", opts.base, r.push, dir]);
       else await s.git(["init", "-b", branch, dir]);
@@ -64,6 +70,7 @@ for (const target of targets()) {
       for (const p of opts.remove ?? []) await s.git(["rm", "-q", p], { cwd: dir });
       writeTree(dir, files);
       await s.git(["add", "-A"], { cwd: dir });
+      for (const [path, oid] of Object.entries(opts.gitlinks ?? {})) await s.git(["update-index", "--add", "--cacheinfo", `160000,${oid},${path}`], { cwd: dir });
       await s.git(["commit", "-q", "-m", `files on ${branch}`], { cwd: dir });
       await s.git(["push", "-q", r.push, `HEAD:refs/heads/${branch}`], { cwd: dir });
       return dir;
@@ -205,6 +212,151 @@ for (const target of targets()) {
         // a PATCH without default_branch, or with the current one, changes nothing
         const same = await call("PATCH", `/api/v1/repos/${r.full}`, { headers: tokenAuth(u.token), json: { default_branch: "trunk", website: "https://example.com" } });
         expect(await same.json()).toMatchObject({ default_branch: "trunk", website: "https://example.com" });
+      });
+    });
+
+    describe("generate with git_content", () => {
+      const TEMPLATE_FILE = "# globs of files to expand\nREADME.md\nsrc/**\nrun.sh\nnotes/*\n\n[exclude]\ndocs/private\n*.tmp\n";
+      const SUBMODULE = "1234567890abcdef1234567890abcdef12345678";
+      const README = "# $REPO_NAME\nFrom ${TEMPLATE_NAME} (${TEMPLATE_OWNER}) for $REPO_OWNER: $REPO_NAME_PASCAL $REPO_NAME_SNAKE $REPO_NAME_KEBAB $REPO_NAME_UPPER\n$REPO_DESCRIPTION\n$REPO_HTTPS_URL $REPO_LINK\nprice: 5$ and $UNKNOWN\n";
+      const BINARY = Buffer.from([0, 1, 2, 0x24, ...Buffer.from("REPO_NAME"), 0xff, 0xfe]);
+      const templateFiles = {
+        "README.md": README,
+        "src/$REPO_NAME_SNAKE/main.go": "package $REPO_NAME_SNAKE\n",
+        "src/keep.txt": "no variables here\n",
+        "run.sh": { exec: "#!/bin/sh\necho $REPO_NAME\n" },
+        "tool.sh": { exec: "#!/bin/sh\necho $REPO_NAME unexpanded\n" },
+        "assets/logo.bin": BINARY,
+        "docs/guide.md": "guide for $REPO_NAME (not expanded)\n",
+        "docs/private/secret.md": "left out\n",
+        "scratch.tmp": "left out\n",
+        "link": { link: "README.md" },
+        "notes/${REPO_DESCRIPTION}.txt": "about $REPO_NAME\n",
+        ".gitea/template": TEMPLATE_FILE,
+      };
+
+      async function makeTemplate(u: User, opts: Record<string, unknown> = {}) {
+        const r = await newRepo(u, { template: true, description: "the template", ...opts }, uniqName("Tpl_Repo"));
+        const dir = await pushFiles(r, "main", templateFiles, { gitlinks: { "vendor/lib": SUBMODULE } });
+        return { ...r, dir };
+      }
+
+      it("one 'Initial commit' by the new owner on the default branch; globs expand contents and paths, [exclude] drops, the rest is byte for byte; 2 round trips", async () => {
+        const u = await newUser();
+        const tpl = await makeTemplate(u);
+        // no topic routes are served: the template's topics are set in its row
+        const db = createClient({ url: target.databaseUrl });
+        await db.execute({ sql: "UPDATE repository SET topics = ? WHERE lower_name = ?", args: [JSON.stringify(["go", "template"]), tpl.name.toLowerCase()] });
+        db.close();
+        const name = uniqName("my-Gen_repo");
+        const res = await call("POST", `/api/v1/repos/${tpl.full}/generate`, {
+          headers: tokenAuth(u.token),
+          json: { owner: u.name, name, description: "generated: one", git_content: true, topics: true, git_hooks: true, avatar: true },
+        });
+        expect(res.status).toBe(201);
+        expect(roundTrips(res)).toBe(2);
+        const body = await res.json();
+        expect(body).toMatchObject({ name, empty: false, default_branch: "main", template: false, description: "generated: one", topics: ["go", "template"] });
+        expect(body.size).toBeGreaterThan(0);
+
+        const clone = s.path(uniqName(`${target.name}-gen`));
+        await s.git(["clone", "-q", `http://${encodeURIComponent(u.name)}:${u.token}@${host}/${u.name}/${name}.git`, clone]);
+        await fsck(clone);
+        // one commit, no history of the template, the new owner as author and committer
+        expect(await s.gitText(["rev-list", "--all", "--count"], { cwd: clone })).toBe("1");
+        expect(await s.gitText(["log", "-1", "--format=%s%n%an <%ae>%n%cn <%ce>%n%P"], { cwd: clone })).toBe(`Initial commit\n${u.name} <${u.name}@example.com>\n${u.name} <${u.name}@example.com>`);
+        expect(await s.gitText(["symbolic-ref", "HEAD"], { cwd: clone })).toBe("refs/heads/main");
+
+        // what Gitea substitutes (the transforms themselves are unit-tested in test/rules/template-expansion.test.ts)
+        const vars = expansionVars(repoVars(`${target.url}/`, u.name, tpl.name, "the template"), repoVars(`${target.url}/`, u.name, name, "generated: one"));
+        const snake = toSnakeCase(name);
+        expect(vars.get("REPO_NAME_SNAKE")).toBe(snake);
+        const readme = `# ${name}\nFrom ${tpl.name} (${u.name}) for ${u.name}: ${toPascalCase(name)} ${snake} ${toKebabCase(name)} ${goToUpper(name)}\ngenerated: one\n${target.url}/${u.name}/${name}.git /${u.name}/${name}\nprice: 5$ and UNKNOWN\n`;
+        const tplTree = await lsTree(tpl.dir);
+        const idOf = (path: string) => new RegExp(`^\\d+ blob ([0-9a-f]{40})\\t${path.replace(/[$.]/g, "\\$&")}$`, "m").exec(tplTree)![1];
+        const hashOf = async (content: string | Buffer) => (await s.git(["hash-object", "--stdin"], { cwd: clone, input: content })).stdout.toString().trim();
+        const expected = [
+          `100644 blob ${await hashOf(readme)}\tREADME.md`,
+          `100644 blob ${idOf("assets/logo.bin")}\tassets/logo.bin`,
+          `100644 blob ${idOf("docs/guide.md")}\tdocs/guide.md`,
+          `120000 blob ${idOf("link")}\tlink`,
+          // a ':' of the description is sanitized out of the expanded path
+          `100644 blob ${await hashOf(`about ${name}\n`)}\tnotes/generated_ one.txt`,
+          `100755 blob ${await hashOf(`#!/bin/sh\necho ${name}\n`)}\trun.sh`,
+          `100644 blob ${idOf("src/keep.txt")}\tsrc/keep.txt`,
+          `100644 blob ${await hashOf(`package ${snake}\n`)}\tsrc/${snake}/main.go`,
+          `100755 blob ${idOf("tool.sh")}\ttool.sh`,
+          `160000 commit ${SUBMODULE}\tvendor/lib`,
+        ];
+        expect((await lsTree(clone)).split("\n")).toEqual(expected);
+        // byte for byte in the work tree too
+        expect(readFileSync(join(clone, "README.md"), "utf8")).toBe(readme);
+        expect(readFileSync(join(clone, "assets/logo.bin")).equals(BINARY)).toBe(true);
+        expect(readFileSync(join(clone, "tool.sh"), "utf8")).toBe("#!/bin/sh\necho $REPO_NAME unexpanded\n");
+
+        // the template keeps its content
+        const tplClone = s.path(uniqName(`${target.name}-tplc`));
+        await s.git(["clone", "-q", tpl.push, tplClone]);
+        expect(await lsTree(tplClone)).toBe(tplTree);
+      });
+
+      it("default_branch names the generated branch; a template without .gitea/template is copied whole", async () => {
+        const u = await newUser();
+        const r = await newRepo(u, { template: true, auto_init: true });
+        const name = uniqName("gen");
+        const res = await call("POST", `/api/v1/repos/${r.full}/generate`, { headers: tokenAuth(u.token), json: { owner: u.name, name, default_branch: "trunk", git_content: true } });
+        expect(res.status).toBe(201);
+        expect(await res.json()).toMatchObject({ default_branch: "trunk", empty: false });
+        const clone = s.path(uniqName(`${target.name}-trunk`));
+        await s.git(["clone", "-q", `http://${encodeURIComponent(u.name)}:${u.token}@${host}/${u.name}/${name}.git`, clone]);
+        expect(await s.gitText(["symbolic-ref", "HEAD"], { cwd: clone })).toBe("refs/heads/trunk");
+        const tplClone = s.path(uniqName(`${target.name}-tpl`));
+        await s.git(["clone", "-q", r.push, tplClone]);
+        expect(await s.gitText(["rev-parse", "HEAD^{tree}"], { cwd: clone })).toBe(await s.gitText(["rev-parse", "HEAD^{tree}"], { cwd: tplClone }));
+        await fsck(clone);
+      });
+
+      it("an empty template gives an empty repository; without git_content nothing of the tree is copied", async () => {
+        const u = await newUser();
+        const empty = await newRepo(u, { template: true });
+        const a = await call("POST", `/api/v1/repos/${empty.full}/generate`, { headers: tokenAuth(u.token), json: { owner: u.name, name: uniqName("ge"), git_content: true } });
+        expect(a.status).toBe(201);
+        expect(await a.json()).toMatchObject({ empty: true, default_branch: "main" });
+        const full = await newRepo(u, { template: true, auto_init: true });
+        const bName = uniqName("gl");
+        const b = await call("POST", `/api/v1/repos/${full.full}/generate`, { headers: tokenAuth(u.token), json: { owner: u.name, name: bName, labels: true } });
+        expect(await b.json()).toMatchObject({ empty: true });
+        expect(await s.gitText(["ls-remote", `http://${encodeURIComponent(u.name)}:${u.token}@${host}/${u.name}/${bName}.git`])).toBe("");
+      });
+
+      it("a private template: its owner generates a private copy; a stranger gets the missing answer (1 round trip), and nothing is created", async () => {
+        const u = await newUser();
+        const stranger = await newUser();
+        const tpl = await makeTemplate(u, { private: true });
+        const mine = await call("POST", `/api/v1/repos/${tpl.full}/generate`, { headers: tokenAuth(u.token), json: { owner: u.name, name: uniqName("gp"), git_content: true, private: true } });
+        expect(mine.status).toBe(201);
+        expect(await mine.json()).toMatchObject({ private: true, empty: false });
+
+        const name = uniqName("steal");
+        const hidden = await call("POST", `/api/v1/repos/${tpl.full}/generate`, { headers: tokenAuth(stranger.token), json: { owner: stranger.name, name, git_content: true } });
+        const missing = await call("POST", `/api/v1/repos/${u.name}/no-such-${uniqName("t")}/generate`, { headers: tokenAuth(stranger.token), json: { owner: stranger.name, name, git_content: true } });
+        expect(hidden.status).toBe(404);
+        expect(roundTrips(hidden)).toBe(1);
+        const text = await hidden.text();
+        expect(text).toBe(await missing.text());
+        expect(JSON.parse(text)).toMatchObject(NOT_FOUND);
+        expect((await get(`/api/v1/repos/${stranger.name}/${name}`, stranger)).status).toBe(404);
+      });
+
+      it("a default_branch that is not a valid branch name → 422 (Gitea's GitRefName binding) before anything is written", async () => {
+        const u = await newUser();
+        const r = await newRepo(u, { template: true, auto_init: true });
+        const name = uniqName("gb");
+        const res = await call("POST", `/api/v1/repos/${r.full}/generate`, { headers: tokenAuth(u.token), json: { owner: u.name, name, default_branch: "bad..name", git_content: true } });
+        expect(res.status).toBe(422);
+        expect((await res.json()).message).toBe("[DefaultBranch]: GitRefName");
+        expect(roundTrips(res)).toBe(1);
+        expect((await get(`/api/v1/repos/${u.name}/${name}`, u)).status).toBe(404);
       });
     });
   });
