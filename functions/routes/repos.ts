@@ -218,7 +218,7 @@ const generateRepoRoute = apiRoute({
 });
 repos.openapi(generateRepoRoute, async (c) => {
   const p = c.req.valid("param");
-  return c.json(await generateRepo(ctxOf(c), p.template_owner, p.template_repo, c.req.valid("json")), 201);
+  return c.json(await generateRepo(ctxOf(c), p.template_owner, p.template_repo, c.req.valid("json"), { objects: objectsOf(c) }), 201);
 });
 
 const repoGet = apiRoute({
@@ -365,7 +365,7 @@ const repoGetIssueTemplates = apiRoute({
 });
 repos.openapi(repoGetIssueTemplates, async (c) => {
   const p = c.req.valid("param");
-  const { templates, warning } = await getIssueTemplates(ctxOf(c), p.owner, p.repo);
+  const { templates, warning } = await getIssueTemplates(ctxOf(c), objectsOf(c), p.owner, p.repo);
   if (warning) c.header("X-Service-Warning", warning);
   return c.json(templates, 200);
 });
@@ -382,7 +382,7 @@ const repoGetIssueConfig = apiRoute({
 });
 repos.openapi(repoGetIssueConfig, async (c) => {
   const p = c.req.valid("param");
-  return c.json(await getIssueConfig(ctxOf(c), p.owner, p.repo), 200);
+  return c.json(await getIssueConfig(ctxOf(c), objectsOf(c), p.owner, p.repo), 200);
 });
 
 const repoValidateIssueConfig = apiRoute({
@@ -397,5 +397,5 @@ const repoValidateIssueConfig = apiRoute({
 });
 repos.openapi(repoValidateIssueConfig, async (c) => {
   const p = c.req.valid("param");
-  return c.json(await getIssueConfigValidation(ctxOf(c), p.owner, p.repo), 200);
+  return c.json(await getIssueConfigValidation(ctxOf(c), objectsOf(c), p.owner, p.repo), 200);
 });

@@ -8,8 +8,6 @@
  * "Repository not found" to signed-in ones. Then the git engine serves the request with the
  * libSQL RefStore (the repository's state is read in the authentication's own round trip).
  */
-import { asc, eq } from "drizzle-orm";
-import { gitPack, gitRef } from "../db/schema.ts";
 import { LibsqlRefStore } from "../db/queries/git-refs.ts";
 import { pushEventRows } from "../events/push.ts";
 import { gitService, serveGit } from "../git/http.ts";
@@ -19,7 +17,8 @@ import { hasCredentials, hasScopes } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, Redirect } from "../lib/errors.ts";
 import { canRead, canWrite, UNIT } from "../lib/permissions.ts";
-import { assignRepo, repoIdByPath } from "./repos.ts";
+import { gitStateReads, repoStateOf } from "./git-state.ts";
+import { assignRepo } from "./repos.ts";
 
 /** Gitea's answer to a caller who must sign in (the realm Git Credential Manager knows). */
 export const AUTH_CHALLENGE = 'Basic realm="Gitea"';
@@ -28,17 +27,6 @@ const plain = (status: number, text: string, headers: Record<string, string> = {
   new Response(`${text}\n`, { status, headers: { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff", ...headers } });
 
 const challenge = () => plain(401, "Unauthorized", { "WWW-Authenticate": AUTH_CHALLENGE });
-
-/** The state reads that ride in the authentication's batch (HEAD comes from the repository row). */
-const stateReads = (ctx: Ctx, owner: string, name: string) =>
-  [
-    ctx.db.select({ name: gitRef.name, oid: gitRef.oid, peeled: gitRef.peeled }).from(gitRef).where(eq(gitRef.repoId, repoIdByPath(owner, name))).orderBy(asc(gitRef.name)),
-    ctx.db
-      .select({ id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
-      .from(gitPack)
-      .where(eq(gitPack.catalogRepoId, repoIdByPath(owner, name)))
-      .orderBy(asc(gitPack.seq)),
-  ] as const;
 
 /** A RefStore whose first read is answered from a state already read (no extra round trip). */
 function prefetched(store: RefStore, repoId: string, state: RepoState): RefStore {
@@ -69,9 +57,9 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
   const signed = hasCredentials(ctx.creds);
   // askAuth: everything but a pull (of a public repository of a public owner) needs a signed-in caller.
   if (!signed && (push || ctx.settings.service.requireSignInView)) return challenge();
-  let a: Awaited<ReturnType<typeof assignRepo<ReturnType<typeof stateReads>>>>;
+  let a: Awaited<ReturnType<typeof assignRepo<ReturnType<typeof gitStateReads>>>>;
   try {
-    a = await assignRepo(ctx, owner, name, stateReads(ctx, owner, name));
+    a = await assignRepo(ctx, owner, name, gitStateReads(ctx.db, owner, name));
   } catch (e) {
     if (e instanceof Redirect) throw e;
     if (e instanceof ApiError && e.status === 404) return signed ? plain(404, "Repository not found") : challenge();
@@ -93,12 +81,7 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
     if (!canWrite(perm, UNIT.code)) return plain(403, "User permission denied for writing.");
   }
   const repoId = String(repo.id);
-  const [refRows, packRows] = a.rows as unknown as [{ name: string; oid: string; peeled: string | null }[], { id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string }[]];
-  const state: RepoState = {
-    head: repo.defaultBranch ? `refs/heads/${repo.defaultBranch}` : null,
-    refs: refRows.map((r) => ({ name: r.name, oid: r.oid, peeled: r.peeled })),
-    packs: packRows.map((p) => ({ ...p, repoId: String(p.repoId) })),
-  };
+  const state = repoStateOf(repo.defaultBranch, a.rows);
   const events = caller
     ? pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate })
     : undefined;

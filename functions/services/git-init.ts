@@ -7,11 +7,12 @@
  * pack files are stored under the new id right after — so create stays at two round trips.
  */
 import { sql, type SQL } from "drizzle-orm";
+import type { UserRow } from "../db/schema.ts";
 import type { Caller } from "../lib/auth.ts";
 import { badRequest, unprocessable } from "../lib/errors.ts";
 import { fillLicense, gitignoreFile, licenseTemplate, readme, README_TEMPLATE_NAMES } from "../lib/repo-templates.ts";
 import type { Signature } from "../git/objects/commit.ts";
-import { createCommit } from "../git/repo/commit.ts";
+import { createCommit, type FileChange } from "../git/repo/commit.ts";
 import { MemoryObjectStore } from "../git/storage/memory-object-store.ts";
 import { packFileNames, type ObjectStore } from "../git/storage/object-store.ts";
 import type { PackRecord, RefStore, RefTransaction } from "../git/storage/ref-store.ts";
@@ -89,18 +90,31 @@ export async function prepareAutoInit(form: AutoInitForm, t: InitTarget, caller:
     const text = fillLicense(form.license, licenseTemplate(form.license)!, { owner: t.ownerName, email: t.ownerEmail, repo: t.name, year: String(now.getUTCFullYear()) });
     changes.push({ op: "put", path: "LICENSE", content: text });
   }
-  // The caller as author and committer (Gitea's doer.NewGitSig: full name or name, e-mail or its placeholder).
-  const u = caller.row;
-  const sig: Signature = {
+  // The caller as author and committer (Gitea's doer.NewGitSig).
+  const sig = signatureOf(caller.row, noReplyAddress, now);
+  return stageCommit(t.defaultBranch, sig, changes);
+}
+
+/** Gitea's NewGitSig: the full name or the name, the e-mail or its no-reply placeholder. */
+export function signatureOf(u: UserRow, noReplyAddress: string, now = new Date()): Signature {
+  return {
     name: u.fullName.trim() || u.name,
     email: u.keepEmailPrivate || !u.email ? `${u.lowerName}@${noReplyAddress}` : u.email,
     timestamp: Math.floor(now.getTime() / 1000),
     timezone: "+0000",
   };
+}
+
+/**
+ * Builds a first commit "Initial commit" on `branch` in memory, for a repository whose row does
+ * not exist yet (auto-init, generate with git content): its rows for the create batch, its files
+ * to store under the new id afterwards.
+ */
+export async function stageCommit(branch: string, sig: Signature, changes: FileChange[]): Promise<PreparedInit> {
   const staging = new MemoryObjectStore();
-  const head = `refs/heads/${t.defaultBranch}`;
+  const head = `refs/heads/${branch}`;
   const refs = stagingRefs(head);
-  const out = await createCommit({ repoId: STAGING, objects: staging, refs }, { branch: t.defaultBranch, message: "Initial commit\n", author: sig, committer: sig, changes });
+  const out = await createCommit({ repoId: STAGING, objects: staging, refs }, { branch, message: "Initial commit\n", author: sig, committer: sig, changes });
   const pack: PackRecord = out.pack;
   const size = pack.size + pack.idxSize;
   return {

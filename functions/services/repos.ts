@@ -5,7 +5,7 @@
  */
 import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
-import { gitPack, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
+import { gitPack, gitRef, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
 import { copyPacks } from "../git/storage/fork.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
@@ -38,7 +38,10 @@ import type { CreateRepoOption, EditRepoOption, GenerateRepoOption } from "../wi
 import { likePattern, nowUnix, site, viewerOf } from "./common.ts";
 import { forkVisibilityStatements } from "./visibility.ts";
 import { eventStatements } from "../events/index.ts";
-import { checkAutoInit, prepareAutoInit, type InitTarget, type PreparedInit } from "./git-init.ts";
+import { checkAutoInit, prepareAutoInit, signatureOf, type InitTarget, type PreparedInit } from "./git-init.ts";
+import { generateError, prepareGeneratedContent, repoVars } from "./git-generate.ts";
+import { gitStateReads, openRepository, repoStateOf } from "./git-state.ts";
+import { expansionVars } from "../lib/template-expansion.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 
 
@@ -350,9 +353,14 @@ function labelsFromTemplate(name: string) {
   return tpl.map((l) => ({ name: l.name, exclusive: l.exclusive, color: `#${l.color}`, description: l.description }));
 }
 
-/** POST /repos/{template_owner}/{template_repo}/generate (generateRepo): generate rules 1–5. */
-export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form: GenerateRepoOption) {
-  const a = await assignRepo(ctx, tOwner, tName, [ownerFactsQuery(ctx, form.owner), labelsOfRepo(ctx, repoIdByPath(tOwner, tName))] as const);
+/**
+ * POST /repos/{template_owner}/{template_repo}/generate (generateRepo): generate rules 1–5; with
+ * `git_content` the template's tree as the first commit (services/git-generate.ts), its git state
+ * read in the same round trip as the template. Two round trips.
+ */
+export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form: GenerateRepoOption, opts: { objects?: ObjectStore } = {}) {
+  const git = form.git_content && opts.objects ? gitStateReads(ctx.db, tOwner, tName) : [];
+  const a = await assignRepo(ctx, tOwner, tName, [ownerFactsQuery(ctx, form.owner), labelsOfRepo(ctx, repoIdByPath(tOwner, tName)), ...git] as const);
   const me = a.caller!;
   // reqRepoReader(code) on the template.
   if (!(a.perm.units.get(UNIT.code) ?? 0) && !isRepoAdmin(a.perm) && !me.isAdmin) throw forbidden("user should have specific read permission or be a repo admin or a site admin");
@@ -379,6 +387,17 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
   checkRepoName(form.name);
   const units = defaultUnits(ctx);
   const tplLabels = form.labels ? (a.rows[1] as { name: string; exclusive: boolean; color: string; description: string }[]) : [];
+  const tpl = a.facts.repo;
+  const defaultBranch = form.default_branch || tpl.defaultBranch;
+  // GitContent: the template's default-branch tree as one commit (an empty template gives an empty repository).
+  let content: PreparedInit | null = null;
+  if (git.length && opts.objects && !tpl.isEmpty) {
+    const template = await openRepository(opts.objects, tpl.id, repoStateOf(tpl.defaultBranch, a.rows.slice(2)));
+    const vars = expansionVars(repoVars(ctx.rootUrl, a.facts.owner.name, tpl.name, tpl.description), repoVars(ctx.rootUrl, owner.name, form.name, form.description ?? ""));
+    content = await prepareGeneratedContent(template, tpl.defaultBranch, defaultBranch, vars, signatureOf(owner, site(ctx).noReplyAddress)).catch((e) => {
+      throw generateError(e);
+    });
+  }
   const row = await insertRepo(ctx, {
     owner,
     doer: me,
@@ -386,15 +405,19 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
     description: form.description ?? "",
     isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
     isTemplate: false,
-    defaultBranch: form.default_branch || a.facts.repo.defaultBranch,
+    defaultBranch,
     trustModel: a.facts.repo.trustModel,
     objectFormatName: a.facts.repo.objectFormatName,
     units,
     labels: tplLabels,
     templateId: a.facts.repo.id,
+    // Topics exist as the row's list: copied as they are. git_hooks copies nothing (no server-side
+    // hooks here); avatar copies nothing (repositories have no avatar) — see docs/git.md.
     topics: form.topics ? (JSON.parse(a.facts.repo.topics) as string[]) : [],
-    isEmpty: !form.git_content || a.facts.repo.isEmpty,
+    isEmpty: true,
+    gitStatements: content?.statements,
   });
+  if (content && opts.objects) await storeInitialCommit(ctx, content, opts.objects, row);
   return repoJson(ctx, me, { repo: row, owner, units: units.map(([type, config]) => ({ type, config })), perm: ownerPerm(units) });
 }
 
@@ -468,7 +491,10 @@ const validHttpUrl = (s: string) => {
 
 /** PATCH /repos/{owner}/{repo} (repoEdit): edit rules 1–13, in order, in one write batch. */
 export async function editRepo(ctx: Ctx, owner: string, name: string, form: EditRepoOption) {
-  const a = await assignRepo(ctx, owner, name, [], { parent: parentFactsByPath.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
+  // Edit rule 4 reads whether the asked default branch exists in the same round trip.
+  const wantBranch = form.default_branch ? `refs/heads/${form.default_branch}` : null;
+  const branchRead = wantBranch ? [ctx.db.select({ name: gitRef.name }).from(gitRef).where(and(eq(gitRef.repoId, repoIdByPath(owner, name)), eq(gitRef.name, wantBranch)))] : [];
+  const a = await assignRepo(ctx, owner, name, branchRead, { parent: parentFactsByPath.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
   const me = a.caller!;
   reqRepoAdmin(me, a.perm);
   const repo = a.facts.repo;
@@ -509,9 +535,19 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
       stmts.push(...eventStatements([{ kind: "repository.visibility", repoId: repo.id, isPrivate }], now), ...forkVisibilityStatements(ctx.db, sql`(${repo.id})`));
     }
   }
-  // Edit rule 4: default branch — an empty repository takes any name; otherwise the branch must exist (no git content yet).
-  if (form.default_branch !== undefined && form.default_branch !== "" && form.default_branch !== repo.defaultBranch && repo.isEmpty) {
-    patch.defaultBranch = form.default_branch;
+  // Edit rule 4: a different default branch applies when the repository is empty (any name is
+  // stored) or the branch exists (it becomes HEAD: HEAD is this column); otherwise it is ignored.
+  // The write re-checks both in SQL, so a branch deleted meanwhile never becomes HEAD.
+  if (wantBranch && form.default_branch !== repo.defaultBranch && (repo.isEmpty || a.rows.at(0)?.length)) {
+    stmts.push(
+      ctx.db
+        .update(repository)
+        .set({
+          defaultBranch: sql`CASE WHEN ${col(repository.isEmpty)} = 1 OR EXISTS (SELECT 1 FROM git_ref b WHERE b.repo_id = ${repo.id} AND b.name = ${wantBranch})
+            THEN ${form.default_branch} ELSE ${col(repository.defaultBranch)} END`,
+        })
+        .where(eq(repository.id, repo.id)),
+    );
   }
 
   // Units (rules 5–10).

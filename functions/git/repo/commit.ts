@@ -22,7 +22,7 @@ export type Expect = "absent" | "present" | string;
 /** One file change of an API commit. */
 export type FileChange =
   | { op: "put"; path: string; content: Uint8Array | string; mode?: "100644" | "100755" | "120000"; expect?: Expect }
-  /** A blob of another repository (template generation) copied in unchanged. */
+  /** A blob of another repository (template generation) copied in unchanged; a gitlink (mode 160000) keeps its commit id. */
   | { op: "copy"; path: string; from: Repository; oid: string; mode?: string; expect?: Expect }
   | { op: "delete"; path: string; expect?: Exclude<Expect, "absent"> };
 
@@ -133,6 +133,8 @@ export async function createCommit(
       if (ch.op === "put") {
         const data = typeof ch.content === "string" ? encoder.encode(ch.content) : ch.content;
         oid = add("blob", data);
+      } else if (ch.mode === MODE.gitlink) {
+        oid = ch.oid; // a submodule's commit: not an object of either repository
       } else {
         oid = add("blob", await ch.from.readBlob(ch.oid));
       }

@@ -1,0 +1,39 @@
+/**
+ * A repository's git state (refs, pack catalog, HEAD) read in the route's own read batch, so that
+ * opening the repository with the git engine costs no database round trip of its own: the refs
+ * and the catalog ride with the caller and the repository row; HEAD is the row's default branch.
+ */
+import { asc, eq } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { gitPack, gitRef } from "../db/schema.ts";
+import { Repository } from "../git/repo/repository.ts";
+import type { ObjectStore } from "../git/storage/object-store.ts";
+import type { RepoState } from "../git/storage/ref-store.ts";
+import { repoIdByPath } from "./repos.ts";
+
+type RefRow = { name: string; oid: string; peeled: string | null };
+type PackRow = { id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
+
+/** The refs and the pack catalog of the repository at {owner}/{name}: two reads for the route's batch. */
+export const gitStateReads = (db: Db, owner: string, name: string) =>
+  [
+    db.select({ name: gitRef.name, oid: gitRef.oid, peeled: gitRef.peeled }).from(gitRef).where(eq(gitRef.repoId, repoIdByPath(owner, name))).orderBy(asc(gitRef.name)),
+    db
+      .select({ id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
+      .from(gitPack)
+      .where(eq(gitPack.catalogRepoId, repoIdByPath(owner, name)))
+      .orderBy(asc(gitPack.seq)),
+  ] as const;
+
+/** The engine's RepoState from the rows of `gitStateReads` and the repository's default branch. */
+export function repoStateOf(defaultBranch: string, rows: readonly unknown[][]): RepoState {
+  const [refRows, packRows] = rows as [RefRow[], PackRow[]];
+  return {
+    head: defaultBranch ? `refs/heads/${defaultBranch}` : null,
+    refs: refRows.map((r) => ({ name: r.name, oid: r.oid, peeled: r.peeled })),
+    packs: packRows.map((p) => ({ ...p, repoId: String(p.repoId) })),
+  };
+}
+
+/** Opens a repository from a state already read (no database work; the pack indexes come from storage). */
+export const openRepository = (objects: ObjectStore, repoId: number, state: RepoState) => Repository.open({ repoId: String(repoId), objects, state });
