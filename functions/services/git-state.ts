@@ -9,7 +9,7 @@ import { gitPack, gitRef } from "../db/schema.ts";
 import { Repository } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { RepoState } from "../git/storage/ref-store.ts";
-import { repoIdByPath } from "./repos.ts";
+import { repoIdByPath } from "../db/queries/repos.ts";
 
 type RefRow = { name: string; oid: string; peeled: string | null };
 type PackRow = { id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };

@@ -10,9 +10,9 @@ import { MODE } from "../git/objects/tree.ts";
 import type { Repository } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { Ctx } from "../lib/context.ts";
-import { forbidden } from "../lib/errors.ts";
+import { reqRepoReader } from "../lib/guards.ts";
 import { CONFIG_PATHS, loadIssueConfig, loadIssueTemplates, TEMPLATE_DIRS, templateType, templateWarning, validateIssueConfig, type RepoFile } from "../lib/issue-templates.ts";
-import { canRead, isRepoAdmin, UNIT } from "../lib/permissions.ts";
+import { UNIT } from "../lib/permissions.ts";
 import { gitStateReads, openRepository, repoStateOf } from "./git-state.ts";
 import { assignRepo } from "./repos.ts";
 
@@ -54,9 +54,7 @@ async function candidateFiles(repo: Repository, wanted: Wanted): Promise<RepoFil
 /** reqRepoReader(code): templates live in the code (GHSA-3fwp-p5rj-2pxf); then the files, in one round trip. */
 async function codeReader(ctx: Ctx, objects: ObjectStore, owner: string, name: string, wanted: Wanted): Promise<RepoFile[]> {
   const a = await assignRepo(ctx, owner, name, gitStateReads(ctx.db, owner, name));
-  if (!canRead(a.perm, UNIT.code) && !isRepoAdmin(a.perm) && !a.caller?.isAdmin) {
-    throw forbidden("user should have specific read permission or be a repo admin or a site admin");
-  }
+  reqRepoReader(a.caller, a.perm, UNIT.code);
   const row = a.view.repo;
   if (row.isEmpty) return [];
   const repo = await openRepository(objects, row.id, repoStateOf(row.defaultBranch, a.rows));

@@ -12,7 +12,7 @@ import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, readWithCaller, write, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
 import { isOrgOwnerSql, ownerByName } from "../db/queries/accounts.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
-import { CREATE, FACTS, factsOf, repoCascade, mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, VIEWER as REPO_VIEWER, type MirrorTimes } from "../db/queries/repos.ts";
+import { CREATE, FACTS, factsOf, repoCascade, repoIdByPath, mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, VIEWER as REPO_VIEWER, type MirrorTimes } from "../db/queries/repos.ts";
 import { commandOnce, fromDrizzle, num, p, shaped, viewerQuery, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import { reqRepoAdmin, reqRepoOwner, reqRepoReader } from "../lib/guards.ts";
@@ -20,7 +20,6 @@ import type { Page } from "../lib/pagination.ts";
 import {
   ACCESS,
   hasAccess,
-  isRepoAdmin,
   parseUnits,
   repoAccessibleSql,
   repoFactsColumns,
@@ -72,9 +71,7 @@ export interface Assigned {
   view: RepoView;
 }
 
-/** SQL: the id of the repository at {owner}/{repo} (case-insensitive), for the route's own reads. */
-export const repoIdByPath = (owner: string, name: string) =>
-  sql`(SELECT r.id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`;
+export { repoIdByPath } from "../db/queries/repos.ts";
 
 /**
  * One round trip: the caller, the repository with its permission facts, a rename redirect, the
@@ -363,7 +360,7 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
   const a = await assignRepo(ctx, tOwner, tName, [ownerFactsQuery(ctx, form.owner), labelsOfRepo(ctx, repoIdByPath(tOwner, tName)), ...git] as const);
   const me = a.caller!;
   // reqRepoReader(code) on the template.
-  if (!(a.perm.units.get(UNIT.code) ?? 0) && !isRepoAdmin(a.perm) && !me.isAdmin) throw forbidden("user should have specific read permission or be a repo admin or a site admin");
+  reqRepoReader(me, a.perm, UNIT.code);
   // Generate rule 1: the source must be a template.
   if (!a.facts.repo.isTemplate) throw unprocessable("this is not a template repo");
   // Generate rule 2: an organization caller cannot generate.

@@ -203,3 +203,7 @@ export function repoCascade(db: Db, ids: SQL) {
     db.run(sql`UPDATE repository SET template_id = 0 WHERE template_id IN ${ids}`),
   ];
 }
+
+/** SQL: the id of the repository at {owner}/{repo} (case-insensitive), for the route's own reads. */
+export const repoIdByPath = (owner: string, name: string) =>
+  sql`(SELECT r.id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`;
