@@ -22,8 +22,9 @@ export async function buildNode(outdir = join(root, "dist", "node")) {
     platform: "node",
     format: "esm",
     target: "node24",
-    // Native addons and their platform packages load from node_modules at run time.
-    external: ["libsql", "@libsql/linux-*", "@libsql/darwin-*", "@libsql/win32-*", "bufferutil", "utf-8-validate"],
+    // Native addons and their platform packages load from node_modules at run time, and so do the
+    // SPDX license texts (5 MB, imported on first use: start-up neither parses nor evaluates them).
+    external: ["libsql", "@libsql/linux-*", "@libsql/darwin-*", "@libsql/win32-*", "bufferutil", "utf-8-validate", "spdx-license-list/full.js"],
     // CommonJS dependencies inside an ES module bundle call require().
     banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
     sourcemap: "linked",

@@ -7,8 +7,10 @@
  *   (`functions/templates/gitignore.json`, made by `scripts/gen-gitignores.ts`), each appended
  *   under `# ---> <Name>`;
  * - licenses: the SPDX texts of the `spdx-license-list` package, with Gitea's placeholder rules.
+ *   The names come from the package's small index; the 5 MB of texts load on first use (start-up
+ *   then neither parses nor evaluates them; the Node bundle leaves them in node_modules).
  */
-import spdx from "spdx-license-list/full.js";
+import spdx from "spdx-license-list";
 import gitignores from "../templates/gitignore.json" with { type: "json" };
 
 /** Readme templates by name (Gitea's options/readme). */
@@ -36,8 +38,17 @@ export function licenseNames(): string[] {
   return [...PREFERRED_LICENSES.filter((n) => all.includes(n)), ...all.filter((n) => !PREFERRED_LICENSES.includes(n))];
 }
 
+/** Whether a license of that name exists (case-sensitive SPDX identifiers, as Gitea's file names). */
+export const hasLicense = (name: string): boolean => Object.hasOwn(spdx, name);
+
+let texts: Promise<Record<string, { licenseText: string }>> | null = null;
+
 /** A license's SPDX text, or null. */
-export const licenseTemplate = (name: string): string | null => (Object.hasOwn(spdx, name) ? spdx[name]!.licenseText : null);
+export async function licenseTemplate(name: string): Promise<string | null> {
+  if (!hasLicense(name)) return null;
+  texts ??= import("spdx-license-list/full.js").then((m) => m.default as Record<string, { licenseText: string }>);
+  return (await texts)[name]?.licenseText ?? null;
+}
 
 /** The values Gitea puts into a license's placeholders. */
 export interface LicenseValues {

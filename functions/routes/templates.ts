@@ -98,7 +98,7 @@ const getLicenseTemplateInfo = apiRoute({
 templates.openapi(getLicenseTemplateInfo, async (c) => {
   await readWithCaller(ctxOf(c), [] as const);
   const name = c.req.valid("param").name;
-  const body = licenseTemplate(name);
+  const body = await licenseTemplate(name);
   if (body === null) throw notFound();
   // The raw text, placeholders kept; the implementation note is Gitea's fixed GitHub-compatible text.
   return c.json({ key: name, name, url: licenseUrl(c.get("rootUrl"), name), implementation: LICENSE_IMPLEMENTATION, body }, 200);

@@ -10,7 +10,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { UserRow } from "../db/schema.ts";
 import type { Caller } from "../lib/auth.ts";
 import { badRequest, unprocessable } from "../lib/errors.ts";
-import { fillLicense, gitignoreFile, licenseTemplate, readme, README_TEMPLATE_NAMES } from "../lib/repo-templates.ts";
+import { fillLicense, gitignoreFile, hasLicense, licenseTemplate, readme, README_TEMPLATE_NAMES } from "../lib/repo-templates.ts";
 import type { Signature } from "../git/objects/commit.ts";
 import { createCommit, type FileChange } from "../git/repo/commit.ts";
 import { MemoryObjectStore } from "../git/storage/memory-object-store.ts";
@@ -37,7 +37,7 @@ export function checkAutoInit(form: { auto_init?: boolean; readme?: string; giti
     const g = gitignoreFile(form.gitignores);
     if ("unknown" in g) throw unprocessable(`GetRepoInitFile[${g.unknown}]: failed to load gitignore template`);
   }
-  if (form.license && licenseTemplate(form.license) === null) throw unprocessable(`GetRepoInitFile[${form.license}]: failed to load license template`);
+  if (form.license && !hasLicense(form.license)) throw unprocessable(`GetRepoInitFile[${form.license}]: failed to load license template`);
   return { readme: name, gitignores: form.gitignores || undefined, license: form.license || undefined };
 }
 
@@ -87,7 +87,7 @@ export async function prepareAutoInit(form: AutoInitForm, t: InitTarget, caller:
     if ("text" in g && g.text.length > 0) changes.push({ op: "put", path: ".gitignore", content: g.text });
   }
   if (form.license) {
-    const text = fillLicense(form.license, licenseTemplate(form.license)!, { owner: t.ownerName, email: t.ownerEmail, repo: t.name, year: String(now.getUTCFullYear()) });
+    const text = fillLicense(form.license, (await licenseTemplate(form.license))!, { owner: t.ownerName, email: t.ownerEmail, repo: t.name, year: String(now.getUTCFullYear()) });
     changes.push({ op: "put", path: "LICENSE", content: text });
   }
   // The caller as author and committer (Gitea's doer.NewGitSig).
