@@ -21,6 +21,7 @@ import { orgs } from "./routes/orgs.ts";
 import { repos } from "./routes/repos.ts";
 import { collaborators } from "./routes/collaborators.ts";
 import { labels } from "./routes/labels.ts";
+import { gitApi } from "./routes/git-api.ts";
 import { emails } from "./routes/emails.ts";
 import { teams } from "./routes/teams.ts";
 import { hooks } from "./routes/hooks.ts";
@@ -41,7 +42,7 @@ export interface AppDeps {
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
-export const routeGroups = [misc, templates, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks];
+export const routeGroups = [misc, templates, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks, gitApi];
 
 /** The API sub-app mounted at /api/v1; its OpenAPI registry is the source of both documents. */
 export function createApi() {

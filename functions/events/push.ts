@@ -24,7 +24,7 @@ export interface PushActor {
 }
 
 /** Go's time.Time JSON form of a signature's time (RFC 3339 with the commit's own offset). */
-function goTime(s: Signature): string {
+export function goTime(s: Signature): string {
   const m = /^([+-])(\d\d)(\d\d)$/.exec(s.timezone);
   const offsetMin = m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
   const local = new Date((s.timestamp + offsetMin * 60) * 1000).toISOString().replace(/\.\d{3}Z$/, "");

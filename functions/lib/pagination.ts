@@ -44,7 +44,8 @@ export function pageOf(q: { page?: string; limit?: string }, api: Settings["api"
   return { page, limit, offset };
 }
 
-const expose = (c: Context, name: string) => {
+/** Adds `name` to `Access-Control-Expose-Headers` (kept across calls of one request). */
+export const expose = (c: Context, name: string) => {
   const prev = c.res.headers.get("Access-Control-Expose-Headers") ?? (c.get("exposeHeaders") as string | undefined);
   const names = new Set((prev ?? "").split(",").map((s) => s.trim()).filter(Boolean));
   names.add(name);

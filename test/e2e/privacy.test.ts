@@ -516,6 +516,27 @@ const PROBES: Probe[] = [
         })),
     }),
   ),
+  // Git content of the world's (empty) repositories: what a reader of an empty repository gets, else a missing repository.
+  ...(
+    [
+      ["repoListBranches", "branches", 200],
+      ["repoGetBranch", "branches/main", 404],
+      ["repoListAllGitRefs", "git/refs", 404],
+      ["repoListGitRefs", "git/refs/heads", 404],
+      ["repoGetAllCommits", "commits", 409],
+      ["repoGetSingleCommit", "git/commits/main", 404],
+    ] as const
+  ).map(
+    ([op, suffix, status]): Probe => ({
+      op,
+      rule: "a hidden repository's branches, refs and commits answer as a missing repository",
+      cases: (w) =>
+        w.repos.map((r) => ({
+          path: `/api/v1/repos/${r.full}/${suffix}`,
+          expect: (c) => (w.reaches(c, r.full) ? { status } : { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/${suffix}` }),
+        })),
+    }),
+  ),
 ];
 
 const OWNER_ONLY = "Must be an organization owner";
@@ -790,6 +811,24 @@ const WRITE_PROBES: Probe[] = [
             },
           })),
         ),
+    }),
+  ),
+  ...(["POST", "DELETE"] as const).map(
+    (method): Probe => ({
+      op: method === "POST" ? "repoCreateBranch" : "repoDeleteBranch",
+      rule: "branch writes: a hidden repository answers as a missing one; non-writers of code get 403; the (empty) repository is refused",
+      method,
+      json: method === "POST" ? { new_branch_name: "never" } : undefined,
+      cases: (w) =>
+        w.repos.map((r) => ({
+          path: `/api/v1/repos/${r.full}/branches${method === "POST" ? "" : "/main"}`,
+          expect: (c): Expect => {
+            if (!w.reaches(c, r.full)) return { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/branches${method === "POST" ? "" : "/main"}` };
+            // The world's teams hold the code unit: write teams, collaborators with write, owners and admins write code.
+            const writes = c.user !== null && (w.writesPulls(c, r.full) || w.teams.some((t) => w.covers(t, r) && t.authorize >= 2 && t.members.has(c.user!)));
+            return writes ? { status: 404, message: "Git Repository is empty." } : { status: 403, message: REPO_WRITER_ONLY };
+          },
+        })),
     }),
   ),
   {

@@ -199,15 +199,18 @@ export class Repository {
   /**
    * History from `from` newest first (git log order), optionally only commits that change
    * `path` (git's default history simplification: a merge that matches one parent at `path`
-   * follows only that parent). `skip`/`limit` page the result; `hasMore` says a next page exists.
+   * follows only that parent). `keep` drops commits from the listing (not from the walk), e.g.
+   * those reachable from an excluded revision. `skip`/`limit` page the result; `hasMore` says a
+   * next page exists.
    */
-  async log(opts: { from: string; path?: string; skip?: number; limit?: number }): Promise<{ commits: CommitInfo[]; hasMore: boolean }> {
+  async log(opts: { from: string; path?: string; skip?: number; limit?: number; keep?: (oid: string) => boolean | Promise<boolean> }): Promise<{ commits: CommitInfo[]; hasMore: boolean }> {
     const parts = opts.path ? splitPath(opts.path) : [];
     const skip = opts.skip ?? 0;
     const limit = opts.limit ?? 30;
     const out: string[] = [];
     let matched = 0;
     for await (const oid of this.walk(opts.from, parts)) {
+      if (opts.keep && !(await opts.keep(oid))) continue;
       if (matched++ < skip) continue;
       out.push(oid);
       if (out.length > limit) break;
@@ -218,12 +221,30 @@ export class Repository {
   }
 
   /** Number of commits `log` would list (counting stops at `max`). */
-  async countCommits(opts: { from: string; path?: string; max?: number }): Promise<number> {
+  async countCommits(opts: { from: string; path?: string; max?: number; keep?: (oid: string) => boolean | Promise<boolean> }): Promise<number> {
     const parts = opts.path ? splitPath(opts.path) : [];
     const max = opts.max ?? Number.MAX_SAFE_INTEGER;
     let n = 0;
-    for await (const _ of this.walk(opts.from, parts)) if (++n >= max) break;
+    for await (const oid of this.walk(opts.from, parts)) {
+      if (opts.keep && !(await opts.keep(oid))) continue;
+      if (++n >= max) break;
+    }
     return n;
+  }
+
+  /** Every commit reachable from `from` (git rev-list's set, for `^rev` exclusions). */
+  async ancestors(from: string): Promise<Set<string>> {
+    const seen = new Set<string>([from]);
+    const stack = [from];
+    while (stack.length > 0) {
+      for (const p of (await this.commits.get(stack.pop()!)).parents) {
+        if (!seen.has(p)) {
+          seen.add(p);
+          stack.push(p);
+        }
+      }
+    }
+    return seen;
   }
 
   /** Commit ids in date order, filtered and simplified by path. */

@@ -1,0 +1,193 @@
+/**
+ * What a commit changed against its first parent, as Gitea's commit API reports it: the changed
+ * paths (`git log --name-status --no-renames -1`: added, removed, modified) and the line counts
+ * (`git diff --shortstat`: insertions and deletions, binary files counted as 0). Line counts come
+ * from a Myers diff of the two blobs' lines, as git's default algorithm.
+ */
+import { MODE, type TreeEntry } from "../objects/tree.ts";
+import type { Repository } from "./repository.ts";
+
+/** One changed path between two trees. `type-change`: a file became a symlink or a submodule, or back. */
+export interface Change {
+  path: string;
+  status: "added" | "removed" | "modified" | "type-change";
+  oldOid: string | null;
+  newOid: string | null;
+  oldMode: string | null;
+  newMode: string | null;
+}
+
+/** Line counts of a diff. */
+export interface LineStats {
+  additions: number;
+  deletions: number;
+}
+
+/** git's file kinds: a mode change within a kind is a modification, across kinds a type change. */
+const kind = (mode: string) => (mode === MODE.symlink ? "link" : mode === MODE.gitlink ? "gitlink" : "file");
+
+/** Sort key of an entry in git's tree order (directories compare as `name/`). */
+const orderKey = (e: TreeEntry) => (e.mode === MODE.tree ? `${e.name}/` : e.name);
+
+/**
+ * The files that differ between trees `a` (null: the empty tree) and `b`, in git's path order,
+ * without rename detection (a file replaced by a directory is a removal plus additions).
+ */
+export async function diffTrees(repo: Repository, a: string | null, b: string | null, prefix = ""): Promise<Change[]> {
+  if (a === b) return [];
+  const left = a ? await repo.readTree(a) : [];
+  const right = b ? await repo.readTree(b) : [];
+  const byName = new Map<string, { l?: TreeEntry; r?: TreeEntry }>();
+  for (const e of left) byName.set(orderKey(e), { l: e });
+  for (const e of right) {
+    const k = orderKey(e);
+    byName.set(k, { ...byName.get(k), r: e });
+  }
+  const out: Change[] = [];
+  // git compares paths as bytes; UTF-8 byte order equals code point order, which Buffer.compare keeps.
+  const keys = [...byName.keys()].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+  for (const k of keys) {
+    const { l, r } = byName.get(k)!;
+    const name = (l ?? r)!.name;
+    const path = prefix ? `${prefix}/${name}` : name;
+    const lTree = l?.mode === MODE.tree;
+    const rTree = r?.mode === MODE.tree;
+    if (lTree || rTree) {
+      out.push(...(await diffTrees(repo, lTree ? l!.oid : null, rTree ? r!.oid : null, path)));
+      continue;
+    }
+    if (l && r) {
+      if (l.oid === r.oid && l.mode === r.mode) continue;
+      out.push({ path, status: kind(l.mode) === kind(r.mode) ? "modified" : "type-change", oldOid: l.oid, newOid: r.oid, oldMode: l.mode, newMode: r.mode });
+    } else if (r) out.push({ path, status: "added", oldOid: null, newOid: r.oid, oldMode: null, newMode: r.mode });
+    else if (l) out.push({ path, status: "removed", oldOid: l.oid, newOid: null, oldMode: l.mode, newMode: null });
+  }
+  // A name that is a file on one side and a directory on the other sorts apart (`x` vs `x/`):
+  // git lists both the file and the directory's files, which the two keys above already do.
+  return out;
+}
+
+/** The changes of a commit against its first parent (every file added for a root commit). */
+export async function commitChanges(repo: Repository, oid: string): Promise<Change[]> {
+  const c = await repo.commits.get(oid);
+  const parent = c.parents[0] ? (await repo.commits.get(c.parents[0])).tree : null;
+  return diffTrees(repo, parent, c.tree);
+}
+
+/** git's binary check (`buffer_is_binary`): a NUL byte in the first 8000 bytes. */
+export const isBinary = (b: Uint8Array) => b.subarray(0, 8000).includes(0);
+
+/** Splits into lines, each with its terminator (a last line without one differs from one with). */
+function lines(b: Uint8Array): string[] {
+  const s = Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1");
+  const out: string[] = [];
+  let start = 0;
+  for (;;) {
+    const nl = s.indexOf("\n", start);
+    if (nl < 0) break;
+    out.push(s.slice(start, nl + 1));
+    start = nl + 1;
+  }
+  if (start < s.length) out.push(s.slice(start));
+  return out;
+}
+
+/** Edit cost above which the diff stops searching and falls back to a multiset bound. */
+const MAX_COST = 20_000;
+
+/**
+ * Length of the longest common subsequence of `a` and `b` (Myers' O(ND) greedy search), so that
+ * deletions = |a| − lcs and additions = |b| − lcs as in a minimal diff. Beyond MAX_COST edits
+ * the count of lines common to both (as multisets) bounds it instead.
+ */
+function lcsLength(a: number[], b: number[]): number {
+  const n = a.length;
+  const m = b.length;
+  const max = n + m;
+  if (max === 0) return 0;
+  const offset = max + 1;
+  const v = new Int32Array(2 * max + 3);
+  const limit = Math.min(max, MAX_COST);
+  for (let d = 0; d <= limit; d++) {
+    for (let k = -d; k <= d; k += 2) {
+      let x = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
+      let y = x - k;
+      while (x < n && y < m && a[x] === b[y]) {
+        x++;
+        y++;
+      }
+      v[offset + k] = x;
+      if (x >= n && y >= m) return (n + m - d) / 2;
+    }
+  }
+  const counts = new Map<number, number>();
+  for (const t of a) counts.set(t, (counts.get(t) ?? 0) + 1);
+  let common = 0;
+  for (const t of b) {
+    const c = counts.get(t) ?? 0;
+    if (c > 0) {
+      common++;
+      counts.set(t, c - 1);
+    }
+  }
+  return common;
+}
+
+/** Lines added and deleted from `a` to `b`; null when either side is binary (git counts nothing). */
+export function lineStats(a: Uint8Array, b: Uint8Array): LineStats | null {
+  if (isBinary(a) || isBinary(b)) return null;
+  const la = lines(a);
+  const lb = lines(b);
+  // common prefix and suffix first: most edits touch a few lines of a long file
+  let start = 0;
+  while (start < la.length && start < lb.length && la[start] === lb[start]) start++;
+  let ea = la.length;
+  let eb = lb.length;
+  while (ea > start && eb > start && la[ea - 1] === lb[eb - 1]) {
+    ea--;
+    eb--;
+  }
+  const ids = new Map<string, number>();
+  const id = (s: string) => {
+    let v = ids.get(s);
+    if (v === undefined) {
+      v = ids.size;
+      ids.set(s, v);
+    }
+    return v;
+  };
+  const xa = la.slice(start, ea).map(id);
+  const xb = lb.slice(start, eb).map(id);
+  const lcs = lcsLength(xa, xb);
+  return { additions: xb.length - lcs, deletions: xa.length - lcs };
+}
+
+const EMPTY = new Uint8Array(0);
+const gitlinkText = (oid: string) => new TextEncoder().encode(`Subproject commit ${oid}\n`);
+
+/** The content git diffs for an entry: a blob's bytes, or a submodule's `Subproject commit` line. */
+async function sideOf(repo: Repository, oid: string | null, mode: string | null): Promise<Uint8Array> {
+  if (!oid || !mode) return EMPTY;
+  return mode === MODE.gitlink ? gitlinkText(oid) : repo.readBlob(oid);
+}
+
+/** `git diff --shortstat` of a commit against its first parent (the empty tree for a root commit). */
+export async function changeStats(repo: Repository, changes: readonly Change[]): Promise<LineStats> {
+  const total: LineStats = { additions: 0, deletions: 0 };
+  for (const ch of changes) {
+    if (ch.status === "type-change") {
+      // git shows a type change as the old file deleted and the new one added
+      for (const [o, m, side] of [[ch.oldOid, ch.oldMode, "deletions"], [ch.newOid, ch.newMode, "additions"]] as const) {
+        const s = lineStats(EMPTY, await sideOf(repo, o, m));
+        if (s) total[side] += s.additions;
+      }
+      continue;
+    }
+    const s = lineStats(await sideOf(repo, ch.oldOid, ch.oldMode), await sideOf(repo, ch.newOid, ch.newMode));
+    if (s) {
+      total.additions += s.additions;
+      total.deletions += s.deletions;
+    }
+  }
+  return total;
+}

@@ -1,0 +1,228 @@
+/**
+ * Branches, references and commits of a repository's git data (repository scope; reading needs
+ * the code unit, writing needs write on it). Branch and ref names may contain slashes, as Gitea's
+ * `/branches/*` and `/git/refs/*`: each such route is also served for a multi-segment value.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { apiRoute, createRouter, ctxOf, type AppEnv } from "../lib/context.ts";
+import { errorResponses } from "../lib/errors.ts";
+import { objectsOf } from "../lib/git-storage.ts";
+import { jsonBody, jsonResponse, pathParam } from "../lib/openapi.ts";
+import { expose, PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
+import { boolParam, formBool, textParam } from "../lib/query.ts";
+import { createBranch, deleteBranch, getBranch, listBranches } from "../services/branches.ts";
+import { getCommit, listCommits, listRefs, type CommitOptions } from "../services/commits.ts";
+import { BranchSchema, CommitSchema, CreateBranchRepoOptionSchema, ReferenceSchema } from "../wire/git.ts";
+
+export const gitApi = createRouter();
+
+const ownerRepo = { owner: pathParam("owner", "owner of the repo"), repo: pathParam("repo", "name of the repo") };
+const repoScope = { scopes: ["repository"] } as const;
+const writeScope = { scopes: ["repository"], signIn: true } as const;
+const tags = ["repository"];
+
+const CommitOptionsQuery = {
+  stat: boolParam("stat", "include diff stats for every commit (disable for speedup, default 'true')"),
+  verification: boolParam("verification", "include verification for every commit (disable for speedup, default 'true')"),
+  files: boolParam("files", "include a list of affected files for every commit (disable for speedup, default 'true')"),
+};
+
+/** Gitea's ParseCommitOptions: absent or empty means true. */
+const commitOptions = (q: { stat?: string; verification?: string; files?: string }): CommitOptions => ({
+  stat: !q.stat || formBool(q.stat),
+  verification: !q.verification || formBool(q.verification),
+  files: !q.files || formBool(q.files),
+});
+
+/** Registers `handler` for the route and for its last path parameter spanning several segments. */
+function withSlashes(method: "get" | "delete", route: { path: string; middleware: unknown }, param: string, handler: (c: Context<AppEnv>, value: string) => Promise<Response>) {
+  const path = route.path.replace(/\{(\w+)\}/g, ":$1").replace(`:${param}`, `:${param}{.+/.+}`);
+  gitApi.on(method.toUpperCase(), path, ...(route.middleware as []), (c) => handler(c as never, c.req.param(param)!));
+}
+
+const repoListBranches = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/branches",
+  operationId: "repoListBranches",
+  tags,
+  summary: "List a repository's branches",
+  auth: repoScope,
+  request: { params: z.object(ownerRepo), query: PageQuery.extend({ q: textParam("q", "branch name substring to filter by") }) },
+  responses: { 200: jsonResponse(z.array(BranchSchema), "BranchList"), ...errorResponses(403, 404) },
+});
+gitApi.openapi(repoListBranches, async (c) => {
+  const p = c.req.valid("param");
+  const q = c.req.valid("query");
+  const page = pageOf(q, c.get("settings").api);
+  const { total, branches } = await listBranches(ctxOf(c), objectsOf(c), p.owner, p.repo, page, q.q);
+  setPageHeaders(c, total, page);
+  return c.json(branches, 200);
+});
+
+const repoCreateBranch = apiRoute({
+  method: "post",
+  path: "/repos/{owner}/{repo}/branches",
+  operationId: "repoCreateBranch",
+  tags,
+  summary: "Create a branch",
+  auth: writeScope,
+  request: { params: z.object(ownerRepo), ...jsonBody(CreateBranchRepoOptionSchema) },
+  responses: { 201: jsonResponse(BranchSchema, "Branch"), ...errorResponses(401, 403, 404, 409, 422) },
+});
+gitApi.openapi(repoCreateBranch, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await createBranch(ctxOf(c), objectsOf(c), p.owner, p.repo, c.req.valid("json")), 201);
+});
+
+const branchParams = z.object({ ...ownerRepo, branch: pathParam("branch", "branch to get") });
+
+const repoGetBranch = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/branches/{branch}",
+  operationId: "repoGetBranch",
+  tags,
+  summary: "Retrieve a specific branch from a repository, including its effective branch protection",
+  auth: repoScope,
+  request: { params: branchParams },
+  responses: { 200: jsonResponse(BranchSchema, "Branch"), ...errorResponses(403, 404) },
+});
+const getBranchHandler = async (c: Context<AppEnv>, branch: string) => {
+  const { owner, repo } = c.req.param() as { owner: string; repo: string };
+  return c.json(await getBranch(ctxOf(c), objectsOf(c), owner, repo, branch), 200);
+};
+gitApi.openapi(repoGetBranch, (c) => getBranchHandler(c, c.req.valid("param").branch) as never);
+withSlashes("get", repoGetBranch, "branch", getBranchHandler);
+
+const repoDeleteBranch = apiRoute({
+  method: "delete",
+  path: "/repos/{owner}/{repo}/branches/{branch}",
+  operationId: "repoDeleteBranch",
+  tags,
+  summary: "Delete a specific branch from a repository",
+  auth: writeScope,
+  request: { params: branchParams },
+  responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404, 409) },
+});
+const deleteBranchHandler = async (c: Context<AppEnv>, branch: string) => {
+  const { owner, repo } = c.req.param() as { owner: string; repo: string };
+  await deleteBranch(ctxOf(c), objectsOf(c), owner, repo, branch);
+  return c.body(null, 204);
+};
+gitApi.openapi(repoDeleteBranch, (c) => deleteBranchHandler(c, c.req.valid("param").branch) as never);
+withSlashes("delete", repoDeleteBranch, "branch", deleteBranchHandler);
+
+const ReferenceAnswer = z.union([ReferenceSchema, z.array(ReferenceSchema)]);
+
+const repoListAllGitRefs = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/git/refs",
+  operationId: "repoListAllGitRefs",
+  tags,
+  summary: "Get specified ref or filtered repository's refs",
+  auth: repoScope,
+  request: { params: z.object(ownerRepo) },
+  responses: { 200: jsonResponse(ReferenceAnswer, "ReferenceList"), ...errorResponses(403, 404) },
+});
+gitApi.openapi(repoListAllGitRefs, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await listRefs(ctxOf(c), objectsOf(c), p.owner, p.repo, ""), 200);
+});
+
+const repoListGitRefs = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/git/refs/{ref}",
+  operationId: "repoListGitRefs",
+  tags,
+  summary: "Get specified ref or filtered repository's refs",
+  auth: repoScope,
+  request: { params: z.object({ ...ownerRepo, ref: pathParam("ref", "part or full name of the ref") }) },
+  responses: { 200: jsonResponse(ReferenceAnswer, "ReferenceList"), ...errorResponses(403, 404) },
+});
+const listRefsHandler = async (c: Context<AppEnv>, ref: string) => {
+  const { owner, repo } = c.req.param() as { owner: string; repo: string };
+  return c.json(await listRefs(ctxOf(c), objectsOf(c), owner, repo, ref), 200);
+};
+gitApi.openapi(repoListGitRefs, (c) => listRefsHandler(c, c.req.valid("param").ref) as never);
+withSlashes("get", repoListGitRefs, "ref", listRefsHandler);
+
+const repoGetAllCommits = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/commits",
+  operationId: "repoGetAllCommits",
+  tags,
+  summary: "Get a list of all commits from a repository",
+  auth: repoScope,
+  request: {
+    params: z.object(ownerRepo),
+    query: z.object({
+      sha: textParam("sha", "SHA or branch to start listing commits from (usually 'master')"),
+      path: textParam("path", "filepath of a file/dir"),
+      since: textParam("since", "Only commits after this date will be returned (ISO 8601 format)", { format: "date-time" }),
+      until: textParam("until", "Only commits before this date will be returned (ISO 8601 format)", { format: "date-time" }),
+      ...CommitOptionsQuery,
+      page: PageQuery.shape.page,
+      limit: textParam("limit", "page size of results (ignored if used with 'path')", { type: "integer" }),
+      not: textParam("not", "commits that match the given specifier will not be listed."),
+    }),
+  },
+  responses: {
+    200: {
+      ...jsonResponse(z.array(CommitSchema), "CommitList"),
+      headers: {
+        "X-HasMore": { description: "True if there is another page", schema: { type: "boolean" } },
+        "X-Page": { description: "The current page", schema: { type: "integer", format: "int64" } },
+        "X-PageCount": { description: "Total number of pages", schema: { type: "integer", format: "int64" } },
+        "X-PerPage": { description: "Commits per page", schema: { type: "integer", format: "int64" } },
+        "X-Total": { description: "Total commit count", schema: { type: "integer", format: "int64" } },
+      },
+    },
+    ...errorResponses(403, 404, 409),
+  },
+});
+
+/** An ISO 8601 time as Unix seconds; one that does not parse is ignored (as Gitea's lenient form values). */
+const unixOf = (s: string | undefined) => {
+  if (!s) return undefined;
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? undefined : Math.floor(t / 1000);
+};
+
+gitApi.openapi(repoGetAllCommits, async (c) => {
+  const p = c.req.valid("param");
+  const q = c.req.valid("query");
+  const requested = pageOf(q, c.get("settings").api);
+  const { total, page, commits } = await listCommits(
+    ctxOf(c),
+    objectsOf(c),
+    p.owner,
+    p.repo,
+    { sha: q.sha || undefined, path: q.path || undefined, not: q.not || undefined, since: unixOf(q.since), until: unixOf(q.until) },
+    requested,
+    commitOptions(q),
+  );
+  setPageHeaders(c, total, page);
+  const pageCount = Math.ceil(total / page.limit);
+  // kept by Gitea for backwards compatibility
+  const legacy = { "X-Page": String(page.page), "X-PerPage": String(page.limit), "X-Total": String(total), "X-PageCount": String(pageCount), "X-HasMore": String(page.page < pageCount) };
+  for (const [k, v] of Object.entries(legacy)) {
+    c.header(k, v);
+    expose(c, k);
+  }
+  return c.json(commits, 200);
+});
+
+const repoGetSingleCommit = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/git/commits/{sha}",
+  operationId: "repoGetSingleCommit",
+  tags,
+  summary: "Get a single commit from a repository",
+  auth: repoScope,
+  request: { params: z.object({ ...ownerRepo, sha: pathParam("sha", "a git ref or commit sha") }), query: z.object(CommitOptionsQuery) },
+  responses: { 200: jsonResponse(CommitSchema, "Commit"), ...errorResponses(403, 404, 422) },
+});
+gitApi.openapi(repoGetSingleCommit, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await getCommit(ctxOf(c), objectsOf(c), p.owner, p.repo, p.sha, commitOptions(c.req.valid("query"))), 200);
+});

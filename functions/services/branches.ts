@@ -1,0 +1,165 @@
+/**
+ * Branches (Gitea routers/api/v1/repo/branch.go, services/repository/branch.go). Reads: one
+ * round trip for the repository and its git state, one for the accounts the tip commits' e-mails
+ * name. Create and delete are pushes in effect: the ref moves by the RefStore's compare-and-swap
+ * commit, with Gitea's activity rows (and, for create, the e-mail lookup of the answer) in that
+ * same write batch — two round trips.
+ */
+import type { CommitInfo } from "../git/repo/repository.ts";
+import { toBranch, type UsersByEmail } from "../convert/git.ts";
+import { commitBatch } from "../db/queries/git-refs.ts";
+import { pushEventRows } from "../events/push.ts";
+import { buildPushEvent } from "../git/events.ts";
+import { DEFAULT_LIMITS } from "../git/protocol/common.ts";
+import { refNameProblem } from "../git/refname.ts";
+import type { ObjectStore } from "../git/storage/object-store.ts";
+import type { RefTransaction } from "../git/storage/ref-store.ts";
+import type { Ctx } from "../lib/context.ts";
+import { ApiError, conflict, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
+import type { Page } from "../lib/pagination.ts";
+import { canWrite, UNIT } from "../lib/permissions.ts";
+import { openRepo, resolveRevision, signedOf, usersByEmail, usersByEmailOf, usersByEmailReads, type OpenedRepo } from "./git-repo.ts";
+
+const HEADS = "refs/heads/";
+export const REPO_WRITER_ONLY = "user should have a permission to write to a repo";
+export const EMPTY_REPOSITORY = "Git Repository is empty.";
+
+/** reqRepoWriter(code): the caller may write the code unit (archived repositories are read-only). */
+function reqCodeWriter(o: OpenedRepo) {
+  if (!canWrite(o.a.perm, UNIT.code)) throw forbidden(REPO_WRITER_ONLY);
+}
+
+/** Gitea's Branch JSON of each named branch: tip commits read, then the e-mails looked up once. */
+async function branchesJson(o: OpenedRepo, ctx: Ctx, list: { name: string; commit: CommitInfo }[], users?: UsersByEmail) {
+  const found = users ?? (await usersByEmail(ctx, list.flatMap((b) => [b.commit.author.email, b.commit.committer.email])));
+  const canPush = canWrite(o.a.perm, UNIT.code);
+  return Promise.all(list.map(async (b) => toBranch(o.urls, b.name, b.commit, found, canPush, await signedOf(o.repo, b.commit.oid, b.commit.extraHeaders))));
+}
+
+/** The tip commit of a branch ref (annotated tags are never branch tips, but peel anyway). */
+async function tipOf(o: OpenedRepo, oid: string): Promise<CommitInfo> {
+  return o.repo.readCommit((await o.repo.commits.peel(oid)).oid);
+}
+
+/**
+ * GET /repos/{owner}/{repo}/branches (repoListBranches): Gitea's order (tip commit time, newest
+ * first, then name), `q` a case-insensitive substring of the name; an empty repository lists none.
+ */
+export async function listBranches(ctx: Ctx, objects: ObjectStore, owner: string, name: string, page: Page, q?: string) {
+  const o = await openRepo(ctx, objects, owner, name);
+  const needle = q?.toLowerCase() ?? "";
+  const refs = o.repo.branches().filter((r) => r.name.slice(HEADS.length).toLowerCase().includes(needle));
+  const timed = await Promise.all(refs.map(async (r) => ({ name: r.name.slice(HEADS.length), oid: r.oid, time: (await o.repo.commits.get(r.oid)).time })));
+  timed.sort((x, y) => y.time - x.time || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  const slice = timed.slice(page.offset, page.offset + page.limit);
+  const list = await Promise.all(slice.map(async (b) => ({ name: b.name, commit: await tipOf(o, b.oid) })));
+  return { total: timed.length, branches: list.length ? await branchesJson(o, ctx, list) : [] };
+}
+
+/** GET /repos/{owner}/{repo}/branches/{branch} (repoGetBranch): 404 for a branch that does not exist. */
+export async function getBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, branch: string) {
+  const o = await openRepo(ctx, objects, owner, name);
+  const ref = o.repo.ref(`${HEADS}${branch}`);
+  if (!ref) throw notFound();
+  return (await branchesJson(o, ctx, [{ name: branch, commit: await tipOf(o, ref.oid) }]))[0]!;
+}
+
+/** The repository-state checks Gitea's create and delete share: empty 404, mirror 403. */
+function checkWritable(o: OpenedRepo) {
+  if (o.repo.isEmpty) throw notFound(EMPTY_REPOSITORY);
+  if (o.a.facts.repo.isMirror) throw forbidden("Git Repository is a mirror.");
+}
+
+/** Gitea's GitRefName binding (git check-ref-format, no leading dash) and MaxSize(100) on a branch name. */
+function checkBranchName(field: string, value: string, required: boolean) {
+  if (value === "") {
+    if (required) throw unprocessable(`[${field}]: Required`);
+    return;
+  }
+  if (value.length > 100) throw unprocessable(`[${field}]: MaxSize`);
+  if (value.startsWith("-") || refNameProblem(`${HEADS}${value}`) !== null) throw unprocessable(`[${field}]: GitRefNameError`);
+}
+
+/** The activity rows of a ref change by the caller (Gitea's CreateRef/PushCommits/DeleteRef). */
+function activity(ctx: Ctx, o: OpenedRepo) {
+  const r = o.a.facts.repo;
+  return pushEventRows({ actUserId: o.a.caller!.id, ownerId: r.ownerId, ownerName: o.a.facts.owner.name, repoName: r.name, isPrivate: r.isPrivate });
+}
+
+/** Runs the RefStore commit batch of `tx` plus `reads` in ONE write round trip. */
+async function commitWith(ctx: Ctx, o: OpenedRepo, tx: RefTransaction, reads: ReturnType<typeof usersByEmailReads> = []) {
+  const { items, check } = commitBatch(o.a.facts.repo.id, tx, activity(ctx, o));
+  const rows = await ctx.driver.batch([...items, ...reads.map((b) => ({ text: b.stmt.text, args: b.args, returnsRows: true }))], "write");
+  return { result: check(rows.slice(0, items.length)), users: usersByEmailOf(rows.slice(items.length).map((rs, i) => reads[i]!.mapAll!(rs))) };
+}
+
+export interface CreateBranchForm {
+  new_branch_name: string;
+  old_branch_name?: string;
+  old_ref_name?: string;
+}
+
+/**
+ * POST /repos/{owner}/{repo}/branches (repoCreateBranch): from `old_ref_name` (branch, tag or
+ * commit), else the deprecated `old_branch_name` (404 "The old branch does not exist"), else the
+ * default branch. Gitea's conflicts, in its order over the refs: the same branch (409 "The branch
+ * already exists."), a branch `a/b` for `a` or `a` for `a/b` (409 "The branch with the same name
+ * already exists."), a tag of that name (409 "The branch with the same tag already exists.").
+ */
+export async function createBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: CreateBranchForm) {
+  const o = await openRepo(ctx, objects, owner, name);
+  reqCodeWriter(o);
+  checkBranchName("BranchName", form.new_branch_name, true);
+  checkBranchName("OldBranchName", form.old_branch_name ?? "", false);
+  checkBranchName("OldRefName", form.old_ref_name ?? "", false);
+  checkWritable(o);
+  const repo = o.repo;
+  let from: string;
+  if (form.old_ref_name) {
+    const r = await resolveRevision(repo, form.old_ref_name);
+    if (!r) throw notFound();
+    from = r.oid;
+  } else {
+    const branch = form.old_branch_name || o.a.facts.repo.defaultBranch;
+    const ref = repo.ref(`${HEADS}${branch}`);
+    if (!ref) throw notFound("The old branch does not exist");
+    from = (await repo.commits.peel(ref.oid)).oid;
+  }
+  const want = form.new_branch_name;
+  for (const r of repo.state.refs) {
+    if (r.name.startsWith(HEADS)) {
+      const b = r.name.slice(HEADS.length);
+      if (b === want) throw conflict("The branch already exists.");
+      if (b.startsWith(`${want}/`) || want.startsWith(`${b}/`)) throw conflict("The branch with the same name already exists.");
+    } else if (r.name === `refs/tags/${want}`) throw conflict("The branch with the same tag already exists.");
+  }
+  const ref = `${HEADS}${want}`;
+  const commit = await repo.readCommit(from);
+  const event = await buildPushEvent(repo.commits, [{ name: ref, old: null, new: from }], repo.branches().map((b) => b.oid), DEFAULT_LIMITS);
+  const { result, users } = await commitWith(ctx, o, { updates: [{ name: ref, old: null, new: from, peeled: null }], sizeDelta: 0, empty: false, event }, usersByEmailReads(ctx, [commit.author.email, commit.committer.email]));
+  // A concurrent create of the same name won the compare-and-swap (Gitea's ErrPushOutOfDate).
+  if (!result.ok) throw conflict("The branch already exists.");
+  return (await branchesJson(o, ctx, [{ name: want, commit }], users))[0]!;
+}
+
+/**
+ * DELETE /repos/{owner}/{repo}/branches/{branch} (repoDeleteBranch): the default branch is refused
+ * (403 "can not delete default branch"), a missing one is 404 with Gitea's error detail.
+ */
+export async function deleteBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, branch: string) {
+  const o = await openRepo(ctx, objects, owner, name);
+  reqCodeWriter(o);
+  checkWritable(o);
+  if (branch === o.a.facts.repo.defaultBranch) throw forbidden("can not delete default branch");
+  const ref = o.repo.ref(`${HEADS}${branch}`);
+  const missing = () =>
+    new ApiError(404, NOT_FOUND_MESSAGE, { body: { message: NOT_FOUND_MESSAGE, url: `${ctx.rootUrl}api/swagger`, errors: [`branch does not exist [name: ${branch}]`] } });
+  if (!ref) throw missing();
+  const event = await buildPushEvent(o.repo.commits, [{ name: ref.name, old: ref.oid, new: null }], [], DEFAULT_LIMITS);
+  const { result } = await commitWith(ctx, o, { updates: [{ name: ref.name, old: ref.oid, new: null }], sizeDelta: 0, empty: false, event });
+  if (!result.ok) {
+    // Deleted (or moved) meanwhile: gone is gone; moved is a conflict to retry.
+    if (result.rejected.some((r) => r.actual === null)) throw missing();
+    throw conflict(`branch ${branch} was updated by someone else; try again`);
+  }
+}

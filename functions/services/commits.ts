@@ -1,0 +1,122 @@
+/**
+ * Commits and references (Gitea routers/api/v1/repo/commits.go and git_ref.go). A read costs one
+ * round trip for the repository and its git state, and — when the answer names commit authors —
+ * one for the accounts their e-mails name (those the viewer may see).
+ */
+import { toCommit, toReference, type CommitDetails } from "../convert/git.ts";
+import { changeStats, commitChanges } from "../git/repo/diff.ts";
+import type { CommitInfo } from "../git/repo/repository.ts";
+import { refNameProblem } from "../git/refname.ts";
+import type { ObjectStore } from "../git/storage/object-store.ts";
+import type { Ctx } from "../lib/context.ts";
+import { ApiError, conflict, notFound, unprocessable } from "../lib/errors.ts";
+import type { Page } from "../lib/pagination.ts";
+import { openRepo, resolveRevision, signedOf, usersByEmail, type OpenedRepo } from "./git-repo.ts";
+import { site, viewerOf } from "./common.ts";
+import { EMPTY_REPOSITORY } from "./branches.ts";
+
+/** What of each commit to include (Gitea's ParseCommitOptions: each defaults to true). */
+export interface CommitOptions {
+  stat: boolean;
+  verification: boolean;
+  files: boolean;
+}
+
+/** Gitea's CommitsRangeSize: the most commits a page holds, and the page size of a path's history. */
+export const COMMITS_RANGE_SIZE = 50;
+
+async function detailsOf(o: OpenedRepo, c: CommitInfo, opts: CommitOptions): Promise<CommitDetails> {
+  const changes = opts.files || opts.stat ? await commitChanges(o.repo, c.oid) : null;
+  return {
+    files: opts.files ? changes : null,
+    stats: opts.stat ? await changeStats(o.repo, changes!) : null,
+    signed: opts.verification ? await signedOf(o.repo, c.oid, c.extraHeaders) : undefined,
+  };
+}
+
+/** Gitea's Commit JSON of each commit, the authors' accounts looked up in one round trip. */
+async function commitsJson(ctx: Ctx, o: OpenedRepo, commits: CommitInfo[], opts: CommitOptions) {
+  const users = await usersByEmail(ctx, commits.flatMap((c) => [c.author.email, c.committer.email]));
+  const details = await Promise.all(commits.map((c) => detailsOf(o, c, opts)));
+  return commits.map((c, i) => toCommit(o.urls, c, users, viewerOf(o.a.caller), site(ctx), details[i]!));
+}
+
+/** Gitea's IsValidRefPattern on a `{sha}` path value (a ref name or an id). */
+const validRefPattern = (s: string) => s !== "" && !s.startsWith("-") && refNameProblem(`refs/heads/${s}`) === null;
+
+/**
+ * GET /repos/{owner}/{repo}/git/commits/{sha} (repoGetSingleCommit): `sha` is a ref name, a full
+ * or an abbreviated (≥ 4 hex digits, unique) commit id; an invalid pattern is 422, an unknown
+ * revision 404 with the revision as the message (Gitea's APIErrorNotFound(identifier)).
+ */
+export async function getCommit(ctx: Ctx, objects: ObjectStore, owner: string, name: string, sha: string, opts: CommitOptions) {
+  const o = await openRepo(ctx, objects, owner, name);
+  if (!validRefPattern(sha)) throw unprocessable(`no valid ref or sha: ${sha}`);
+  const r = await resolveRevision(o.repo, sha);
+  if (!r) throw new ApiError(404, sha);
+  return (await commitsJson(ctx, o, [await o.repo.readCommit(r.oid)], opts))[0]!;
+}
+
+export interface CommitListQuery {
+  sha?: string;
+  path?: string;
+  not?: string;
+  since?: number;
+  until?: number;
+}
+
+/**
+ * GET /repos/{owner}/{repo}/commits (repoGetAllCommits): history from `sha` (default: the default
+ * branch) in git log order, only commits touching `path` (then the page size is Gitea's
+ * CommitsRangeSize and `limit` is ignored, and no commit at all is 404), without those reachable
+ * from `not`, committed within `since`/`until`. An empty repository is 409 "Git Repository is empty.".
+ */
+export async function listCommits(ctx: Ctx, objects: ObjectStore, owner: string, name: string, q: CommitListQuery, page: Page, opts: CommitOptions) {
+  const o = await openRepo(ctx, objects, owner, name);
+  if (o.repo.isEmpty) throw conflict(EMPTY_REPOSITORY);
+  const repo = o.repo;
+  const start = q.sha ? await resolveRevision(repo, q.sha) : await repo.resolve(q.path ? (o.a.facts.repo.defaultBranch ?? "HEAD") : "HEAD");
+  if (!start) throw notFound();
+  let hidden: Set<string> | null = null;
+  if (q.not) {
+    const n = await resolveRevision(repo, q.not);
+    if (!n) throw notFound();
+    hidden = await repo.ancestors(n.oid);
+  }
+  const dated = q.since !== undefined || q.until !== undefined;
+  const keep =
+    hidden || dated
+      ? async (oid: string) => {
+          if (hidden?.has(oid)) return false;
+          if (!dated) return true;
+          const t = (await repo.commits.get(oid)).time;
+          return (q.since === undefined || t >= q.since) && (q.until === undefined || t <= q.until);
+        }
+      : undefined;
+  const limit = q.path ? COMMITS_RANGE_SIZE : Math.min(page.limit, COMMITS_RANGE_SIZE);
+  const p: Page = { page: page.page, limit, offset: (page.page - 1) * limit };
+  const total = await repo.countCommits({ from: start.oid, path: q.path || undefined, keep });
+  if (q.path && total === 0) throw notFound();
+  const { commits } = await repo.log({ from: start.oid, path: q.path || undefined, skip: p.offset, limit, keep });
+  return { total, page: p, commits: await commitsJson(ctx, o, commits, opts) };
+}
+
+/**
+ * GET /repos/{owner}/{repo}/git/refs[/{ref}] (repoListAllGitRefs, repoListGitRefs): every ref whose
+ * full name starts with `refs/<ref>` (a plain string prefix, as Gitea's filter), with the type of
+ * the object it names; none is 404; exactly one whose name is the filter itself is answered as
+ * an object instead of a list (Gitea).
+ */
+export async function listRefs(ctx: Ctx, objects: ObjectStore, owner: string, name: string, filter: string) {
+  const o = await openRepo(ctx, objects, owner, name);
+  const prefix = filter ? `refs/${filter}` : "";
+  const refs = o.repo.state.refs.filter((r) => r.name.startsWith(prefix));
+  if (refs.length === 0) throw notFound();
+  const out = await Promise.all(
+    refs.map(async (r) => {
+      const obj = await o.repo.reader.read(r.oid);
+      return toReference(o.urls, r, obj?.type ?? "commit");
+    }),
+  );
+  return out.length === 1 && out[0]!.ref === prefix ? out[0]! : out;
+}

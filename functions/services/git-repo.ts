@@ -1,0 +1,167 @@
+/**
+ * Opening a repository's git data for a REST route: the caller, the repository, its permission and
+ * its git state (refs, pack catalog) in ONE read round trip, then Gitea's reqRepoReader(code) and
+ * the engine's Repository over the object store (no database). Also the one lookup of the users a
+ * set of commit e-mails names (Gitea's GetUserByEmail), bounded by what the viewer may see.
+ */
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { col } from "../db/client.ts";
+import { emailAddress, gitPack, gitRef, user, type UserRow } from "../db/schema.ts";
+import { fromDrizzle, type Bound } from "../db/sql.ts";
+import { repoUrls, type RepoUrls, type Signed, type UsersByEmail } from "../convert/git.ts";
+import { Repository } from "../git/repo/repository.ts";
+import type { ObjectStore } from "../git/storage/object-store.ts";
+import type { RepoState } from "../git/storage/ref-store.ts";
+import { userVisibleSql } from "../lib/auth.ts";
+import type { Ctx } from "../lib/context.ts";
+import { UNIT } from "../lib/permissions.ts";
+import { reqRepoReader } from "../lib/guards.ts";
+import { assignRepo, repoIdByPath, type Assigned } from "./repos.ts";
+
+/** Gitea's reqRepoReader refusal. */
+
+/** A repository opened for reading its git data. */
+export interface OpenedRepo {
+  a: Assigned;
+  repo: Repository;
+  urls: RepoUrls;
+}
+
+/** The refs and the pack catalog of {owner}/{repo}, for the route's own read batch. */
+function stateReads(ctx: Ctx, owner: string, name: string) {
+  return [
+    ctx.db.select({ name: gitRef.name, oid: gitRef.oid, peeled: gitRef.peeled }).from(gitRef).where(eq(gitRef.repoId, repoIdByPath(owner, name))).orderBy(asc(gitRef.name)),
+    ctx.db
+      .select({ id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
+      .from(gitPack)
+      .where(eq(gitPack.catalogRepoId, repoIdByPath(owner, name)))
+      .orderBy(asc(gitPack.seq)),
+  ] as const;
+}
+
+type RefRow = { name: string; oid: string; peeled: string | null };
+type PackRow = { id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
+
+/**
+ * ONE round trip: caller, repository, permission and git state; then reqRepoReader(code) (403
+ * with Gitea's message for a caller who sees the repository but not its code). A repository the
+ * caller may not see answers 404 exactly as a missing one (assignRepo).
+ */
+export async function openRepo(ctx: Ctx, objects: ObjectStore, owner: string, name: string): Promise<OpenedRepo> {
+  const a = await assignRepo(ctx, owner, name, stateReads(ctx, owner, name));
+  reqRepoReader(a.caller, a.perm, UNIT.code);
+  const [refRows, packRows] = a.rows as unknown as [RefRow[], PackRow[]];
+  const r = a.facts.repo;
+  const state: RepoState = {
+    head: r.defaultBranch ? `refs/heads/${r.defaultBranch}` : null,
+    refs: refRows.map((x) => ({ name: x.name, oid: x.oid, peeled: x.peeled })),
+    packs: packRows.map((p) => ({ ...p, repoId: String(p.repoId) })),
+  };
+  const repo = await Repository.open({ repoId: String(r.id), objects, state });
+  return { a, repo, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, r.name) };
+}
+
+/**
+ * The statements finding the accounts that commit e-mails name (Gitea's GetUserByEmail: an
+ * activated address of the account, or its `<login>@<NO_REPLY_ADDRESS>` placeholder), only
+ * accounts the viewer may see — a hidden account stays an anonymous name and e-mail.
+ */
+export function usersByEmailReads(ctx: Ctx, emails: readonly string[]): Bound<{ email: string; u: UserRow }>[] {
+  const lower = [...new Set(emails.filter(Boolean).map((e) => e.toLowerCase()))];
+  if (lower.length === 0) return [];
+  const visible = userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "user");
+  const noReply = `@${(ctx.settings.service.noReplyAddress ?? `noreply.${new URL(ctx.rootUrl).hostname}`).toLowerCase()}`;
+  const placeholders = lower.filter((e) => e.endsWith(noReply)).map((e) => e.slice(0, -noReply.length));
+  const out: Bound<{ email: string; u: UserRow }>[] = [
+    fromDrizzle(
+      ctx.db
+        .select({ email: emailAddress.lowerEmail, u: user })
+        .from(emailAddress)
+        .innerJoin(user, eq(user.id, emailAddress.uid))
+        .where(and(inArray(emailAddress.lowerEmail, lower), eq(emailAddress.isActivated, true), eq(user.type, 0), visible)),
+    ),
+  ];
+  if (placeholders.length) {
+    out.push(
+      fromDrizzle(
+        ctx.db
+          .select({ email: sql<string>`${col(user.lowerName)} || ${noReply}`, u: user })
+          .from(user)
+          .where(and(inArray(user.lowerName, placeholders), eq(user.type, 0), visible)),
+      ),
+    );
+  }
+  return out;
+}
+
+/** The map of found accounts from the rows of `usersByEmailReads` (an address found first wins). */
+export function usersByEmailOf(rows: readonly { email: string; u: UserRow }[][]): UsersByEmail {
+  const m = new Map<string, UserRow>();
+  for (const list of rows) for (const r of list) if (!m.has(r.email)) m.set(r.email, r.u);
+  return m;
+}
+
+/** ONE read round trip (none without e-mails): the visible accounts the e-mails name. */
+export async function usersByEmail(ctx: Ctx, emails: readonly string[]): Promise<UsersByEmail> {
+  const reads = usersByEmailReads(ctx, emails);
+  if (reads.length === 0) return new Map();
+  const rows = await ctx.driver.batch(
+    reads.map((b) => ({ text: b.stmt.text, args: b.args, returnsRows: true })),
+    "read",
+  );
+  return usersByEmailOf(rows.map((rs, i) => reads[i]!.mapAll!(rs)));
+}
+
+const SIGNATURE_HEADERS = new Set(["gpgsig", "gpgsig-sha256"]);
+
+/**
+ * A commit's signature and the payload it signs (the object without its signature header), or
+ * null for an unsigned commit.
+ */
+export async function signedOf(repo: Repository, oid: string, extraHeaders: readonly [string, string][]): Promise<Signed | null> {
+  const sig = extraHeaders.find(([k]) => SIGNATURE_HEADERS.has(k));
+  if (!sig) return null;
+  const o = await repo.reader.read(oid);
+  if (!o) return null;
+  const text = Buffer.from(o.data.buffer, o.data.byteOffset, o.data.byteLength).toString("utf8");
+  const split = text.indexOf("\n\n");
+  const head = text.slice(0, split < 0 ? text.length : split).split("\n");
+  const kept: string[] = [];
+  let skipping = false;
+  for (const line of head) {
+    if (line.startsWith(" ") && skipping) continue;
+    skipping = SIGNATURE_HEADERS.has(line.slice(0, line.indexOf(" ")));
+    if (!skipping) kept.push(line);
+  }
+  return { signature: sig[1], payload: `${kept.join("\n")}${split < 0 ? "" : text.slice(split)}` };
+}
+
+/**
+ * A revision as git's rev-parse reads the forms Gitea's `sha`/`not` values take: what
+ * `Repository.resolve` accepts, optionally followed by `~N` / `^N` / `^` steps to ancestors.
+ * Null when any step does not exist.
+ */
+export async function resolveRevision(repo: Repository, rev: string): Promise<{ oid: string } | null> {
+  const direct = await repo.resolve(rev);
+  if (direct) return direct;
+  const m = /^(.+?)((?:[~^]\d*)+)$/.exec(rev);
+  if (!m) return null;
+  const base = await repo.resolve(m[1]!);
+  if (!base) return null;
+  let oid = base.oid;
+  for (const [, op, num] of m[2]!.matchAll(/([~^])(\d*)/g)) {
+    const n = num === "" ? 1 : Number(num);
+    if (op === "~") {
+      for (let i = 0; i < n; i++) {
+        const p = (await repo.commits.get(oid)).parents[0];
+        if (!p) return null;
+        oid = p;
+      }
+    } else if (n > 0) {
+      const p = (await repo.commits.get(oid)).parents[n - 1];
+      if (!p) return null;
+      oid = p;
+    }
+  }
+  return { oid };
+}
