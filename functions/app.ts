@@ -4,6 +4,7 @@
  * under /api/v1, renders errors as Gitea does, and serves the API documents.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { metered, newMeter, type Driver } from "./db/driver.ts";
 import { credentials } from "./lib/auth.ts";
@@ -27,6 +28,7 @@ import { hooks } from "./routes/hooks.ts";
 import { users } from "./routes/users.ts";
 import { gitHttp } from "./routes/git-http.ts";
 import { templates } from "./routes/templates.ts";
+import { contents } from "./routes/contents.ts";
 import { gitStorage, type ObjectStoreOf } from "./lib/git-storage.ts";
 import { MemoryObjectStore } from "./git/storage/memory-object-store.ts";
 
@@ -41,7 +43,14 @@ export interface AppDeps {
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
-export const routeGroups = [misc, templates, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks];
+export const routeGroups = [misc, templates, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks, contents];
+
+/** The API's request body limit. */
+export const API_BODY_LIMIT = 1024 * 1024;
+
+/** Writes of file contents (base64 in JSON): their own cap, for files up to `[git] MAX_PUSH_SIZE` and at most 16 MiB of body. */
+const CONTENTS_WRITE = /^\/api\/v1\/repos\/[^/]+\/[^/]+\/contents(\/|$)/;
+export const contentsBodyLimit = (settings: Settings) => Math.min(16 * 1024 * 1024, Math.ceil((settings.git.maxPushBytes * 4) / 3) + 64 * 1024);
 
 /** The API sub-app mounted at /api/v1; its OpenAPI registry is the source of both documents. */
 export function createApi() {
@@ -115,7 +124,10 @@ export function createApp(deps: AppDeps) {
   });
   const memoryObjects = new MemoryObjectStore();
   app.use(gitStorage(deps.objects ?? (() => memoryObjects)));
-  app.use("/api/v1/*", bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413) }));
+  const tooLarge = (c: Context<AppEnv>) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413);
+  const apiLimit = bodyLimit({ maxSize: API_BODY_LIMIT, onError: tooLarge });
+  const contentsLimit = bodyLimit({ maxSize: contentsBodyLimit(deps.settings), onError: tooLarge });
+  app.use("/api/v1/*", (c, next) => (c.req.method !== "GET" && CONTENTS_WRITE.test(new URL(c.req.url).pathname) ? contentsLimit : apiLimit)(c, next));
   app.use("/api/v1/*", normalizeRequest());
   app.use("/api/v1/*", credentials());
   app.use("/api/v1/*", conditionalRequests());

@@ -81,6 +81,8 @@ export function conditionalRequests(): MiddlewareHandler {
     const method = c.req.method;
     if (method !== "GET" && method !== "HEAD") return;
     const res = c.res;
+    // A route that tags its own answers (raw files: the blob id) keeps its tag and its caching.
+    if (res.status === 304 || res.headers.has("ETag")) return;
     if (res.status < 200 || res.status > 299) {
       res.headers.set("Cache-Control", CACHE_NONE);
       return;
