@@ -19,7 +19,6 @@ import {
   FileResponseSchema,
   FilesResponseSchema,
   UpdateFileOptionsSchema,
-  type FileOptions,
 } from "../wire/contents.ts";
 
 export const contents = createRouter();
@@ -185,9 +184,6 @@ const repoGetRawFileOrLFS = apiRoute({
 });
 withDeepPath(repoGetRawFileOrLFS, (r) => contents.openapi(r, (async (c: Context<AppEnv>) => serveRaw(c, c.req.param() as never, c.req.query("ref"))) as never));
 
-/** The options every write shares, without the file fields. */
-const optionsOf = (b: FileOptions): FileOptions => b;
-
 const repoChangeFiles = apiRoute({
   method: "post",
   path: "/repos/{owner}/{repo}/contents",
@@ -202,7 +198,7 @@ contents.openapi(repoChangeFiles, async (c) => {
   const p = c.req.valid("param");
   const b = c.req.valid("json");
   const ops: FileOperation[] = b.files.map((f) => ({ operation: f.operation, path: f.path, content: f.content, sha: f.sha, fromPath: f.from_path }));
-  const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, optionsOf(b), ops, "files");
+  const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, b, ops, "files");
   return c.json(out.body as never, 201);
 });
 
@@ -220,7 +216,7 @@ withDeepPath(repoCreateFile, (r) =>
   contents.openapi(r, async (c) => {
     const p = c.req.valid("param");
     const b = c.req.valid("json");
-    const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, optionsOf(b), [{ operation: "create", path: p.filepath, content: b.content }], "file");
+    const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, b, [{ operation: "create", path: p.filepath, content: b.content }], "file");
     return c.json(out.body as never, 201);
   }),
 );
@@ -240,7 +236,7 @@ withDeepPath(repoUpdateFile, (r) =>
     const p = c.req.valid("param");
     const b = c.req.valid("json");
     const op: FileOperation = { operation: b.sha ? "update" : "upload", path: p.filepath, content: b.content, sha: b.sha || undefined, fromPath: b.from_path || undefined };
-    const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, optionsOf(b), [op], "file");
+    const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, b, [op], "file");
     return c.json(out.body as never, out.created ? 201 : 200);
   }),
 );
@@ -259,7 +255,7 @@ withDeepPath(repoDeleteFile, (r) =>
   contents.openapi(r, async (c) => {
     const p = c.req.valid("param");
     const b = c.req.valid("json");
-    const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, optionsOf(b), [{ operation: "delete", path: p.filepath, sha: b.sha }], "delete");
+    const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, b, [{ operation: "delete", path: p.filepath, sha: b.sha }], "delete");
     return c.json(out.body as never, 200);
   }),
 );

@@ -415,8 +415,9 @@ export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string,
   const hasOldBranch = !!git.ref(`refs/heads/${oldBranch}`);
   if (!hasOldBranch && !git.isEmpty) throw new ApiError(404, `branch does not exist [repo_id: ${repo.id} name: ${oldBranch}]`);
   for (const op of ops) {
-    op.path = cleanTreePath(op.path);
-    if (!op.path) throw unprocessable(`path contains a malformed path component [path: ${op.path}]`);
+    const raw = op.path;
+    op.path = cleanTreePath(raw);
+    if (!op.path) throw unprocessable(`path contains a malformed path component [path: ${raw}]`);
     op.fromPath = op.fromPath ? cleanTreePath(op.fromPath) : op.path;
   }
   // force_push is not served: an existing new_branch is refused either way.
