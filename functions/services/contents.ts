@@ -202,10 +202,15 @@ async function submoduleUrl(git: Repository, commit: string, path: string): Prom
 /** One entry as ContentsResponse (file content only when `withContent`). */
 async function entryResponse(git: Repository, urls: RepoUrls, ref: RefCommit, e: PathEntry, last: LastCommit | null | undefined, withContent: boolean) {
   if (e.type === "blob") {
-    const data = await git.readBlob(e.oid);
-    if (e.mode === MODE.symlink) return toContentsResponse(urls, ref, e, { size: data.length, target: new TextDecoder().decode(data.subarray(0, 1024)), last });
-    const content = withContent && data.length <= MAX_BLOB_SIZE ? Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64") : null;
-    return toContentsResponse(urls, ref, e, { size: data.length, content, last });
+    if (e.mode === MODE.symlink) {
+      const data = await git.readBlob(e.oid);
+      return toContentsResponse(urls, ref, e, { size: data.length, target: new TextDecoder().decode(data.subarray(0, 1024)), last });
+    }
+    // Listings need sizes only: read from the pack entry's header, the blob stays unread.
+    const size = (await git.reader.sizeOf(e.oid)) ?? 0;
+    const data = withContent && size <= MAX_BLOB_SIZE ? await git.readBlob(e.oid) : null;
+    const content = data ? Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64") : null;
+    return toContentsResponse(urls, ref, e, { size, content, last });
   }
   if (e.type === "commit") return toContentsResponse(urls, ref, e, { size: 0, submoduleUrl: await submoduleUrl(git, ref.commit, e.path), last });
   return toContentsResponse(urls, ref, e, { size: 0, last });

@@ -80,6 +80,7 @@ for (const target of targets()) {
       expect(list.map((e) => e.type)).toEqual(lsTree.map((l) => typeOf[l[0]!]));
       for (const e of list) {
         expect(e.last_commit_sha, String(e.path)).toBe(await s.gitText(["log", "-1", "--format=%H", "--", String(e.path)], { cwd: src }));
+        if (e.type === "file" || e.type === "symlink") expect(e.size, String(e.path)).toBe(Number(await s.gitText(["cat-file", "-s", String(e.sha)], { cwd: src })));
         expect(e.content).toBeNull();
         expect(e.encoding).toBeNull();
       }

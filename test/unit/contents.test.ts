@@ -63,6 +63,23 @@ describe("last commits", () => {
   });
 });
 
+describe("blob sizes", () => {
+  it("sizeOf names every blob's size without building it, deltas included (git cat-file -s)", async () => {
+    const repo = await Repository.open({ repoId: "1", objects: srv.objects, refs: srv.refs });
+    const blobs = (await s.gitText(["rev-list", "--objects", "--all"], { cwd: src })).split("\n").map((l) => l.slice(0, 40));
+    const sizes = (await s.git(["cat-file", "--batch-check=%(objecttype) %(objectsize)"], { cwd: src, input: `${blobs.join("\n")}\n` })).stdout.toString().trim().split("\n");
+    let checked = 0;
+    for (const [i, oid] of blobs.entries()) {
+      const [type, size] = sizes[i]!.split(" ");
+      if (type !== "blob") continue;
+      expect(await repo.reader.sizeOf(oid), oid).toBe(Number(size));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(50);
+    expect(await repo.reader.sizeOf("0".repeat(40))).toBeNull();
+  });
+});
+
 describe("helpers", () => {
   it("base64 decodes as Go's StdEncoding does, failing at the byte Go names", () => {
     expect(Buffer.from(decodeBase64("AAEC/w==") as Uint8Array)).toEqual(Buffer.from([0, 1, 2, 255]));
