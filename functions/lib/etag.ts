@@ -9,7 +9,8 @@
  *
  * Caching: `Cache-Control: private, no-cache` (a private cache may keep the answer but revalidates it
  * every time), `no-store` on routes that show secrets or personal data (tokens, e-mail addresses,
- * webhooks) and on errors; `Vary: Authorization, Sudo` on every API answer.
+ * webhooks) and on errors; `Vary: Authorization, Sudo` on every API answer. A route that tags its
+ * own answers (raw files: the blob id, Gitea's caching) keeps its tag, its Cache-Control and its 304.
  */
 import { createHash } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
