@@ -4,6 +4,7 @@
  * under /api/v1, renders errors as Gitea does, and serves the API documents.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { metered, newMeter, type Driver } from "./db/driver.ts";
 import { credentials } from "./lib/auth.ts";
@@ -28,6 +29,7 @@ import { hooks } from "./routes/hooks.ts";
 import { users } from "./routes/users.ts";
 import { gitHttp } from "./routes/git-http.ts";
 import { templates } from "./routes/templates.ts";
+import { contents } from "./routes/contents.ts";
 import { gitStorage, type ObjectStoreOf } from "./lib/git-storage.ts";
 import { MemoryObjectStore } from "./git/storage/memory-object-store.ts";
 
@@ -42,7 +44,14 @@ export interface AppDeps {
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
-export const routeGroups = [misc, templates, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks, gitApi];
+export const routeGroups = [misc, templates, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks, gitApi, contents];
+
+/** The API's request body limit. */
+export const API_BODY_LIMIT = 1024 * 1024;
+
+/** Writes of file contents (base64 in JSON): their own cap, for files up to `[git] MAX_PUSH_SIZE` and at most 16 MiB of body. */
+const CONTENTS_WRITE = /^\/api\/v1\/repos\/[^/]+\/[^/]+\/contents(\/|$)/;
+export const contentsBodyLimit = (settings: Settings) => Math.min(16 * 1024 * 1024, Math.ceil((settings.git.maxPushBytes * 4) / 3) + 64 * 1024);
 
 /** The API sub-app mounted at /api/v1; its OpenAPI registry is the source of both documents. */
 export function createApi() {
@@ -116,10 +125,16 @@ export function createApp(deps: AppDeps) {
   });
   const memoryObjects = new MemoryObjectStore();
   app.use(gitStorage(deps.objects ?? (() => memoryObjects)));
-  const limitBody = bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413) });
+  const tooLarge = (c: Context<AppEnv>) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413);
+  const apiLimit = bodyLimit({ maxSize: API_BODY_LIMIT, onError: tooLarge });
+  const contentsLimit = bodyLimit({ maxSize: contentsBodyLimit(deps.settings), onError: tooLarge });
   // No GET or HEAD route reads a body; asking for one would make Node's adapter build a full web
   // Request for every read.
-  app.use("/api/v1/*", (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next)));
+  app.use("/api/v1/*", (c, next) => {
+    const method = c.req.method;
+    if (method === "GET" || method === "HEAD") return next();
+    return (CONTENTS_WRITE.test(c.req.path) ? contentsLimit : apiLimit)(c, next);
+  });
   app.use("/api/v1/*", normalizeRequest());
   app.use("/api/v1/*", credentials());
   app.use("/api/v1/*", conditionalRequests());

@@ -141,6 +141,7 @@ const descriptions: Record<number, string> = {
   409: "APIConflict is a conflict empty response",
   413: "the request body is larger than the instance accepts",
   422: "APIValidationError is error format response related to input validation",
+  423: "APIRepoArchivedError is an error that is raised when an archived repo should be modified",
   500: "APIError is error format response",
   503: "the database did not answer in time or cannot be reached",
 };

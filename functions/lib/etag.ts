@@ -9,7 +9,8 @@
  *
  * Caching: `Cache-Control: private, no-cache` (a private cache may keep the answer but revalidates it
  * every time), `no-store` on routes that show secrets or personal data (tokens, e-mail addresses,
- * webhooks) and on errors; `Vary: Authorization, Sudo` on every API answer.
+ * webhooks) and on errors; `Vary: Authorization, Sudo` on every API answer. A route that tags its
+ * own answers (raw files: the blob id, Gitea's caching) keeps its tag, its Cache-Control and its 304.
  */
 import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
@@ -110,6 +111,8 @@ export function conditionalRequests(): MiddlewareHandler {
     addVary(c.res.headers);
     if (!conditional) return;
     const res = c.res;
+    // A route that tags its own answers (raw files: the blob id) keeps its tag and its caching.
+    if (res.status === 304 || res.headers.has("ETag")) return;
     if (res.status < 200 || res.status > 299) {
       res.headers.set("Cache-Control", CACHE_NONE);
       return;

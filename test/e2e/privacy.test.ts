@@ -537,6 +537,34 @@ const PROBES: Probe[] = [
         })),
     }),
   ),
+  ...(
+    [
+      ["repoGetContentsList", "contents"],
+      ["repoGetContents", "contents/README.md"],
+    ] as const
+  ).map(
+    ([op, suffix]): Probe => ({
+      op,
+      rule: "a hidden repository's contents answer as a missing repository (a visible empty one: 404 naming its default branch)",
+      cases: (w) =>
+        w.repos.map((r) => ({
+          path: `/api/v1/repos/${r.full}/${suffix}`,
+          expect: (c) => (w.reaches(c, r.full) ? { status: 404 } : { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/${suffix}` }),
+        })),
+    }),
+  ),
+  ...(
+    [
+      ["repoGetRawFile", "raw/README.md"],
+      ["repoGetRawFileOrLFS", "media/main/README.md"],
+    ] as const
+  ).map(
+    ([op, suffix]): Probe => ({
+      op,
+      rule: "a raw file of a hidden repository, and of an empty one, answers exactly as one of a missing repository",
+      cases: (w) => w.repos.map((r) => ({ path: `/api/v1/repos/${r.full}/${suffix}`, expect: () => ({ status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/${suffix}` }) })),
+    }),
+  ),
 ];
 
 const OWNER_ONLY = "Must be an organization owner";
@@ -546,6 +574,9 @@ const REPO_ADMIN_ONLY = "user should be an owner or a collaborator with admin wr
 const REPO_OWNER_ONLY = "user should be the owner of the repo";
 const REPO_WRITER_ONLY = "user should have a permission to write to a repo";
 const REPO_READER_ONLY = "user should have specific read permission or be a repo admin or a site admin";
+/** Writes the code unit: site admins, owners, organization owners, write collaborators and members of covering teams with write. */
+const writesCode = (w: World, c: CallerModel, full: string) =>
+  w.writesPulls(c, full) || (c.user !== null && w.teams.some((t) => w.covers(t, w.repo(full)) && t.authorize >= 2 && t.members.has(c.user!)));
 const TEAM_REPO_ADMIN_ONLY = "Must have admin-level access to the repository";
 const NO_CREATE_RIGHT = "Given user is not allowed to create repository in organization.";
 const SELF_OR_ADMIN = "doer should be the site admin or be same as the contextUser";
@@ -927,6 +958,31 @@ const WRITE_PROBES: Probe[] = [
               },
             })),
         ),
+    }),
+  ),
+  ...(
+    [
+      ["repoChangeFiles", "POST", "contents", { files: [{ operation: "create", path: "never.txt", content: "not base64!" }] }],
+      ["repoCreateFile", "POST", "contents/never.txt", { content: "not base64!" }],
+      ["repoUpdateFile", "PUT", "contents/never.txt", { content: "not base64!" }],
+      ["repoDeleteFile", "DELETE", "contents/never.txt", { sha: "0000000000000000000000000000000000000000" }],
+    ] as const
+  ).map(
+    ([op, method, suffix, json]): Probe => ({
+      op,
+      rule: "writing files of a hidden repository answers as a missing one; non-writers of the code get 403",
+      method,
+      json,
+      cases: (w) =>
+        w.repos.map((r) => ({
+          path: `/api/v1/repos/${r.full}/${suffix}`,
+          expect: (c) => {
+            if (!w.reaches(c, r.full)) return { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/${suffix}` };
+            if (!writesCode(w, c, r.full)) return { status: 403, message: REPO_WRITER_ONLY };
+            // Invalid base64 → 422; deleting from an empty repository → 404 (its branch does not exist).
+            return method === "DELETE" ? { status: 404, message: `branch does not exist [name: main]` } : { status: 422, message: "illegal base64 data at input byte 3" };
+          },
+        })),
     }),
   ),
 ];

@@ -26,7 +26,7 @@ function servedRoutes(): [string, string][] {
   const api = createApi();
   return api.routes
     .filter((r) => r.method !== "ALL")
-    // a parameter's pattern (`:branch{.+/.+}`, a name with slashes) is the same documented route
+    // A parameter with a Hono pattern (`:filepath{.+}`, several segments) is the documented `{filepath}`.
     .map((r) => [r.method.toLowerCase(), r.path.replace(/:(\w+)(\{[^}]*\})?/g, "{$1}")] as [string, string])
     .filter(([, p], i, all) => all.findIndex(([m2, p2]) => p2 === p && m2 === all[i][0]) === i);
 }

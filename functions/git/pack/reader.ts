@@ -9,7 +9,7 @@ import { type GitObject, TYPE_NAME } from "../objects/object.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { idxFileName, packFileName, revFileName } from "../storage/object-store.ts";
 import type { PackRecord } from "../storage/ref-store.ts";
-import { applyDelta } from "./delta.ts";
+import { applyDelta, deltaTargetSize } from "./delta.ts";
 import { type EntryHeader, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_TRAILER_SIZE, parseEntryHeader } from "./format.ts";
 import { PackIndex } from "./idx.ts";
 import { compact, inflateExact, inflatePrefix } from "./inflate.ts";
@@ -348,6 +348,22 @@ export class ObjectReader {
       } else return TYPE_NAME[h.type]!;
     }
     throw new GitError("corrupt", "delta chain too long");
+  }
+
+  /**
+   * Size in bytes of `oid` without building it (the contents API lists sizes): a whole entry's
+   * header holds it, a delta's own header names the size it produces. Null when absent.
+   */
+  async sizeOf(oid: string): Promise<number | null> {
+    const loc = this.locate(oid);
+    if (!loc) return null;
+    const cached = this.objects.get(`${loc.pack.record.repoId}/${loc.pack.record.id}@${loc.offset}`);
+    if (cached) return cached.data.length;
+    const head = await this.readPackBytes(loc.pack, loc.offset, Math.min(32, loc.pack.record.size - PACK_TRAILER_SIZE - loc.offset));
+    const h = parseEntryHeader(head, 0);
+    if (!h) throw new GitError("corrupt", "truncated entry header");
+    if (h.type !== OBJ_OFS_DELTA && h.type !== OBJ_REF_DELTA) return h.size;
+    return deltaTargetSize((await this.readEntry(loc.pack, loc.offset)).data);
   }
 
   /** Type of `oid`, or null when absent. */

@@ -1,0 +1,126 @@
+/**
+ * Git content → Gitea's contents JSON (services/repository/files/content.go and file.go): pure,
+ * everything comes in as arguments. URLs follow Gitea's: the API URL of the entry with `?ref=`, the
+ * web `src`/`raw` links with the ref's web path (`branch/…`, `tag/…`, `commit/…`), `git/blobs/`.
+ */
+import type { CommitInfo, PathEntry } from "../git/repo/repository.ts";
+import type { Signature } from "../git/objects/commit.ts";
+
+/** Where the repository lives: its API and web URLs. */
+export interface RepoUrls {
+  api: string;
+  html: string;
+}
+
+/** The revision a request named, as Gitea's RefCommit holds it. */
+export interface RefCommit {
+  /** The `ref` as the caller gave it (or the default branch). */
+  inputRef: string;
+  kind: "branch" | "tag" | "commit";
+  /** Short name of the branch or tag, or the commit id. */
+  name: string;
+  /** The commit the revision resolves to. */
+  commit: string;
+}
+
+/** The last commit that changed an entry. */
+export interface LastCommit {
+  oid: string;
+  author: Signature;
+  committer: Signature;
+}
+
+/** Go's url.PathEscape: everything but unreserved characters and `$&+:=@` is escaped. */
+export const goPathEscape = (s: string) => encodeURIComponent(s).replace(/%(24|26|2B|3A|3D|40)/g, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+
+/** Go's url.QueryEscape: space as `+`. */
+export const goQueryEscape = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%20/g, "+");
+
+/** Gitea's util.PathEscapeSegments. */
+export const pathEscapeSegments = (p: string) => p.split("/").map(goPathEscape).join("/");
+
+/** Gitea's RefName.RefWebLinkPath. */
+export const refWebLinkPath = (r: RefCommit) => `${r.kind}/${r.kind === "commit" ? r.name : pathEscapeSegments(r.name)}`;
+
+export function repoUrls(rootUrl: string, owner: string, name: string): RepoUrls {
+  return { api: `${rootUrl}api/v1/repos/${goPathEscape(owner)}/${goPathEscape(name)}`, html: `${rootUrl}${goPathEscape(owner)}/${goPathEscape(name)}` };
+}
+
+/** Go's time.Time JSON form in the signature's own offset (RFC 3339). */
+export function goTime(s: Signature): string {
+  const m = /^([+-])(\d\d)(\d\d)$/.exec(s.timezone);
+  const offsetMin = m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+  const local = new Date((s.timestamp + offsetMin * 60) * 1000).toISOString().replace(/\.\d{3}Z$/, "");
+  return `${local}${offsetMin === 0 ? "Z" : `${m![1]}${m![2]}:${m![3]}`}`;
+}
+
+/** `time.RFC3339` of the UTC instant. */
+const utcTime = (s: Signature) => new Date(s.timestamp * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/** Gitea's ContentType of a tree entry. */
+export const contentType = (mode: string) => (mode === "40000" ? "dir" : mode === "160000" ? "submodule" : mode === "120000" ? "symlink" : "file");
+
+/** What a ContentsResponse needs besides the entry. */
+export interface EntryExtras {
+  size: number;
+  /** Base64 of the file (files only, when read and not too large). */
+  content?: string | null;
+  /** A symlink's target. */
+  target?: string | null;
+  /** A submodule's URL from `.gitmodules`. */
+  submoduleUrl?: string | null;
+  last?: LastCommit | null;
+}
+
+/** Gitea's getFileContentsByEntryInternal. */
+export function toContentsResponse(urls: RepoUrls, ref: RefCommit, e: PathEntry, x: EntryExtras) {
+  const type = contentType(e.mode);
+  const self = `${urls.api}/contents/${pathEscapeSegments(e.path)}?ref=${goQueryEscape(ref.inputRef)}`;
+  const submodule = type === "submodule";
+  const html = submodule ? null : `${urls.html}/src/${refWebLinkPath(ref)}/${pathEscapeSegments(e.path)}`;
+  const git = submodule ? null : `${urls.api}/git/blobs/${goPathEscape(e.oid)}`;
+  const download = type === "file" || type === "symlink" ? `${urls.html}/raw/${refWebLinkPath(ref)}/${pathEscapeSegments(e.path)}` : null;
+  const file = type === "file" && x.content !== undefined && x.content !== null;
+  const out: Record<string, unknown> = {
+    name: e.name,
+    path: e.path,
+    sha: e.oid,
+  };
+  if (x.last) {
+    out.last_commit_sha = x.last.oid;
+    out.last_committer_date = goTime(x.last.committer);
+    out.last_author_date = goTime(x.last.author);
+  }
+  Object.assign(out, {
+    type,
+    size: x.size,
+    encoding: file ? "base64" : null,
+    content: file ? x.content : null,
+    target: type === "symlink" ? (x.target ?? null) : null,
+    url: self,
+    html_url: html,
+    git_url: git,
+    download_url: download,
+    submodule_git_url: submodule ? (x.submoduleUrl ?? null) : null,
+    _links: submodule ? { self } : { self, git, html },
+  });
+  return out as { name: string; path: string; sha: string; type: string; size: number } & Record<string, unknown>;
+}
+
+/** Gitea's GetFileCommitResponse. */
+export function toFileCommitResponse(urls: RepoUrls, c: CommitInfo) {
+  const who = (s: Signature) => ({ name: s.name, email: s.email, date: utcTime(s) });
+  return {
+    url: `${urls.api}/git/commits/${c.oid}`,
+    sha: c.oid,
+    html_url: `${urls.html}/commit/${c.oid}`,
+    author: who(c.author),
+    committer: who(c.committer),
+    parents: c.parents.map((p) => ({ url: `${urls.api}/git/commits/${p}`, sha: p })),
+    message: c.message,
+    tree: { url: `${urls.api}/git/trees/${c.tree}`, sha: c.tree },
+  };
+}
+
+/** Gitea's verification of an unsigned commit (commits made here are never signed). */
+export const UNSIGNED_VERIFICATION = { verified: false, reason: "gpg.error.not_signed_commit", signature: "", signer: null, payload: "" } as const;

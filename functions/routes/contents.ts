@@ -1,0 +1,261 @@
+/**
+ * File contents of a repository (Gitea routers/api/v1/repo/file.go): read an entry or a directory,
+ * the raw bytes of a file, and create / update / delete files, each write one commit.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { apiRoute, createRouter, ctxOf, type AppEnv } from "../lib/context.ts";
+import { errorResponses } from "../lib/errors.ts";
+import { objectsOf } from "../lib/git-storage.ts";
+import { jsonBody, jsonResponse, pathParam } from "../lib/openapi.ts";
+import { textParam } from "../lib/query.ts";
+import { changeFiles, getContents, getRawFile, type FileOperation } from "../services/contents.ts";
+import {
+  ChangeFilesOptionsSchema,
+  ContentsResponseSchema,
+  CreateFileOptionsSchema,
+  DeleteFileOptionsSchema,
+  FileDeleteResponseSchema,
+  FileResponseSchema,
+  FilesResponseSchema,
+  UpdateFileOptionsSchema,
+} from "../wire/contents.ts";
+
+export const contents = createRouter();
+
+const ownerRepo = { owner: pathParam("owner", "owner of the repo"), repo: pathParam("repo", "name of the repo") };
+const withPath = (description: string) => z.object({ ...ownerRepo, filepath: pathParam("filepath", description) });
+const refQuery = z.object({ ref: textParam("ref", "The name of the commit/branch/tag. Default to the repository’s default branch.") });
+const read = { scopes: ["repository"] } as const;
+const write = { scopes: ["repository"], signIn: true } as const;
+const WRITE_ERRORS = errorResponses(403, 404, 409, 413, 422, 423);
+
+/**
+ * Registers a route whose `{filepath}` spans several path segments: the documented route, and the
+ * same handler (hidden from the document) under Hono's `{.+}` pattern for deeper paths.
+ */
+function withDeepPath<R extends { path: string }>(route: R, register: (r: R) => void) {
+  register(route);
+  register({ ...route, path: route.path.replace("{filepath}", "{filepath{.+}}"), hide: true } as R);
+}
+
+const repoGetContentsList = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/contents",
+  operationId: "repoGetContentsList",
+  tags: ["repository"],
+  summary: "Gets the metadata of all the entries of the root dir.",
+  auth: read,
+  request: { params: z.object(ownerRepo), query: refQuery },
+  responses: { 200: jsonResponse(z.array(ContentsResponseSchema), "ContentsListResponse"), ...errorResponses(403, 404) },
+});
+contents.openapi(repoGetContentsList, async (c) => {
+  const p = c.req.valid("param");
+  return c.json((await getContents(ctxOf(c), objectsOf(c), p.owner, p.repo, "", c.req.valid("query").ref)) as never, 200);
+});
+
+const repoGetContents = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/contents/{filepath}",
+  operationId: "repoGetContents",
+  tags: ["repository"],
+  summary: "Gets the metadata and contents (if a file) of an entry in a repository, or a list of entries if a dir.",
+  auth: read,
+  request: { params: withPath("path of the dir, file, symlink or submodule in the repo"), query: refQuery },
+  responses: { 200: jsonResponse(z.union([ContentsResponseSchema, z.array(ContentsResponseSchema)]), "ContentsResponse"), ...errorResponses(403, 404) },
+});
+withDeepPath(repoGetContents, (r) =>
+  contents.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    return c.json((await getContents(ctxOf(c), objectsOf(c), p.owner, p.repo, p.filepath, c.req.valid("query").ref)) as never, 200);
+  }),
+);
+
+/** Gitea's StaticCacheTime (6 h), the max-age of served files in production. */
+const STATIC_CACHE_SECONDS = 6 * 60 * 60;
+
+/** Gitea's typesniffer + ServeUserContentByReader: the Content-Type of served bytes. */
+export function sniffContentType(data: Uint8Array): string {
+  const head = data.subarray(0, 1024);
+  const starts = (sig: number[], at = 0) => sig.every((b, i) => head[at + i] === b);
+  const ascii = (s: string, at = 0) => starts([...s].map((ch) => ch.charCodeAt(0)), at);
+  if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png";
+  if (starts([0xff, 0xd8, 0xff])) return "image/jpeg";
+  if (ascii("GIF87a") || ascii("GIF89a")) return "image/gif";
+  if (ascii("RIFF") && ascii("WEBP", 8)) return "image/webp";
+  if (ascii("BM")) return "image/bmp";
+  if (starts([0x00, 0x00, 0x01, 0x00])) return "image/x-icon";
+  if (ascii("%PDF-")) return "application/pdf";
+  if (ascii("OggS")) return "application/ogg";
+  if (ascii("ID3")) return "audio/mpeg";
+  if (ascii("RIFF") && ascii("WAVE", 8)) return "audio/wave";
+  if (ascii("ftyp", 4)) return "video/mp4";
+  if (starts([0x1a, 0x45, 0xdf, 0xa3])) return "video/webm";
+  if (starts([0xfe, 0xff])) return "text/plain; charset=utf-16be";
+  if (starts([0xff, 0xfe])) return "text/plain; charset=utf-16le";
+  // http.DetectContentType: a byte no text holds makes it binary.
+  for (const b of head.subarray(0, 512)) if (b <= 0x08 || b === 0x0b || (b >= 0x0e && b <= 0x1a) || (b >= 0x1c && b <= 0x1f)) return "application/octet-stream";
+  if (/^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(new TextDecoder().decode(head))) return "image/svg+xml";
+  // Text is never served as HTML; its charset as detected (UTF-8 when it decodes as such).
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(data.length > 4096 ? data.subarray(0, 4096) : data);
+    return "text/plain; charset=utf-8";
+  } catch {
+    // A multi-byte character cut at the sample's end is still UTF-8.
+    return data.length > 4096 && isUtf8Prefix(data.subarray(0, 4096)) ? "text/plain; charset=utf-8" : "text/plain; charset=iso-8859-1";
+  }
+}
+
+function isUtf8Prefix(b: Uint8Array): boolean {
+  for (let cut = 1; cut <= 3; cut++) {
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(b.subarray(0, b.length - cut));
+      return true;
+    } catch {}
+  }
+  return false;
+}
+
+/** Go's mime.FormatMediaType for `inline; filename=…` (Gitea's EncodeContentDisposition). */
+export function contentDisposition(name: string): string {
+  const safe = [...name].map((ch) => ((ch < " " || ch > "~") && ch !== "\t" ? "_" : ch)).join("");
+  const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(safe);
+  const plain = `inline; filename=${token ? safe : `"${safe.replace(/(["\\])/g, "\\$1")}"`}`;
+  if (safe === name) return plain;
+  const encoded = [...new TextEncoder().encode(name)].map((b) => (/[!#$&+\-.^_`|~0-9A-Za-z]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`)).join("");
+  return `${plain}; filename*=utf-8''${encoded}`;
+}
+
+/** The raw answer with Gitea's ServeBlob headers (sandboxing CSP, nosniff, inline disposition, caching). */
+async function serveRaw(c: Context<AppEnv>, p: { owner: string; repo: string; filepath: string }, ref: string | undefined) {
+  const ctx = ctxOf(c);
+  const blob = await getRawFile(ctx, objectsOf(c), p.owner, p.repo, p.filepath, ref, c.req.header("If-None-Match"));
+  const headers: Record<string, string> = {
+    ETag: `"${blob.oid}"`,
+    "X-Gitea-Object-Type": blob.objectType,
+    "Cache-Control":
+      ctx.settings.runMode === "prod"
+        ? `${blob.isPublic ? "public" : "private"}, max-age=${STATIC_CACHE_SECONDS}, no-transform`
+        : `max-age=0, ${blob.isPublic ? "public" : "private"}, must-revalidate, no-transform`,
+  };
+  if (blob.lastModified) headers["Last-Modified"] = blob.lastModified.toUTCString();
+  if (!blob.data) return c.body(null, 304, headers);
+  const type = sniffContentType(blob.data);
+  Object.assign(headers, {
+    "Content-Type": type,
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": type === "application/pdf" ? "default-src 'none'; style-src 'unsafe-inline'" : "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+    "Content-Disposition": contentDisposition(blob.name),
+    "Access-Control-Expose-Headers": "Content-Disposition",
+    "Content-Length": String(blob.data.length),
+  });
+  return c.body(blob.data as Uint8Array<ArrayBuffer>, 200, headers);
+}
+
+const rawResponses = {
+  200: { description: "Returns raw file content.", content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } } },
+  304: { description: "the file is unchanged (If-None-Match matched its ETag)" },
+  ...errorResponses(403, 404),
+};
+const rawPath = 'path of the file to get, it should be "{ref}/{filepath}". If there is no ref could be inferred, it will be treated as the default branch';
+const rawRef = z.object({ ref: textParam("ref", "The name of the commit/branch/tag. Default to the repository’s default branch") });
+
+const repoGetRawFile = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/raw/{filepath}",
+  operationId: "repoGetRawFile",
+  tags: ["repository"],
+  summary: "Get a file from a repository",
+  auth: read,
+  request: { params: withPath(rawPath), query: rawRef },
+  responses: rawResponses,
+});
+withDeepPath(repoGetRawFile, (r) => contents.openapi(r, (async (c: Context<AppEnv>) => serveRaw(c, c.req.param() as never, c.req.query("ref"))) as never));
+
+const repoGetRawFileOrLFS = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/media/{filepath}",
+  operationId: "repoGetRawFileOrLFS",
+  tags: ["repository"],
+  summary: "Get a file or it's LFS object from a repository",
+  auth: read,
+  request: { params: withPath(rawPath), query: rawRef },
+  responses: rawResponses,
+});
+withDeepPath(repoGetRawFileOrLFS, (r) => contents.openapi(r, (async (c: Context<AppEnv>) => serveRaw(c, c.req.param() as never, c.req.query("ref"))) as never));
+
+const repoChangeFiles = apiRoute({
+  method: "post",
+  path: "/repos/{owner}/{repo}/contents",
+  operationId: "repoChangeFiles",
+  tags: ["repository"],
+  summary: "Modify multiple files in a repository",
+  auth: write,
+  request: { params: z.object(ownerRepo), ...jsonBody(ChangeFilesOptionsSchema) },
+  responses: { 201: jsonResponse(FilesResponseSchema, "FilesResponse"), ...WRITE_ERRORS },
+});
+contents.openapi(repoChangeFiles, async (c) => {
+  const p = c.req.valid("param");
+  const b = c.req.valid("json");
+  const ops: FileOperation[] = b.files.map((f) => ({ operation: f.operation, path: f.path, content: f.content, sha: f.sha, fromPath: f.from_path }));
+  const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, b, ops, "files");
+  return c.json(out.body as never, 201);
+});
+
+const repoCreateFile = apiRoute({
+  method: "post",
+  path: "/repos/{owner}/{repo}/contents/{filepath}",
+  operationId: "repoCreateFile",
+  tags: ["repository"],
+  summary: "Create a file in a repository",
+  auth: write,
+  request: { params: withPath("path of the file to create"), ...jsonBody(CreateFileOptionsSchema) },
+  responses: { 201: jsonResponse(FileResponseSchema, "FileResponse"), ...WRITE_ERRORS },
+});
+withDeepPath(repoCreateFile, (r) =>
+  contents.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    const b = c.req.valid("json");
+    const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, b, [{ operation: "create", path: p.filepath, content: b.content }], "file");
+    return c.json(out.body as never, 201);
+  }),
+);
+
+const repoUpdateFile = apiRoute({
+  method: "put",
+  path: "/repos/{owner}/{repo}/contents/{filepath}",
+  operationId: "repoUpdateFile",
+  tags: ["repository"],
+  summary: "Update a file in a repository if SHA is set, or create the file if SHA is not set",
+  auth: write,
+  request: { params: withPath("path of the file to update"), ...jsonBody(UpdateFileOptionsSchema) },
+  responses: { 200: jsonResponse(FileResponseSchema, "FileResponse"), 201: jsonResponse(FileResponseSchema, "FileResponse"), ...WRITE_ERRORS },
+});
+withDeepPath(repoUpdateFile, (r) =>
+  contents.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    const b = c.req.valid("json");
+    const op: FileOperation = { operation: b.sha ? "update" : "upload", path: p.filepath, content: b.content, sha: b.sha || undefined, fromPath: b.from_path || undefined };
+    const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, b, [op], "file");
+    return c.json(out.body as never, out.created ? 201 : 200);
+  }),
+);
+
+const repoDeleteFile = apiRoute({
+  method: "delete",
+  path: "/repos/{owner}/{repo}/contents/{filepath}",
+  operationId: "repoDeleteFile",
+  tags: ["repository"],
+  summary: "Delete a file in a repository",
+  auth: write,
+  request: { params: withPath("path of the file to delete"), ...jsonBody(DeleteFileOptionsSchema) },
+  responses: { 200: jsonResponse(FileDeleteResponseSchema, "FileDeleteResponse"), ...WRITE_ERRORS },
+});
+withDeepPath(repoDeleteFile, (r) =>
+  contents.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    const b = c.req.valid("json");
+    const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, b, [{ operation: "delete", path: p.filepath, sha: b.sha }], "delete");
+    return c.json(out.body as never, 200);
+  }),
+);

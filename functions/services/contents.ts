@@ -1,0 +1,529 @@
+/**
+ * File contents through the API (Gitea routers/api/v1/repo/file.go, services/repository/files):
+ * reading an entry or a directory at a ref, the raw bytes of a file, and writing files — each
+ * write ONE commit through the git engine's createCommit, the branch moved by the RefStore's
+ * compare-and-swap in the same write batch as the repository row and the activity rows.
+ *
+ * Round trips: a read is ONE (caller, repository, permission, refs and pack catalog in one batch);
+ * a write is TWO (that read, then the commit batch). Objects come from the object store.
+ */
+import { asc, eq } from "drizzle-orm";
+import { gitPack, gitRef } from "../db/schema.ts";
+import { LibsqlRefStore } from "../db/queries/git-refs.ts";
+import { pushEventRows } from "../events/push.ts";
+import { GitError } from "../git/errors.ts";
+import type { Signature } from "../git/objects/commit.ts";
+import { MODE } from "../git/objects/tree.ts";
+import { createCommit, type FileChange } from "../git/repo/commit.ts";
+import { Repository, type PathEntry } from "../git/repo/repository.ts";
+import type { ObjectStore } from "../git/storage/object-store.ts";
+import type { RefStore, RepoState } from "../git/storage/ref-store.ts";
+import { DateQueue } from "../git/walk.ts";
+import type { Caller } from "../lib/auth.ts";
+import type { Ctx } from "../lib/context.ts";
+import { ApiError, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
+import { canRead, canWrite, isRepoAdmin, UNIT } from "../lib/permissions.ts";
+import { toContentsResponse, toFileCommitResponse, repoUrls, UNSIGNED_VERIFICATION, type LastCommit, type RefCommit, type RepoUrls } from "../convert/contents.ts";
+import type { FileOptions } from "../wire/contents.ts";
+import { assignRepo, repoIdByPath } from "./repos.ts";
+
+/** Files larger than this come without `content` (Gitea's `[api] DEFAULT_MAX_BLOB_SIZE`, 10 MiB). */
+export const MAX_BLOB_SIZE = 10 * 1024 * 1024;
+
+/**
+ * How many commits the last-commit walk reads at most (per request). History beyond it is not
+ * searched: an entry whose last change lies further back comes without `last_commit_sha`.
+ */
+export const LAST_COMMIT_WALK = 5000;
+
+// ---- opening a repository's git data in the request's read batch ----
+
+/** The refs and the pack catalog of {owner}/{repo}, read in the assignment's batch. */
+const gitStateReads = (ctx: Ctx, owner: string, name: string) =>
+  [
+    ctx.db.select({ name: gitRef.name, oid: gitRef.oid, peeled: gitRef.peeled }).from(gitRef).where(eq(gitRef.repoId, repoIdByPath(owner, name))).orderBy(asc(gitRef.name)),
+    ctx.db
+      .select({ id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
+      .from(gitPack)
+      .where(eq(gitPack.catalogRepoId, repoIdByPath(owner, name)))
+      .orderBy(asc(gitPack.seq)),
+  ] as const;
+
+type RefRow = { name: string; oid: string; peeled: string | null };
+type PackRow = { id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
+
+/** ONE round trip: the assignment (caller, repository, permission) and the repository's git state. */
+async function openRepo(ctx: Ctx, owner: string, name: string) {
+  const a = await assignRepo(ctx, owner, name, gitStateReads(ctx, owner, name));
+  const [refRows, packRows] = a.rows as unknown as [RefRow[], PackRow[]];
+  const repo = a.facts.repo;
+  const state: RepoState = {
+    head: repo.defaultBranch ? `refs/heads/${repo.defaultBranch}` : null,
+    refs: refRows.map((r) => ({ name: r.name, oid: r.oid, peeled: r.peeled })),
+    packs: packRows.map((p) => ({ ...p, repoId: String(p.repoId) })),
+  };
+  return { a, state };
+}
+
+/** reqRepoReader(code): a caller who sees the repository but not its code is refused. */
+function reqCodeReader(a: Awaited<ReturnType<typeof openRepo>>["a"]) {
+  if (!canRead(a.perm, UNIT.code) && !isRepoAdmin(a.perm) && !a.caller?.isAdmin) {
+    throw forbidden("user should have specific read permission or be a repo admin or a site admin");
+  }
+}
+
+/** A 404 in Gitea's APIErrorNotFound shape with its own message and `errors`. */
+const notFoundWith = (ctx: Ctx, message: string, errors: string[]) => new ApiError(404, message, { body: { message, url: `${ctx.rootUrl}api/swagger`, errors } });
+
+/** git.ErrNotExist's text. */
+const objectNotExist = (id: string, relPath: string) => `object does not exist [id: ${id}, rel_path: ${relPath}]`;
+
+// ---- paths ----
+
+/**
+ * A tree path as Gitea's CleanGitTreePath takes it (slashes trimmed, empty components dropped),
+ * except that `.` and `..` are refused instead of resolved; `.git` components and NUL are refused
+ * as Gitea does (ErrFilenameInvalid → 422).
+ */
+export function cleanTreePath(path: string): string {
+  const parts = path.split("/").filter((p) => p !== "");
+  for (const p of parts) {
+    if (p === "." || p === ".." || p.includes("\0") || p.toLowerCase() === ".git") throw unprocessable(`path contains a malformed path component [path: ${path}]`);
+  }
+  return parts.join("/");
+}
+
+// ---- refs ----
+
+/** Gitea's ResolveRefCommit: a full branch or tag ref, a branch, a tag, or a full commit id. */
+async function resolveRefCommit(git: Repository, input: string): Promise<RefCommit | null> {
+  let kind: RefCommit["kind"] | null = null;
+  let short = input;
+  let full = "";
+  if (input.startsWith("refs/heads/") && git.ref(input)) [kind, short, full] = ["branch", input.slice(11), input];
+  else if (input.startsWith("refs/tags/") && git.ref(input)) [kind, short, full] = ["tag", input.slice(10), input];
+  else if (!input.startsWith("refs/") && git.ref(`refs/heads/${input}`)) [kind, full] = ["branch", `refs/heads/${input}`];
+  else if (!input.startsWith("refs/") && git.ref(`refs/tags/${input}`)) [kind, full] = ["tag", `refs/tags/${input}`];
+  else if (/^[0-9a-f]{40}$/.test(input)) [kind, full] = ["commit", input];
+  if (!kind) return null;
+  const r = await git.resolve(full);
+  if (!r) return null;
+  return { inputRef: input, kind, name: short, commit: r.oid };
+}
+
+// ---- the last commit of entries ----
+
+/**
+ * `git log -1 -- <dir>/<name>` for every name at once (git's default history simplification: a
+ * commit TREESAME to a parent at the path hands the path to that parent alone; the first commit that
+ * differs from every parent, or a root commit holding the path, is its last commit). Reads at most
+ * LAST_COMMIT_WALK commits; names not resolved by then are absent from the answer.
+ */
+export async function lastCommits(git: Repository, from: string, dir: string, names: readonly string[]): Promise<Map<string, LastCommit>> {
+  const out = new Map<string, LastCommit>();
+  const dirParts = dir ? dir.split("/") : [];
+  const entriesOf = new Map<string, Map<string, string>>();
+  /** The directory's entries (`mode oid` by name) in a commit; empty when it does not exist there. */
+  const dirEntries = async (commit: string): Promise<Map<string, string>> => {
+    const hit = entriesOf.get(commit);
+    if (hit) return hit;
+    let tree: string | null = (await git.commits.get(commit)).tree;
+    for (const part of dirParts) {
+      const e: { mode: string; oid: string } | undefined = (await git.readTree(tree)).find((x) => x.name === part);
+      tree = e && e.mode === MODE.tree ? e.oid : null;
+      if (!tree) break;
+    }
+    const m = new Map<string, string>();
+    if (tree) for (const e of await git.readTree(tree)) m.set(e.name, `${e.mode} ${e.oid}`);
+    entriesOf.set(commit, m);
+    return m;
+  };
+  const pending = new Map<string, Set<string>>([[from, new Set(names)]]);
+  const queue = new DateQueue();
+  queue.push(from, (await git.commits.get(from)).time);
+  let left = names.length;
+  let walked = 0;
+  while (queue.length > 0 && left > 0 && walked++ < LAST_COMMIT_WALK) {
+    const { oid } = queue.pop()!;
+    const wanted = pending.get(oid);
+    pending.delete(oid);
+    if (!wanted) continue;
+    const c = await git.commits.get(oid);
+    const mine = await dirEntries(oid);
+    const parents = await Promise.all(c.parents.map((p) => dirEntries(p)));
+    const handed = c.parents.map(() => new Set<string>());
+    const resolved: string[] = [];
+    for (const name of wanted) {
+      const key = mine.get(name) ?? null;
+      const same = parents.findIndex((p) => (p.get(name) ?? null) === key);
+      if (same >= 0) handed[same]!.add(name);
+      else if (key !== null) resolved.push(name);
+    }
+    if (resolved.length) {
+      const info = await git.readCommit(oid);
+      for (const name of resolved) out.set(name, { oid, author: info.author, committer: info.committer });
+      left -= resolved.length;
+    }
+    for (const [i, p] of c.parents.entries()) {
+      if (handed[i]!.size === 0) continue;
+      const set = pending.get(p);
+      if (set) for (const n of handed[i]!) set.add(n);
+      else {
+        pending.set(p, handed[i]!);
+        queue.push(p, (await git.commits.get(p)).time);
+      }
+    }
+  }
+  return out;
+}
+
+const dirOf = (path: string) => (path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "");
+
+/** The URL of a submodule at `path` from the commit's `.gitmodules` (Gitea's GetSubModule). */
+async function submoduleUrl(git: Repository, commit: string, path: string): Promise<string | null> {
+  const e = await git.entryAt(commit, ".gitmodules");
+  if (!e || e.type !== "blob") return null;
+  const text = new TextDecoder().decode(await git.readBlob(e.oid));
+  let cur: { path?: string; url?: string } | null = null;
+  const found: { path?: string; url?: string }[] = [];
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line.startsWith("[")) {
+      cur = /^\[submodule\s+"[^"]*"\]$/.test(line) ? {} : null;
+      if (cur) found.push(cur);
+      continue;
+    }
+    const m = /^(\w+)\s*=\s*(.*)$/.exec(line);
+    if (cur && m) (cur as Record<string, string>)[m[1]!.toLowerCase()] = m[2]!;
+  }
+  return found.find((s) => s.path === path)?.url || null;
+}
+
+/** One entry as ContentsResponse (file content only when `withContent`). */
+async function entryResponse(git: Repository, urls: RepoUrls, ref: RefCommit, e: PathEntry, last: LastCommit | null | undefined, withContent: boolean) {
+  if (e.type === "blob") {
+    if (e.mode === MODE.symlink) {
+      const data = await git.readBlob(e.oid);
+      return toContentsResponse(urls, ref, e, { size: data.length, target: new TextDecoder().decode(data.subarray(0, 1024)), last });
+    }
+    // Listings need sizes only: read from the pack entry's header, the blob stays unread.
+    const size = (await git.reader.sizeOf(e.oid)) ?? 0;
+    const data = withContent && size <= MAX_BLOB_SIZE ? await git.readBlob(e.oid) : null;
+    const content = data ? Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64") : null;
+    return toContentsResponse(urls, ref, e, { size, content, last });
+  }
+  if (e.type === "commit") return toContentsResponse(urls, ref, e, { size: 0, submoduleUrl: await submoduleUrl(git, ref.commit, e.path), last });
+  return toContentsResponse(urls, ref, e, { size: 0, last });
+}
+
+// ---- reading ----
+
+/** Opens the repository's git data for a code read (1 round trip). */
+async function openForRead(ctx: Ctx, objects: ObjectStore, owner: string, name: string) {
+  const { a, state } = await openRepo(ctx, owner, name);
+  reqCodeReader(a);
+  const git = await Repository.open({ repoId: String(a.facts.repo.id), objects, state });
+  return { a, git, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, a.facts.repo.name) };
+}
+
+/**
+ * GET …/contents[/{filepath}] (repoGetContents, repoGetContentsList): a file, symlink or submodule
+ * as one ContentsResponse (a file with its base64 content), a directory as the list of its entries
+ * without content; every entry with its last commit.
+ */
+export async function getContents(ctx: Ctx, objects: ObjectStore, owner: string, name: string, rawPath: string, refParam: string | undefined) {
+  const { a, git, urls } = await openForRead(ctx, objects, owner, name);
+  const path = cleanTreePath(rawPath);
+  const input = refParam?.trim() || a.facts.repo.defaultBranch;
+  const ref = await resolveRefCommit(git, input);
+  if (!ref) throw notFoundWith(ctx, NOT_FOUND_MESSAGE, [objectNotExist(input, "")]);
+  const entry = await git.entryAt(ref.commit, path);
+  if (!entry) throw notFoundWith(ctx, "GetContentsOrList", [objectNotExist("", path)]);
+  if (entry.type !== "tree") {
+    const last = await lastCommits(git, ref.commit, dirOf(path), [entry.name]);
+    return entryResponse(git, urls, ref, entry, last.get(entry.name), true);
+  }
+  const list = (await git.listDir(ref.commit, path))!;
+  const last = await lastCommits(git, ref.commit, path, list.map((e) => e.name));
+  const out = [];
+  for (const e of list) out.push(await entryResponse(git, urls, ref, e, last.get(e.name), false));
+  return out;
+}
+
+/** What the raw route serves. */
+export interface RawBlob {
+  name: string;
+  oid: string;
+  objectType: "file" | "symlink";
+  lastModified: Date | null;
+  /** The repository is public and its owner too (Gitea's public cache). */
+  isPublic: boolean;
+  /** The bytes, read only when the caller does not hold them already (`null` on a matching ETag). */
+  data: Uint8Array | null;
+}
+
+/**
+ * GET …/raw/{filepath} and …/media/{filepath} (Gitea's RepoRefForAPI + GetRawFile): the ref is the
+ * `ref` query parameter or the leading segments of the path (the shortest prefix naming a branch,
+ * then a tag, then a full commit id); otherwise the default branch with the whole path, as Gitea's
+ * getRefNameLegacy. `etag` (If-None-Match) lets the bytes stay unread when they match.
+ */
+export async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, name: string, reqPath: string, refParam: string | undefined, ifNoneMatch?: string | null): Promise<RawBlob> {
+  const { state, a } = await openRepo(ctx, owner, name);
+  reqCodeReader(a);
+  if (!state.refs.some((r) => r.name.startsWith("refs/heads/"))) throw notFound();
+  const git = await Repository.open({ repoId: String(a.facts.repo.id), objects, state });
+  const extra = refParam?.trim() ?? "";
+  const parts = [...extra.split("/"), ...reqPath.split("/")].filter((p) => p !== "");
+  let commit: string | null = null;
+  let treePath = reqPath;
+  const prefixRef = async (prefix: "refs/heads/" | "refs/tags/") => {
+    for (let i = 1; i <= parts.length; i++) {
+      if (git.ref(`${prefix}${parts.slice(0, i).join("/")}`)) {
+        treePath = parts.slice(i).join("/");
+        return (await git.resolve(`${prefix}${parts.slice(0, i).join("/")}`))?.oid ?? null;
+      }
+    }
+    return undefined;
+  };
+  let found = await prefixRef("refs/heads/");
+  if (found === undefined) found = await prefixRef("refs/tags/");
+  if (found === undefined && parts[0] && /^[0-9a-f]{40}$/.test(parts[0])) {
+    treePath = parts.slice(1).join("/");
+    found = (await git.resolve(parts[0]))?.oid ?? null;
+  }
+  if (found === undefined) found = (await git.resolve(`refs/heads/${a.facts.repo.defaultBranch}`))?.oid ?? null;
+  commit = found;
+  if (!commit) throw notFoundWith(ctx, "unable to find a git ref", []);
+  const path = cleanTreePath(treePath);
+  const entry = await git.entryAt(commit, path);
+  if (!entry) throw notFound();
+  if (entry.type !== "blob") throw notFoundWith(ctx, "getBlobForEntry", []);
+  const last = (await lastCommits(git, commit, dirOf(path), [entry.name])).get(entry.name);
+  const repo = a.facts.repo;
+  const matches = !!ifNoneMatch && (ifNoneMatch.trim() === "*" || [...ifNoneMatch.matchAll(/(?:W\/)?("[^"]*")/g)].some((m) => m[1] === `"${entry.oid}"`));
+  return {
+    name: entry.name,
+    oid: entry.oid,
+    objectType: entry.mode === MODE.symlink ? "symlink" : "file",
+    lastModified: last ? new Date(last.committer.timestamp * 1000) : null,
+    isPublic: !repo.isPrivate && a.facts.owner.visibility === 0,
+    data: matches ? null : await git.readBlob(entry.oid),
+  };
+}
+
+// ---- writing ----
+
+/** One file operation of a change (Gitea's ChangeRepoFile). */
+export interface FileOperation {
+  operation: "create" | "update" | "upload" | "rename" | "delete";
+  path: string;
+  /** Base64, as the API takes it. */
+  content?: string;
+  sha?: string;
+  fromPath?: string;
+}
+
+/** Go's base64.StdEncoding.DecodeString (CR and LF ignored): the bytes, or its error text. */
+export function decodeBase64(s: string): Uint8Array | string {
+  const clean = s.replace(/[\r\n]/g, "");
+  const bad = /[^A-Za-z0-9+/=]/.exec(clean);
+  const pad = clean.indexOf("=");
+  if (bad && (pad < 0 || bad.index < pad)) return `illegal base64 data at input byte ${bad.index}`;
+  if (pad >= 0) {
+    const tail = clean.slice(pad);
+    if (!/^={1,2}$/.test(tail) || clean.length % 4 !== 0 || (tail.length === 2 && clean.length % 4 !== 0)) return `illegal base64 data at input byte ${pad}`;
+  } else if (clean.length % 4 !== 0) return `illegal base64 data at input byte ${clean.length - (clean.length % 4)}`;
+  return new Uint8Array(Buffer.from(clean, "base64"));
+}
+
+/** Gitea's default commit message (`repo.editor.add/update/delete`). */
+function defaultMessage(ops: FileOperation[]): string {
+  const of = (kinds: string[]) => ops.filter((o) => kinds.includes(o.operation)).map((o) => o.path);
+  const lines: string[] = [];
+  const created = of(["create"]);
+  const updated = of(["update", "upload", "rename"]);
+  const deleted = of(["delete"]);
+  if (created.length) lines.push(`Add ${created.join(", ")}`);
+  if (updated.length) lines.push(`Update ${updated.join(", ")}`);
+  if (deleted.length) lines.push(`Delete ${deleted.join(", ")}`);
+  return lines.join("\n");
+}
+
+/** A Go time.Time from RFC 3339 as a git signature time (seconds and the written offset). */
+function signatureTime(iso: string | undefined, now: Date): { timestamp: number; timezone: string } {
+  if (!iso) return { timestamp: Math.floor(now.getTime() / 1000), timezone: "+0000" };
+  const ms = Date.parse(iso);
+  const m = /([+-])(\d\d):?(\d\d)$/.exec(iso);
+  if (Number.isNaN(ms)) throw unprocessable(`[Dates]: parsing time ${JSON.stringify(iso)} as RFC 3339 failed`);
+  return { timestamp: Math.floor(ms / 1000), timezone: m ? `${m[1]}${m[2]}${m[3]}` : "+0000" };
+}
+
+/** The doer as git author (Gitea's NewGitSig: full name or login; e-mail or its no-reply address). */
+function doerIdentity(ctx: Ctx, caller: Caller): { name: string; email: string } {
+  const u = caller.row;
+  const noReply = ctx.settings.service.noReplyAddress ?? `noreply.${new URL(ctx.rootUrl).hostname}`;
+  return { name: u.fullName.trim() || u.name, email: u.keepEmailPrivate || !u.email ? `${u.lowerName}@${noReply}` : u.email };
+}
+
+const given = (i: { name?: string; email?: string } | undefined) => (i?.name && i.email ? { name: i.name, email: i.email } : null);
+
+/** A RefStore whose first read is answered from a state already read (no extra round trip). */
+function prefetched(store: RefStore, repoId: string, state: RepoState): RefStore {
+  let first: RepoState | null = state;
+  return {
+    read: async (id) => {
+      if (id === repoId && first) {
+        const s = first;
+        first = null;
+        return s;
+      }
+      return store.read(id);
+    },
+    commit: (id, tx) => store.commit(id, tx),
+  };
+}
+
+/** Which answer a change gives: one file (create/update), a deleted file, or every file (ChangeFiles). */
+export type ChangeKind = "file" | "delete" | "files";
+
+/**
+ * Gitea's ChangeRepoFiles through the API: the route guards (code reader, editor enabled, code
+ * writer), Gitea's checks against the base commit with its messages, then ONE commit on the
+ * target branch (created from `branch` when `new_branch` names another one). Answers the
+ * FileResponse / FileDeleteResponse / FilesResponse and whether a file was created (for PUT's 201).
+ */
+export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: FileOptions, ops: FileOperation[], kind: ChangeKind) {
+  const { a, state } = await openRepo(ctx, owner, name);
+  reqCodeReader(a);
+  const repo = a.facts.repo;
+  // mustEnableEditor: archived repositories and mirrors take no edits (423, before the write check).
+  if (repo.isArchived || repo.isMirror) throw new ApiError(423, "repo is not allowed to edit");
+  const caller = a.caller!;
+  if (!canWrite(a.perm, UNIT.code) && !caller.isAdmin) throw forbidden("user should have a permission to write to a repo");
+
+  const contents = new Map<FileOperation, Uint8Array>();
+  let total = 0;
+  for (const op of ops) {
+    if (op.operation === "delete" || op.content === undefined) continue;
+    const bytes = decodeBase64(op.content);
+    if (typeof bytes === "string") throw unprocessable(bytes);
+    contents.set(op, bytes);
+    total += bytes.length;
+  }
+  // [git] MAX_PUSH_SIZE: what a push may carry, an API write may too.
+  if (total > ctx.settings.git.maxPushBytes) throw new ApiError(413, `the files exceed the maximum allowed size (${ctx.settings.git.maxPushBytes} bytes)`);
+
+  const git = await Repository.open({ repoId: String(repo.id), objects, state });
+  const oldBranch = form.branch || repo.defaultBranch;
+  const newBranch = form.new_branch || oldBranch;
+  const hasOldBranch = !!git.ref(`refs/heads/${oldBranch}`);
+  if (!hasOldBranch && !git.isEmpty) throw new ApiError(404, `branch does not exist [repo_id: ${repo.id} name: ${oldBranch}]`);
+  for (const op of ops) {
+    const raw = op.path;
+    op.path = cleanTreePath(raw);
+    if (!op.path) throw unprocessable(`path contains a malformed path component [path: ${raw}]`);
+    op.fromPath = op.fromPath ? cleanTreePath(op.fromPath) : op.path;
+  }
+  // force_push is not served: an existing new_branch is refused either way.
+  if (newBranch !== oldBranch && git.ref(`refs/heads/${newBranch}`)) throw unprocessable(`branch already exists [name: ${newBranch}]`);
+  if (!hasOldBranch && ops.some((o) => o.operation === "delete")) throw new ApiError(404, `branch does not exist [name: ${oldBranch}]`);
+
+  const changes: FileChange[] = [];
+  let created = false;
+  const base = hasOldBranch ? (await git.resolve(`refs/heads/${oldBranch}`))!.oid : null;
+  for (const op of ops) {
+    let executable = false;
+    let from: PathEntry | null = null;
+    if (base && op.operation !== "create") {
+      // handleCheckErrors: the old entry and its sha.
+      from = await git.entryAt(base, op.fromPath!);
+      if (!from && op.operation !== "upload") throw new ApiError(404, objectNotExist("", op.fromPath!));
+      if (op.sha && op.sha !== (from?.oid ?? "")) throw unprocessable(`sha does not match [given: ${op.sha}, expected: ${from?.oid ?? ""}]`);
+      executable = from?.mode === MODE.executable;
+    }
+    if (base && op.operation !== "delete") {
+      // The target path: no file on the way, no directory or symlink at it, no file unless updating it.
+      const parts = op.path.split("/");
+      for (let i = 0; i < parts.length; i++) {
+        const sub = parts.slice(0, i + 1).join("/");
+        const e = await git.entryAt(base, sub);
+        if (!e) break;
+        if (i < parts.length - 1) {
+          if (e.type !== "tree") throw unprocessable(`a file exists where you’re trying to create a subdirectory [path: ${sub}]`);
+        } else if (e.mode === MODE.symlink) throw unprocessable(`a symbolic link exists where you’re trying to create a subdirectory [path: ${sub}]`);
+        else if (e.type === "tree") throw unprocessable(`a directory exists where you’re trying to create a file [path: ${sub}]`);
+        else if (op.fromPath !== op.path || op.operation === "create") throw unprocessable(`repository file already exists [path: ${op.path}]`);
+      }
+    }
+    if (op.operation === "delete") {
+      if (from && from.type !== "blob") throw unprocessable(`a directory exists where you’re trying to create a file [path: ${op.fromPath}]`);
+      changes.push({ op: "delete", path: op.path, expect: from?.oid ?? "present" });
+      continue;
+    }
+    if (op.fromPath !== op.path && from) changes.push({ op: "delete", path: op.fromPath!, expect: from.oid });
+    const bytes = contents.get(op) ?? (from && op.operation === "rename" ? await git.readBlob(from.oid) : new Uint8Array(0));
+    const atTarget = base && op.fromPath === op.path ? from : null;
+    // PUT without sha creates the file when it is not there (201).
+    if (op.operation === "create" || (op.operation === "upload" && !atTarget)) created = true;
+    changes.push({ op: "put", path: op.path, content: bytes, mode: executable ? MODE.executable : MODE.file, expect: atTarget ? atTarget.oid : "absent" });
+  }
+
+  const now = new Date();
+  const doer = doerIdentity(ctx, caller);
+  const author = given(form.author) ?? given(form.committer) ?? doer;
+  const committer = given(form.committer) ?? given(form.author) ?? doer;
+  const authorSig: Signature = { ...author, ...signatureTime(form.dates?.author, now) };
+  const committerSig: Signature = { ...committer, ...signatureTime(form.dates?.committer, now) };
+  let message = (form.message ?? "").trim() || defaultMessage(ops);
+  message += "\n";
+  if (form.signoff) message += `\nSigned-off-by: ${committer.name} <${committer.email}>\n`;
+
+  const events = pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate });
+  const refs = prefetched(new LibsqlRefStore(ctx.driver, events), String(repo.id), state);
+  let out: Awaited<ReturnType<typeof createCommit>>;
+  try {
+    out = await createCommit(
+      { repoId: String(repo.id), objects, refs, state },
+      { branch: newBranch, startFrom: newBranch !== oldBranch && hasOldBranch ? `refs/heads/${oldBranch}` : undefined, message, author: authorSig, committer: committerSig, changes },
+    );
+  } catch (e) {
+    throw gitApiError(e);
+  }
+
+  // The answer, read from the new commit (its pack is in the object store already).
+  const after = await Repository.open({ repoId: String(repo.id), objects, state: { ...state, packs: [...state.packs, out.pack] } });
+  const urls = repoUrls(ctx.rootUrl, a.facts.owner.name, repo.name);
+  const ref: RefCommit = { inputRef: newBranch, kind: "branch", name: newBranch, commit: out.commit };
+  const files = [];
+  for (const op of ops) {
+    const e = op.operation === "delete" ? null : await after.entryAt(out.commit, op.path);
+    if (!e) {
+      files.push(null);
+      continue;
+    }
+    const last = (await lastCommits(after, out.commit, dirOf(op.path), [e.name])).get(e.name);
+    files.push(await entryResponse(after, urls, ref, e, last, true));
+  }
+  const commit = toFileCommitResponse(urls, await after.readCommit(out.commit));
+  if (kind === "files") return { created, body: { files, commit, verification: UNSIGNED_VERIFICATION } };
+  if (kind === "delete") return { created, body: { content: null, commit, verification: UNSIGNED_VERIFICATION } };
+  return { created, body: { content: files[0] ?? null, commit, verification: UNSIGNED_VERIFICATION } };
+}
+
+/** The engine's failures as API answers (a lost compare-and-swap race is 409: nothing was written). */
+function gitApiError(e: unknown): unknown {
+  if (!(e instanceof GitError)) return e;
+  switch (e.code) {
+    case "conflict":
+      return new ApiError(409, e.message);
+    case "not-found":
+      return new ApiError(404, e.message);
+    case "invalid":
+      return unprocessable(e.message);
+    case "too-large":
+      return new ApiError(413, e.message);
+    default:
+      return e;
+  }
+}
