@@ -7,8 +7,6 @@
  * Round trips: a read is ONE (caller, repository, permission, refs and pack catalog in one batch);
  * a write is TWO (that read, then the commit batch). Objects come from the object store.
  */
-import { asc, eq } from "drizzle-orm";
-import { gitPack, gitRef } from "../db/schema.ts";
 import { LibsqlRefStore } from "../db/queries/git-refs.ts";
 import { pushEventRows } from "../events/push.ts";
 import { GitError } from "../git/errors.ts";
@@ -17,15 +15,17 @@ import { MODE } from "../git/objects/tree.ts";
 import { createCommit, type FileChange } from "../git/repo/commit.ts";
 import { Repository, type PathEntry } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
-import type { RefStore, RepoState } from "../git/storage/ref-store.ts";
+import type { RefStore } from "../git/storage/ref-store.ts";
 import { DateQueue } from "../git/walk.ts";
 import type { Caller } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
-import { canRead, canWrite, isRepoAdmin, UNIT } from "../lib/permissions.ts";
+import { canWrite, UNIT } from "../lib/permissions.ts";
 import { toContentsResponse, toFileCommitResponse, repoUrls, UNSIGNED_VERIFICATION, type LastCommit, type RefCommit, type RepoUrls } from "../convert/contents.ts";
 import type { FileOptions } from "../wire/contents.ts";
-import { assignRepo, repoIdByPath } from "./repos.ts";
+import { assignRepo } from "./repos.ts";
+import { gitStateReads, prefetched, repoStateOf } from "./git-state.ts";
+import { reqRepoReader } from "../lib/guards.ts";
 
 /** Files larger than this come without `content` (Gitea's `[api] DEFAULT_MAX_BLOB_SIZE`, 10 MiB). */
 export const MAX_BLOB_SIZE = 10 * 1024 * 1024;
@@ -38,38 +38,16 @@ export const LAST_COMMIT_WALK = 5000;
 
 // ---- opening a repository's git data in the request's read batch ----
 
-/** The refs and the pack catalog of {owner}/{repo}, read in the assignment's batch. */
-const gitStateReads = (ctx: Ctx, owner: string, name: string) =>
-  [
-    ctx.db.select({ name: gitRef.name, oid: gitRef.oid, peeled: gitRef.peeled }).from(gitRef).where(eq(gitRef.repoId, repoIdByPath(owner, name))).orderBy(asc(gitRef.name)),
-    ctx.db
-      .select({ id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
-      .from(gitPack)
-      .where(eq(gitPack.catalogRepoId, repoIdByPath(owner, name)))
-      .orderBy(asc(gitPack.seq)),
-  ] as const;
-
-type RefRow = { name: string; oid: string; peeled: string | null };
-type PackRow = { id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
 
 /** ONE round trip: the assignment (caller, repository, permission) and the repository's git state. */
 async function openRepo(ctx: Ctx, owner: string, name: string) {
-  const a = await assignRepo(ctx, owner, name, gitStateReads(ctx, owner, name));
-  const [refRows, packRows] = a.rows as unknown as [RefRow[], PackRow[]];
-  const repo = a.facts.repo;
-  const state: RepoState = {
-    head: repo.defaultBranch ? `refs/heads/${repo.defaultBranch}` : null,
-    refs: refRows.map((r) => ({ name: r.name, oid: r.oid, peeled: r.peeled })),
-    packs: packRows.map((p) => ({ ...p, repoId: String(p.repoId) })),
-  };
-  return { a, state };
+  const a = await assignRepo(ctx, owner, name, gitStateReads(ctx.db, owner, name));
+  return { a, state: repoStateOf(a.facts.repo.defaultBranch, a.rows) };
 }
 
 /** reqRepoReader(code): a caller who sees the repository but not its code is refused. */
 function reqCodeReader(a: Awaited<ReturnType<typeof openRepo>>["a"]) {
-  if (!canRead(a.perm, UNIT.code) && !isRepoAdmin(a.perm) && !a.caller?.isAdmin) {
-    throw forbidden("user should have specific read permission or be a repo admin or a site admin");
-  }
+  reqRepoReader(a.caller, a.perm, UNIT.code);
 }
 
 /** A 404 in Gitea's APIErrorNotFound shape with its own message and `errors`. */
@@ -368,21 +346,6 @@ function doerIdentity(ctx: Ctx, caller: Caller): { name: string; email: string }
 
 const given = (i: { name?: string; email?: string } | undefined) => (i?.name && i.email ? { name: i.name, email: i.email } : null);
 
-/** A RefStore whose first read is answered from a state already read (no extra round trip). */
-function prefetched(store: RefStore, repoId: string, state: RepoState): RefStore {
-  let first: RepoState | null = state;
-  return {
-    read: async (id) => {
-      if (id === repoId && first) {
-        const s = first;
-        first = null;
-        return s;
-      }
-      return store.read(id);
-    },
-    commit: (id, tx) => store.commit(id, tx),
-  };
-}
 
 /** Which answer a change gives: one file (create/update), a deleted file, or every file (ChangeFiles). */
 export type ChangeKind = "file" | "delete" | "files";

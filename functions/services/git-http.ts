@@ -12,12 +12,12 @@ import { LibsqlRefStore } from "../db/queries/git-refs.ts";
 import { pushEventRows } from "../events/push.ts";
 import { gitService, serveGit } from "../git/http.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
-import type { RefStore, RepoState } from "../git/storage/ref-store.ts";
+import type { RefStore } from "../git/storage/ref-store.ts";
 import { hasCredentials, hasScopes } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, Redirect } from "../lib/errors.ts";
 import { canRead, canWrite, UNIT } from "../lib/permissions.ts";
-import { gitStateReads, repoStateOf } from "./git-state.ts";
+import { gitStateReads, prefetched, repoStateOf } from "./git-state.ts";
 import { assignRepo } from "./repos.ts";
 
 /** Gitea's answer to a caller who must sign in (the realm Git Credential Manager knows). */
@@ -28,21 +28,6 @@ const plain = (status: number, text: string, headers: Record<string, string> = {
 
 const challenge = () => plain(401, "Unauthorized", { "WWW-Authenticate": AUTH_CHALLENGE });
 
-/** A RefStore whose first read is answered from a state already read (no extra round trip). */
-function prefetched(store: RefStore, repoId: string, state: RepoState): RefStore {
-  let first: RepoState | null = state;
-  return {
-    read: async (id) => {
-      if (id === repoId && first) {
-        const s = first;
-        first = null;
-        return s;
-      }
-      return store.read(id);
-    },
-    commit: (id, tx) => store.commit(id, tx),
-  };
-}
 
 /**
  * Serves `/{owner}/{repo}(.git)/{subPath}`: Gitea's checks, then the engine. Round trips: one for

@@ -4,21 +4,19 @@
  * the engine's Repository over the object store (no database). Also the one lookup of the users a
  * set of commit e-mails names (Gitea's GetUserByEmail), bounded by what the viewer may see.
  */
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { col } from "../db/client.ts";
-import { emailAddress, gitPack, gitRef, user, type UserRow } from "../db/schema.ts";
+import { emailAddress, user, type UserRow } from "../db/schema.ts";
 import { fromDrizzle, type Bound } from "../db/sql.ts";
 import { repoUrls, type RepoUrls, type Signed, type UsersByEmail } from "../convert/git.ts";
 import { Repository } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
-import type { RepoState } from "../git/storage/ref-store.ts";
 import { userVisibleSql } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
 import { UNIT } from "../lib/permissions.ts";
 import { reqRepoReader } from "../lib/guards.ts";
-import { assignRepo, repoIdByPath, type Assigned } from "./repos.ts";
-
-/** Gitea's reqRepoReader refusal. */
+import { assignRepo, type Assigned } from "./repos.ts";
+import { gitStateReads, openRepository, repoStateOf } from "./git-state.ts";
 
 /** A repository opened for reading its git data. */
 export interface OpenedRepo {
@@ -27,20 +25,6 @@ export interface OpenedRepo {
   urls: RepoUrls;
 }
 
-/** The refs and the pack catalog of {owner}/{repo}, for the route's own read batch. */
-function stateReads(ctx: Ctx, owner: string, name: string) {
-  return [
-    ctx.db.select({ name: gitRef.name, oid: gitRef.oid, peeled: gitRef.peeled }).from(gitRef).where(eq(gitRef.repoId, repoIdByPath(owner, name))).orderBy(asc(gitRef.name)),
-    ctx.db
-      .select({ id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
-      .from(gitPack)
-      .where(eq(gitPack.catalogRepoId, repoIdByPath(owner, name)))
-      .orderBy(asc(gitPack.seq)),
-  ] as const;
-}
-
-type RefRow = { name: string; oid: string; peeled: string | null };
-type PackRow = { id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
 
 /**
  * ONE round trip: caller, repository, permission and git state; then reqRepoReader(code) (403
@@ -48,16 +32,10 @@ type PackRow = { id: string; repoId: number; objects: number; size: number; idxS
  * caller may not see answers 404 exactly as a missing one (assignRepo).
  */
 export async function openRepo(ctx: Ctx, objects: ObjectStore, owner: string, name: string): Promise<OpenedRepo> {
-  const a = await assignRepo(ctx, owner, name, stateReads(ctx, owner, name));
+  const a = await assignRepo(ctx, owner, name, gitStateReads(ctx.db, owner, name));
   reqRepoReader(a.caller, a.perm, UNIT.code);
-  const [refRows, packRows] = a.rows as unknown as [RefRow[], PackRow[]];
   const r = a.facts.repo;
-  const state: RepoState = {
-    head: r.defaultBranch ? `refs/heads/${r.defaultBranch}` : null,
-    refs: refRows.map((x) => ({ name: x.name, oid: x.oid, peeled: x.peeled })),
-    packs: packRows.map((p) => ({ ...p, repoId: String(p.repoId) })),
-  };
-  const repo = await Repository.open({ repoId: String(r.id), objects, state });
+  const repo = await openRepository(objects, r.id, repoStateOf(r.defaultBranch, a.rows));
   return { a, repo, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, r.name) };
 }
 

@@ -8,7 +8,7 @@ import type { Db } from "../db/client.ts";
 import { gitPack, gitRef } from "../db/schema.ts";
 import { Repository } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
-import type { RepoState } from "../git/storage/ref-store.ts";
+import type { RefStore, RepoState } from "../git/storage/ref-store.ts";
 import { repoIdByPath } from "../db/queries/repos.ts";
 
 type RefRow = { name: string; oid: string; peeled: string | null };
@@ -37,3 +37,19 @@ export function repoStateOf(defaultBranch: string, rows: readonly unknown[][]): 
 
 /** Opens a repository from a state already read (no database work; the pack indexes come from storage). */
 export const openRepository = (objects: ObjectStore, repoId: number, state: RepoState) => Repository.open({ repoId: String(repoId), objects, state });
+
+/** A RefStore whose first read of `repoId` is answered from a state already read (no extra round trip). */
+export function prefetched(store: RefStore, repoId: string, state: RepoState): RefStore {
+  let first: RepoState | null = state;
+  return {
+    read: async (id) => {
+      if (id === repoId && first) {
+        const s = first;
+        first = null;
+        return s;
+      }
+      return store.read(id);
+    },
+    commit: (id, tx) => store.commit(id, tx),
+  };
+}
