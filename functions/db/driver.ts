@@ -14,7 +14,6 @@ import type { Row } from "./sql.ts";
 export interface BatchItem {
   readonly text: string;
   readonly args: readonly unknown[];
-  readonly returnsRows: boolean;
 }
 
 export interface Driver {
@@ -116,7 +115,7 @@ export function driverAsClient(driver: Driver): Client {
   const item = (s: InStatement): BatchItem => {
     const text = typeof s === "string" ? s : s.sql;
     const args = typeof s === "string" ? [] : Array.isArray(s.args) ? s.args : [];
-    return { text, args: (args as unknown[]).map((a) => (typeof a === "boolean" ? (a ? 1 : 0) : a)), returnsRows: READ_ONLY.test(text) || /\breturning\b/i.test(text) };
+    return { text, args: (args as unknown[]).map((a) => (typeof a === "boolean" ? (a ? 1 : 0) : a)) };
   };
   const result = (rows: Row[]): ResultSet => ({ rows: rows as never, columns: [], columnTypes: [], rowsAffected: 0, lastInsertRowid: undefined, toJSON: () => ({}) });
   const client = {

@@ -23,7 +23,6 @@ export interface Compiled {
   readonly text: string;
   /** Per `?` in `text`: a placeholder name to bind, or a constant fixed at build time. */
   readonly params: readonly ({ name: string } | { value: unknown })[];
-  readonly returnsRows: boolean;
 }
 
 /** A row as the drivers return it: values by column position. */
@@ -50,7 +49,7 @@ interface DrizzleRunnable {
 export function fromDrizzle<T>(q: unknown): Bound<T> {
   const prepared = (q as DrizzleRunnable)._prepare();
   const { sql: text, params } = prepared.getQuery();
-  const stmt: Compiled = { name: "drizzle", text, params: [], returnsRows: true };
+  const stmt: Compiled = { name: "drizzle", text, params: [] };
   const args = params.map((v) => (typeof v === "boolean" ? (v ? 1 : 0) : v));
   return { stmt, args, map: () => undefined as T, mapAll: (rows) => prepared.mapResult({ rows }, true) as T[] };
 }
@@ -69,13 +68,12 @@ export interface ViewerValues {
 }
 
 /** Compiles drizzle SQL into text with positional parameters; placeholders stay named. */
-export function compile(name: string, q: SQL, returnsRows: boolean): Compiled {
+export function compile(name: string, q: SQL): Compiled {
   const { sql: text, params } = dialect.sqlToQuery(q);
   return {
     name,
     text,
     params: params.map((v) => (v instanceof Placeholder ? { name: v.name } : { value: v })),
-    returnsRows,
   };
 }
 
@@ -90,19 +88,19 @@ function bindArgs(c: Compiled, values: Record<string, unknown>): unknown[] {
 
 /** A statement that returns rows, mapped by `map`. */
 export function query<T, V extends Record<string, unknown> = Record<never, never>>(name: string, q: SQL, map: (row: Row) => T): Statement<T, V> {
-  const compiled = compile(name, q, true);
+  const compiled = compile(name, q);
   return { compiled, bind: (values) => ({ stmt: compiled, args: bindArgs(compiled, values), map }) };
 }
 
 /** A statement that changes rows (its result is its change count). */
 export function command<V extends Record<string, unknown> = Record<never, never>>(name: string, q: SQL): Statement<number, V> {
-  const compiled = compile(name, q, false);
+  const compiled = compile(name, q);
   return { compiled, bind: (values) => ({ stmt: compiled, args: bindArgs(compiled, values), map: () => 0 }) };
 }
 
 /** A command built for one request (SQL whose text varies per request, e.g. the git rows of an initial commit). */
 export function commandOnce(name: string, q: SQL): Bound<number> {
-  const compiled = compile(name, q, false);
+  const compiled = compile(name, q);
   return { stmt: compiled, args: bindArgs(compiled, {}), map: () => 0 };
 }
 

@@ -79,7 +79,6 @@ export function pushEventRows(a: PushActor, now: () => number = () => Math.floor
           items.push({
             text: `INSERT INTO action (user_id, op_type, act_user_id, repo_id, ref_name, is_private, content, created_unix) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ${guard.sql}`,
             args: [uid, act.opType, a.actUserId, repoId, r.name, a.isPrivate ? 1 : 0, act.content, t, ...guard.args],
-            returnsRows: false,
           });
         }
       }

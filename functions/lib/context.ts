@@ -87,7 +87,7 @@ export type ReadResults<R extends NamedReads> = { [K in keyof R]: R[K] extends B
 
 async function runBatch(driver: Driver, items: readonly Bound<unknown>[], mode: "read" | "write"): Promise<unknown[][]> {
   const rows = await driver.batch(
-    items.map((b) => ({ text: b.stmt.text, args: b.args, returnsRows: b.stmt.returnsRows })),
+    items.map((b) => ({ text: b.stmt.text, args: b.args})),
     mode,
   );
   return rows.map((rs, i) => {

@@ -89,7 +89,7 @@ function activity(ctx: Ctx, o: OpenedRepo) {
 /** Runs the RefStore commit batch of `tx` plus `reads` in ONE write round trip. */
 async function commitWith(ctx: Ctx, o: OpenedRepo, tx: RefTransaction, reads: ReturnType<typeof usersByEmailReads> = []) {
   const { items, check } = commitBatch(o.a.facts.repo.id, tx, activity(ctx, o));
-  const rows = await ctx.driver.batch([...items, ...reads.map((b) => ({ text: b.stmt.text, args: b.args, returnsRows: true }))], "write");
+  const rows = await ctx.driver.batch([...items, ...reads.map((b) => ({ text: b.stmt.text, args: b.args}))], "write");
   return { result: check(rows.slice(0, items.length)), users: usersByEmailOf(rows.slice(items.length).map((rs, i) => reads[i]!.mapAll!(rs))) };
 }
 

@@ -84,7 +84,7 @@ export async function usersByEmail(ctx: Ctx, emails: readonly string[]): Promise
   const reads = usersByEmailReads(ctx, emails);
   if (reads.length === 0) return new Map();
   const rows = await ctx.driver.batch(
-    reads.map((b) => ({ text: b.stmt.text, args: b.args, returnsRows: true })),
+    reads.map((b) => ({ text: b.stmt.text, args: b.args})),
     "read",
   );
   return usersByEmailOf(rows.map((rs, i) => reads[i]!.mapAll!(rs)));

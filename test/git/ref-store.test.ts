@@ -64,14 +64,14 @@ beforeAll(async () => {
   mig.close();
   const native = nativeDriver(new Database(file));
   closers.push(() => native.close());
-  ready.native = await libsqlImpl(native, async (q, a = []) => native.batch([{ text: q, args: a, returnsRows: true }], "write").then((r) => r[0]!.map((x) => [...x])));
+  ready.native = await libsqlImpl(native, async (q, a = []) => native.batch([{ text: q, args: a}], "write").then((r) => r[0]!.map((x) => [...x])));
 
   sqld = await startSqld();
   const client = createClient({ url: sqld.url });
   await migrateDb(client);
   closers.push(() => client.close());
   const remote = clientDriver(client);
-  ready.sqld = await libsqlImpl(remote, async (q, a = []) => (await remote.batch([{ text: q, args: a, returnsRows: true }], "write"))[0]!.map((r) => Array.from({ length: r.length }, (_, i) => r[i])));
+  ready.sqld = await libsqlImpl(remote, async (q, a = []) => (await remote.batch([{ text: q, args: a}], "write"))[0]!.map((r) => Array.from({ length: r.length }, (_, i) => r[i])));
 
   const mem = new MemoryRefStore();
   let n = 0;

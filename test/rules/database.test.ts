@@ -41,7 +41,7 @@ const pragmas = async (c: Pick<Client, "execute">) => ({
 
 /** The pragmas as the server's own connection (`openDriver`, prepared statements) reports them. */
 async function driverPragmas(d: Driver) {
-  const one = async (text: string) => (await d.batch([{ text, args: [], returnsRows: true }], "read"))[0][0] as unknown as unknown[];
+  const one = async (text: string) => (await d.batch([{ text, args: []}], "read"))[0][0] as unknown as unknown[];
   return { journal: (await one("PRAGMA journal_mode"))[0], synchronous: (await one("PRAGMA synchronous"))[0], busyTimeout: (await one("PRAGMA busy_timeout"))[0] };
 }
 

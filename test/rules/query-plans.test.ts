@@ -129,7 +129,7 @@ describe("query plans of the hot routes", () => {
       }
     }
     route = "";
-    const [tableRows] = await t.driver.batch([{ text: "SELECT name FROM sqlite_master WHERE type = 'table'", args: [], returnsRows: true }], "read");
+    const [tableRows] = await t.driver.batch([{ text: "SELECT name FROM sqlite_master WHERE type = 'table'", args: []}], "read");
     const tables = new Set(tableRows.map((row) => String((row as unknown as unknown[])[0])));
     const explained = new Map<string, string[]>();
     const problems: string[] = [];
@@ -137,7 +137,7 @@ describe("query plans of the hot routes", () => {
       if (!r || !/^\s*(select|with)\b/i.test(item.text)) continue;
       const key = `${r}\n${item.text}`;
       if (explained.has(key)) continue;
-      const [rows] = await t.driver.batch([{ text: `EXPLAIN QUERY PLAN ${item.text}`, args: item.args, returnsRows: true }], "read");
+      const [rows] = await t.driver.batch([{ text: `EXPLAIN QUERY PLAN ${item.text}`, args: item.args}], "read");
       const plan = rows.map((row) => ({ detail: String((row as unknown as unknown[])[3]) }));
       const scans = fullScans(plan, item.text, tables).filter((d) => !ALLOWED.some((a) => a.route.test(r) && a.scans.test(d)));
       explained.set(key, scans);

@@ -15,11 +15,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { col, createDb, DatabaseUnavailable, newMeter, uniqueViolation } from "../../functions/db/client.ts";
-import { clientDriver, driverAsClient, metered, type BatchItem, type Driver } from "../../functions/db/driver.ts";
+import { clientDriver, driverAsClient, metered, unreachable, type BatchItem, type Driver } from "../../functions/db/driver.ts";
 import { nativeDriver } from "../../functions/db/native.ts";
 import { repository } from "../../functions/db/schema.ts";
 
-const q = (text: string, ...args: unknown[]): BatchItem => ({ text, args, returnsRows: /^\s*(select|with|pragma|explain)\b|\breturning\b/i.test(text) });
+const q = (text: string, ...args: unknown[]): BatchItem => ({ text, args });
 type Failure = Error & { cause?: unknown };
 /** The error `p` rejects with (a test fails when it resolves). */
 const failure = (p: Promise<unknown>): Promise<Failure> =>
@@ -298,6 +298,71 @@ describe("a database that cannot be reached or does not answer is unavailable", 
       expect(err).not.toBeInstanceOf(DatabaseUnavailable);
       expect(err.message).toMatch(/syntax error/);
     }
+  });
+});
+
+describe("what counts as unreachable", () => {
+  const coded = (code: string) => Object.assign(new Error("x"), { code });
+  /** `inner` wrapped in `depth` errors, each the cause of the next. */
+  const nested = (inner: Error, depth: number) => {
+    let e: Error = inner;
+    for (let i = 0; i < depth; i++) e = new Error(`wrap ${i}`, { cause: e });
+    return e;
+  };
+
+  it("exactly the network and lock codes, whole (no prefix or suffix matches)", () => {
+    for (const code of ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT", "HRANA_WEBSOCKET_ERROR", "SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT"]) {
+      expect(unreachable(coded(code)), code).toBe(true);
+    }
+    for (const code of ["", "XECONNREFUSED", "ECONNREFUSEDX", "UND_ERR_", "UND_ERR_-", "SQLITE_BUSY-", "SQLITE_CONSTRAINT", "SQLITE_ERROR"]) {
+      expect(unreachable(coded(code)), code).toBe(false);
+    }
+  });
+
+  it("looks through at most five causes, and stops on a cause that points back at itself", () => {
+    expect(unreachable(nested(coded("ECONNRESET"), 4))).toBe(true);
+    expect(unreachable(nested(coded("ECONNRESET"), 5))).toBe(false);
+    const loop = new Error("loop") as Error & { cause?: unknown };
+    loop.cause = loop;
+    expect(unreachable(loop)).toBe(false);
+  });
+});
+
+describe("the metered driver and drizzle's view pass everything through", () => {
+  it("closing the metered driver closes the driver under it", () => {
+    let closed = 0;
+    const inner: Driver = { batch: async () => [], close: () => void closed++ };
+    metered(inner, newMeter()).close();
+    expect(closed).toBe(1);
+    const viaClient = clientDriver({ close: () => void closed++ } as unknown as Client);
+    viaClient.close();
+    expect(closed).toBe(2);
+  });
+
+  it("a round trip that fails after its deadline is dropped, not an unhandled rejection", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const late: Driver = { batch: () => new Promise((_, reject) => setTimeout(() => reject(new Error("late")), 30)), close: () => {} };
+      const err = await failure(metered(late, newMeter(), 5).batch([q("SELECT 1")], "read"));
+      expect(err).toBeInstanceOf(DatabaseUnavailable);
+      await new Promise((r) => setTimeout(r, 60));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
+  it("drizzle's view sends a plain SQL string without arguments and booleans as 0/1", async () => {
+    const seen: BatchItem[] = [];
+    const inner = clientDriver(raw);
+    const spy: Driver = { batch: (items, mode) => (seen.push(...items), inner.batch(items, mode)), close: () => {} };
+    const c = driverAsClient(spy);
+    const values = (rows: ArrayLike<unknown>[]) => rows.map((r) => Array.from(r));
+    expect(values((await c.execute("SELECT 3 AS x")).rows as never)).toEqual([[3]]);
+    expect(values((await c.execute({ sql: "SELECT ? AS a, ? AS b", args: [true, false] })).rows as never)).toEqual([[1, 0]]);
+    expect(seen.map((i) => i.args)).toEqual([[], [1, 0]]);
   });
 });
 

@@ -27,12 +27,12 @@ const READ_HEAD: string = "SELECT default_branch FROM repository WHERE id = ?";
 const READ_REFS: string = "SELECT name, oid, peeled FROM git_ref WHERE repo_id = ? ORDER BY name";
 const READ_PACKS: string = "SELECT id, repo_id, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ? ORDER BY seq";
 
-const item = (text: string, args: readonly unknown[], returnsRows = false): BatchItem => ({ text, args, returnsRows });
+const item = (text: string, args: readonly unknown[]): BatchItem => ({ text, args });
 const placeholders = (n: number, one = "?") => Array.from({ length: n }, () => one).join(", ");
 
 /** The statements that read a repository's state (for a route's own read batch: 0 extra trips). */
 export function repoStateReads(repoId: number): BatchItem[] {
-  return [item(READ_HEAD, [repoId], true), item(READ_REFS, [repoId], true), item(READ_PACKS, [repoId], true)];
+  return [item(READ_HEAD, [repoId]), item(READ_REFS, [repoId]), item(READ_PACKS, [repoId])];
 }
 
 /** RepoState from the rows of `repoStateReads`. */
@@ -86,9 +86,9 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
   const remove = tx.removePacks ?? [];
   const items: BatchItem[] = [];
   // 0: the stored values of the refs the transaction touches (fills rejected[].actual)
-  items.push(item(names.length ? `SELECT name, oid FROM git_ref WHERE repo_id = ? AND name IN (${placeholders(names.length)})` : "SELECT NULL, NULL WHERE 0", names.length ? [repoId, ...names] : [], true));
+  items.push(item(names.length ? `SELECT name, oid FROM git_ref WHERE repo_id = ? AND name IN (${placeholders(names.length)})` : "SELECT NULL, NULL WHERE 0", names.length ? [repoId, ...names] : []));
   // 1: the catalog rows compaction removes (all must exist)
-  items.push(item(remove.length ? `SELECT id FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)})` : "SELECT NULL WHERE 0", remove.length ? [repoId, ...remove] : [], true));
+  items.push(item(remove.length ? `SELECT id FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)})` : "SELECT NULL WHERE 0", remove.length ? [repoId, ...remove] : []));
   // 2: the verdict, evaluated once before any write: every ref holds its expected value
   const expectations = tx.updates.length
     ? `NOT EXISTS (SELECT 1 FROM (VALUES ${placeholders(tx.updates.length, "(?, ?)")}) e LEFT JOIN git_ref r ON r.repo_id = ? AND r.name = e.column1 WHERE r.oid IS NOT e.column2)`
