@@ -201,7 +201,10 @@ describe("batches take the lock their statements need", () => {
     await c.batch(["  select 1", "WITH x AS (SELECT 1) SELECT * FROM x", "pragma user_version", "EXPLAIN SELECT 1"]);
     await c.batch(["SELECT 1", { sql: "UPDATE t SET v = 'w2' WHERE v = ?", args: ["w1"] }]);
     await c.batch(["selectx 1"]).catch(() => {});
-    expect(modes).toEqual(["read", "write", "read", "write", "write"]);
+    // A mode drizzle states is kept: a read transaction of writes fails in SQLite, a write one of reads is a write.
+    await c.batch(["SELECT 1", "SELECT 2"], "write");
+    await c.batch(["SELECT 1"], "read");
+    expect(modes).toEqual(["read", "write", "read", "write", "write", "write", "read"]);
     expect((await raw.execute("SELECT COUNT(*) AS n FROM t WHERE v = 'w2'")).rows[0].n).toBe(1);
   });
 });
@@ -352,6 +355,20 @@ describe("the metered driver and drizzle's view pass everything through", () => 
     } finally {
       process.off("unhandledRejection", onUnhandled);
     }
+  });
+
+  it("the client driver sends a single read as one execute (no transaction) and anything else as a batch in its mode", async () => {
+    const calls: string[] = [];
+    const fake = {
+      execute: async () => (calls.push("execute"), { rows: [[1]] }),
+      batch: async (stmts: unknown[], mode: string) => (calls.push(`batch ${mode} ${stmts.length}`), stmts.map(() => ({ rows: [] }))),
+      close: () => {},
+    } as unknown as Client;
+    const d = clientDriver(fake);
+    expect(await d.batch([q("SELECT 1")], "read")).toEqual([[[1]]]);
+    await d.batch([q("SELECT 1"), q("SELECT 2")], "read");
+    await d.batch([q("INSERT INTO t (v) VALUES ('x')")], "write");
+    expect(calls).toEqual(["execute", "batch read 2", "batch write 1"]);
   });
 
   it("drizzle's view sends a plain SQL string without arguments and booleans as 0/1", async () => {
