@@ -154,7 +154,7 @@ function repoJson(r: Row, viewer: Row | null, root: string) {
     fork: !!r.is_fork,
     template: !!r.is_template,
     mirror: !!r.is_mirror,
-    size: r.size,
+    size: Math.floor(Number(r.size) / 1024), // Gitea shows KiB
     language: "",
     languages_url: `${api}/languages`,
     html_url: base,
