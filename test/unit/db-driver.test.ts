@@ -332,7 +332,7 @@ describe("what counts as unreachable", () => {
 });
 
 describe("the metered driver and drizzle's view pass everything through", () => {
-  it("closing the metered driver closes the driver under it", () => {
+  it("closing the metered driver, the client driver or drizzle's view closes what is under it", () => {
     let closed = 0;
     const inner: Driver = { batch: async () => [], close: () => void closed++ };
     metered(inner, newMeter()).close();
@@ -340,6 +340,8 @@ describe("the metered driver and drizzle's view pass everything through", () => 
     const viaClient = clientDriver({ close: () => void closed++ } as unknown as Client);
     viaClient.close();
     expect(closed).toBe(2);
+    driverAsClient(inner).close();
+    expect(closed).toBe(3);
   });
 
   it("a round trip that fails after its deadline is dropped, not an unhandled rejection", async () => {
