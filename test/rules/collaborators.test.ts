@@ -74,6 +74,36 @@ describe("rule 2: add or update", () => {
     await expectRefusal(res, 403, "user should be an owner or a collaborator with admin write of a repository");
   });
 
+  it("an organization or the repository's owner cannot be added (422, Gitea's messages), and nothing is written", async () => {
+    const org = await seedOrg(t, owner);
+    await expectRefusal(put(org.name, ownerTok), 422, `user is an organization [name: ${org.name}]`);
+    await expectRefusal(put(owner.name, ownerTok), 422, "cannot add the repository owner as a collaborator");
+    expect(await t.db.select().from(collaboration).where(eq(collaboration.userId, owner.id))).toEqual([]);
+  });
+
+  it("only repository admins may remove: a write collaborator gets 403 and the collaboration stays", async () => {
+    const w = await seedUser(t.db);
+    await put(w.name, ownerTok, { permission: "write" });
+    const u = await seedUser(t.db);
+    await put(u.name, ownerTok, { permission: "read" });
+    await expectRefusal(t.request(path(u.name), { method: "DELETE", headers: token(await w.token()) }), 403, "user should be an owner or a collaborator with admin write of a repository");
+    expect((await t.db.select().from(collaboration).where(eq(collaboration.userId, u.id))).map((r) => r.mode)).toEqual([1]);
+  });
+
+  it("the list counts the collaborators in X-Total-Count (1 round trip)", async () => {
+    const name = (await apiRepo(t, ownerTok, { name: uniq("cl") })).name;
+    const listPath = `/api/v1/repos/${owner.name}/${name}/collaborators`;
+    const empty = await t.request(listPath, { headers: token(ownerTok) });
+    expect([empty.status, empty.headers.get("X-Total-Count"), await empty.json()]).toEqual([200, "0", []]);
+    const a = await seedUser(t.db);
+    const b = await seedUser(t.db);
+    for (const u of [a, b]) expect((await t.request(`${listPath}/${u.name}`, { method: "PUT", headers: token(ownerTok), json: {} })).status).toBe(204);
+    const res = await t.request(`${listPath}?limit=1`, { headers: token(ownerTok) });
+    expect(res.headers.get("X-Total-Count")).toBe("2");
+    expect((await res.json()).map((u: { login: string }) => u.login)).toEqual([a.name]);
+    expect(roundTrips(res)).toBe(1);
+  });
+
   it("removing a collaborator revokes access at once (GHSA-2vgv-hgv4-22mh)", async () => {
     const u = await seedUser(t.db);
     const tk = await u.token();
