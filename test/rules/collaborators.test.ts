@@ -139,6 +139,17 @@ describe("rule 3: permission read", () => {
     expect((await (await t.request(path(`${admin.name}/permission`), { headers: token(await admin.token()) })).json()).permission).toBe("admin");
   });
 
+  it("a collaborator whose account was deactivated or barred from signing in has no permission left (none)", async () => {
+    for (const change of [{ isActive: false }, { prohibitLogin: true }] as const) {
+      const u = await seedUser(t.db);
+      await put(u.name, ownerTok, { permission: "write" });
+      expect((await (await t.request(path(`${u.name}/permission`), { headers: token(ownerTok) })).json()).permission).toBe("write");
+      await t.db.update(user).set(change).where(eq(user.id, u.id));
+      const body = await (await t.request(path(`${u.name}/permission`), { headers: token(ownerTok) })).json();
+      expect([body.permission, body.role_name], JSON.stringify(change)).toEqual(["none", "none"]);
+    }
+  });
+
   it("an unknown user → 404 (for a caller allowed to ask)", async () => {
     await expectRefusal(t.request(path("no-such-person/permission"), { headers: token(ownerTok) }), 404, NOT_FOUND);
   });
