@@ -15,7 +15,7 @@
  *    BENCH_DURATION s). Medians; ratio project/reference, target ≥ 0.5.
  * 4. Writes: `POST /user/repos`, the same alternation; every request a new unique name; every answer
  *    must be 201, and the created rows are counted in the database afterwards. Target ≥ 1,000 req/s.
- * 5. Worker: workerd (wrangler unstable_dev) → bench/latency-proxy.ts → sqld seeded the same way.
+ * 5. Worker: workerd (the `wrangler deploy` bundle under Miniflare) → bench/latency-proxy.ts → sqld seeded the same way.
  *    Unloaded cost c0 = median of 50 sequential requests with the proxy delay at 0 ms (same path,
  *    same hops); then the delay at BENCH_DELAY_MS and BENCH_ROUNDS loaded runs; target: loaded p50 ≤
  *    delay + 1.3 × c0. The proxy counts the round trips of every sequential request and of each run.
@@ -363,7 +363,7 @@ if (workerRows.length) {
   }
   lines.push(
     "",
-    `The Worker runs under wrangler \`unstable_dev\` (local workerd, \`@libsql/client/web\`), its database URL pointing at \`bench/latency-proxy.ts\` (own process), which forwards to sqld. The unloaded cost c0 is the median of ${CHECKS} sequential requests with the proxy's delay set to 0 ms: the same processes and hops, nothing added. Then the delay is set to ${DELAY_MS} ms and the route is loaded with ${CONNECTIONS} connections. The data is the same seed (${fmtInt(REPOS)} repositories), written into sqld over its HTTP API.`,
+    `The Worker runs as \`wrangler deploy\` bundles it, under Miniflare (local workerd, without \`wrangler dev\`'s proxy Worker in front; \`@libsql/client/web\`), its database URL pointing at \`bench/latency-proxy.ts\` (own process), which forwards to sqld. The unloaded cost c0 is the median of ${CHECKS} sequential requests with the proxy's delay set to 0 ms: the same processes and hops, nothing added. Then the delay is set to ${DELAY_MS} ms and the route is loaded with ${CONNECTIONS} connections. The data is the same seed (${fmtInt(REPOS)} repositories), written into sqld over its HTTP API.`,
   );
 }
 lines.push(

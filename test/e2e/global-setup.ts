@@ -1,7 +1,7 @@
 /**
  * Starts both targets once for the e2e project and stops them afterwards:
  * - node: the Node server (`functions/node.ts`) on an embedded libSQL file;
- * - workerd: the Worker under workerd (wrangler unstable_dev) against a real sqld process.
+ * - workerd: the Worker under workerd (its `wrangler deploy` bundle under Miniflare) against a real sqld process.
  * Each database gets its site admin from the admin CLI, exactly as an operator would.
  */
 import { mkdtempSync, rmSync } from "node:fs";

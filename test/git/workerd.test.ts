@@ -1,34 +1,24 @@
 /**
- * The same engine inside workerd (wrangler's unstable_dev, nodejs_compat) with miniflare's local
- * R2 as the ObjectStore: the real git CLI pushes (a pack large enough to stream into R2 as a
+ * The same engine inside workerd (its `wrangler deploy` bundle under Miniflare, nodejs_compat) with
+ * miniflare's local R2 as the ObjectStore: the real git CLI pushes (a pack large enough to stream into R2 as a
  * multipart upload, an incompressible blob inflated as a stream, a thin pack completed from R2
  * range reads) and clones back. The `.idx` written inside workerd must equal git index-pack's.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Unstable_DevWorker } from "wrangler";
+import { startWorkerd, type Running } from "../../scripts/lib/processes.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fastImportStream, makeHistory, Scratch } from "./helpers.ts";
 
 const s = new Scratch("workerd-");
 const here = fileURLToPath(new URL(".", import.meta.url));
-let worker: Unstable_DevWorker;
+let worker: Running;
 let base: string;
 
 beforeAll(async () => {
-  process.env.WRANGLER_SEND_METRICS = "false";
-  process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
-  const { unstable_dev } = await import("wrangler");
-  worker = await unstable_dev(join(here, "worker", "entry.ts"), {
-    config: join(here, "worker", "wrangler.toml"),
-    ip: "127.0.0.1",
-    local: true,
-    persistTo: s.path("state"),
-    logLevel: "warn",
-    experimental: { disableExperimentalWarning: true, disableDevRegistry: true, watch: false },
-  });
-  base = `http://${worker.address}:${worker.port}`;
+  worker = await startWorkerd(join(here, "worker", "wrangler.toml"), {}, { persistTo: s.path("state") });
+  base = worker.url;
 });
 afterAll(async () => {
   await worker?.stop();
