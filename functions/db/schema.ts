@@ -5,7 +5,7 @@
  * a read-then-write check alone.
  */
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const bool = (name: string) => integer(name, { mode: "boolean" }).notNull().default(false);
 const int = (name: string) => integer(name).notNull().default(0);
@@ -416,3 +416,14 @@ export const gitTx = sqliteTable("git_tx", {
   id: text("id").primaryKey(),
   ok: int("ok"),
 });
+
+/**
+ * The e-mail addresses (lower-cased) a repository's commits name as author or committer, recorded
+ * as the commits arrive (a push's pack, commits made through the API, the initial and generated
+ * commits, a fork's base): a route that names commit authors reads the accounts they match in its
+ * one round trip. An address missing here (commits stored before this table) is looked up on demand.
+ */
+export const gitIdentity = sqliteTable("git_identity", {
+  repoId: integer("repo_id").notNull(),
+  email: text("email").notNull(),
+}, (t) => [primaryKey({ columns: [t.repoId, t.email] })]);

@@ -1,7 +1,7 @@
 /**
  * Branches (Gitea routers/api/v1/repo/branch.go, services/repository/branch.go). Reads: one
- * round trip for the repository and its git state, one for the accounts the tip commits' e-mails
- * name. Create and delete are pushes in effect: the ref moves by the RefStore's compare-and-swap
+ * round trip for the repository, its git state and the accounts its recorded commit e-mails name
+ * (services/git-repo.ts usersByEmail). Create and delete are pushes in effect: the ref moves by the RefStore's compare-and-swap
  * commit, with Gitea's activity rows (and, for create, the e-mail lookup of the answer) in that
  * same write batch — two round trips.
  */
@@ -31,7 +31,7 @@ function reqCodeWriter(o: OpenedRepo) {
 
 /** Gitea's Branch JSON of each named branch: tip commits read, then the e-mails looked up once. */
 async function branchesJson(o: OpenedRepo, ctx: Ctx, list: { name: string; commit: CommitInfo }[], users?: UsersByEmail) {
-  const found = users ?? (await usersByEmail(ctx, list.flatMap((b) => [b.commit.author.email, b.commit.committer.email])));
+  const found = users ?? (await usersByEmail(ctx, list.flatMap((b) => [b.commit.author.email, b.commit.committer.email]), o.identities));
   const canPush = canWrite(o.a.perm, UNIT.code);
   return Promise.all(list.map(async (b) => toBranch(o.urls, b.name, b.commit, found, canPush, await signedOf(o.repo, b.commit.oid, b.commit.extraHeaders))));
 }
@@ -46,7 +46,7 @@ async function tipOf(o: OpenedRepo, oid: string): Promise<CommitInfo> {
  * first, then name), `q` a case-insensitive substring of the name; an empty repository lists none.
  */
 export async function listBranches(ctx: Ctx, objects: ObjectStore, owner: string, name: string, page: Page, q?: string) {
-  const o = await openRepo(ctx, objects, owner, name);
+  const o = await openRepo(ctx, objects, owner, name, { withAuthors: true });
   const needle = q?.toLowerCase() ?? "";
   const refs = o.repo.branches().filter((r) => r.name.slice(HEADS.length).toLowerCase().includes(needle));
   const timed = await Promise.all(refs.map(async (r) => ({ name: r.name.slice(HEADS.length), oid: r.oid, time: (await o.repo.commits.get(r.oid)).time })));
@@ -58,7 +58,7 @@ export async function listBranches(ctx: Ctx, objects: ObjectStore, owner: string
 
 /** GET /repos/{owner}/{repo}/branches/{branch} (repoGetBranch): 404 for a branch that does not exist. */
 export async function getBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, branch: string) {
-  const o = await openRepo(ctx, objects, owner, name);
+  const o = await openRepo(ctx, objects, owner, name, { withAuthors: true });
   const ref = o.repo.ref(`${HEADS}${branch}`);
   if (!ref) throw notFound();
   return (await branchesJson(o, ctx, [{ name: branch, commit: await tipOf(o, ref.oid) }]))[0]!;

@@ -1,7 +1,7 @@
 /**
  * Commits and references (Gitea routers/api/v1/repo/commits.go and git_ref.go). A read costs one
- * round trip for the repository and its git state, and — when the answer names commit authors —
- * one for the accounts their e-mails name (those the viewer may see).
+ * round trip: the repository, its git state and — when the answer names commit authors — the
+ * accounts its recorded commit e-mails name (those the viewer may see).
  */
 import { toCommit, toReference, type CommitDetails } from "../convert/git.ts";
 import { changeStats, commitChanges } from "../git/repo/diff.ts";
@@ -34,9 +34,9 @@ async function detailsOf(o: OpenedRepo, c: CommitInfo, opts: CommitOptions): Pro
   };
 }
 
-/** Gitea's Commit JSON of each commit, the authors' accounts looked up in one round trip. */
+/** Gitea's Commit JSON of each commit, the authors' accounts from the repository's identities. */
 async function commitsJson(ctx: Ctx, o: OpenedRepo, commits: CommitInfo[], opts: CommitOptions) {
-  const users = await usersByEmail(ctx, commits.flatMap((c) => [c.author.email, c.committer.email]));
+  const users = await usersByEmail(ctx, commits.flatMap((c) => [c.author.email, c.committer.email]), o.identities);
   const details = await Promise.all(commits.map((c) => detailsOf(o, c, opts)));
   return commits.map((c, i) => toCommit(o.urls, c, users, viewerOf(o.a.caller), site(ctx), details[i]!));
 }
@@ -50,7 +50,7 @@ const validRefPattern = (s: string) => s !== "" && !s.startsWith("-") && refName
  * revision 404 with the revision as the message (Gitea's APIErrorNotFound(identifier)).
  */
 export async function getCommit(ctx: Ctx, objects: ObjectStore, owner: string, name: string, sha: string, opts: CommitOptions) {
-  const o = await openRepo(ctx, objects, owner, name);
+  const o = await openRepo(ctx, objects, owner, name, { withAuthors: true });
   if (!validRefPattern(sha)) throw unprocessable(`no valid ref or sha: ${sha}`);
   const r = await resolveRevision(o.repo, sha);
   if (!r) throw new ApiError(404, sha);
@@ -72,7 +72,7 @@ export interface CommitListQuery {
  * from `not`, committed within `since`/`until`. An empty repository is 409 "Git Repository is empty.".
  */
 export async function listCommits(ctx: Ctx, objects: ObjectStore, owner: string, name: string, q: CommitListQuery, page: Page, opts: CommitOptions) {
-  const o = await openRepo(ctx, objects, owner, name);
+  const o = await openRepo(ctx, objects, owner, name, { withAuthors: true });
   if (o.repo.isEmpty) throw conflict(EMPTY_REPOSITORY);
   const repo = o.repo;
   const start = q.sha ? await resolveRevision(repo, q.sha) : await repo.resolve(q.path ? (o.a.facts.repo.defaultBranch ?? "HEAD") : "HEAD");

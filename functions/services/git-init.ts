@@ -122,6 +122,7 @@ export async function stageCommit(branch: string, sig: Signature, changes: FileC
       sql`INSERT INTO git_ref (repo_id, name, oid, peeled) VALUES (${rid}, ${head}, ${out.commit}, NULL)`,
       sql`INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum) VALUES (${pack.id}, ${rid}, ${rid}, ${pack.objects}, ${pack.size}, ${pack.idxSize}, ${pack.checksum})`,
       sql`UPDATE repository SET is_empty = 0, size = ${size} WHERE id = ${rid}`,
+      sql`INSERT INTO git_identity (repo_id, email) VALUES (${rid}, ${sig.email.toLowerCase()})`,
     ],
     async store(objects, repoId) {
       for (const name of packFileNames(pack.id)) {

@@ -16,6 +16,8 @@ import type { Ctx } from "../lib/context.ts";
 import { UNIT } from "../lib/permissions.ts";
 import { reqRepoReader } from "../lib/guards.ts";
 import { assignRepo, type Assigned } from "./repos.ts";
+import { identitiesByPath, type Identity } from "../db/queries/identities.ts";
+import { repoPath } from "../db/queries/repos.ts";
 import { gitStateReads, openRepository, repoStateOf } from "./git-state.ts";
 
 /** A repository opened for reading its git data. */
@@ -23,21 +25,28 @@ export interface OpenedRepo {
   a: Assigned;
   repo: Repository;
   urls: RepoUrls;
+  /** The recorded commit e-mails and their accounts, when opened `withAuthors`. */
+  identities: readonly Identity[];
 }
 
 
 /**
- * ONE round trip: caller, repository, permission and git state; then reqRepoReader(code) (403
- * with Gitea's message for a caller who sees the repository but not its code). A repository the
- * caller may not see answers 404 exactly as a missing one (assignRepo).
+ * ONE round trip: caller, repository, permission and git state — and, `withAuthors`, the accounts
+ * the repository's recorded commit e-mails name; then reqRepoReader(code) (403 with Gitea's
+ * message for a caller who sees the repository but not its code). A repository the caller may not
+ * see answers 404 exactly as a missing one (assignRepo).
  */
-export async function openRepo(ctx: Ctx, objects: ObjectStore, owner: string, name: string): Promise<OpenedRepo> {
-  const a = await assignRepo(ctx, owner, name, gitStateReads(ctx.db, owner, name));
+export async function openRepo(ctx: Ctx, objects: ObjectStore, owner: string, name: string, opts: { withAuthors?: boolean } = {}): Promise<OpenedRepo> {
+  const identities = opts.withAuthors ? identitiesByPath.bind({ ...ctx.vv, ...repoPath(owner, name), noReply: noReplySuffix(ctx) }) : null;
+  const a = await assignRepo(ctx, owner, name, gitStateReads(ctx.db, owner, name), identities ? { identities } : {});
   reqRepoReader(a.caller, a.perm, UNIT.code);
   const r = a.facts.repo;
   const repo = await openRepository(objects, r.id, repoStateOf(r.defaultBranch, a.rows));
-  return { a, repo, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, r.name) };
+  return { a, repo, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, r.name), identities: (a.named as { identities?: Identity[] }).identities ?? [] };
 }
+
+/** `@<NO_REPLY_ADDRESS>`, lower-cased: the domain of Gitea's placeholder commit e-mails. */
+const noReplySuffix = (ctx: Ctx) => `@${(ctx.settings.service.noReplyAddress ?? `noreply.${new URL(ctx.rootUrl).hostname}`).toLowerCase()}`;
 
 /**
  * The statements finding the accounts that commit e-mails name (Gitea's GetUserByEmail: an
@@ -48,7 +57,7 @@ export function usersByEmailReads(ctx: Ctx, emails: readonly string[]): Bound<{ 
   const lower = [...new Set(emails.filter(Boolean).map((e) => e.toLowerCase()))];
   if (lower.length === 0) return [];
   const visible = userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "user");
-  const noReply = `@${(ctx.settings.service.noReplyAddress ?? `noreply.${new URL(ctx.rootUrl).hostname}`).toLowerCase()}`;
+  const noReply = noReplySuffix(ctx);
   const placeholders = lower.filter((e) => e.endsWith(noReply)).map((e) => e.slice(0, -noReply.length));
   const out: Bound<{ email: string; u: UserRow }>[] = [
     fromDrizzle(
@@ -79,15 +88,26 @@ export function usersByEmailOf(rows: readonly { email: string; u: UserRow }[][])
   return m;
 }
 
-/** ONE read round trip (none without e-mails): the visible accounts the e-mails name. */
-export async function usersByEmail(ctx: Ctx, emails: readonly string[]): Promise<UsersByEmail> {
-  const reads = usersByEmailReads(ctx, emails);
-  if (reads.length === 0) return new Map();
+/**
+ * The visible accounts the e-mails name: from `known` (the identities read with the repository)
+ * where recorded there, the rest in ONE more read round trip (none when every e-mail is recorded —
+ * the usual case; commits stored before the e-mails were recorded, or beyond IDENTITY_LIMIT).
+ */
+export async function usersByEmail(ctx: Ctx, emails: readonly string[], known: readonly Identity[] = []): Promise<UsersByEmail> {
+  const m = new Map<string, UserRow>();
+  const recorded = new Set<string>();
+  for (const i of known) {
+    recorded.add(i.email);
+    if (i.user) m.set(i.email, i.user);
+  }
+  const reads = usersByEmailReads(ctx, emails.filter((e) => !recorded.has(e.toLowerCase())));
+  if (reads.length === 0) return m;
   const rows = await ctx.driver.batch(
-    reads.map((b) => ({ text: b.stmt.text, args: b.args})),
+    reads.map((b) => ({ text: b.stmt.text, args: b.args })),
     "read",
   );
-  return usersByEmailOf(rows.map((rs, i) => reads[i]!.mapAll!(rs)));
+  for (const [email, u] of usersByEmailOf(rows.map((rs, i) => reads[i]!.mapAll!(rs)))) m.set(email, u);
+  return m;
 }
 
 const SIGNATURE_HEADERS = new Set(["gpgsig", "gpgsig-sha256"]);

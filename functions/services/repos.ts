@@ -337,6 +337,7 @@ async function storeInitialCommit(ctx: Ctx, init: PreparedInit, objects: ObjectS
     await writeBatch(ctx, [
       ctx.db.run(sql`DELETE FROM git_ref WHERE repo_id = ${row.id}`),
       ctx.db.run(sql`DELETE FROM git_pack WHERE catalog_repo_id = ${row.id}`),
+      ctx.db.run(sql`DELETE FROM git_identity WHERE repo_id = ${row.id}`),
       ctx.db.update(repository).set({ isEmpty: true, size: 0 }).where(eq(repository.id, row.id)),
     ] as never);
     throw err;
@@ -722,12 +723,13 @@ async function copySharedPacks(objects: ObjectStore, shared: SharedPack[]): Prom
   return out;
 }
 
-/** A fork's git rows, copied in SQL in its create batch: every ref, and the base's catalog shared (forkCatalog). */
+/** A fork's git rows, copied in SQL in its create batch: every ref, the base's catalog shared (forkCatalog), its commits' e-mails. */
 function forkGitStatements(baseId: number, rid: SQL): SQL[] {
   return [
     sql`INSERT INTO git_ref (repo_id, name, oid, peeled) SELECT ${rid}, name, oid, peeled FROM git_ref WHERE repo_id = ${baseId}`,
     sql`INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum)
       SELECT id, repo_id, ${rid}, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ${baseId} ORDER BY seq`,
+    sql`INSERT INTO git_identity (repo_id, email) SELECT ${rid}, email FROM git_identity WHERE repo_id = ${baseId}`,
     sql`UPDATE repository SET size = (SELECT b.size FROM repository b WHERE b.id = ${baseId}), is_empty = (SELECT b.is_empty FROM repository b WHERE b.id = ${baseId}) WHERE id = ${rid}`,
   ];
 }

@@ -472,6 +472,7 @@ const REFERENCES: Record<string, Record<string, "user" | "repository" | "team" |
   action: { user_id: "user", act_user_id: "user", repo_id: "repository", comment_id: "comment" },
   collaboration: { repo_id: "repository", user_id: "user" },
   email_address: { uid: "user" },
+  git_identity: { repo_id: "repository" },
   git_ref: { repo_id: "repository" },
   // repo_id names the storage holding the pack files (a fork reads its base's until the base is
   // deleted, when they are copied); a purged user's files stay for forks: a key, not a row reference.

@@ -2,7 +2,8 @@
  * The git engine's RefStore on libSQL (tables `git_ref`, `git_pack`, `git_tx`; HEAD is the
  * repository's `default_branch`): `read` is one read round trip, `commit` ONE write batch of
  * compare-and-swap guarded statements that also updates the repository row (`is_empty`, `size`,
- * `updated_unix`, `default_branch` when HEAD moves) and writes the push's activity rows — the
+ * `updated_unix`, `default_branch` when HEAD moves), records the new commits' e-mails
+ * (`git_identity`) and writes the push's activity rows — the
  * contract at the top of functions/git/storage/ref-store.ts. Runs on the request's metered driver.
  */
 import type { BatchItem, Driver } from "../driver.ts";
@@ -67,11 +68,6 @@ export function catalogRepoint(catalogRepoId: number, packIds: readonly string[]
   return [item(`UPDATE git_pack SET repo_id = ? WHERE catalog_repo_id = ? AND id IN (${placeholders(packIds.length)})`, [toRepoId, catalogRepoId, ...packIds])];
 }
 
-/** Statements deleting a repository's refs and catalog (with the repository row). */
-export function gitRowsDelete(repoIdSql: string, args: readonly unknown[]): BatchItem[] {
-  return [item(`DELETE FROM git_ref WHERE repo_id IN (${repoIdSql})`, args), item(`DELETE FROM git_pack WHERE catalog_repo_id IN (${repoIdSql})`, args)];
-}
-
 let txSeq = 0;
 const txId = () => `${Date.now().toString(36)}-${(txSeq++).toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 
@@ -119,6 +115,11 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
     const p = tx.pack;
     items.push(
       item(`INSERT INTO git_pack ${PACK_COLUMNS} SELECT ?, ?, ?, ?, ?, ?, ? WHERE ${guard.sql}`, [...packValues(p, repoId), ...guard.args]),
+    );
+  }
+  if (tx.identities?.length) {
+    items.push(
+      item(`INSERT OR IGNORE INTO git_identity (repo_id, email) SELECT ?, value FROM json_each(?) WHERE ${guard.sql}`, [repoId, JSON.stringify(tx.identities), ...guard.args]),
     );
   }
   // the repository row: empty = no branch left; size in bytes (the API shows KiB, as Gitea)

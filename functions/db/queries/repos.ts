@@ -195,6 +195,7 @@ export function repoCascade(db: Db, ids: SQL) {
     db.run(sql`DELETE FROM mirror WHERE repo_id IN ${ids}`),
     db.run(sql`DELETE FROM git_ref WHERE repo_id IN ${ids}`),
     db.run(sql`DELETE FROM git_pack WHERE catalog_repo_id IN ${ids}`),
+    db.run(sql`DELETE FROM git_identity WHERE repo_id IN ${ids}`),
     // Bases of deleted forks count one fork less; forks of a deleted repository become independent
     // repositories; generated ones forget their template.
     db.run(sql`UPDATE repository SET num_forks = num_forks - (SELECT COUNT(*) FROM repository f WHERE f.fork_id = repository.id AND f.id IN ${ids})

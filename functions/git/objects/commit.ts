@@ -89,23 +89,28 @@ export function parseCommit(data: Uint8Array): Commit {
 }
 
 /** Only the fields a history walk needs, without decoding the message (fast path). */
-export function parseCommitLinks(data: Uint8Array): { tree: string; parents: string[]; time: number } {
+export function parseCommitLinks(data: Uint8Array): { tree: string; parents: string[]; time: number; authorEmail: string; committerEmail: string } {
   const end = asBuffer(data).indexOf("\n\n");
   const lines = text(data, 0, end < 0 ? data.length : end).split("\n");
   let tree = "";
   const parents: string[] = [];
   let time = 0;
+  let authorEmail = "";
+  let committerEmail = "";
   for (const line of lines) {
     if (line.startsWith("tree ")) tree ||= line.slice(5);
     else if (line.startsWith("parent ")) parents.push(line.slice(7));
+    else if (line.startsWith("author ")) authorEmail = parseSignature(line.slice(7)).email;
     else if (line.startsWith("committer ")) {
-      time = parseSignature(line.slice(10)).timestamp;
+      const committer = parseSignature(line.slice(10));
+      time = committer.timestamp;
+      committerEmail = committer.email;
       break;
     }
   }
   check(isOid(tree), "commit without a valid tree line");
   for (const p of parents) check(isOid(p), "commit with an invalid parent line");
-  return { tree, parents, time };
+  return { tree, parents, time, authorEmail, committerEmail };
 }
 
 /** Serialises a commit the way `git commit-tree` does. */

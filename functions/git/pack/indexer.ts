@@ -57,6 +57,17 @@ export interface IndexedPack {
   missing: string[];
   /** Bases appended to complete a thin pack. */
   thinBases: number;
+  /** The e-mails (lower-cased) the pack's commits name as author or committer, at most MAX_IDENTITIES. */
+  identities: string[];
+}
+
+/** The most distinct commit e-mails one pack reports (beyond, the API looks them up on demand). */
+export const MAX_IDENTITIES = 10_000;
+
+/** What pass 1 collects from the objects it hashes: the ids they refer to, and the commits' e-mails. */
+interface Collected {
+  links: OidSet;
+  identities: Set<string>;
 }
 
 /** Growable per-entry columns (typed arrays: tens of bytes per object, no object per entry). */
@@ -130,12 +141,17 @@ class Entries {
   }
 }
 
-/** Collects the ids an object refers to (connectivity check), skipping submodule commits. */
-function collectLinks(type: ObjectType, data: Uint8Array, links: OidSet): void {
+/** Collects the ids an object refers to (connectivity check), skipping submodule commits, and the commits' e-mails. */
+function collectLinks(type: ObjectType, data: Uint8Array, into: Collected): void {
+  const links = into.links;
   if (type === "commit") {
     const c = parseCommitLinks(data);
     links.add(fromHex(c.tree));
     for (const p of c.parents) links.add(fromHex(p));
+    if (into.identities.size < MAX_IDENTITIES) {
+      if (c.authorEmail) into.identities.add(c.authorEmail.toLowerCase());
+      if (c.committerEmail) into.identities.add(c.committerEmail.toLowerCase());
+    }
   } else if (type === "tree") {
     // raw scan: no string per entry (a large push has hundreds of thousands of entries)
     let p = 0;
@@ -347,6 +363,7 @@ async function scanAndResolve(
   await take(PACK_HEADER_SIZE);
   const E = new Entries();
   const links = new OidSet(count);
+  const collected: Collected = { links, identities: new Set() };
   // inflated data of entries pass 2 will need again (deltas, and whole objects while budget
   // lasts), copied into 1 MiB slabs: no object per entry, and the budget is the real footprint
   const slabs: Uint8Array[] = [];
@@ -444,10 +461,10 @@ async function scanAndResolve(
       }
       if (inflater.produced !== h.size) throw new GitError("corrupt", `entry at ${offset} inflated to ${inflater.produced} bytes, expected ${h.size}`);
       if (hasher) E.setOid(i, hasher.digest());
-      if (chunks) collectLinks(type!, concat(chunks), links);
+      if (chunks) collectLinks(type!, concat(chunks), collected);
     } else if (type) {
       E.setOid(i, hashObjectBytes(type, data));
-      collectLinks(type, data, links);
+      collectLinks(type, data, collected);
       keep(i, data);
     } else {
       keep(i, data);
@@ -516,7 +533,7 @@ async function scanAndResolve(
       E.setOid(c, hashObjectBytes(rootType, data));
       E.type[c] = TYPE_CODE[rootType];
       resolvedDeltas++;
-      collectLinks(rootType, data, links);
+      collectLinks(rootType, data, collected);
       // REF_DELTA children are found by id: build the hex only while such deltas wait
       const next = kidsOf(c, refKids.size > 0 ? E.oidHex(c) : "");
       if (next.length > 0) stack.push({ data, kids: next, k: 0 });
@@ -598,6 +615,7 @@ async function scanAndResolve(
     idx,
     missing,
     thinBases: external.length,
+    identities: [...collected.identities],
   };
 }
 

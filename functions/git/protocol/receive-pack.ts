@@ -217,6 +217,7 @@ async function transaction(ctx: GitContext, state: RepoState, ok: PushCommand[],
     sizeDelta: indexed ? indexed.record.size + indexed.record.idxSize : 0,
     empty: ![...after.keys()].some(isBranchRef),
     event,
+    identities: indexed?.identities,
   };
 }
 

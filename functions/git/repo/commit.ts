@@ -165,6 +165,7 @@ export async function createCommit(
     sizeDelta: stored.record.size + stored.record.idxSize,
     empty: false,
     event,
+    identities: [...new Set([req.author.email, (req.committer ?? req.author).email].map((e) => e.toLowerCase()))],
   });
   if (!result.ok) {
     await ctx.objects.delete(ctx.repoId, packFileNames(stored.record.id)).catch(() => {});

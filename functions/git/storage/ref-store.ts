@@ -83,6 +83,8 @@ export interface RefTransaction {
   /** The engine's view of `empty` after the transaction (no branch left). */
   empty: boolean;
   event?: PushEvent;
+  /** The e-mails (lower-cased) the new commits name as author or committer, recorded with the refs. */
+  identities?: readonly string[];
   /** Catalog entries replaced by `pack` (compaction); all must exist. */
   removePacks?: string[];
 }
