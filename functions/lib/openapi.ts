@@ -86,3 +86,13 @@ export function idOf(s: string): number {
   const n = Number(s);
   return Number.isSafeInteger(n) ? n : 0;
 }
+
+/**
+ * Registers a route whose `{param}` may span several path segments (a file path, a branch or ref
+ * name with slashes, as Gitea's `*` routes): `register` is called with the documented route, then
+ * with the same definition hidden from the document under Hono's `{.+}` pattern.
+ */
+export function withSlashes<R extends { path: string }>(route: R, param: string, register: (r: R) => void) {
+  register(route);
+  register({ ...route, path: route.path.replace(`{${param}}`, `{${param}{.+}}`), hide: true });
+}

@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { apiRoute, createRouter, ctxOf, type AppEnv } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
 import { objectsOf } from "../lib/git-storage.ts";
-import { jsonBody, jsonResponse, pathParam } from "../lib/openapi.ts";
+import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { textParam } from "../lib/query.ts";
 import { changeFiles, getContents, getRawFile, type FileOperation } from "../services/contents.ts";
 import {
@@ -29,15 +29,6 @@ const refQuery = z.object({ ref: textParam("ref", "The name of the commit/branch
 const read = { scopes: ["repository"] } as const;
 const write = { scopes: ["repository"], signIn: true } as const;
 const WRITE_ERRORS = errorResponses(403, 404, 409, 413, 422, 423);
-
-/**
- * Registers a route whose `{filepath}` spans several path segments: the documented route, and the
- * same handler (hidden from the document) under Hono's `{.+}` pattern for deeper paths.
- */
-function withDeepPath<R extends { path: string }>(route: R, register: (r: R) => void) {
-  register(route);
-  register({ ...route, path: route.path.replace("{filepath}", "{filepath{.+}}"), hide: true } as R);
-}
 
 const repoGetContentsList = apiRoute({
   method: "get",
@@ -64,7 +55,7 @@ const repoGetContents = apiRoute({
   request: { params: withPath("path of the dir, file, symlink or submodule in the repo"), query: refQuery },
   responses: { 200: jsonResponse(z.union([ContentsResponseSchema, z.array(ContentsResponseSchema)]), "ContentsResponse"), ...errorResponses(403, 404) },
 });
-withDeepPath(repoGetContents, (r) =>
+withSlashes(repoGetContents, "filepath", (r) =>
   contents.openapi(r, async (c) => {
     const p = c.req.valid("param");
     return c.json((await getContents(ctxOf(c), objectsOf(c), p.owner, p.repo, p.filepath, c.req.valid("query").ref)) as never, 200);
@@ -170,7 +161,7 @@ const repoGetRawFile = apiRoute({
   request: { params: withPath(rawPath), query: rawRef },
   responses: rawResponses,
 });
-withDeepPath(repoGetRawFile, (r) => contents.openapi(r, (async (c: Context<AppEnv>) => serveRaw(c, c.req.param() as never, c.req.query("ref"))) as never));
+withSlashes(repoGetRawFile, "filepath", (r) => contents.openapi(r, (async (c: Context<AppEnv>) => serveRaw(c, c.req.param() as never, c.req.query("ref"))) as never));
 
 const repoGetRawFileOrLFS = apiRoute({
   method: "get",
@@ -182,7 +173,7 @@ const repoGetRawFileOrLFS = apiRoute({
   request: { params: withPath(rawPath), query: rawRef },
   responses: rawResponses,
 });
-withDeepPath(repoGetRawFileOrLFS, (r) => contents.openapi(r, (async (c: Context<AppEnv>) => serveRaw(c, c.req.param() as never, c.req.query("ref"))) as never));
+withSlashes(repoGetRawFileOrLFS, "filepath", (r) => contents.openapi(r, (async (c: Context<AppEnv>) => serveRaw(c, c.req.param() as never, c.req.query("ref"))) as never));
 
 const repoChangeFiles = apiRoute({
   method: "post",
@@ -212,7 +203,7 @@ const repoCreateFile = apiRoute({
   request: { params: withPath("path of the file to create"), ...jsonBody(CreateFileOptionsSchema) },
   responses: { 201: jsonResponse(FileResponseSchema, "FileResponse"), ...WRITE_ERRORS },
 });
-withDeepPath(repoCreateFile, (r) =>
+withSlashes(repoCreateFile, "filepath", (r) =>
   contents.openapi(r, async (c) => {
     const p = c.req.valid("param");
     const b = c.req.valid("json");
@@ -231,7 +222,7 @@ const repoUpdateFile = apiRoute({
   request: { params: withPath("path of the file to update"), ...jsonBody(UpdateFileOptionsSchema) },
   responses: { 200: jsonResponse(FileResponseSchema, "FileResponse"), 201: jsonResponse(FileResponseSchema, "FileResponse"), ...WRITE_ERRORS },
 });
-withDeepPath(repoUpdateFile, (r) =>
+withSlashes(repoUpdateFile, "filepath", (r) =>
   contents.openapi(r, async (c) => {
     const p = c.req.valid("param");
     const b = c.req.valid("json");
@@ -251,7 +242,7 @@ const repoDeleteFile = apiRoute({
   request: { params: withPath("path of the file to delete"), ...jsonBody(DeleteFileOptionsSchema) },
   responses: { 200: jsonResponse(FileDeleteResponseSchema, "FileDeleteResponse"), ...WRITE_ERRORS },
 });
-withDeepPath(repoDeleteFile, (r) =>
+withSlashes(repoDeleteFile, "filepath", (r) =>
   contents.openapi(r, async (c) => {
     const p = c.req.valid("param");
     const b = c.req.valid("json");

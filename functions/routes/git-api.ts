@@ -4,11 +4,10 @@
  * `/branches/*` and `/git/refs/*`: each such route is also served for a multi-segment value.
  */
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { apiRoute, createRouter, ctxOf, type AppEnv } from "../lib/context.ts";
+import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
 import { objectsOf } from "../lib/git-storage.ts";
-import { jsonBody, jsonResponse, pathParam } from "../lib/openapi.ts";
+import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { expose, PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { boolParam, formBool, textParam } from "../lib/query.ts";
 import { createBranch, deleteBranch, getBranch, listBranches } from "../services/branches.ts";
@@ -34,12 +33,6 @@ const commitOptions = (q: { stat?: string; verification?: string; files?: string
   verification: !q.verification || formBool(q.verification),
   files: !q.files || formBool(q.files),
 });
-
-/** Registers `handler` for the route and for its last path parameter spanning several segments. */
-function withSlashes(method: "get" | "delete", route: { path: string; middleware: unknown }, param: string, handler: (c: Context<AppEnv>, value: string) => Promise<Response>) {
-  const path = route.path.replace(/\{(\w+)\}/g, ":$1").replace(`:${param}`, `:${param}{.+/.+}`);
-  gitApi.on(method.toUpperCase(), path, ...(route.middleware as []), (c) => handler(c as never, c.req.param(param)!));
-}
 
 const repoListBranches = apiRoute({
   method: "get",
@@ -87,12 +80,12 @@ const repoGetBranch = apiRoute({
   request: { params: branchParams },
   responses: { 200: jsonResponse(BranchSchema, "Branch"), ...errorResponses(403, 404) },
 });
-const getBranchHandler = async (c: Context<AppEnv>, branch: string) => {
-  const { owner, repo } = c.req.param() as { owner: string; repo: string };
-  return c.json(await getBranch(ctxOf(c), objectsOf(c), owner, repo, branch), 200);
-};
-gitApi.openapi(repoGetBranch, (c) => getBranchHandler(c, c.req.valid("param").branch) as never);
-withSlashes("get", repoGetBranch, "branch", getBranchHandler);
+withSlashes(repoGetBranch, "branch", (r) =>
+  gitApi.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    return c.json(await getBranch(ctxOf(c), objectsOf(c), p.owner, p.repo, p.branch), 200);
+  }),
+);
 
 const repoDeleteBranch = apiRoute({
   method: "delete",
@@ -104,13 +97,13 @@ const repoDeleteBranch = apiRoute({
   request: { params: branchParams },
   responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404, 409) },
 });
-const deleteBranchHandler = async (c: Context<AppEnv>, branch: string) => {
-  const { owner, repo } = c.req.param() as { owner: string; repo: string };
-  await deleteBranch(ctxOf(c), objectsOf(c), owner, repo, branch);
-  return c.body(null, 204);
-};
-gitApi.openapi(repoDeleteBranch, (c) => deleteBranchHandler(c, c.req.valid("param").branch) as never);
-withSlashes("delete", repoDeleteBranch, "branch", deleteBranchHandler);
+withSlashes(repoDeleteBranch, "branch", (r) =>
+  gitApi.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    await deleteBranch(ctxOf(c), objectsOf(c), p.owner, p.repo, p.branch);
+    return c.body(null, 204);
+  }),
+);
 
 const ReferenceAnswer = z.union([ReferenceSchema, z.array(ReferenceSchema)]);
 
@@ -139,12 +132,12 @@ const repoListGitRefs = apiRoute({
   request: { params: z.object({ ...ownerRepo, ref: pathParam("ref", "part or full name of the ref") }) },
   responses: { 200: jsonResponse(ReferenceAnswer, "ReferenceList"), ...errorResponses(403, 404) },
 });
-const listRefsHandler = async (c: Context<AppEnv>, ref: string) => {
-  const { owner, repo } = c.req.param() as { owner: string; repo: string };
-  return c.json(await listRefs(ctxOf(c), objectsOf(c), owner, repo, ref), 200);
-};
-gitApi.openapi(repoListGitRefs, (c) => listRefsHandler(c, c.req.valid("param").ref) as never);
-withSlashes("get", repoListGitRefs, "ref", listRefsHandler);
+withSlashes(repoListGitRefs, "ref", (r) =>
+  gitApi.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    return c.json(await listRefs(ctxOf(c), objectsOf(c), p.owner, p.repo, p.ref), 200);
+  }),
+);
 
 const repoGetAllCommits = apiRoute({
   method: "get",
