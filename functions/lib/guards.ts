@@ -8,7 +8,7 @@
  * callers who may know the thing exists.
  */
 import type { Caller } from "./auth.ts";
-import { forbidden, notFound } from "./errors.ts";
+import { ApiError, forbidden, notFound } from "./errors.ts";
 import { ACCESS, canRead, canWrite, hasAccess, isRepoAdmin, type Permission } from "./permissions.ts";
 
 const siteAdmin = (caller: Caller | null) => !!caller?.isAdmin;
@@ -23,6 +23,15 @@ export function reqRepoReader(caller: Caller | null, perm: Permission, ...units:
 export function reqRepoWriter(caller: Caller | null, perm: Permission, ...units: number[]) {
   if (units.some((u) => canWrite(perm, u)) || isRepoAdmin(perm) || siteAdmin(caller)) return;
   throw forbidden("user should have a permission to write to a repo");
+}
+
+/**
+ * mustNotBeArchived, after reqRepoWriter on the routes that change git data (branches): an
+ * archived repository answers 423 to its writers. Give reqRepoWriter `permissionIgnoringArchive`
+ * there, as Gitea's permission does not know about archiving.
+ */
+export function mustNotBeArchived(repo: { isArchived: boolean }) {
+  if (repo.isArchived) throw new ApiError(423, "repo is archived");
 }
 
 /** reqAnyRepoReader: any access to the repository, or site admin. */

@@ -74,12 +74,16 @@ export function parseUnits(json: string, disabled: readonly string[]): RepoUnit[
  * un-archive it.
  */
 export function repoPermission(caller: Caller | null, f: RepoFacts, units: RepoUnit[]): Permission {
-  const p = unarchivedPermission(caller, f, units);
+  const p = permissionIgnoringArchive(caller, f, units);
   if (!f.repo.isArchived) return p;
   return { mode: p.mode, units: new Map([...p.units].map(([t, m]) => [t, Math.min(m, ACCESS.read)])) };
 }
 
-function unarchivedPermission(caller: Caller | null, f: RepoFacts, units: RepoUnit[]): Permission {
+/**
+ * The permission as if the repository were not archived: what Gitea's reqRepoWriter checks before
+ * mustNotBeArchived answers 423 (lib/guards.ts).
+ */
+export function permissionIgnoringArchive(caller: Caller | null, f: RepoFacts, units: RepoUnit[]): Permission {
   const all = (mode: number): Permission => ({
     mode,
     units: new Map(units.map((u) => [u.type, READ_ONLY_UNITS.has(u.type) ? Math.min(mode, ACCESS.read) : mode])),

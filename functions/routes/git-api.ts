@@ -61,7 +61,7 @@ const repoCreateBranch = apiRoute({
   summary: "Create a branch",
   auth: writeScope,
   request: { params: z.object(ownerRepo), ...jsonBody(CreateBranchRepoOptionSchema) },
-  responses: { 201: jsonResponse(BranchSchema, "Branch"), ...errorResponses(401, 403, 404, 409, 422) },
+  responses: { 201: jsonResponse(BranchSchema, "Branch"), ...errorResponses(401, 403, 404, 409, 422, 423) },
 });
 gitApi.openapi(repoCreateBranch, async (c) => {
   const p = c.req.valid("param");
@@ -95,7 +95,7 @@ const repoDeleteBranch = apiRoute({
   summary: "Delete a specific branch from a repository",
   auth: writeScope,
   request: { params: branchParams },
-  responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404, 409) },
+  responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404, 409, 423) },
 });
 withSlashes(repoDeleteBranch, "branch", (r) =>
   gitApi.openapi(r, async (c) => {

@@ -17,16 +17,18 @@ import type { RefTransaction } from "../git/storage/ref-store.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, conflict, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
-import { canWrite, UNIT } from "../lib/permissions.ts";
+import { canWrite, permissionIgnoringArchive, UNIT } from "../lib/permissions.ts";
+import { mustNotBeArchived, reqRepoWriter } from "../lib/guards.ts";
 import { openRepo, resolveRevision, signedOf, usersByEmail, usersByEmailOf, usersByEmailReads, type OpenedRepo } from "./git-repo.ts";
 
 const HEADS = "refs/heads/";
 export const REPO_WRITER_ONLY = "user should have a permission to write to a repo";
 export const EMPTY_REPOSITORY = "Git Repository is empty.";
 
-/** reqRepoWriter(code): the caller may write the code unit (archived repositories are read-only). */
+/** Gitea's reqRepoWriter(code) then mustNotBeArchived: 403 for non-writers, 423 for writers of an archived repository. */
 function reqCodeWriter(o: OpenedRepo) {
-  if (!canWrite(o.a.perm, UNIT.code)) throw forbidden(REPO_WRITER_ONLY);
+  reqRepoWriter(o.a.caller, permissionIgnoringArchive(o.a.caller, o.a.facts, o.a.units), UNIT.code);
+  mustNotBeArchived(o.a.facts.repo);
 }
 
 /** Gitea's Branch JSON of each named branch: tip commits read, then the e-mails looked up once. */
@@ -81,14 +83,14 @@ function checkBranchName(field: string, value: string, required: boolean) {
 }
 
 /** The activity rows of a ref change by the caller (Gitea's CreateRef/PushCommits/DeleteRef). */
-function activity(ctx: Ctx, o: OpenedRepo) {
+function activity(o: OpenedRepo) {
   const r = o.a.facts.repo;
   return pushEventRows({ actUserId: o.a.caller!.id, ownerId: r.ownerId, ownerName: o.a.facts.owner.name, repoName: r.name, isPrivate: r.isPrivate });
 }
 
 /** Runs the RefStore commit batch of `tx` plus `reads` in ONE write round trip. */
 async function commitWith(ctx: Ctx, o: OpenedRepo, tx: RefTransaction, reads: ReturnType<typeof usersByEmailReads> = []) {
-  const { items, check } = commitBatch(o.a.facts.repo.id, tx, activity(ctx, o));
+  const { items, check } = commitBatch(o.a.facts.repo.id, tx, activity(o));
   const rows = await ctx.driver.batch([...items, ...reads.map((b) => ({ text: b.stmt.text, args: b.args}))], "write");
   return { result: check(rows.slice(0, items.length)), users: usersByEmailOf(rows.slice(items.length).map((rs, i) => reads[i]!.mapAll!(rs))) };
 }

@@ -299,6 +299,27 @@ for (const target of targets()) {
       }
     });
 
+    it("an archived repository: branch create and delete answer its writers 423 'repo is archived', others 403, nothing moves", async () => {
+      const name = uniqName("gaa");
+      const at = (p: string, token: string, init: { method?: string; json?: unknown } = {}) =>
+        call(init.method ?? "GET", `/api/v1/repos/${owner.name}/${name}${p}`, { headers: tokenAuth(token), json: init.json });
+      expect((await call("POST", "/api/v1/user/repos", { headers: tokenAuth(owner.token), json: { name, auto_init: true } })).status).toBe(201);
+      expect((await at("/branches", owner.token, { method: "POST", json: { new_branch_name: "keep" } })).status).toBe(201);
+      expect((await at("", owner.token, { method: "PATCH", json: { archived: true } })).status).toBe(200);
+      const refs = await (await at("/git/refs", owner.token)).text();
+      const answer = async (res: Response) => ({ status: res.status, message: (await res.json()).message });
+      const create = await at("/branches", owner.token, { method: "POST", json: { new_branch_name: "new-one" } });
+      expect(await answer(create)).toEqual({ status: 423, message: "repo is archived" });
+      expect(roundTrips(create)).toBe(1);
+      expect(await answer(await at("/branches/keep", owner.token, { method: "DELETE" }))).toEqual({ status: 423, message: "repo is archived" });
+      // the site admin is a writer too (reqRepoWriter), and is refused the same way
+      const byAdmin = await call("POST", `/api/v1/repos/${owner.name}/${name}/branches`, { headers: adminHeaders, json: { new_branch_name: "x" } });
+      expect(await answer(byAdmin)).toEqual({ status: 423, message: "repo is archived" });
+      // a reader who could not write anyway is refused as a non-writer
+      expect(await answer(await at("/branches", other.token, { method: "POST", json: { new_branch_name: "x" } }))).toEqual({ status: 403, message: "user should have a permission to write to a repo" });
+      expect(await (await at("/git/refs", owner.token)).text()).toBe(refs);
+    });
+
     it("an empty repository: no branches, commits 409, create and delete 404 'Git Repository is empty.'", async () => {
       const name = uniqName("gae");
       await call("POST", "/api/v1/user/repos", { headers: tokenAuth(owner.token), json: { name } });

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { Caller } from "../../functions/lib/auth.ts";
 import { ApiError } from "../../functions/lib/errors.ts";
 import {
+  mustNotBeArchived,
   reqAnyRepoReader,
   reqOrgMembership,
   reqOrgOwnership,
@@ -74,6 +75,11 @@ describe("repository guards", () => {
     expect(outcome(() => reqRepoOwner(caller(), perm(ACCESS.owner)))).toBe("pass");
     expect(outcome(() => reqRepoOwner(admin, perm(ACCESS.read)))).toBe("pass");
     expect(outcome(() => reqRepoOwner(caller(), perm(ACCESS.admin)))).toEqual([403, "user should be the owner of the repo"]);
+  });
+
+  it("mustNotBeArchived: an archived repository is 423 'repo is archived'; others pass", () => {
+    expect(outcome(() => mustNotBeArchived({ isArchived: false }))).toBe("pass");
+    expect(outcome(() => mustNotBeArchived({ isArchived: true }))).toEqual([423, "repo is archived"]);
   });
 });
 
