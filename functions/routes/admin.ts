@@ -1,5 +1,6 @@
 /** Site administration of accounts: /admin/users (admin scope, site admins only). */
 import { z } from "@hono/zod-openapi";
+import { objectsOf } from "../lib/git-storage.ts";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
 import { pathParam } from "../lib/openapi.ts";
@@ -54,6 +55,6 @@ const adminDeleteUserRoute = apiRoute({
 });
 admin.openapi(adminDeleteUserRoute, async (c) => {
   const purge = formBool(c.req.valid("query").purge);
-  await adminDeleteUser(ctxOf(c), c.req.valid("param").username, purge);
+  await adminDeleteUser(ctxOf(c), c.req.valid("param").username, purge, objectsOf(c));
   return c.body(null, 204);
 });

@@ -6,7 +6,6 @@
 import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
 import { gitPack, gitRef, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
-import { copyPacks } from "../git/storage/fork.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, readWithCaller, write, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
@@ -36,6 +35,7 @@ import { labelTemplate } from "../lib/labels.ts";
 import type { CreateRepoOption, EditRepoOption, GenerateRepoOption } from "../wire/repo.ts";
 import { likePattern, nowUnix, site, viewerOf } from "./common.ts";
 import { forkVisibilityStatements } from "./visibility.ts";
+import { deleteStorage, releaseSharedPacks, sharedPacksQuery, type SharedPack } from "./repo-storage.ts";
 import { eventStatements } from "../events/index.ts";
 import { checkAutoInit, prepareAutoInit, signatureOf, type InitTarget, type PreparedInit } from "./git-init.ts";
 import { generateError, prepareGeneratedContent, repoVars } from "./git-generate.ts";
@@ -684,43 +684,20 @@ function validTrackerFormat(format: string) {
 
 /** DELETE /repos/{owner}/{repo} (repoDelete): the owner, an owner of the owning org, or a site admin. */
 export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?: ObjectStore) {
-  const a = await assignRepo(ctx, owner, name, [sharedPacksQuery(ctx, repoIdByPath(owner, name))] as const);
+  const a = await assignRepo(ctx, owner, name, [sharedPacksQuery(ctx, sql`(${repoIdByPath(owner, name)})`)] as const);
   const me = a.caller!;
   reqRepoOwner(me, a.perm);
   if (a.facts.owner.type === 1 && !a.facts.isOrgOwner && !me.isAdmin) throw forbidden("Given user is not owner of organization.");
   const r = a.facts.repo;
   // Forks still reading this repository's packs get their own copies first (storage/fork.ts).
-  const shared = a.rows[0] as SharedPack[];
-  const repoint = objects ? await copySharedPacks(objects, shared) : [];
+  const repoint = await releaseSharedPacks(ctx, objects, a.rows[0] as SharedPack[]);
   await writeBatch(ctx, [
     ...repoCascade(ctx.db, sql`(${r.id})`),
-    ...repoint.map(([forkId, ids]) => ctx.db.run(sql`UPDATE git_pack SET repo_id = ${forkId} WHERE catalog_repo_id = ${forkId} AND repo_id = ${r.id} AND id IN ${ids}`)),
+    ...repoint,
     ctx.db.update(user).set({ numRepos: sql`${col(user.numRepos)} - 1` }).where(eq(user.id, r.ownerId)),
     ctx.db.delete(repository).where(eq(repository.id, r.id)),
   ] as never);
-  // Keyed by id, never by name: the files go with the repository, after its rows.
-  if (objects) await objects.deleteRepository(String(r.id));
-}
-
-/** A catalog row of another repository (a fork) that reads this repository's storage. */
-type SharedPack = { catalogRepoId: number; id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
-
-const sharedPacksQuery = (ctx: Ctx, repoId: SQL) =>
-  ctx.db
-    .select({ catalogRepoId: gitPack.catalogRepoId, id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
-    .from(gitPack)
-    .where(sql`${col(gitPack.repoId)} = ${repoId} AND ${col(gitPack.catalogRepoId)} <> ${repoId}`);
-
-/** Copies shared packs into each fork's storage; returns per fork the pack ids to re-point. */
-async function copySharedPacks(objects: ObjectStore, shared: SharedPack[]): Promise<[number, string[]][]> {
-  const byFork = new Map<number, SharedPack[]>();
-  for (const p of shared) byFork.set(p.catalogRepoId, [...(byFork.get(p.catalogRepoId) ?? []), p]);
-  const out: [number, string[]][] = [];
-  for (const [forkId, packs] of byFork) {
-    await copyPacks(objects, packs.map((p) => ({ ...p, repoId: String(p.repoId) })), String(forkId));
-    out.push([forkId, packs.map((p) => p.id)]);
-  }
-  return out;
+  await deleteStorage(objects, [r.id]);
 }
 
 /** A fork's git rows, copied in SQL in its create batch: every ref, the base's catalog shared (forkCatalog), its commits' e-mails. */

@@ -12,6 +12,8 @@ import { hashPassword } from "../lib/crypto.ts";
 import type { Page } from "../lib/pagination.ts";
 import type { CreateUserOption, EditUserOption } from "../wire/user.ts";
 import { forkVisibilityStatements } from "./visibility.ts";
+import { deleteStorage, releaseSharedPacks, sharedPacksQuery } from "./repo-storage.ts";
+import type { ObjectStore } from "../git/storage/object-store.ts";
 import { checkUsableUsername, guard, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
 
 /** GET /user (userGetCurrent). */
@@ -193,26 +195,36 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
   }
 }
 
-/** DELETE /admin/users/{username} (adminDeleteUser): removes the account and all that hangs off it. */
-export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean) {
+/**
+ * DELETE /admin/users/{username} (adminDeleteUser): removes the account and all that hangs off it;
+ * with `purge`, its repositories too — their git files after the rows, forks elsewhere keeping
+ * copies of the packs they read (services/repo-storage.ts).
+ */
+export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean, objects?: ObjectStore) {
+  const targetId = sql`(SELECT id FROM user WHERE lower_name = ${username.toLowerCase()})`;
+  const owned = sql`(SELECT id FROM repository WHERE owner_id = ${targetId})`;
   const { caller, rows } = await readWithCaller(ctx, [
     ctx.db.select().from(user).where(eq(user.lowerName, username.toLowerCase())).limit(1),
-    ctx.db.select({ n: count() }).from(orgUser).where(eq(orgUser.uid, sql`(SELECT id FROM user WHERE lower_name = ${username.toLowerCase()})`)),
-    ctx.db.select({ n: count() }).from(repository).where(eq(repository.ownerId, sql`(SELECT id FROM user WHERE lower_name = ${username.toLowerCase()})`)),
+    ctx.db.select({ n: count() }).from(orgUser).where(eq(orgUser.uid, targetId)),
+    ctx.db.select({ id: repository.id }).from(repository).where(eq(repository.ownerId, targetId)),
+    sharedPacksQuery(ctx, owned),
   ] as const);
   const target = rows[0][0];
   if (!target) throw notFound();
   if (target.type === 1) throw unprocessable(`${target.name} is an organization not a user`);
   if (target.id === caller!.id) throw unprocessable("you cannot delete yourself");
-  if ((rows[2][0]?.n ?? 0) > 0 && !purge) throw unprocessable(`user still has ownership of repositories [uid: ${target.id}]`);
+  const repoIds = rows[2].map((r) => r.id);
+  if (repoIds.length > 0 && !purge) throw unprocessable(`user still has ownership of repositories [uid: ${target.id}]`);
   if ((rows[1][0]?.n ?? 0) > 0 && !purge) throw unprocessable(`user still has membership of organizations [uid: ${target.id}]`);
   const id = target.id;
   // The sole owner of an organization cannot leave it ownerless.
   const soleOwner = sql`EXISTS (SELECT 1 FROM team_user tu JOIN team t ON t.id = tu.team_id AND t.authorize = 4
       WHERE tu.uid = ${id} AND (SELECT COUNT(*) FROM team_user tu2 WHERE tu2.team_id = t.id) = 1)`;
+  const repoint = await releaseSharedPacks(ctx, objects, rows[3]);
   try {
     await writeBatch(ctx, [
       guard(ctx.db, sql`(${lastAdmin(id)}) OR ${soleOwner}`),
+      ...repoint,
       ctx.db.update(team).set({ numMembers: sql`${col(team.numMembers)} - 1` }).where(sql`${col(team.id)} IN (SELECT team_id FROM team_user WHERE uid = ${id})`),
       ctx.db.update(user).set({ numMembers: sql`${col(user.numMembers)} - 1` }).where(sql`${col(user.id)} IN (SELECT org_id FROM org_user WHERE uid = ${id})`),
       ctx.db.delete(teamUser).where(eq(teamUser.uid, id)),
@@ -237,4 +249,5 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
     if (isGuardTrip(err)) throw unprocessable("can not delete the last admin user or the last owner of an organization");
     throw err;
   }
+  await deleteStorage(objects, repoIds);
 }

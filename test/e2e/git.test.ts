@@ -283,6 +283,30 @@ for (const target of targets()) {
       expect((await fetch(`${target.url}/${base.full}.git/info/refs?service=git-upload-pack`, { headers: basicAuth(u.name, u.password) })).status).toBe(404);
     });
 
+    it("purging a user deletes its repositories' git files; a fork owned by someone else keeps its objects", async () => {
+      const u = await newUser();
+      const other = await newUser();
+      const base = await newRepo(u);
+      const src = s.path(`${target.name}-purgebase`);
+      await makeHistory(s, src, { commits: 12, files: 5 });
+      await s.git(["push", base.authed(u.name, u.token), "main"], { cwd: src });
+      const baseId = (await (await call("GET", `/api/v1/repos/${base.full}`, { headers: tokenAuth(u.token) })).json()).id as number;
+      const f = await call("POST", `/api/v1/repos/${base.full}/forks`, { headers: tokenAuth(other.token), json: {} });
+      expect(f.status).toBe(202);
+      const fork = await f.json();
+      // On Node the files are visible under DATA_DIR/git/<repository id> (on the Worker they are R2 objects).
+      const storage = target.name === "node" ? `${target.databaseUrl!.replace(/^file:/, "").replace(/\/[^/]+$/, "")}/git/${baseId}` : null;
+      if (storage) expect(readdirSync(`${storage}/pack`).length).toBeGreaterThan(0);
+      const purge = await call("DELETE", `/api/v1/admin/users/${u.name}?purge=true`, { headers: adminHeaders });
+      expect(purge.status).toBe(204);
+      expect(roundTrips(purge)).toBe(2);
+      if (storage) expect(() => readdirSync(storage)).toThrow(/ENOENT/);
+      const dir = s.path(`${target.name}-purge-fork-clone`);
+      await s.git(["clone", "--mirror", fork.clone_url, dir]);
+      await fsck(dir);
+      expect((await objectDump(dir)).equals(await objectDump(src))).toBe(true);
+    });
+
     it("costs one round trip to advertise and two per push, however many objects", async () => {
       const u = await newUser();
       const r = await newRepo(u);

@@ -475,7 +475,7 @@ const REFERENCES: Record<string, Record<string, "user" | "repository" | "team" |
   git_identity: { repo_id: "repository" },
   git_ref: { repo_id: "repository" },
   // repo_id names the storage holding the pack files (a fork reads its base's until the base is
-  // deleted, when they are copied); a purged user's files stay for forks: a key, not a row reference.
+  // deleted or its owner purged, when they are copied): a storage key, not a row reference.
   git_pack: { catalog_repo_id: "repository", repo_id: "none" },
   label: { repo_id: "repository", org_id: "user" },
   mirror: { repo_id: "repository" },

@@ -1,0 +1,44 @@
+/**
+ * A deleted repository's git files (Gitea's DeleteRepository removes the repository directory):
+ * forks still reading its packs get their own copies first, the catalog rows are re-pointed in the
+ * delete batch, and the files go after the rows. Used by repository delete and user purge.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import { col } from "../db/client.ts";
+import { gitPack } from "../db/schema.ts";
+import { copyPacks } from "../git/storage/fork.ts";
+import type { ObjectStore } from "../git/storage/object-store.ts";
+import type { Ctx } from "../lib/context.ts";
+
+/** A catalog row of another repository (a fork) that reads a deleted repository's storage. */
+export type SharedPack = { catalogRepoId: number; id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
+
+/** The read: catalog rows of repositories outside `ids` (an SQL list) whose files live under one in `ids`. */
+export const sharedPacksQuery = (ctx: Ctx, ids: SQL) =>
+  ctx.db
+    .select({ catalogRepoId: gitPack.catalogRepoId, id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
+    .from(gitPack)
+    .where(sql`${col(gitPack.repoId)} IN ${ids} AND ${col(gitPack.catalogRepoId)} NOT IN ${ids}`);
+
+/**
+ * Copies the shared packs into each fork's own storage (before the delete batch); returns the
+ * statements re-pointing the forks' catalog rows at their copies, for that batch.
+ */
+export async function releaseSharedPacks(ctx: Ctx, objects: ObjectStore | undefined, shared: readonly SharedPack[]) {
+  if (!objects) return [];
+  const byFork = new Map<number, SharedPack[]>();
+  for (const p of shared) byFork.set(p.catalogRepoId, [...(byFork.get(p.catalogRepoId) ?? []), p]);
+  const out = [];
+  for (const [forkId, packs] of byFork) {
+    await copyPacks(objects, packs.map((p) => ({ ...p, repoId: String(p.repoId) })), String(forkId));
+    const ids = packs.map((p) => p.id);
+    out.push(ctx.db.run(sql`UPDATE git_pack SET repo_id = ${forkId} WHERE catalog_repo_id = ${forkId} AND id IN ${ids}`));
+  }
+  return out;
+}
+
+/** Deletes the repositories' files, keyed by id (never by name), after their rows are gone. */
+export async function deleteStorage(objects: ObjectStore | undefined, repoIds: readonly number[]) {
+  if (!objects) return;
+  for (const id of repoIds) await objects.deleteRepository(String(id));
+}
