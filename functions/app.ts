@@ -9,7 +9,7 @@ import { bodyLimit } from "hono/body-limit";
 import { metered, newMeter, type Driver } from "./db/driver.ts";
 import { credentials } from "./lib/auth.ts";
 import { conditionalRequests } from "./lib/etag.ts";
-import { normalizeRequest } from "./lib/request.ts";
+import { normalizeRequest, setAnswerHeader } from "./lib/request.ts";
 import { createRouter, type AppEnv } from "./lib/context.ts";
 import { notFound, renderError } from "./lib/errors.ts";
 import { GITEA_API_VERSION, security, securitySchemes } from "./lib/openapi.ts";
@@ -118,9 +118,9 @@ export function createApp(deps: AppDeps) {
     const driver = metered(deps.driver(c.env ?? {}), meter, settings.database.queryTimeoutMs);
     c.set("driver", driver);
     await next();
-    c.header("X-Content-Type-Options", "nosniff");
+    setAnswerHeader(c, "X-Content-Type-Options", "nosniff");
     if (settings.server.enableServerTiming) {
-      c.header("Server-Timing", `db;dur=${meter.ms.toFixed(1)};desc="${meter.roundTrips}"`);
+      setAnswerHeader(c, "Server-Timing", `db;dur=${meter.ms.toFixed(1)};desc="${meter.roundTrips}"`);
     }
   });
   const memoryObjects = new MemoryObjectStore();

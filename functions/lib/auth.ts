@@ -11,6 +11,7 @@ import type { Db } from "../db/client.ts";
 import { accessToken, user, type UserRow } from "../db/schema.ts";
 import { looksLikeToken, tokenHash, verifyPassword } from "./crypto.ts";
 import { bareForbidden, forbidden, notFound, unauthorized } from "./errors.ts";
+import { setAnswerHeader } from "./request.ts";
 import type { Settings } from "./settings.ts";
 
 export const SCOPE_CATEGORIES = ["activitypub", "admin", "misc", "notification", "organization", "package", "issue", "repository", "user"] as const;
@@ -351,7 +352,7 @@ export function credentials(): MiddlewareHandler {
     c.set("creds", creds);
     await next();
     if (queryToken) {
-      c.header("X-Service-Warning", "token and access_token API authentication is deprecated and will be removed in gitea 1.23. Please use AuthorizationHeaderToken instead. Existing queries will continue to work but without authorization.");
+      setAnswerHeader(c, "X-Service-Warning", "token and access_token API authentication is deprecated and will be removed in gitea 1.23. Please use AuthorizationHeaderToken instead. Existing queries will continue to work but without authorization.");
     }
   };
 }
