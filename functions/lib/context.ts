@@ -92,7 +92,7 @@ async function runBatch(driver: Driver, items: readonly Bound<unknown>[], mode: 
   );
   return rows.map((rs, i) => {
     const b = items[i];
-    return b.mapAll ? b.mapAll(rs) : rs.map(b.map);
+    return b.mapAll ? b.mapAll(rs) : rs.map((row) => b.map(row));
   });
 }
 

@@ -11,7 +11,7 @@ import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, readWithCaller, write, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
 import { isOrgOwnerSql, ownerByName } from "../db/queries/accounts.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
-import { CREATE, FACTS, factsOf, repoCascade, repoIdByPath, mirrorById, mirrorByPath, parentFactsById, parentFactsByPath, repoFactsById, repoFactsByPath, repoFactsByRedirect, repoPath, VIEWER as REPO_VIEWER, type MirrorTimes } from "../db/queries/repos.ts";
+import { CREATE, FACTS, factsOf, repoCascade, repoIdByPath, mirrorById, parentFactsById, repoAtOf, repoAtPath, repoAtPathWithParent, repoFactsById, repoPath, VIEWER as REPO_VIEWER, type MirrorTimes } from "../db/queries/repos.ts";
 import { commandOnce, fromDrizzle, num, p, shaped, viewerQuery, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import { reqRepoAdmin, reqRepoOwner, reqRepoReader } from "../lib/guards.ts";
@@ -74,27 +74,31 @@ export interface Assigned {
 export { repoIdByPath } from "../db/queries/repos.ts";
 
 /**
- * One round trip: the caller, the repository with its permission facts, a rename redirect, the
- * mirror row and the route's own reads (`extra`: drizzle queries, answered in `rows`; `named`:
- * query-layer statements, answered in `named`). 404 when absent or inaccessible; 307 after a rename.
+ * One round trip: the caller, ONE statement for the repository (its permission facts, its mirror
+ * row, a rename redirect, with `withParent` a fork's parent), and the route's own reads (`extra`:
+ * drizzle queries, answered in `rows`; `named`: query-layer statements, answered in `named`). 404
+ * when absent or inaccessible; 307 after a rename.
  */
-export async function assignRepo<T extends readonly unknown[], N extends NamedReads = Record<never, never>>(ctx: Ctx, owner: string, name: string, extra: T = [] as unknown as T, named: N = {} as N) {
+export async function assignRepo<T extends readonly unknown[], N extends NamedReads = Record<never, never>>(
+  ctx: Ctx,
+  owner: string,
+  name: string,
+  extra: T = [] as unknown as T,
+  named: N = {} as N,
+  opts: { withParent?: boolean } = {},
+) {
   const path = repoPath(owner, name);
-  const reads: NamedReads = {
-    ...named,
-    facts: repoFactsByPath.bind({ ...ctx.vv, ...path }),
-    redirect: repoFactsByRedirect.bind({ ...ctx.vv, ...path }),
-    mirror: mirrorByPath.bind(path),
-  };
+  const reads: NamedReads = { ...named, at: (opts.withParent ? repoAtPathWithParent : repoAtPath).bind({ ...ctx.vv, ...path }) };
   extra.forEach((q, i) => {
     reads[`extra${i}`] = fromDrizzle(q);
   });
-  const out = (await read(ctx, reads)) as unknown as { caller: Caller | null; facts: RepoFacts[]; redirect: RepoFacts[]; mirror: MirrorTimes[] } & ReadResults<N> & Record<string, unknown[]>;
+  const out = (await read(ctx, reads)) as unknown as { caller: Caller | null; at: Parameters<typeof repoAtOf>[0] } & ReadResults<N> & Record<string, unknown[]>;
   const { caller } = out;
-  const facts = out.facts[0];
+  const at = repoAtOf(out.at);
+  const facts = at.facts;
   if (!facts) {
     // A rename redirect is followed only by callers who may see where it leads (issue 8 A.5).
-    const to = out.redirect[0];
+    const to = at.redirect;
     if (to && hasAccess(repoPermission(caller, to, parseUnits(to.units, ctx.settings.repository.disabledRepoUnits)))) {
       throw new Redirect(redirectPath(ctx.url, owner, name, to.owner.name, to.repo.name), 307);
     }
@@ -103,9 +107,13 @@ export async function assignRepo<T extends readonly unknown[], N extends NamedRe
   const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
   const perm = repoPermission(caller, facts, units);
   if (!hasAccess(perm)) throw notFound();
-  const view: RepoView = { repo: facts.repo, owner: facts.owner, units, perm, mirror: out.mirror[0] ?? null, ownerVisible: !!facts.ownerVisible };
+  const view: RepoView = { repo: facts.repo, owner: facts.owner, units, perm, mirror: at.mirror, ownerVisible: !!facts.ownerVisible };
   const rows = extra.map((_, i) => out[`extra${i}`]) as unknown as { [K in keyof T]: unknown[] };
-  return { caller, facts, units, perm, view, rows, named: out as ReadResults<N> } as Assigned & { rows: { [K in keyof T]: unknown[] }; named: ReadResults<N> };
+  return { caller, facts, units, perm, view, rows, named: out as ReadResults<N>, parent: at.parent } as Assigned & {
+    rows: { [K in keyof T]: unknown[] };
+    named: ReadResults<N>;
+    parent: RepoFacts | null;
+  };
 }
 
 /** Gitea's RedirectToRepo: the same path with the new owner/name, the query kept. */
@@ -123,8 +131,7 @@ export const repoJson = (ctx: Ctx, caller: Caller | null, view: RepoView) => toR
  * The parent of a fork, part of its JSON — only when the caller may access the parent: a fork of a
  * repository the caller may not see must not reveal it (Gitea embeds it regardless).
  */
-function withParent(ctx: Ctx, a: Assigned, parentRows?: RepoFacts[]): RepoView {
-  const p = parentRows?.[0];
+function withParent(ctx: Ctx, a: Assigned, p: RepoFacts | null | undefined): RepoView {
   if (!a.facts.repo.isFork || !p) return a.view;
   const parent = repoViewOf(a.caller, p, ctx.settings.repository.disabledRepoUnits);
   return hasAccess(parent.perm) ? { ...a.view, parent } : a.view;
@@ -132,8 +139,8 @@ function withParent(ctx: Ctx, a: Assigned, parentRows?: RepoFacts[]): RepoView {
 
 /** GET /repos/{owner}/{repo} (repoGet), with a fork's parent in the same round trip. */
 export async function getRepoWithParent(ctx: Ctx, owner: string, name: string) {
-  const a = await assignRepo(ctx, owner, name, [], { parent: parentFactsByPath.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
-  return repoJson(ctx, a.caller, withParent(ctx, a, a.named.parent));
+  const a = await assignRepo(ctx, owner, name, [], {}, { withParent: true });
+  return repoJson(ctx, a.caller, withParent(ctx, a, a.parent));
 }
 
 /** GET /repositories/{id} (repoGetByID): 404 for unknown ids and for repositories without access. */
@@ -149,7 +156,7 @@ export async function getRepoById(ctx: Ctx, id: number) {
   const perm = repoPermission(caller, facts, units);
   if (!hasAccess(perm)) throw notFound();
   const a: Assigned = { caller, facts, units, perm, view: { repo: facts.repo, owner: facts.owner, units, perm, mirror: m[0] ?? null, ownerVisible: !!facts.ownerVisible } };
-  return repoJson(ctx, caller, withParent(ctx, a, parent));
+  return repoJson(ctx, caller, withParent(ctx, a, parent[0]));
 }
 
 // ---- names ----
@@ -492,11 +499,11 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
   // Edit rule 4 reads whether the asked default branch exists in the same round trip.
   const wantBranch = form.default_branch ? `refs/heads/${form.default_branch}` : null;
   const branchRead = wantBranch ? [ctx.db.select({ name: gitRef.name }).from(gitRef).where(and(eq(gitRef.repoId, repoIdByPath(owner, name)), eq(gitRef.name, wantBranch)))] : [];
-  const a = await assignRepo(ctx, owner, name, branchRead, { parent: parentFactsByPath.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
+  const a = await assignRepo(ctx, owner, name, branchRead, {}, { withParent: true });
   const me = a.caller!;
   reqRepoAdmin(me, a.perm);
   const repo = a.facts.repo;
-  const parent = a.named.parent[0];
+  const parent = a.parent;
   const disabled = ctx.settings.repository.disabledRepoUnits;
   const enabled = (t: number) => !disabled.includes(UNIT_KEY[t]);
   const patch: Partial<typeof repository.$inferInsert> = {};

@@ -20,11 +20,11 @@ const F = repoFactsColumns(VIEWER);
 /** The select list of RepoFacts over `repository` joined with its owner `user` (read by `factsOf`). */
 export const FACTS = sql`${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamUnits}, ${F.teamMode}, ${F.units}`;
 
-export function factsOf(r: Row): RepoFacts {
-  const k = R.width + O.width;
+export function factsOf(r: Row, at = 0): RepoFacts {
+  const k = at + R.width + O.width;
   return {
-    repo: R.read(r, 0),
-    owner: { ...O.read(r, R.width), passwd: "", passwdHashAlgo: "" },
+    repo: R.read(r, at),
+    owner: { ...O.read(r, at + R.width), passwd: "", passwdHashAlgo: "" },
     ownerVisible: num(r[k]),
     collabMode: numOrNull(r[k + 1]),
     isOrgOwner: num(r[k + 2]),
@@ -44,30 +44,6 @@ export type RepoPath = {
   owner: string;
   name: string;
 };
-
-/** The repository at {owner}/{repo} with the viewer's permission facts. */
-export const repoFactsByPath = viewerQuery<RepoFacts, RepoPath>(
-  "repoFactsByPath",
-  factsWhere(sql`user.lower_name = ${p("owner")} AND repository.lower_name = ${p("name")}`),
-  factsOf,
-);
-
-/** The repository an old {owner}/{repo} redirects to (after a rename or transfer), with the facts. */
-export const repoFactsByRedirect = viewerQuery<RepoFacts, RepoPath>(
-  "repoFactsByRedirect",
-  factsWhere(
-    sql`rr.owner_id = (SELECT ro.id FROM user ro WHERE ro.lower_name = ${p("owner")}) AND rr.lower_name = ${p("name")}`,
-    sql`repo_redirect rr JOIN repository ON repository.id = rr.redirect_repo_id`,
-  ),
-  factsOf,
-);
-
-/** The parent of the fork at {owner}/{repo}, with the facts (none for a repository that is not a fork). */
-export const parentFactsByPath = viewerQuery<RepoFacts, RepoPath>(
-  "parentFactsByPath",
-  factsWhere(sql`repository.id = (SELECT r.fork_id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${p("owner")} AND r.lower_name = ${p("name")})`),
-  factsOf,
-);
 
 /** The repository with this id, with the facts. */
 export const repoFactsById = viewerQuery<RepoFacts, { id: number }>("repoFactsById", factsWhere(sql`repository.id = ${p("id")}`), factsOf);
@@ -89,11 +65,64 @@ const mirrorOf = (r: Row): MirrorTimes => {
   return { intervalMs: m.intervalMs, updatedUnix: m.updatedUnix ?? 0 };
 };
 
-/** The pull-mirror settings of the repository at {owner}/{repo} (none for other repositories). */
-export const mirrorByPath = query<MirrorTimes, RepoPath>("mirrorByPath", sql`SELECT ${M.select} FROM mirror m WHERE m.repo_id = ${REPO_ID_BY_PATH}`, mirrorOf);
-
-/** The same by repository id. */
+/** The pull-mirror settings of the repository with this id (none for other repositories). */
 export const mirrorById = query<MirrorTimes, { id: number }>("mirrorById", sql`SELECT ${M.select} FROM mirror m WHERE m.repo_id = ${p("id")}`, mirrorOf);
+
+// ---- one statement for a route's repository: the repository, its mirror row, a rename redirect, a fork's parent ----
+
+/** What a route needs of the repository in its path, read by ONE statement (`repoAtPath`). */
+export interface RepoAt {
+  /** The repository at the path, with the viewer's permission facts; null when there is none. */
+  facts: RepoFacts | null;
+  mirror: MirrorTimes | null;
+  /** Where a renamed or transferred {owner}/{repo} now is (only when nothing is at the path). */
+  redirect: RepoFacts | null;
+  /** The parent of the fork at the path (only in `repoAtPathWithParent`). */
+  parent: RepoFacts | null;
+}
+
+const PART = { repo: 0, redirect: 1, parent: 2 } as const;
+const AT_PATH = sql`user.lower_name = ${p("owner")} AND repository.lower_name = ${p("name")}`;
+const NOTHING_AT_PATH = sql`NOT EXISTS (SELECT 1 FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${p("owner")} AND r.lower_name = ${p("name")})`;
+const repoAtParts = (withParent: boolean) => sql`
+  SELECT ${PART.repo}, ${FACTS}, m.interval_ms, m.updated_unix FROM repository JOIN user ON user.id = repository.owner_id
+    LEFT JOIN mirror m ON m.repo_id = repository.id WHERE ${AT_PATH}
+  UNION ALL
+  SELECT ${PART.redirect}, ${FACTS}, NULL, NULL FROM repo_redirect rr JOIN repository ON repository.id = rr.redirect_repo_id JOIN user ON user.id = repository.owner_id
+    WHERE rr.owner_id = (SELECT ro.id FROM user ro WHERE ro.lower_name = ${p("owner")}) AND rr.lower_name = ${p("name")} AND ${NOTHING_AT_PATH}
+  ${
+    withParent
+      ? sql`UNION ALL
+  SELECT ${PART.parent}, ${FACTS}, NULL, NULL FROM repository JOIN user ON user.id = repository.owner_id
+    WHERE repository.id = (SELECT r.fork_id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${p("owner")} AND r.lower_name = ${p("name")})`
+      : sql``
+  }`;
+
+/** The rows of `repoAtPath` (one per part that matched) as a RepoAt. */
+export function repoAtOf(rows: readonly (readonly [number, RepoFacts, MirrorTimes | null])[]): RepoAt {
+  const out: RepoAt = { facts: null, mirror: null, redirect: null, parent: null };
+  for (const [part, facts, m] of rows) {
+    if (part === PART.repo) {
+      out.facts = facts;
+      out.mirror = m;
+    } else if (part === PART.redirect) out.redirect = facts;
+    else out.parent = facts;
+  }
+  return out;
+}
+
+const partOf = (r: Row): readonly [number, RepoFacts, MirrorTimes | null] => {
+  const k = 1 + R.width + O.width + 6;
+  const m = r[k] === null || r[k] === undefined ? null : { intervalMs: num(r[k]), updatedUnix: num(r[k + 1]) };
+  // rows are array-like (the client driver's are not arrays): read by offset
+  return [num(r[0]), factsOf(r, 1), m] as const;
+};
+
+/** ONE statement: the repository at {owner}/{repo} with the facts and its mirror row, or the rename redirect. */
+export const repoAtPath = viewerQuery<readonly [number, RepoFacts, MirrorTimes | null], RepoPath>("repoAtPath", repoAtParts(false), partOf);
+
+/** The same with the parent of the fork at the path (GET /repos/{owner}/{repo} shows it). */
+export const repoAtPathWithParent = viewerQuery<readonly [number, RepoFacts, MirrorTimes | null], RepoPath>("repoAtPathWithParent", repoAtParts(true), partOf);
 
 /** Lower-cased path values for the statements above. */
 export const repoPath = (owner: string, name: string): RepoPath => ({ owner: owner.toLowerCase(), name: name.toLowerCase() });
