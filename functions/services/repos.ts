@@ -5,13 +5,13 @@
  */
 import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
-import { gitPack, gitRef, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
+import { gitRef, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, readWithCaller, write, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
 import { isOrgOwnerSql, ownerByName } from "../db/queries/accounts.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
-import { CREATE, FACTS, factsOf, repoCascade, repoIdByPath, mirrorById, parentFactsById, repoAtOf, repoAtPath, repoAtPathWithParent, repoFactsById, repoPath, VIEWER as REPO_VIEWER, type MirrorTimes } from "../db/queries/repos.ts";
+import { CREATE, FACTS, factsOf, repoCascade, repoIdByPath, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath, VIEWER as REPO_VIEWER } from "../db/queries/repos.ts";
 import { commandOnce, fromDrizzle, num, p, shaped, viewerQuery, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import { reqRepoAdmin, reqRepoOwner, reqRepoReader } from "../lib/guards.ts";
@@ -145,18 +145,15 @@ export async function getRepoWithParent(ctx: Ctx, owner: string, name: string) {
 
 /** GET /repositories/{id} (repoGetByID): 404 for unknown ids and for repositories without access. */
 export async function getRepoById(ctx: Ctx, id: number) {
-  const { caller, facts: found, mirror: m, parent } = await read(ctx, {
-    facts: repoFactsById.bind({ ...ctx.vv, id }),
-    mirror: mirrorById.bind({ id }),
-    parent: parentFactsById.bind({ ...ctx.vv, id }),
-  });
-  const facts = found[0];
+  const out = await read(ctx, { at: repoAtId.bind({ ...ctx.vv, id }) });
+  const { caller } = out;
+  const { facts, mirror, parent } = repoAtOf(out.at);
   if (!facts) throw notFound();
   const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
   const perm = repoPermission(caller, facts, units);
   if (!hasAccess(perm)) throw notFound();
-  const a: Assigned = { caller, facts, units, perm, view: { repo: facts.repo, owner: facts.owner, units, perm, mirror: m[0] ?? null, ownerVisible: !!facts.ownerVisible } };
-  return repoJson(ctx, caller, withParent(ctx, a, parent[0]));
+  const a: Assigned = { caller, facts, units, perm, view: { repo: facts.repo, owner: facts.owner, units, perm, mirror, ownerVisible: !!facts.ownerVisible } };
+  return repoJson(ctx, caller, withParent(ctx, a, parent));
 }
 
 // ---- names ----

@@ -7,7 +7,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { repoFactsColumns, type RepoFacts } from "../../lib/permissions.ts";
 import type { ViewerSql } from "../../lib/auth.ts";
 import type { Db } from "../client.ts";
-import { mirror, repository, type RepositoryRow } from "../schema.ts";
+import { repository, type RepositoryRow } from "../schema.ts";
 import { columnsOf, command, num, numOrNull, p, str, V, viewerQuery, query, type Row } from "../sql.ts";
 import { userCols } from "./accounts.ts";
 
@@ -34,9 +34,6 @@ export function factsOf(r: Row, at = 0): RepoFacts {
   };
 }
 
-const factsWhere = (where: SQL, from: SQL = sql`repository`) =>
-  sql`SELECT ${FACTS} FROM ${from} JOIN user ON user.id = repository.owner_id WHERE ${where} LIMIT 1`;
-
 /** SQL: the id of the repository at :owner/:name (case-insensitive names, bound lower-cased). */
 export const REPO_ID_BY_PATH = sql`(SELECT r.id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${p("owner")} AND r.lower_name = ${p("name")})`;
 
@@ -45,29 +42,10 @@ export type RepoPath = {
   name: string;
 };
 
-/** The repository with this id, with the facts. */
-export const repoFactsById = viewerQuery<RepoFacts, { id: number }>("repoFactsById", factsWhere(sql`repository.id = ${p("id")}`), factsOf);
-
-/** The parent of the fork with this id, with the facts. */
-export const parentFactsById = viewerQuery<RepoFacts, { id: number }>(
-  "parentFactsById",
-  factsWhere(sql`repository.id = (SELECT r.fork_id FROM repository r WHERE r.id = ${p("id")})`),
-  factsOf,
-);
-
 export interface MirrorTimes {
   intervalMs: number;
   updatedUnix: number;
 }
-const M = columnsOf(mirror, "m");
-const mirrorOf = (r: Row): MirrorTimes => {
-  const m = M.read(r, 0);
-  return { intervalMs: m.intervalMs, updatedUnix: m.updatedUnix ?? 0 };
-};
-
-/** The pull-mirror settings of the repository with this id (none for other repositories). */
-export const mirrorById = query<MirrorTimes, { id: number }>("mirrorById", sql`SELECT ${M.select} FROM mirror m WHERE m.repo_id = ${p("id")}`, mirrorOf);
-
 // ---- one statement for a route's repository: the repository, its mirror row, a rename redirect, a fork's parent ----
 
 /** What a route needs of the repository in its path, read by ONE statement (`repoAtPath`). */
@@ -118,11 +96,21 @@ const partOf = (r: Row): readonly [number, RepoFacts, MirrorTimes | null] => {
   return [num(r[0]), factsOf(r, 1), m] as const;
 };
 
+const repoAtIdParts = sql`
+  SELECT ${PART.repo}, ${FACTS}, m.interval_ms, m.updated_unix FROM repository JOIN user ON user.id = repository.owner_id
+    LEFT JOIN mirror m ON m.repo_id = repository.id WHERE repository.id = ${p("id")}
+  UNION ALL
+  SELECT ${PART.parent}, ${FACTS}, NULL, NULL FROM repository JOIN user ON user.id = repository.owner_id
+    WHERE repository.id = (SELECT r.fork_id FROM repository r WHERE r.id = ${p("id")})`;
+
 /** ONE statement: the repository at {owner}/{repo} with the facts and its mirror row, or the rename redirect. */
 export const repoAtPath = viewerQuery<readonly [number, RepoFacts, MirrorTimes | null], RepoPath>("repoAtPath", repoAtParts(false), partOf);
 
 /** The same with the parent of the fork at the path (GET /repos/{owner}/{repo} shows it). */
 export const repoAtPathWithParent = viewerQuery<readonly [number, RepoFacts, MirrorTimes | null], RepoPath>("repoAtPathWithParent", repoAtParts(true), partOf);
+
+/** ONE statement: the repository with this id, its mirror row and a fork's parent (GET /repositories/{id}). */
+export const repoAtId = viewerQuery<readonly [number, RepoFacts, MirrorTimes | null], { id: number }>("repoAtId", repoAtIdParts, partOf);
 
 /** Lower-cased path values for the statements above. */
 export const repoPath = (owner: string, name: string): RepoPath => ({ owner: owner.toLowerCase(), name: name.toLowerCase() });
