@@ -4,14 +4,23 @@
  * - engine (Node): test/git/server.ts as its own process (in-memory RefStore, directory ObjectStore);
  * - git http-backend: git's CGI behind bench/git-cgi.ts;
  * - engine (workerd): test/git/worker/ bundled as `wrangler deploy` would, under Miniflare (local R2), unless
- *   BENCH_GIT_WORKERD=0.
+ *   BENCH_GIT_WORKERD=0;
+ * - the app itself, unless BENCH_GIT_APP=0: its Node server (functions/node.ts, embedded libSQL file
+ *   and objects under a fresh DATA_DIR) and its Worker (the `wrangler deploy` bundle under Miniflare,
+ *   local R2, a real sqld), each with a site admin from the CLI, then a user, its token and the
+ *   repositories made through the REST API; git talks to `/{owner}/{repo}.git` with the token in the
+ *   URL (basic auth), as a user would.
  * One generated repository of 10,000 commits (and its first 1,000). Per measurement the servers
  * take turns (the first one rotates per run); medians are reported: full push into an empty
- * repository, full clone, incremental push of one commit, and the peak memory of the Node engine and
- * of http-backend (its forked git processes) above idle while serving a clone of the 1k- and the
- * 10k-commit repository and while taking the full push (VmHWM reset through /proc/<pid>/clear_refs).
+ * repository, full clone, incremental push of one commit, and the peak memory of the Node processes
+ * (engine, app) and of http-backend (its forked git processes) above idle while serving a clone of
+ * the 1k- and the 10k-commit repository and while taking the full push (VmHWM reset through
+ * /proc/<pid>/clear_refs). For the app: the database round trips (Server-Timing) of each HTTP
+ * request of one full and one incremental push and of one clone, as git's own trace shows them.
  * Writes the `## Git` section of bench/RESULTS.md (other sections untouched).
- * Knobs: BENCH_GIT_RUNS (default 5), BENCH_GIT_COMMITS (10000), BENCH_GIT_WORKERD (1).
+ * Knobs: BENCH_GIT_RUNS (default 5), BENCH_GIT_COMMITS (10000), BENCH_GIT_WORKERD (1), BENCH_GIT_APP (1),
+ * BENCH_GIT_APP_OLD_SPACE (MiB of V8 old space for the app's Node server; default: uncapped, as `npm start`),
+ * BENCH_GIT_TIMEOUT (s, 300: a git command that takes longer fails the run).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -19,18 +28,24 @@ import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { startWorkerd } from "../scripts/lib/processes.ts";
+import { freePort, type Running, runScript, startNodeServer, startSqld, startWorker, startWorkerd } from "../scripts/lib/processes.ts";
 import { fastImportChunks, Scratch } from "../test/git/helpers.ts";
 
 const ROOT = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
 const RUNS = Number(process.env.BENCH_GIT_RUNS ?? 5);
 const COMMITS = Number(process.env.BENCH_GIT_COMMITS ?? 10_000);
 const WITH_WORKERD = process.env.BENCH_GIT_WORKERD !== "0";
+const WITH_APP = process.env.BENCH_GIT_APP !== "0";
+const APP_OLD_SPACE = process.env.BENCH_GIT_APP_OLD_SPACE;
+const TIMEOUT_S = Number(process.env.BENCH_GIT_TIMEOUT ?? 300);
+/** Incremental pushes per server traced for the per-request breakdown. */
+const TRACED = 5;
 const s = new Scratch("bench-git-");
 
 interface Server {
   name: string;
-  url: string;
+  /** The URL git uses for repository `name` (credentials in it where the server wants them). */
+  repoUrl(name: string): string;
   /** Process whose memory is measured (null: not measured). */
   pid: number | null;
   /** Count the RSS of forked children too (http-backend forks git per request). */
@@ -40,6 +55,8 @@ interface Server {
   stop(): Promise<void>;
   /** R2 calls since the last call (workerd only). */
   r2ops?: () => Promise<number>;
+  /** The app (its answers carry Server-Timing round trips). */
+  app?: boolean;
 }
 
 /** Starts a Node script that prints its URL first; keeps its later stdout lines. */
@@ -107,9 +124,131 @@ async function peakDuring(srv: Server, fn: () => Promise<void>): Promise<number>
   return (memOf(pid).hwm - idle + childPeak) / 1024;
 }
 
-const git = (args: string[], cwd = s.dir) => s.git(args, { cwd });
+/**
+ * git with the scratch environment (and `env` on top); a command that takes longer than
+ * BENCH_GIT_TIMEOUT seconds fails the run (the servers are then stopped) instead of stalling it.
+ */
+const gitInTime = (args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, fail) => {
+    timer = setTimeout(() => fail(new Error(`git ${args[0]} did not finish within ${TIMEOUT_S} s`)), TIMEOUT_S * 1000);
+  });
+  return Promise.race([s.git(args, { cwd, env }).finally(() => clearTimeout(timer)), late]);
+};
+const git = (args: string[], cwd = s.dir) => gitInTime(args, cwd);
 /** The servers in turn, the first one rotating with the run number. */
 const turn = <T>(xs: T[], r: number): T[] => xs.map((_, i) => xs[(i + r) % xs.length]!);
+
+/** The site admin of a fresh database, made with the admin CLI as an operator would; returns its token. */
+async function bootstrapAdmin(env: Record<string, string>): Promise<string> {
+  const create = await runScript("functions/cli.ts", ["user", "create", "--username", "siteadmin", "--password", "admin-password-1", "--email", "admin@example.com", "--admin"], env);
+  if (create.code !== 0) throw new Error(`admin CLI failed: ${create.stderr}`);
+  const tok = await runScript("functions/cli.ts", ["user", "generate-access-token", "--username", "siteadmin", "--scopes", "all", "--raw"], env);
+  if (tok.code !== 0) throw new Error(`admin CLI failed: ${tok.stderr}`);
+  return tok.stdout.trim();
+}
+
+/**
+ * The app as a git server: a user and its token (scopes to push and to make repositories) through
+ * the REST API; every repository is made empty and private through the API, so that each git
+ * request goes through authentication and the permission check.
+ */
+async function appServer(name: string, app: Running, adminToken: string, stop: () => Promise<void>): Promise<Server> {
+  const api = async (method: string, route: string, auth: string, body: unknown, want: number) => {
+    const res = await fetch(`${app.url}/api/v1${route}`, { method, headers: { Authorization: auth, "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const text = await res.text();
+    if (res.status !== want) throw new Error(`${name}: ${method} ${route} answered ${res.status}: ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
+  const user = "bench";
+  const password = "bench-password-1";
+  await api("POST", "/admin/users", `token ${adminToken}`, { username: user, email: "bench@example.com", password, must_change_password: false }, 201);
+  const basic = `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+  const token = (await api("POST", `/users/${user}/tokens`, basic, { name: "bench-git", scopes: ["write:repository", "write:user"] }, 201)).sha1 as string;
+  const authed = app.url.replace("://", `://${user}:${token}@`);
+  return {
+    name,
+    repoUrl: (n) => `${authed}/${user}/${n}.git`,
+    pid: app.pid ?? null,
+    children: false,
+    emptyRepo: async (n) => {
+      await api("POST", "/user/repos", `token ${token}`, { name: n, private: true }, 201);
+      return `${authed}/${user}/${n}.git`;
+    },
+    stop,
+    app: true,
+  };
+}
+
+/** The app's Node server on an embedded libSQL file under a fresh DATA_DIR. */
+async function appNode(): Promise<Server> {
+  const port = await freePort();
+  const env: Record<string, string> = { DATA_DIR: s.path("app-node"), GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/` };
+  const adminToken = await bootstrapAdmin(env);
+  // NODE_OPTIONS reaches the server process (startNodeServer runs functions/node.ts itself)
+  const app = await startNodeServer(APP_OLD_SPACE ? { ...env, NODE_OPTIONS: `--max-old-space-size=${APP_OLD_SPACE}` } : env, { port });
+  if (!app.pid) throw new Error("app (Node): no process id to measure");
+  return appServer("app (Node)", app, adminToken, () => app.stop());
+}
+
+/** The app's Worker (its `wrangler deploy` bundle under Miniflare, local R2) on a real sqld. */
+async function appWorker(): Promise<Server> {
+  const sqld = await startSqld();
+  try {
+    const adminToken = await bootstrapAdmin({ DATABASE_URL: sqld.url });
+    const port = await freePort();
+    const app = await startWorker(
+      { DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/`, GITEA__security__SECRET_KEY: "bench-worker-secret-key-0123" },
+      { port, persistTo: s.path("app-workerd-state") },
+    );
+    return await appServer("app (workerd + sqld)", app, adminToken, async () => {
+      await app.stop();
+      await sqld.stop();
+    });
+  } catch (e) {
+    await sqld.stop();
+    throw e;
+  }
+}
+
+/** One HTTP request git made, as its trace shows it. */
+interface Exchange {
+  /** Method and path below the repository, status: `POST git-receive-pack → 200`. */
+  what: string;
+  /** From sending the request to the answer's status line. */
+  ms: number;
+  /** The database round trips and time the answer reports (Server-Timing `db;dur=…;desc="N"`; the app only). */
+  db?: { trips: number; ms: number };
+}
+
+/** Runs git with curl's trace (headers only) and returns its wall time and the HTTP requests it made. */
+async function traced(args: string[], cwd: string, label: string): Promise<{ ms: number; exchanges: Exchange[] }> {
+  const trace = s.path(`trace-${label}`);
+  const t0 = process.hrtime.bigint();
+  await gitInTime(args, cwd, { GIT_TRACE_CURL: trace, GIT_TRACE_CURL_NO_DATA: "1" });
+  const wall = ms(t0);
+  const exchanges: Exchange[] = [];
+  let req = "";
+  let sent = 0;
+  for (const line of readFileSync(trace, "utf8").split("\n")) {
+    const at = /^(\d\d):(\d\d):(\d\d\.\d+) /.exec(line);
+    if (!at) continue;
+    const t = (Number(at[1]) * 3600 + Number(at[2]) * 60 + Number(at[3])) * 1000;
+    const send = /=> Send header: (GET|POST) \S*?\.git\/(\S+) HTTP/.exec(line);
+    const status = /<= Recv header: HTTP\/[\d.]+ (\d+)/.exec(line);
+    const timing = /<= Recv header: server-timing: .*db;dur=([\d.]+);desc="(\d+)"/i.exec(line);
+    if (send) {
+      req = `${send[1]} ${send[2]}`;
+      sent = t;
+    } else if (status) exchanges.push({ what: `${req} → ${status[1]}`, ms: t - sent });
+    else if (timing && exchanges.length) exchanges[exchanges.length - 1]!.db = { trips: Number(timing[2]), ms: Number(timing[1]) };
+  }
+  return { ms: wall, exchanges };
+}
+
+const tripsText = (n: number) => `${n} round trip${n === 1 ? "" : "s"}`;
+/** `GET info/refs?… → 200: 1 (4 ms)` per request: its database round trips and their time. */
+const describeExchanges = (xs: Exchange[]) => xs.map((x) => `${x.what}: ${x.db ? `${x.db.trips} (${x.db.ms.toFixed(0)} ms)` : "–"}`).join("; ");
 
 async function main() {
   const started = new Date();
@@ -139,10 +278,17 @@ async function main() {
   mkdirSync(cgiRoot);
   const cgi = await startProcess("bench/git-cgi.ts", [cgiRoot]);
   const servers: Server[] = [
-    { name: "engine (Node)", url: engine.url, pid: engine.proc.pid!, children: false, emptyRepo: async (n) => `${engine.url}/${n}.git`, stop: () => stopGroup(engine.proc) },
+    {
+      name: "engine (Node)",
+      repoUrl: (n) => `${engine.url}/${n}.git`,
+      pid: engine.proc.pid!,
+      children: false,
+      emptyRepo: async (n) => `${engine.url}/${n}.git`,
+      stop: () => stopGroup(engine.proc),
+    },
     {
       name: "git http-backend",
-      url: cgi.url,
+      repoUrl: (n) => `${cgi.url}/${n}.git`,
       pid: cgi.proc.pid!,
       children: true,
       emptyRepo: async (n) => {
@@ -161,9 +307,21 @@ async function main() {
       if (!res.ok) throw new Error(`workerd: /__r2ops answered ${res.status}: ${body}`);
       return Object.values(JSON.parse(body) as Record<string, number>).reduce((a, b) => a + b, 0);
     };
-    servers.push({ name: "engine (workerd, local R2)", url, pid: null, children: false, emptyRepo: async (n) => `${url}/${n}.git`, stop: () => w.stop(), r2ops });
+    servers.push({ name: "engine (workerd, local R2)", repoUrl: (n) => `${url}/${n}.git`, pid: null, children: false, emptyRepo: async (n) => `${url}/${n}.git`, stop: () => w.stop(), r2ops });
+  }
+  if (WITH_APP) {
+    try {
+      servers.push(await appNode());
+      servers.push(await appWorker());
+    } catch (e) {
+      for (const srv of servers) await srv.stop();
+      throw e;
+    }
   }
   const results: Record<string, Record<string, number[]>> = {};
+  const appTrips: string[] = [];
+  const fullTraces: Record<string, Exchange[]> = {};
+  const incTraces: Record<string, { ms: number; exchanges: Exchange[] }[]> = {};
   const record = (server: string, what: string, v: number) => {
     results[what] ??= {};
     const byServer = results[what];
@@ -176,6 +334,13 @@ async function main() {
       for (const srv of turn(servers, r)) {
         const url = await srv.emptyRepo(`push${r}`);
         const push = async () => {
+          // the app's first full push is traced (headers only, a few dozen lines) for its round trips
+          if (srv.app && r === 0) {
+            const run = await traced(["push", "-q", url, "main"], src, `full-${servers.indexOf(srv)}`);
+            fullTraces[srv.name] = run.exchanges;
+            record(srv.name, "full push", run.ms);
+            return;
+          }
           t = process.hrtime.bigint();
           await git(["push", "-q", url, "main"], src);
           record(srv.name, "full push", ms(t));
@@ -195,7 +360,7 @@ async function main() {
         const dst = s.path(`clone-${r}`);
         await srv.r2ops?.();
         t = process.hrtime.bigint();
-        await git(["clone", "-q", `${srv.url}/push0.git`, dst]);
+        await git(["clone", "-q", srv.repoUrl("push0"), dst]);
         record(srv.name, "full clone", ms(t));
         if (srv.r2ops) record(srv.name, "R2 calls: full clone", await srv.r2ops());
         const head = await s.gitText(["rev-parse", "HEAD"], { cwd: dst });
@@ -211,7 +376,7 @@ async function main() {
           ["push0", "10k"],
         ] as const) {
           const dst = s.path(`mem-${r}-${label}`);
-          record(srv.name, `memory: clone of ${label} commits (MiB above idle)`, await peakDuring(srv, () => git(["clone", "-q", "--bare", `${srv.url}/${repo}.git`, dst]).then(() => {})));
+          record(srv.name, `memory: clone of ${label} commits (MiB above idle)`, await peakDuring(srv, () => git(["clone", "-q", "--bare", srv.repoUrl(repo), dst]).then(() => {})));
           rmSync(dst, { recursive: true, force: true });
         }
       }
@@ -227,10 +392,29 @@ async function main() {
         await s.git(["commit", "-q", "-m", `file ${r}`], { cwd: work, env: { GIT_AUTHOR_DATE: now, GIT_COMMITTER_DATE: now } });
         await srv.r2ops?.();
         t = process.hrtime.bigint();
-        await git(["push", "-q", "--force", `${srv.url}/push0.git`, "HEAD:main"], work);
+        await git(["push", "-q", "--force", srv.repoUrl("push0"), "HEAD:main"], work);
         record(srv.name, "incremental push (1 commit)", ms(t));
         if (srv.r2ops) record(srv.name, "R2 calls: incremental push", await srv.r2ops());
       }
+    }
+    // where an incremental push's time goes, per HTTP request, from git's own trace (not timed above)
+    for (let r = 0; r < TRACED; r++) {
+      for (const [i, srv] of turn(servers, r).entries()) {
+        writeFileSync(path.join(work, `traced-${r}-${i}.txt`), "traced\n");
+        await git(["add", "."], work);
+        const now = `${Math.floor(Date.now() / 1000)} +0000`;
+        await s.git(["commit", "-q", "-m", "traced"], { cwd: work, env: { GIT_AUTHOR_DATE: now, GIT_COMMITTER_DATE: now } });
+        const run = await traced(["push", "-q", "--force", srv.repoUrl("push0"), "HEAD:main"], work, `inc-${r}-${i}`);
+        incTraces[srv.name] ??= [];
+        incTraces[srv.name]!.push(run);
+      }
+    }
+    // the app's database round trips per HTTP request of a full push (the first one above) and of a clone
+    for (const [i, srv] of servers.entries()) {
+      if (!srv.app) continue;
+      const full = { exchanges: fullTraces[srv.name] ?? [] };
+      const clone = await traced(["clone", "-q", "--bare", srv.repoUrl("small"), s.path(`trips-clone-${i}`)], s.dir, `clone-${i}`);
+      appTrips.push(`- ${srv.name}: full push of ${COMMITS} commits: ${describeExchanges(full.exchanges)}. Clone of the 1k-commit repository: ${describeExchanges(clone.exchanges)}.`);
     }
   } finally {
     for (const srv of servers) await srv.stop();
@@ -259,6 +443,32 @@ async function main() {
     return `| ${what} | ${cells.join(" | ")} | ${ratios.join(" | ")} | ${runs} |`;
   });
   const others = names.filter((n) => n !== base);
+  // the traced incremental pushes: median per HTTP request (the n-th of its kind), the requests in
+  // the order of the server that made the most
+  const keys: string[] = [];
+  const byKey: Record<string, Record<string, Exchange[]>> = {};
+  const mostFirst = [...names].sort((a, b) => (incTraces[b]?.[0]?.exchanges.length ?? 0) - (incTraces[a]?.[0]?.exchanges.length ?? 0));
+  for (const n of mostFirst) {
+    for (const run of incTraces[n] ?? []) {
+      const seen: Record<string, number> = {};
+      for (const x of run.exchanges) {
+        seen[x.what] = (seen[x.what] ?? 0) + 1;
+        const k = seen[x.what] > 1 ? `${x.what} (${seen[x.what]})` : x.what;
+        if (!keys.includes(k)) keys.push(k);
+        byKey[k] ??= {};
+        byKey[k][n] ??= [];
+        byKey[k][n].push(x);
+      }
+    }
+  }
+  const cell = (xs: Exchange[] | undefined) =>
+    !xs ? "–" : `${median(xs.map((x) => x.ms)).toFixed(0)} ms${xs[0]!.db ? ` (db: ${tripsText(median(xs.map((x) => x.db?.trips ?? 0)))}, ${median(xs.map((x) => x.db?.ms ?? 0)).toFixed(0)} ms)` : ""}`;
+  const breakdown = [
+    `| Incremental push, per HTTP request git made: from sending it to the answer's status line in git's trace, a lower bound (medians of ${TRACED} traced pushes) | ${names.join(" | ")} |`,
+    `|---|${names.map(() => "---").join("|")}|`,
+    ...keys.map((k) => `| \`${k}\` | ${names.map((n) => cell(byKey[k]?.[n])).join(" | ")} |`),
+    `| the whole \`git push\` | ${names.map((n) => (incTraces[n] ? `${median(incTraces[n].map((r) => r.ms)).toFixed(0)} ms` : "–")).join(" | ")} |`,
+  ];
   const section = [
     "## Git",
     "",
@@ -270,7 +480,14 @@ async function main() {
     "",
     `RefStore round trips per push (engine): ${trips.join(", ")} — one read and one atomic commit, whatever the number of objects (a third only when another ref lost a race in a non-atomic push).`,
     "",
-    "Reading it: a full clone from the engine streams the stored pack unchanged, so its time is the client's own index-pack plus the transfer, as with http-backend (which runs pack-objects with the bitmap); the engine's memory stays flat while serving it (256 KiB reads). A full push is indexed in JavaScript (node:zlib, node:crypto) where http-backend runs git index-pack in C; the engine's Node process runs with V8's old space capped at 64 MiB (as inside a 128 MB isolate), and its peak is the in-memory spool (8 MiB), the pass-1 inflate cache (16 MiB), the per-object tables and V8's young generation. The workerd column runs the same engine inside workerd with miniflare's local R2 as the object store (an emulation on this machine, not Cloudflare's network).",
+    ...breakdown,
+    "",
+    ...(appTrips.length
+      ? ["Database round trips of the app per HTTP request git made (the `Server-Timing: db;dur;desc` of each answer, read from git's own trace, with the database time in parentheses; repositories are private, so git's first request of a push or clone is answered 401 and repeated with the token):", "", ...appTrips, ""]
+      : []),
+    "Reading it: a full clone from the engine streams the stored pack unchanged, so its time is the client's own index-pack plus the transfer, as with http-backend (which runs pack-objects with the bitmap); the engine's memory stays flat while serving it (256 KiB reads). A full push is indexed in JavaScript (node:zlib, node:crypto) where http-backend runs git index-pack in C; the engine's Node process runs with V8's old space capped at 64 MiB (as inside a 128 MB isolate), and its peak is the in-memory spool (8 MiB), the pass-1 inflate cache (16 MiB), the per-object tables and V8's young generation. The engine's workerd column runs the same engine inside workerd with miniflare's local R2 as the object store (an emulation on this machine, not Cloudflare's network). The first full push into a Node process is the high one of its memory runs (its heap and buffers grown for the first time); later ones reuse them.",
+    "",
+    "The app columns are the whole service: the same engine behind the app's smart-HTTP route (functions/services/git-http.ts). Per request the app adds the credentials (the token's hash looked up), the owner and repository lookup with the permission check and the repository's git state (refs, HEAD, pack catalog) in one database round trip; a push adds one more, the ref compare-and-swap commit whose batch also carries the repository row (`empty`, `size`, `updated`) and the activity rows (`commit_repo`, …). That is 1 round trip to advertise, 2 per push whatever its size, 1 per fetch request. The repositories are private, so git's first request is answered 401 and repeated with the token (an HTTP exchange the engine and http-backend columns do not have); for a large pack git also sends a small probe POST before the pack, which costs its own round trip (the first `POST git-receive-pack` of the full push). The app's Node server is what `npm start` runs: an embedded libSQL file (a round trip is a local call of about a millisecond), objects under DATA_DIR, V8's heap not capped (set BENCH_GIT_APP_OLD_SPACE to cap it); its memory is its process's VmHWM above idle, as for the engine. The app's Worker is its `wrangler deploy` bundle under Miniflare with local R2 and a real sqld on this machine: a round trip is an HTTP request from workerd to sqld (tens of milliseconds on this loaded machine; workerd's clock advances only across I/O, so its db times are coarse). Its memory is not measured: workerd's RSS holds Miniflare's runtime and the R2 emulation, which says nothing about a 128 MB isolate. In the per-request table, `POST git-receive-pack` is the server's work for a one-commit push; the rest of the whole `git push` is git's own work on the client (pack-objects and the processes it starts), the same for every column. On this machine each full push grew a workerd process by hundreds of MB (Miniflare's R2 emulation lives in the same process, and nothing caps the isolate's heap there), and the third full push into the same process twice never finished (workerd spinning with about 1 GB RSS, engine and app alike); BENCH_GIT_TIMEOUT fails such a run instead of stalling it, and BENCH_GIT_RUNS=2 keeps to two full pushes per process.",
     "",
   ].join("\n");
   const resultsPath = path.join(ROOT, "bench", "RESULTS.md");

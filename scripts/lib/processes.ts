@@ -109,7 +109,8 @@ export async function startNodeServer(env: Record<string, string>, opts: { port?
   });
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/api/v1/version`, 60_000, proc);
-  return { url, stop: () => stopGroup(proc) };
+  // without npmStart the child is the server itself (its memory is what the git benchmark measures)
+  return { url, pid: opts.npmStart ? undefined : proc.pid, stop: () => stopGroup(proc) };
 }
 
 /**
