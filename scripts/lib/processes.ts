@@ -153,8 +153,9 @@ export async function startWorkerd(configPath: string, vars: Record<string, stri
     convertV4MiniflareOptions({
       host: "127.0.0.1",
       port,
-      // Local bindings' state (R2): under the caller's directory when given, in memory otherwise.
-      ...(opts.persistTo ? { r2Persist: join(opts.persistTo, "r2") } : {}),
+      // Local bindings' state (R2) on disk: under the caller's directory when given, else in
+      // Miniflare's temporary directory (removed with it).
+      ...(opts.persistTo ? { resourcePersistencePath: opts.persistTo } : {}),
       workers: [
         {
           ...workerOptions,
