@@ -106,7 +106,6 @@ function unarchivedPermission(caller: Caller | null, f: RepoFacts, units: RepoUn
     if (READ_ONLY_UNITS.has(u.type)) m = Math.min(m, ACCESS.read);
     perm.units.set(u.type, m);
   }
-  if (f.teamMode >= ACCESS.admin) perm.mode = Math.max(perm.mode, f.teamMode);
   return perm;
 }
 
