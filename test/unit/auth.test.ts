@@ -54,6 +54,10 @@ describe("parseCredentials: where a credential is read from", () => {
     expect(await parse("/api/v1/user")).toEqual({ creds: ANONYMOUS, queryToken: false });
   });
 
+  it("only the query string is parsed: `&token=` in a path without a query is no credential", async () => {
+    expect(await parse(`/api/v1/repos/o/r/raw/a&token=${TOKEN}&sudo=admin`)).toEqual({ creds: ANONYMOUS, queryToken: false });
+  });
+
   it("sudo comes from ?sudo= first, then the Sudo header; an empty one is none", async () => {
     expect((await parse("/api/v1/user?sudo=alice", { Sudo: "bob" })).creds.sudo).toBe("alice");
     expect((await parse("/api/v1/user?sudo=", { Sudo: "bob" })).creds.sudo).toBe("bob");
@@ -80,6 +84,8 @@ describe("parseCredentials: the Authorization header", () => {
     expect((await parse("/api/v1/user", basicOf("alice:pa:ss word"))).creds).toEqual({ tokenHash: null, username: "alice", password: "pa:ss word", basic: true, sudo: null });
     expect((await parse("/api/v1/user", basicOf("jürgen:pw"))).creds).toEqual({ tokenHash: null, username: "jürgen", password: "pw", basic: true, sudo: null });
     expect((await parse("/api/v1/user", { Authorization: `basic ${Buffer.from("alice:pw").toString("base64")}` })).creds.username).toBe("alice");
+    // An empty name is still a name (no account has it), not a malformed value.
+    expect((await parse("/api/v1/user", basicOf(":pw"))).creds).toEqual({ tokenHash: null, username: "", password: "pw", basic: true, sudo: null });
   });
 
   it("Basic token: (empty password) or token:x-oauth-basic is the token, not a name", async () => {
