@@ -1,14 +1,13 @@
 /**
  * The one auth module (Gitea reference §3). The middleware parses credentials without I/O;
- * services put `callerQuery()` in the same `db.batch` as their own reads and embed
+ * `read()` (lib/context.ts) loads the caller in the same batch as the route's reads; services embed
  * `viewerSql(creds)` where a query depends on who asks, then call `resolveCaller()` on the rows.
  * Pure guards named like Gitea's (`reqSiteAdmin`, `reqSelfOrAdmin`, …) decide afterwards.
  * May not see → 404; may see, may not act → 403.
  */
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
-import type { Db } from "../db/client.ts";
-import { accessToken, user, type UserRow } from "../db/schema.ts";
+import type { UserRow } from "../db/schema.ts";
 import { looksLikeToken, tokenHash, verifyPassword } from "./crypto.ts";
 import { bareForbidden, forbidden, notFound, unauthorized } from "./errors.ts";
 import { setAnswerHeader } from "./request.ts";
@@ -209,27 +208,10 @@ export const publicOnlyViewer = (v: ViewerSql): ViewerSql => ({ ...v, limited: {
 /** The same viewer without any token limit (the caller's own relations, e.g. repository owners a collaborator reaches). */
 export const unlimited = (v: ViewerSql): ViewerSql => ({ ...v, publicOnly: sql`0`, limited: { repository: sql`0`, organization: sql`0`, user: sql`0` } });
 
-/** The authenticated principal's row and token scope, for the request's first batch. */
-export function callerQuery(db: Db, c: Credentials) {
-  return db
-    .select({ user, tokenId: accessToken.id, scope: accessToken.scope })
-    .from(user)
-    .leftJoin(accessToken, and(eq(accessToken.tokenHash, c.tokenHash ?? ""), eq(accessToken.uid, user.id)))
-    .where(eq(user.id, authIdSql(c)))
-    .limit(1);
-}
-
-/** The sudo target, when `sudo` was given (an empty result otherwise). */
-export function sudoQuery(db: Db, c: Credentials) {
-  return db
-    .select()
-    .from(user)
-    .where(eq(user.lowerName, (c.sudo ?? "").toLowerCase()))
-    .limit(c.sudo ? 1 : 0);
-}
-
-export type CallerRows = Awaited<ReturnType<typeof callerQuery>>;
-export type SudoRows = Awaited<ReturnType<typeof sudoQuery>>;
+/** The authenticated principal's row and token scope, as the request's first batch loads it (db/queries/accounts.ts). */
+export type CallerRows = { user: UserRow; tokenId: number | null; scope: string | null }[];
+/** The sudo target's row, when `sudo` was given (empty otherwise). */
+export type SudoRows = UserRow[];
 
 // ---- token scopes (Gitea models/auth/access_token_scope.go) ----
 

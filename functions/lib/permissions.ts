@@ -110,7 +110,6 @@ export function permissionIgnoringArchive(caller: Caller | null, f: RepoFacts, u
     if (READ_ONLY_UNITS.has(u.type)) m = Math.min(m, ACCESS.read);
     perm.units.set(u.type, m);
   }
-  if (f.teamMode >= ACCESS.admin) perm.mode = Math.max(perm.mode, f.teamMode);
   return perm;
 }
 

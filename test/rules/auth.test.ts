@@ -1,6 +1,6 @@
 /** Authentication (reference §3) and account states (§0): one auth module, every credential form. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectRefusal, NOT_FOUND, basic, roundTrips, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, basic, roundTrips, seedMember, seedOrg, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -173,5 +173,51 @@ describe("REQUIRE_SIGNIN_VIEW", () => {
     expect(res.status).toBe(403);
     expect(await res.json()).toEqual({ message: "Only signed in user is allowed to call APIs." });
     t2.close();
+  });
+});
+
+describe("the viewer in the services' own queries (viewerSql): sign-in forms, sudo and token limits per category", () => {
+  /** GET /orgs/{org}/teams of a private organization: 200 with its teams for members, 404 for everyone else. */
+  const teamsOf = (org: string, headers: Record<string, string>) => t.request(`/api/v1/orgs/${org}/teams`, { headers });
+
+  it("a member signed in with a password (also one shaped like a token) or a token sees its private organization; a stranger does not", async () => {
+    const owner = await seedUser(t.db);
+    const org = await seedOrg(t, owner, { visibility: 2 });
+    const member = await seedUser(t.db, { password: "0123456789abcdef0123456789abcdef01234567" });
+    const team = await seedMember(t, org, member);
+    for (const headers of [basic(member.name, member.password), basic(member.name.toUpperCase(), member.password), token(await member.token(["read:organization"]))]) {
+      const res = await teamsOf(org.name, headers);
+      expect(res.status, JSON.stringify(headers)).toBe(200);
+      expect((await res.json()).map((x: { id: number }) => x.id)).toEqual([team.id]);
+      expect(roundTrips(res)).toBe(1);
+    }
+    await expectRefusal(teamsOf(org.name, basic(alice.name, alice.password)), 404, NOT_FOUND);
+  });
+
+  it("sudo: a site admin sees what the target sees (the name in any case), not what the admin sees", async () => {
+    const owner = await seedUser(t.db);
+    const org = await seedOrg(t, owner, { visibility: 2 });
+    const member = await seedUser(t.db);
+    await seedMember(t, org, member);
+    const adminTok = await admin.token();
+    expect((await teamsOf(org.name, token(adminTok))).status).toBe(200);
+    expect((await teamsOf(org.name, { ...token(adminTok), Sudo: member.name.toUpperCase() })).status).toBe(200);
+    const res = await teamsOf(org.name, { ...token(adminTok), Sudo: alice.name });
+    expect(roundTrips(await expectRefusal(res, 404, NOT_FOUND))).toBe(1);
+  });
+
+  it("an organization is seen through the token's organization scope, a user through its user scope", async () => {
+    const owner = await seedUser(t.db);
+    const org = await seedOrg(t, owner, { visibility: 1 });
+    const member = await seedUser(t.db, { visibility: 1 });
+    await seedMember(t, org, member);
+    const orgOnly = token(await owner.token(["read:organization"]));
+    // The limited organization: its teams, for a token that may read organizations but not users.
+    expect((await teamsOf(org.name, orgOnly)).status).toBe(200);
+    // The limited member, looked up as a user: hidden from that token (404), seen with read:user too (204).
+    const hidden = await t.request(`/api/v1/orgs/${org.name}/members/${member.name}`, { headers: orgOnly });
+    expect(roundTrips(await expectRefusal(hidden, 404, NOT_FOUND))).toBe(1);
+    const seen = await t.request(`/api/v1/orgs/${org.name}/members/${member.name}`, { headers: token(await owner.token(["read:organization", "read:user"])) });
+    expect(seen.status).toBe(204);
   });
 });

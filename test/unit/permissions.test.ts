@@ -1,0 +1,113 @@
+/**
+ * The permission model's pure parts (functions/lib/permissions.ts): which units a repository has
+ * (DISABLED_REPO_UNITS, rows without a type, a unit's config), the external units that nobody writes
+ * through the repository, and whether the owner is visible. The routes' tests (test/rules/
+ * permissions.test.ts) show who reaches what; these pin the facts the routes cannot observe.
+ */
+import { describe, expect, it } from "vitest";
+import type { Caller } from "../../functions/lib/auth.ts";
+import { ACCESS, parseUnits, repoPermission, repoViewOf, UNIT, type RepoFacts, type RepoUnit } from "../../functions/lib/permissions.ts";
+
+const caller = (over: Partial<Caller> = {}, row: { isRestricted?: boolean } = {}): Caller =>
+  ({ id: 7, isAdmin: false, viaToken: false, publicOnly: false, scope: "", limited: { repository: false, organization: false, user: false }, row: { isRestricted: false, ...row }, ...over }) as Caller;
+
+/** Facts of a public repository (id 1) of user 2, seen by a viewer with no relation to it. */
+const facts = (over: { repo?: object; owner?: object } & Partial<Omit<RepoFacts, "repo" | "owner">> = {}): RepoFacts => {
+  const { repo, owner, ...rest } = over;
+  return {
+    repo: { id: 1, ownerId: 2, isPrivate: false, isArchived: false, ...repo },
+    owner: { id: 2, type: 0, visibility: 0, ...owner },
+    ownerVisible: 1,
+    collabMode: null,
+    isOrgOwner: 0,
+    teamUnits: "[]",
+    teamMode: 0,
+    units: "[]",
+    ...rest,
+  } as RepoFacts;
+};
+
+const CODE_AND_EXTERNAL: RepoUnit[] = [
+  { type: UNIT.code, config: {} },
+  { type: UNIT.extWiki, config: { external_wiki_url: "https://wiki.example" } },
+  { type: UNIT.extIssues, config: { external_tracker_url: "https://issues.example" } },
+];
+const modes = (units: Map<number, number>) => Object.fromEntries(units);
+
+describe("parseUnits", () => {
+  it("a unit named in DISABLED_REPO_UNITS is gone, the others stay in order", () => {
+    const json = JSON.stringify([
+      { type: UNIT.code, config: "{}" },
+      { type: UNIT.wiki, config: "{}" },
+      { type: UNIT.projects, config: "{}" },
+      { type: UNIT.issues, config: "{}" },
+    ]);
+    expect(parseUnits(json, ["repo.wiki", "repo.projects"]).map((u) => u.type)).toEqual([UNIT.code, UNIT.issues]);
+    expect(parseUnits(json, []).map((u) => u.type)).toEqual([UNIT.code, UNIT.wiki, UNIT.projects, UNIT.issues]);
+  });
+
+  it("rows without a unit type (a repository without units: json_group_array of nothing) are no units", () => {
+    expect(parseUnits(JSON.stringify([null, { type: 0, config: "{}" }, { type: null, config: null }, { type: UNIT.pulls, config: "{}" }]), [])).toEqual([{ type: UNIT.pulls, config: {} }]);
+    expect(parseUnits("", [])).toEqual([]);
+  });
+
+  it("a unit's config is parsed from its stored text; an object stays; empty or missing config is {}", () => {
+    expect(
+      parseUnits(
+        JSON.stringify([
+          { type: UNIT.pulls, config: '{"allow_merge_commits":false}' },
+          { type: UNIT.issues, config: { enable_time_tracker: true } },
+          { type: UNIT.code, config: "" },
+          { type: UNIT.wiki, config: null },
+          { type: UNIT.releases },
+        ]),
+        [],
+      ),
+    ).toEqual([
+      { type: UNIT.pulls, config: { allow_merge_commits: false } },
+      { type: UNIT.issues, config: { enable_time_tracker: true } },
+      { type: UNIT.code, config: {} },
+      { type: UNIT.wiki, config: {} },
+      { type: UNIT.releases, config: {} },
+    ]);
+  });
+});
+
+describe("external units (external wiki, external tracker) are read-only for everyone", () => {
+  it("a site admin and the owner write the code unit but only read the external ones", () => {
+    expect(modes(repoPermission(caller({ isAdmin: true }), facts(), CODE_AND_EXTERNAL).units)).toEqual({ [UNIT.code]: ACCESS.admin, [UNIT.extWiki]: ACCESS.read, [UNIT.extIssues]: ACCESS.read });
+    expect(modes(repoPermission(caller({ id: 2 }), facts(), CODE_AND_EXTERNAL).units)).toEqual({ [UNIT.code]: ACCESS.owner, [UNIT.extWiki]: ACCESS.read, [UNIT.extIssues]: ACCESS.read });
+  });
+
+  it("a write team member of the organization reads the external units of a private repository its team covers", () => {
+    const f = facts({ repo: { isPrivate: true }, owner: { type: 1 }, teamMode: ACCESS.write, teamUnits: JSON.stringify([[UNIT.code, ACCESS.write], [UNIT.extWiki, ACCESS.write], [UNIT.extIssues, ACCESS.write]]) });
+    const p = repoPermission(caller(), f, CODE_AND_EXTERNAL);
+    expect(p.mode).toBe(ACCESS.write);
+    expect(modes(p.units)).toEqual({ [UNIT.code]: ACCESS.write, [UNIT.extWiki]: ACCESS.read, [UNIT.extIssues]: ACCESS.read });
+  });
+
+  it("a reader keeps read on them, a caller without access has none", () => {
+    expect(modes(repoPermission(null, facts(), CODE_AND_EXTERNAL).units)).toEqual({ [UNIT.code]: ACCESS.read, [UNIT.extWiki]: ACCESS.read, [UNIT.extIssues]: ACCESS.read });
+    const privateOrgRepo = facts({ repo: { isPrivate: true }, owner: { type: 1 } });
+    expect(modes(repoPermission(caller(), privateOrgRepo, CODE_AND_EXTERNAL).units)).toEqual({ [UNIT.code]: ACCESS.none, [UNIT.extWiki]: ACCESS.none, [UNIT.extIssues]: ACCESS.none });
+  });
+});
+
+describe("repoViewOf", () => {
+  it("says whether the owner is visible to the viewer, as a boolean (a hidden owner is rendered without its profile)", () => {
+    const units = JSON.stringify([{ type: UNIT.code, config: "{}" }]);
+    const seen = repoViewOf(caller(), facts({ units }), []);
+    expect(seen.ownerVisible).toBe(true);
+    expect(seen.units).toEqual([{ type: UNIT.code, config: {} }]);
+    expect(modes(seen.perm.units)).toEqual({ [UNIT.code]: ACCESS.read });
+    // A collaborator reaches a public repository of an owner hidden from it: the repository, not the owner.
+    const hidden = repoViewOf(caller(), facts({ units, ownerVisible: 0, collabMode: ACCESS.write }), []);
+    expect(hidden.ownerVisible).toBe(false);
+    expect(modes(hidden.perm.units)).toEqual({ [UNIT.code]: ACCESS.write });
+  });
+
+  it("drops the disabled units before computing the permission", () => {
+    const units = JSON.stringify([{ type: UNIT.code, config: "{}" }, { type: UNIT.wiki, config: "{}" }]);
+    expect(modes(repoViewOf(null, facts({ units }), ["repo.wiki"]).perm.units)).toEqual({ [UNIT.code]: ACCESS.read });
+  });
+});
