@@ -1,11 +1,11 @@
 /**
  * zlib inflate for pack entries with `node:zlib` (available in workerd under `nodejs_compat`).
  * A pack does not record compressed lengths, so the indexer must learn where each zlib stream
- * ends: `inflateSync(…, { info: true })` reports the input bytes the engine consumed, and trailing
- * bytes (the next entry) are ignored. Large entries use a streaming inflater instead, so neither
- * their compressed nor their inflated bytes need to be held whole.
+ * ends, ignoring the bytes after it (the next entry). Large entries use a streaming inflater
+ * instead, so neither their compressed nor their inflated bytes need to be held whole.
  */
 import { createInflate, deflateSync, inflateSync } from "node:zlib";
+import { Z_BUF_ERROR, Z_NO_FLUSH, Z_OK, Z_STREAM_END, ZStream, zlibInflate, zlibInflateInit, zlibInflateReset } from "pako";
 import { GitError } from "../errors.ts";
 
 const isTruncation = (e: unknown) => e instanceof Error && /unexpected end of file/i.test(e.message);
@@ -16,11 +16,14 @@ const isTruncation = (e: unknown) => e instanceof Error && /unexpected end of fi
  */
 const chunkFor = (size: number) => (size < 1024 ? 1024 : size >= 256 * 1024 ? 256 * 1024 : 2 ** Math.ceil(Math.log2(size + 1)));
 
+/** What inflating a stream at the start of a buffer gives: its data and its compressed length. */
+export type Prefix = { data: Uint8Array; consumed: number } | null;
+
 /**
- * Inflates the zlib stream starting at `buf[0]`. Returns the data and the compressed length, or
- * null when `buf` ends before the stream does (the caller supplies more bytes and retries).
+ * Node's zlib: `inflateSync(…, { info: true })` reports the input bytes the engine consumed.
+ * It builds a zlib engine per call, which Node closes when the call returns.
  */
-export function inflatePrefix(buf: Uint8Array, size: number): { data: Uint8Array; consumed: number } | null {
+export function inflatePrefixNative(buf: Uint8Array, size: number): Prefix {
   try {
     const r = inflateSync(buf, { info: true, chunkSize: chunkFor(size) }) as unknown as { buffer: Uint8Array; engine: { bytesWritten: number } };
     return { data: r.buffer, consumed: r.engine.bytesWritten };
@@ -29,6 +32,52 @@ export function inflatePrefix(buf: Uint8Array, size: number): { data: Uint8Array
     throw new GitError("corrupt", `bad zlib data in pack: ${(e as Error).message}`);
   }
 }
+
+const EMPTY = new Uint8Array(0);
+let reused: ZStream | null = null;
+
+/**
+ * pako's zlib in JavaScript, one stream reset per entry: nothing outside the JS heap. Under
+ * workerd `inflateSync(…, { info: true })` leaves each call's zlib engine open until the garbage
+ * collector finds it, and V8 does not see their native memory: a 74,000-object push grew workerd
+ * by ~400 MB, and the third such push into one process hung it.
+ */
+export function inflatePrefixJs(buf: Uint8Array, size: number): Prefix {
+  if (!reused) {
+    reused = new ZStream();
+    zlibInflateInit(reused);
+  }
+  const strm = reused;
+  zlibInflateReset(strm);
+  const out = new Uint8Array(size);
+  strm.input = buf;
+  strm.next_in = 0;
+  strm.avail_in = buf.length;
+  strm.output = out;
+  strm.next_out = 0;
+  strm.avail_out = size;
+  const status = zlibInflate(strm, Z_NO_FLUSH);
+  const consumed = strm.next_in;
+  const produced = strm.next_out;
+  strm.input = EMPTY; // keep no caller's buffer alive
+  strm.output = EMPTY;
+  if (status === Z_STREAM_END) return { data: produced === size ? out : out.subarray(0, produced), consumed };
+  if (status === Z_OK || status === Z_BUF_ERROR) {
+    if (consumed >= buf.length) return null; // the input ended first: more bytes needed
+    throw new GitError("corrupt", `bad zlib data in pack: entry inflates to more than ${size} bytes`);
+  }
+  throw new GitError("corrupt", `bad zlib data in pack: ${strm.msg || `status ${status}`}`);
+}
+
+/** The Workers runtime names itself so (a documented constant). */
+const inWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === "Cloudflare-Workers";
+
+/**
+ * Inflates the zlib stream starting at `buf[0]`. Returns the data and the compressed length, or
+ * null when `buf` ends before the stream does (the caller supplies more bytes and retries).
+ * Node's native zlib where it is safe (about 30 % faster on a 10,000-commit push), pako in workerd.
+ */
+export const inflatePrefix: (buf: Uint8Array, size: number) => Prefix = inWorkers ? inflatePrefixJs : inflatePrefixNative;
 
 /** Inflates a complete zlib stream whose inflated size is known; throws `corrupt` otherwise. */
 export function inflateExact(compressed: Uint8Array, size: number): Uint8Array {
