@@ -23,7 +23,7 @@
  * BENCH_GIT_TIMEOUT (s, 300: a git command that takes longer fails the run).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -57,6 +57,50 @@ interface Server {
   r2ops?: () => Promise<number>;
   /** The app (its answers carry Server-Timing round trips). */
   app?: boolean;
+  /** The workerd process serving it (its RSS is recorded after each full push). */
+  workerdPid?: number;
+}
+
+/** This process's direct children (Miniflare starts workerd as one). */
+function ownChildren(): Set<number> {
+  try {
+    return new Set(readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number));
+  } catch {
+    return new Set();
+  }
+}
+
+/** CPU ticks of each thread of a process, by thread id and name. */
+function threadTicks(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").slice(readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").lastIndexOf(")") + 2).split(" ");
+      out.set(`${tid} ${readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim()}`, Number(f[11]) + Number(f[12]));
+    } catch {}
+  }
+  return out;
+}
+
+/** For a stalled run: each workerd child's RSS and the CPU its busy threads used over 2 s (spinning, or waiting). */
+async function workerdState(): Promise<string> {
+  const pids = [...ownChildren()].filter((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").includes("workerd"));
+  const before = pids.map(threadTicks);
+  await new Promise((ok) => setTimeout(ok, 2000));
+  return pids
+    .map((p, i) => {
+      const busy = [...threadTicks(p)].map(([t, v]) => [t, v - (before[i]!.get(t) ?? v)] as const).filter(([, d]) => d > 0);
+      return `pid ${p} RSS ${(memOf(p).rss / 1024).toFixed(0)} MiB, busy threads over 2 s: ${busy.map(([t, d]) => `${t} ${d * 10} ms`).join(", ") || "none"}`;
+    })
+    .join("; ");
+}
+
+/** The workerd process `start` spawned (the one child that is new and runs workerd). */
+async function withWorkerdPid<T>(start: () => Promise<T>): Promise<{ value: T; pid: number | undefined }> {
+  const before = ownChildren();
+  const value = await start();
+  const pid = [...ownChildren()].find((p) => !before.has(p) && readFileSync(`/proc/${p}/cmdline`, "utf8").includes("workerd"));
+  return { value, pid };
 }
 
 /** Starts a Node script that prints its URL first; keeps its later stdout lines. */
@@ -131,7 +175,10 @@ async function peakDuring(srv: Server, fn: () => Promise<void>): Promise<number>
 const gitInTime = (args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) => {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, fail) => {
-    timer = setTimeout(() => fail(new Error(`git ${args[0]} did not finish within ${TIMEOUT_S} s`)), TIMEOUT_S * 1000);
+    timer = setTimeout(async () => {
+      const state = await workerdState().catch((e: Error) => e.message);
+      fail(new Error(`git ${args.join(" ").replace(/\/\/[^@/]+@/g, "//…@")} did not finish within ${TIMEOUT_S} s; workerd processes: ${state}`));
+    }, TIMEOUT_S * 1000);
   });
   return Promise.race([s.git(args, { cwd, env }).finally(() => clearTimeout(timer)), late]);
 };
@@ -197,14 +244,17 @@ async function appWorker(): Promise<Server> {
   try {
     const adminToken = await bootstrapAdmin({ DATABASE_URL: sqld.url });
     const port = await freePort();
-    const app = await startWorker(
-      { DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/`, GITEA__security__SECRET_KEY: "bench-worker-secret-key-0123" },
-      { port, persistTo: s.path("app-workerd-state") },
+    const { value: app, pid: workerdPid } = await withWorkerdPid(() =>
+      startWorker(
+        { DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/`, GITEA__security__SECRET_KEY: "bench-worker-secret-key-0123" },
+        { port, persistTo: s.path("app-workerd-state") },
+      ),
     );
-    return await appServer("app (workerd + sqld)", app, adminToken, async () => {
+    const srv = await appServer("app (workerd + sqld)", app, adminToken, async () => {
       await app.stop();
       await sqld.stop();
     });
+    return { ...srv, workerdPid };
   } catch (e) {
     await sqld.stop();
     throw e;
@@ -299,7 +349,7 @@ async function main() {
     },
   ];
   if (WITH_WORKERD) {
-    const w = await startWorkerd(path.join(ROOT, "test/git/worker/wrangler.toml"), {}, { persistTo: s.path("workerd-state") });
+    const { value: w, pid: workerdPid } = await withWorkerdPid(() => startWorkerd(path.join(ROOT, "test/git/worker/wrangler.toml"), {}, { persistTo: s.path("workerd-state") }));
     const url = w.url;
     const r2ops = async () => {
       const res = await fetch(`${url}/__r2ops`);
@@ -307,7 +357,7 @@ async function main() {
       if (!res.ok) throw new Error(`workerd: /__r2ops answered ${res.status}: ${body}`);
       return Object.values(JSON.parse(body) as Record<string, number>).reduce((a, b) => a + b, 0);
     };
-    servers.push({ name: "engine (workerd, local R2)", repoUrl: (n) => `${url}/${n}.git`, pid: null, children: false, emptyRepo: async (n) => `${url}/${n}.git`, stop: () => w.stop(), r2ops });
+    servers.push({ name: "engine (workerd, local R2)", repoUrl: (n) => `${url}/${n}.git`, pid: null, children: false, emptyRepo: async (n) => `${url}/${n}.git`, stop: () => w.stop(), r2ops, workerdPid });
   }
   if (WITH_APP) {
     try {
@@ -333,6 +383,7 @@ async function main() {
     for (let r = 0; r < RUNS; r++) {
       for (const srv of turn(servers, r)) {
         const url = await srv.emptyRepo(`push${r}`);
+        console.log(`full push ${r + 1}/${RUNS}: ${srv.name}`);
         const push = async () => {
           // the app's first full push is traced (headers only, a few dozen lines) for its round trips
           if (srv.app && r === 0) {
@@ -349,6 +400,8 @@ async function main() {
         if (srv.pid) record(srv.name, "memory: full push (MiB above idle)", await peakDuring(srv, push));
         else await push();
         if (srv.r2ops) record(srv.name, "R2 calls: full push", await srv.r2ops());
+        // a workerd process serves every push of its column: its RSS after each shows any growth
+        if (srv.workerdPid) record(srv.name, "memory: workerd process RSS after each full push (MiB)", memOf(srv.workerdPid).rss / 1024);
         // every measured operation must have done its job
         const remote = (await s.gitText(["ls-remote", url, "refs/heads/main"])).slice(0, 40);
         if (remote !== tip) throw new Error(`${srv.name}: main is ${remote} after the push, expected ${tip}`);
@@ -487,7 +540,7 @@ async function main() {
       : []),
     "Reading it: a full clone from the engine streams the stored pack unchanged, so its time is the client's own index-pack plus the transfer, as with http-backend (which runs pack-objects with the bitmap); the engine's memory stays flat while serving it (256 KiB reads). A full push is indexed in JavaScript (node:zlib, node:crypto) where http-backend runs git index-pack in C; the engine's Node process runs with V8's old space capped at 64 MiB (as inside a 128 MB isolate), and its peak is the in-memory spool (8 MiB), the pass-1 inflate cache (16 MiB), the per-object tables and V8's young generation. The engine's workerd column runs the same engine inside workerd with miniflare's local R2 as the object store (an emulation on this machine, not Cloudflare's network). The first full push into a Node process is the high one of its memory runs (its heap and buffers grown for the first time); later ones reuse them.",
     "",
-    "The app columns are the whole service: the same engine behind the app's smart-HTTP route (functions/services/git-http.ts). Per request the app adds the credentials (the token's hash looked up), the owner and repository lookup with the permission check and the repository's git state (refs, HEAD, pack catalog) in one database round trip; a push adds one more, the ref compare-and-swap commit whose batch also carries the repository row (`empty`, `size`, `updated`) and the activity rows (`commit_repo`, …). That is 1 round trip to advertise, 2 per push whatever its size, 1 per fetch request. The repositories are private, so git's first request is answered 401 and repeated with the token (an HTTP exchange the engine and http-backend columns do not have); for a large pack git also sends a small probe POST before the pack, which costs its own round trip (the first `POST git-receive-pack` of the full push). The app's Node server is what `npm start` runs: an embedded libSQL file (a round trip is a local call of about a millisecond), objects under DATA_DIR, V8's heap not capped (set BENCH_GIT_APP_OLD_SPACE to cap it); its memory is its process's VmHWM above idle, as for the engine. The app's Worker is its `wrangler deploy` bundle under Miniflare with local R2 and a real sqld on this machine: a round trip is an HTTP request from workerd to sqld (tens of milliseconds on this loaded machine; workerd's clock advances only across I/O, so its db times are coarse). Its memory is not measured: workerd's RSS holds Miniflare's runtime and the R2 emulation, which says nothing about a 128 MB isolate. In the per-request table, `POST git-receive-pack` is the server's work for a one-commit push; the rest of the whole `git push` is git's own work on the client (pack-objects and the processes it starts), the same for every column. On this machine each full push grew a workerd process by hundreds of MB (Miniflare's R2 emulation lives in the same process, and nothing caps the isolate's heap there), and the third full push into the same process twice never finished (workerd spinning with about 1 GB RSS, engine and app alike); BENCH_GIT_TIMEOUT fails such a run instead of stalling it, and BENCH_GIT_RUNS=2 keeps to two full pushes per process.",
+    "The app columns are the whole service: the same engine behind the app's smart-HTTP route (functions/services/git-http.ts). Per request the app adds the credentials (the token's hash looked up), the owner and repository lookup with the permission check and the repository's git state (refs, HEAD, pack catalog) in one database round trip; a push adds one more, the ref compare-and-swap commit whose batch also carries the repository row (`empty`, `size`, `updated`) and the activity rows (`commit_repo`, …). That is 1 round trip to advertise, 2 per push whatever its size, 1 per fetch request. The repositories are private, so git's first request is answered 401 and repeated with the token (an HTTP exchange the engine and http-backend columns do not have); for a large pack git also sends a small probe POST before the pack, which costs its own round trip (the first `POST git-receive-pack` of the full push). The app's Node server is what `npm start` runs: an embedded libSQL file (a round trip is a local call of about a millisecond), objects under DATA_DIR, V8's heap not capped (set BENCH_GIT_APP_OLD_SPACE to cap it); its memory is its process's VmHWM above idle, as for the engine. The app's Worker is its `wrangler deploy` bundle under Miniflare with local R2 and a real sqld on this machine: a round trip is an HTTP request from workerd to sqld (tens of milliseconds on this loaded machine; workerd's clock advances only across I/O, so its db times are coarse). Its peak memory is not measured like the Node processes': workerd's RSS holds Miniflare's runtime and the R2 emulation, which says nothing about a 128 MB isolate; the RSS of each workerd process after each full push into it is recorded instead, to show growth from push to push. (Until pack entries were inflated with pako under workerd, each full push grew a workerd process by ~400 MB of zlib engines that workerd's node:zlib leaves open until garbage collection, and the third full push into one process could hang it.) In the per-request table, `POST git-receive-pack` is the server's work for a one-commit push; the rest of the whole `git push` is git's own work on the client (pack-objects and the processes it starts), the same for every column. BENCH_GIT_TIMEOUT fails a run whose git command stalls instead of waiting for it.",
     "",
   ].join("\n");
   const resultsPath = path.join(ROOT, "bench", "RESULTS.md");

@@ -22,8 +22,8 @@ export interface Identity {
 
 /**
  * The recorded commit e-mails of the repository at {owner}/{repo} with their accounts, those with
- * an account first, at most IDENTITY_LIMIT + 1 (one more tells the list was cut). `noReply` is
- * `@<NO_REPLY_ADDRESS>`, lower-cased.
+ * an account first, at most IDENTITY_LIMIT (an e-mail not among them is looked up on demand).
+ * `noReply` is `@<NO_REPLY_ADDRESS>`, lower-cased.
  */
 export const identitiesByPath = viewerQuery<Identity, RepoPath & { noReply: string }>(
   "identitiesByPath",
@@ -33,6 +33,6 @@ export const identitiesByPath = viewerQuery<Identity, RepoPath & { noReply: stri
         CASE WHEN substr(gi.email, -length(${p("noReply")})) = ${p("noReply")}
           THEN (SELECT x.id FROM user x WHERE x.lower_name = substr(gi.email, 1, length(gi.email) - length(${p("noReply")}))) END)
       WHERE gi.repo_id = ${REPO_ID_BY_PATH}
-      ORDER BY u.id IS NULL, gi.email LIMIT ${IDENTITY_LIMIT + 1}`,
+      ORDER BY u.id IS NULL, gi.email LIMIT ${IDENTITY_LIMIT}`,
   (r: Row): Identity => ({ email: str(r[0]), user: r[1] === null || r[1] === undefined ? null : U.read(r, 1) }),
 );
