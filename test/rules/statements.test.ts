@@ -1,0 +1,76 @@
+/**
+ * Issue 9 B.1, checked at the driver: the routes of the services moved to the query layer send only
+ * statement texts the query layer built once — at module load, or once per shape — never SQL built
+ * for one request. Every text a request sends is recorded below the app and looked up in
+ * `BUILT_ONCE` (functions/db/sql.ts), which only `query`/`command`/`shaped` statements enter.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BUILT_ONCE } from "../../functions/db/sql.ts";
+import type { Driver } from "../../functions/db/driver.ts";
+import { apiRepo, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let recording = false;
+const seen: string[] = [];
+const recorder = (d: Driver): Driver => ({
+  batch(items, mode) {
+    if (recording) for (const i of items) seen.push(i.text);
+    return d.batch(items, mode);
+  },
+  close: () => d.close(),
+});
+
+let admin: SeededUser;
+let adminToken: string;
+let org: SeededOrg;
+let repo: string;
+beforeAll(async () => {
+  t = await testApp({}, { wrap: recorder });
+  admin = await seedUser(t.db, { admin: true });
+  adminToken = await admin.token();
+  org = await seedOrg(t, admin);
+  repo = (await apiRepo(t, adminToken, { name: uniq("repo") })).full_name;
+});
+afterAll(() => t.close());
+
+/** The statement texts `send` makes the app run, and those of them not built once. */
+async function statementsOf(send: () => Promise<Response>, status: number) {
+  seen.length = 0;
+  recording = true;
+  try {
+    const res = await send();
+    expect(res.status, await res.clone().text()).toBe(status);
+  } finally {
+    recording = false;
+  }
+  return { sent: [...seen], perRequest: seen.filter((text) => !BUILT_ONCE.has(text)) };
+}
+
+const get = (path: string) => () => t.request(path, { headers: token(adminToken) });
+const send = (method: string, path: string, json?: unknown) => () => t.request(path, { method, headers: token(adminToken), json });
+
+/** [route, request, expected status] of every converted service's routes. */
+const routes = (): [string, () => Promise<Response>, number][] => [
+  ["GET /user/emails", get("/api/v1/user/emails"), 200],
+  ["POST /user/emails", send("POST", "/api/v1/user/emails", { emails: [`${uniq("e")}@example.com`] }), 201],
+  ["DELETE /user/emails", send("DELETE", "/api/v1/user/emails", { emails: [`nobody-${uniq("e")}@example.com`] }), 404],
+];
+
+describe("statements built once (issue 9 B.1)", () => {
+  it("the check sees per-request SQL: a route still on drizzle's builders is reported", async () => {
+    const { sent, perRequest } = await statementsOf(get(`/api/v1/orgs/${org.name}/teams`), 200);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(perRequest.length).toBeGreaterThan(0);
+  });
+
+  it("every statement of the converted services' routes was built once", async () => {
+    expect(repo).toContain("/");
+    const offenders: string[] = [];
+    for (const [name, request, status] of routes()) {
+      const { sent, perRequest } = await statementsOf(request, status);
+      expect(sent.length, name).toBeGreaterThan(0);
+      for (const text of perRequest) offenders.push(`${name}: ${text.slice(0, 160)}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+});
