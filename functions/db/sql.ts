@@ -9,7 +9,7 @@
  * viewer from `v` — the token is looked up once per statement, not once per subquery.
  */
 import { Placeholder, sql, type SQL } from "drizzle-orm";
-import { getTableColumns, getTableName, type InferInsertModel, type InferSelectModel } from "drizzle-orm";
+import { getTableColumns, getTableName, type InferSelectModel } from "drizzle-orm";
 import { SQLiteSyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
 
 const dialect = new SQLiteSyncDialect();
@@ -132,7 +132,7 @@ export function shaped<K, S>(build: (key: K) => S, keyOf: (key: K) => string = (
 // ---- statement text from the drizzle schema ----
 
 /** A table's insert columns (its TypeScript keys). */
-export type InsertKey<TT extends SQLiteTable> = keyof InferInsertModel<TT> & string;
+export type InsertKey<TT extends SQLiteTable> = keyof InferSelectModel<TT> & string;
 
 const quoted = (table: SQLiteTable, key: string) => {
   const c = getTableColumns(table)[key];

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUILT_ONCE } from "../../functions/db/sql.ts";
 import type { Driver } from "../../functions/db/driver.ts";
-import { apiRepo, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { apiRepo, basic, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let recording = false;
@@ -49,11 +49,16 @@ async function statementsOf(send: () => Promise<Response>, status: number) {
 const get = (path: string) => () => t.request(path, { headers: token(adminToken) });
 const send = (method: string, path: string, json?: unknown) => () => t.request(path, { method, headers: token(adminToken), json });
 
+const basicAuth = (method: string, path: string, json?: unknown) => () => t.request(path, { method, headers: basic(admin.name, admin.password), json });
+
 /** [route, request, expected status] of every converted service's routes. */
 const routes = (): [string, () => Promise<Response>, number][] => [
   ["GET /user/emails", get("/api/v1/user/emails"), 200],
   ["POST /user/emails", send("POST", "/api/v1/user/emails", { emails: [`${uniq("e")}@example.com`] }), 201],
   ["DELETE /user/emails", send("DELETE", "/api/v1/user/emails", { emails: [`nobody-${uniq("e")}@example.com`] }), 404],
+  ["GET /users/{username}/tokens", basicAuth("GET", `/api/v1/users/${admin.name}/tokens`), 200],
+  ["POST /users/{username}/tokens", basicAuth("POST", `/api/v1/users/${admin.name}/tokens`, { name: "t1", scopes: ["read:user"] }), 201],
+  ["DELETE /users/{username}/tokens/{token}", basicAuth("DELETE", `/api/v1/users/${admin.name}/tokens/t1`), 204],
 ];
 
 describe("statements built once (issue 9 B.1)", () => {

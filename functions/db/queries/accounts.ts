@@ -128,3 +128,10 @@ export const ownerByName = (ctx: Ctx, name: string, viewer: ViewerSql = ctx.view
     .from(user)
     .where(eq(user.lowerName, name.toLowerCase()))
     .limit(1);
+
+/** An individual the viewer may see, by name (a user the caller may not see answers as a missing one, issue 8 A.5). */
+export const visibleIndividualByName = viewerQuery<UserRow, { name: string }>(
+  "visibleIndividualByName",
+  sql`SELECT ${U.select} FROM user u WHERE u.lower_name = ${p("name")} AND u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")} LIMIT 1`,
+  (r) => U.read(r, 0),
+);
