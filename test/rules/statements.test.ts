@@ -51,6 +51,8 @@ const send = (method: string, path: string, json?: unknown) => () => t.request(p
 
 const basicAuth = (method: string, path: string, json?: unknown) => () => t.request(path, { method, headers: basic(admin.name, admin.password), json });
 
+const HOOK = { type: "gitea", config: { url: "https://example.com/hook", content_type: "json" }, events: ["push"], active: true };
+
 /** [route, request, expected status] of every converted service's routes. */
 const routes = (): [string, () => Promise<Response>, number][] => [
   ["GET /user/emails", get("/api/v1/user/emails"), 200],
@@ -58,6 +60,11 @@ const routes = (): [string, () => Promise<Response>, number][] => [
   ["DELETE /user/emails", send("DELETE", "/api/v1/user/emails", { emails: [`nobody-${uniq("e")}@example.com`] }), 404],
   ["GET /users/{username}/tokens", basicAuth("GET", `/api/v1/users/${admin.name}/tokens`), 200],
   ["POST /users/{username}/tokens", basicAuth("POST", `/api/v1/users/${admin.name}/tokens`, { name: "t1", scopes: ["read:user"] }), 201],
+  ["GET /orgs/{org}/hooks", get(`/api/v1/orgs/${org.name}/hooks`), 200],
+  ["POST /orgs/{org}/hooks", send("POST", `/api/v1/orgs/${org.name}/hooks`, HOOK), 201],
+  ["GET /orgs/{org}/hooks/{id}", get(`/api/v1/orgs/${org.name}/hooks/1`), 200],
+  ["PATCH /orgs/{org}/hooks/{id}", send("PATCH", `/api/v1/orgs/${org.name}/hooks/1`, { active: false, events: ["create"] }), 200],
+  ["DELETE /orgs/{org}/hooks/{id}", send("DELETE", `/api/v1/orgs/${org.name}/hooks/1`), 204],
   ["DELETE /users/{username}/tokens/{token}", basicAuth("DELETE", `/api/v1/users/${admin.name}/tokens/t1`), 204],
 ];
 
