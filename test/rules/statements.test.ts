@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUILT_ONCE } from "../../functions/db/sql.ts";
 import type { Driver } from "../../functions/db/driver.ts";
-import { apiRepo, basic, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { apiRepo, basic, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let recording = false;
@@ -24,11 +24,16 @@ let admin: SeededUser;
 let adminToken: string;
 let org: SeededOrg;
 let repo: string;
+let other: SeededUser;
+let doomed: SeededOrg;
 beforeAll(async () => {
   t = await testApp({}, { wrap: recorder });
   admin = await seedUser(t.db, { admin: true });
   adminToken = await admin.token();
   org = await seedOrg(t, admin);
+  doomed = await seedOrg(t, admin);
+  other = await seedUser(t.db);
+  await seedMember(t, org, other);
   repo = (await apiRepo(t, adminToken, { name: uniq("repo") })).full_name;
 });
 afterAll(() => t.close());
@@ -60,6 +65,23 @@ const routes = (): [string, () => Promise<Response>, number][] => [
   ["DELETE /user/emails", send("DELETE", "/api/v1/user/emails", { emails: [`nobody-${uniq("e")}@example.com`] }), 404],
   ["GET /users/{username}/tokens", basicAuth("GET", `/api/v1/users/${admin.name}/tokens`), 200],
   ["POST /users/{username}/tokens", basicAuth("POST", `/api/v1/users/${admin.name}/tokens`, { name: "t1", scopes: ["read:user"] }), 201],
+  ["POST /orgs", send("POST", "/api/v1/orgs", { username: uniq("org") }), 201],
+  ["GET /orgs/{org}", get(`/api/v1/orgs/${org.name}`), 200],
+  ["PATCH /orgs/{org}", send("PATCH", `/api/v1/orgs/${org.name}`, { description: "d", visibility: "limited" }), 200],
+  ["GET /user/orgs", get("/api/v1/user/orgs"), 200],
+  ["GET /orgs/{org}/members", get(`/api/v1/orgs/${org.name}/members`), 200],
+  ["GET /orgs/{org}/members/{username}", get(`/api/v1/orgs/${org.name}/members/${admin.name}`), 204],
+  ["GET /orgs/{org}/public_members/{username}", get(`/api/v1/orgs/${org.name}/public_members/${admin.name}`), 404],
+  ["DELETE /orgs/{org}/members/{username}", send("DELETE", `/api/v1/orgs/${org.name}/members/${other.name}`), 204],
+  ["PUT /user/blocks/{username}", send("PUT", `/api/v1/user/blocks/${other.name}`), 204],
+  ["GET /user/blocks/{username}", get(`/api/v1/user/blocks/${other.name}`), 204],
+  ["GET /user/blocks", get("/api/v1/user/blocks"), 200],
+  ["DELETE /user/blocks/{username}", send("DELETE", `/api/v1/user/blocks/${other.name}`), 204],
+  ["PUT /orgs/{org}/blocks/{username}", send("PUT", `/api/v1/orgs/${org.name}/blocks/${other.name}`), 204],
+  ["GET /orgs/{org}/blocks/{username}", get(`/api/v1/orgs/${org.name}/blocks/${other.name}`), 204],
+  ["GET /orgs/{org}/blocks", get(`/api/v1/orgs/${org.name}/blocks`), 200],
+  ["DELETE /orgs/{org}/blocks/{username}", send("DELETE", `/api/v1/orgs/${org.name}/blocks/${other.name}`), 204],
+  ["DELETE /orgs/{org}", send("DELETE", `/api/v1/orgs/${doomed.name}`), 204],
   ["GET /orgs/{org}/hooks", get(`/api/v1/orgs/${org.name}/hooks`), 200],
   ["POST /orgs/{org}/hooks", send("POST", `/api/v1/orgs/${org.name}/hooks`, HOOK), 201],
   ["GET /orgs/{org}/hooks/{id}", get(`/api/v1/orgs/${org.name}/hooks/1`), 200],

@@ -7,7 +7,7 @@ import { col } from "../client.ts";
 import { userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
 import type { Ctx } from "../../lib/context.ts";
 import { user } from "../schema.ts";
-import { bool, columnsOf, num, p, query, V, viewerQuery, type Row } from "../sql.ts";
+import { bool, columnsOf, command, num, p, query, setList, shaped, V, viewerQuery, type InsertKey, type Row } from "../sql.ts";
 
 /** Gitea's user types. */
 export const USER_TYPE = { individual: 0, organization: 1 } as const;
@@ -155,3 +155,8 @@ export const orgByName = viewerQuery<OrgSeen, { name: string }>(
 
 /** SQL: the id of the organization :org (NULL when there is none). */
 export const ORG_ID = sql`(SELECT id FROM user WHERE lower_name = ${p("org")} AND type = 1)`;
+
+/** Sets the given columns of account :id (individual or organization): one statement per set of columns. */
+export const updateAccount = shaped((keys: readonly InsertKey<typeof user>[]) =>
+  command<Partial<UserRow> & { id: number }>(`updateAccount(${keys})`, sql`UPDATE user SET ${setList(user, keys)} WHERE id = ${p("id")}`),
+);
