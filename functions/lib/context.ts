@@ -83,7 +83,7 @@ export const viewerValues = (c: Credentials): ViewerValues => ({
 
 /** A route's named reads; the answer has the same names, each a typed row list. */
 export type NamedReads = Record<string, Bound<unknown>>;
-export type ReadResults<R extends NamedReads> = { [K in keyof R]: R[K] extends Bound<infer T> ? T[] : never };
+export type ReadResults<R extends NamedReads> = { [K in keyof R]: NonNullable<R[K]> extends Bound<infer T> ? T[] : never };
 
 async function runBatch(driver: Driver, items: readonly Bound<unknown>[], mode: "read" | "write"): Promise<unknown[][]> {
   const rows = await driver.batch(

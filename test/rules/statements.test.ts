@@ -5,7 +5,10 @@
  * `BUILT_ONCE` (functions/db/sql.ts), which only `query`/`command`/`shaped` statements enter.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUILT_ONCE } from "../../functions/db/sql.ts";
+import { sql, type SQL } from "drizzle-orm";
+import { repoCascadeSql } from "../../functions/db/queries/cascade.ts";
+import { repoCascade } from "../../functions/db/queries/repos.ts";
+import { BUILT_ONCE, compile } from "../../functions/db/sql.ts";
 import type { Driver } from "../../functions/db/driver.ts";
 import { apiRepo, basic, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
@@ -26,6 +29,7 @@ let org: SeededOrg;
 let repo: string;
 let other: SeededUser;
 let doomed: SeededOrg;
+const newUser = uniq("nu");
 beforeAll(async () => {
   t = await testApp({}, { wrap: recorder });
   admin = await seedUser(t.db, { admin: true });
@@ -65,6 +69,13 @@ const routes = (): [string, () => Promise<Response>, number][] => [
   ["DELETE /user/emails", send("DELETE", "/api/v1/user/emails", { emails: [`nobody-${uniq("e")}@example.com`] }), 404],
   ["GET /users/{username}/tokens", basicAuth("GET", `/api/v1/users/${admin.name}/tokens`), 200],
   ["POST /users/{username}/tokens", basicAuth("POST", `/api/v1/users/${admin.name}/tokens`, { name: "t1", scopes: ["read:user"] }), 201],
+  ["GET /user", get("/api/v1/user"), 200],
+  ["GET /users/{username}", get(`/api/v1/users/${other.name}`), 200],
+  ["GET /users/search", get("/api/v1/users/search?q=user"), 200],
+  ["GET /users/search?uid=", get(`/api/v1/users/search?uid=${other.id}`), 200],
+  ["POST /admin/users", send("POST", "/api/v1/admin/users", { username: newUser, email: `${newUser}@example.com`, password: "password1234" }), 201],
+  ["PATCH /admin/users/{username}", send("PATCH", `/api/v1/admin/users/${newUser}`, { email: `${newUser}-2@example.com`, full_name: "N", visibility: "limited" }), 200],
+  ["DELETE /admin/users/{username}", send("DELETE", `/api/v1/admin/users/${newUser}?purge=true`), 204],
   ["POST /orgs", send("POST", "/api/v1/orgs", { username: uniq("org") }), 201],
   ["GET /orgs/{org}", get(`/api/v1/orgs/${org.name}`), 200],
   ["PATCH /orgs/{org}", send("PATCH", `/api/v1/orgs/${org.name}`, { description: "d", visibility: "limited" }), 200],
@@ -91,6 +102,12 @@ const routes = (): [string, () => Promise<Response>, number][] => [
 ];
 
 describe("statements built once (issue 9 B.1)", () => {
+  it("user purge removes what repository delete removes (the cascade lists are equal)", () => {
+    const ids = sql`(SELECT 1)`;
+    const text = (q: SQL) => compile("cascade", q, false).text;
+    expect(repoCascadeSql(ids).map(text)).toEqual(repoCascade(t.db, ids).map((q) => q.getQuery().sql));
+  });
+
   it("the check sees per-request SQL: a route still on drizzle's builders is reported", async () => {
     const { sent, perRequest } = await statementsOf(get(`/api/v1/orgs/${org.name}/teams`), 200);
     expect(sent.length).toBeGreaterThan(0);
