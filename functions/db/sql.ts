@@ -37,6 +37,9 @@ export interface Bound<T> {
   readonly mapAll?: (rows: Row[]) => T[];
 }
 
+/** The typed rows of a bound statement from the rows its batch returned. */
+export const rowsOf = <T>(b: Bound<T>, rows: Row[]): T[] => (b.mapAll ? b.mapAll(rows) : rows.map((row) => b.map(row)));
+
 /** What a drizzle query exposes to run it in a batch of ours (as drizzle's own `db.batch` does). */
 interface DrizzleRunnable {
   _prepare(): { getQuery(): { sql: string; params: unknown[] }; mapResult(response: { rows: Row[] }, isFromBatch: boolean): unknown };

@@ -8,7 +8,7 @@ import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { createDb, type Db, type DbMeter } from "../db/client.ts";
 import type { Driver } from "../db/driver.ts";
 import { callerByPassword, callerByToken, sudoTarget, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
-import { fromDrizzle, type Bound, type ViewerValues } from "../db/sql.ts";
+import { fromDrizzle, rowsOf, type Bound, type ViewerValues } from "../db/sql.ts";
 import { hasCredentials, precheck, resolveCaller, viewerSql, type Caller, type Credentials, type RouteAuth, type ViewerSql } from "./auth.ts";
 import { ApiError, errorResponses, unprocessable, validationMessage } from "./errors.ts";
 import type { Settings } from "./settings.ts";
@@ -90,10 +90,7 @@ async function runBatch(driver: Driver, items: readonly Bound<unknown>[], mode: 
     items.map((b) => ({ text: b.stmt.text, args: b.args})),
     mode,
   );
-  return rows.map((rs, i) => {
-    const b = items[i];
-    return b.mapAll ? b.mapAll(rs) : rs.map((row) => b.map(row));
-  });
+  return rows.map((rs, i) => rowsOf(items[i], rs));
 }
 
 /**

@@ -38,7 +38,7 @@ beforeAll(async () => {
   doomed = await seedOrg(t, admin);
   other = await seedUser(t.db);
   await seedMember(t, org, other);
-  repo = (await apiRepo(t, adminToken, { name: uniq("repo") })).full_name;
+  repo = (await apiRepo(t, adminToken, { name: uniq("repo"), auto_init: true })).full_name;
 });
 afterAll(() => t.close());
 
@@ -62,7 +62,12 @@ const basicAuth = (method: string, path: string, json?: unknown) => () => t.requ
 
 const HOOK = { type: "gitea", config: { url: "https://example.com/hook", content_type: "json" }, events: ["push"], active: true };
 
-/** [route, request, expected status] of every converted service's routes. */
+/**
+ * [route, request, expected status] of every converted service's routes. Not here: ref changes
+ * (pushes, branch create/delete), whose RefStore commit batch (db/queries/git-refs.ts) is plain SQL
+ * text sized by the number of refs a push moves, and the services still on drizzle (repos, teams,
+ * collaborators).
+ */
 const routes = (): [string, () => Promise<Response>, number][] => [
   ["GET /user/emails", get("/api/v1/user/emails"), 200],
   ["POST /user/emails", send("POST", "/api/v1/user/emails", { emails: [`${uniq("e")}@example.com`] }), 201],
@@ -102,6 +107,10 @@ const routes = (): [string, () => Promise<Response>, number][] => [
   ["GET /users/{username}/activities/feeds?only-performed-by&date", get(`/api/v1/users/${admin.name}/activities/feeds?only-performed-by=true&date=2026-01-02`), 200],
   ["GET /orgs/{org}/activities/feeds", get(`/api/v1/orgs/${org.name}/activities/feeds?date=2026-01-02`), 200],
   ["GET /repos/{owner}/{repo}/activities/feeds", get(`/api/v1/repos/${repo}/activities/feeds`), 200],
+  ["GET /repos/{owner}/{repo}/contents/{path}", get(`/api/v1/repos/${repo}/contents/README.md`), 200],
+  ["GET /repos/{owner}/{repo}/branches", get(`/api/v1/repos/${repo}/branches`), 200],
+  ["GET /repos/{owner}/{repo}/commits", get(`/api/v1/repos/${repo}/commits`), 200],
+  ["GET /{owner}/{repo}.git/info/refs", get(`/${repo}.git/info/refs?service=git-upload-pack`), 200],
   ["GET /orgs/{org}/hooks", get(`/api/v1/orgs/${org.name}/hooks`), 200],
   ["POST /orgs/{org}/hooks", send("POST", `/api/v1/orgs/${org.name}/hooks`, HOOK), 201],
   ["GET /orgs/{org}/hooks/{id}", get(`/api/v1/orgs/${org.name}/hooks/1`), 200],
