@@ -108,6 +108,7 @@ const routes = (): [string, () => Promise<Response>, number][] => [
   ["GET /orgs/{org}/activities/feeds", get(`/api/v1/orgs/${org.name}/activities/feeds?date=2026-01-02`), 200],
   ["GET /repos/{owner}/{repo}/activities/feeds", get(`/api/v1/repos/${repo}/activities/feeds`), 200],
   ["GET /repos/{owner}/{repo}/contents/{path}", get(`/api/v1/repos/${repo}/contents/README.md`), 200],
+  ["GET /repos/{owner}/{repo}/issue_templates", get(`/api/v1/repos/${repo}/issue_templates`), 200],
   ["GET /repos/{owner}/{repo}/branches", get(`/api/v1/repos/${repo}/branches`), 200],
   ["GET /repos/{owner}/{repo}/commits", get(`/api/v1/repos/${repo}/commits`), 200],
   ["GET /{owner}/{repo}.git/info/refs", get(`/${repo}.git/info/refs?service=git-upload-pack`), 200],
