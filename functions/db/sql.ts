@@ -9,7 +9,7 @@
  * viewer from `v` — the token is looked up once per statement, not once per subquery.
  */
 import { Placeholder, sql, type SQL } from "drizzle-orm";
-import { getTableColumns, type InferSelectModel } from "drizzle-orm";
+import { getTableColumns, getTableName, type InferSelectModel } from "drizzle-orm";
 import { SQLiteSyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
 
 const dialect = new SQLiteSyncDialect();
@@ -36,6 +36,9 @@ export interface Bound<T> {
   /** Maps all rows at once instead (drizzle queries not yet moved to the query layer). */
   readonly mapAll?: (rows: Row[]) => T[];
 }
+
+/** The typed rows of a bound statement from the rows its batch returned. */
+export const rowsOf = <T>(b: Bound<T>, rows: Row[]): T[] => (b.mapAll ? b.mapAll(rows) : rows.map((row) => b.map(row)));
 
 /** What a drizzle query exposes to run it in a batch of ours (as drizzle's own `db.batch` does). */
 interface DrizzleRunnable {
@@ -67,9 +70,17 @@ export interface ViewerValues {
   v_sudo: string | null;
 }
 
+/**
+ * Every statement text `query`/`command` built (at module load, or once per shape): a driver that
+ * sees a text outside this set ran SQL built for one request (the rules test
+ * `statements.test.ts` checks the converted routes against it).
+ */
+export const BUILT_ONCE: ReadonlySet<string> = new Set<string>();
+
 /** Compiles drizzle SQL into text with positional parameters; placeholders stay named. */
-export function compile(name: string, q: SQL): Compiled {
+export function compile(name: string, q: SQL, once = true): Compiled {
   const { sql: text, params } = dialect.sqlToQuery(q);
+  if (once) (BUILT_ONCE as Set<string>).add(text);
   return {
     name,
     text,
@@ -100,7 +111,7 @@ export function command<V extends Record<string, unknown> = Record<never, never>
 
 /** A command built for one request (SQL whose text varies per request, e.g. the git rows of an initial commit). */
 export function commandOnce(name: string, q: SQL): Bound<number> {
-  const compiled = compile(name, q);
+  const compiled = compile(name, q, false);
   return { stmt: compiled, args: bindArgs(compiled, {}), map: () => 0 };
 }
 
@@ -120,6 +131,56 @@ export function shaped<K, S>(build: (key: K) => S, keyOf: (key: K) => string = (
     return s;
   };
 }
+
+// ---- statement text from the drizzle schema ----
+
+/** A table's insert columns (its TypeScript keys). */
+export type InsertKey<TT extends SQLiteTable> = keyof InferSelectModel<TT> & string;
+
+const quoted = (table: SQLiteTable, key: string) => {
+  const c = getTableColumns(table)[key];
+  if (!c) throw new Error(`${getTableName(table)} has no column ${key}`);
+  return `"${c.name}"`;
+};
+
+/**
+ * `INSERT INTO t ("c1", …) VALUES (:k1, …)`: each key's value is the placeholder of the same name,
+ * or the SQL `exprs` gives for it (an id read in the same batch, a constant). Columns not named
+ * take their defaults.
+ */
+export function insertSql<TT extends SQLiteTable>(table: TT, keys: readonly InsertKey<TT>[], exprs: Partial<Record<InsertKey<TT>, SQL>> = {}): SQL {
+  const all = [...keys, ...(Object.keys(exprs) as InsertKey<TT>[]).filter((k) => !keys.includes(k))];
+  const cols = sql.raw(all.map((k) => quoted(table, k)).join(", "));
+  const values = sql.join(all.map((k) => exprs[k] ?? p(k)), sql`, `);
+  return sql`INSERT INTO ${sql.raw(`"${getTableName(table)}"`)} (${cols}) VALUES (${values})`;
+}
+
+/** `"c1" = :k1, "c2" = :k2` — the SET list of an UPDATE of these keys (built once per set of keys). */
+export function setList<TT extends SQLiteTable>(table: TT, keys: readonly InsertKey<TT>[]): SQL {
+  return sql.join(
+    keys.map((k) => sql`${sql.raw(quoted(table, k))} = ${p(k)}`),
+    sql`, `,
+  );
+}
+
+/**
+ * The present keys of a patch, sorted: the shape key of an UPDATE whose SET list depends on
+ * which fields a request gave.
+ */
+export const patchKeys = <T extends object>(patch: T) => (Object.keys(patch) as (keyof T & string)[]).filter((k) => patch[k] !== undefined).sort();
+
+/**
+ * A statement that aborts its write batch (and so the whole transaction) when `cond` holds at
+ * write time — closing races a read-then-write check leaves open (removing the last admin or the
+ * last owner concurrently). SQLite raises "integer overflow" for abs(-9223372036854775808), and
+ * CASE evaluates it only when the condition is true (services/common.ts `isGuardTrip`).
+ */
+export function guardCommand<V extends Record<string, unknown>>(name: string, cond: SQL): Statement<number, V> {
+  return command<V>(name, guardSql(cond));
+}
+
+/** The guard's SQL (see `guardCommand`). */
+export const guardSql = (cond: SQL) => sql`SELECT CASE WHEN ${cond} THEN abs(-9223372036854775807 - 1) ELSE 0 END`;
 
 // ---- typed row mapping from the drizzle schema ----
 

@@ -8,7 +8,7 @@ import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { createDb, type Db, type DbMeter } from "../db/client.ts";
 import type { Driver } from "../db/driver.ts";
 import { callerByPassword, callerByToken, sudoTarget, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
-import { fromDrizzle, type Bound, type ViewerValues } from "../db/sql.ts";
+import { fromDrizzle, rowsOf, type Bound, type ViewerValues } from "../db/sql.ts";
 import { hasCredentials, precheck, resolveCaller, viewerSql, type Caller, type Credentials, type RouteAuth, type ViewerSql } from "./auth.ts";
 import { ApiError, errorResponses, unprocessable, validationMessage } from "./errors.ts";
 import type { Settings } from "./settings.ts";
@@ -83,17 +83,14 @@ export const viewerValues = (c: Credentials): ViewerValues => ({
 
 /** A route's named reads; the answer has the same names, each a typed row list. */
 export type NamedReads = Record<string, Bound<unknown>>;
-export type ReadResults<R extends NamedReads> = { [K in keyof R]: R[K] extends Bound<infer T> ? T[] : never };
+export type ReadResults<R extends NamedReads> = { [K in keyof R]: NonNullable<R[K]> extends Bound<infer T> ? T[] : never };
 
 async function runBatch(driver: Driver, items: readonly Bound<unknown>[], mode: "read" | "write"): Promise<unknown[][]> {
   const rows = await driver.batch(
     items.map((b) => ({ text: b.stmt.text, args: b.args})),
     mode,
   );
-  return rows.map((rs, i) => {
-    const b = items[i];
-    return b.mapAll ? b.mapAll(rs) : rs.map((row) => b.map(row));
-  });
+  return rows.map((rs, i) => rowsOf(items[i], rs));
 }
 
 /**

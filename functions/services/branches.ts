@@ -8,6 +8,7 @@
 import type { CommitInfo } from "../git/repo/repository.ts";
 import { toBranch, type UsersByEmail } from "../convert/git.ts";
 import { commitBatch } from "../db/queries/git-refs.ts";
+import { rowsOf } from "../db/sql.ts";
 import { pushEventRows } from "../events/push.ts";
 import { buildPushEvent } from "../git/events.ts";
 import { DEFAULT_LIMITS } from "../git/protocol/common.ts";
@@ -92,7 +93,7 @@ function activity(o: OpenedRepo) {
 async function commitWith(ctx: Ctx, o: OpenedRepo, tx: RefTransaction, reads: ReturnType<typeof usersByEmailReads> = []) {
   const { items, check } = commitBatch(o.a.facts.repo.id, tx, activity(o));
   const rows = await ctx.driver.batch([...items, ...reads.map((b) => ({ text: b.stmt.text, args: b.args}))], "write");
-  return { result: check(rows.slice(0, items.length)), users: usersByEmailOf(rows.slice(items.length).map((rs, i) => reads[i]!.mapAll!(rs))) };
+  return { result: check(rows.slice(0, items.length)), users: usersByEmailOf(rows.slice(items.length).map((rs, i) => rowsOf(reads[i]!, rs))) };
 }
 
 export interface CreateBranchForm {

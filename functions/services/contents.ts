@@ -24,7 +24,7 @@ import { canWrite, UNIT } from "../lib/permissions.ts";
 import { toContentsResponse, toFileCommitResponse, repoUrls, UNSIGNED_VERIFICATION, type LastCommit, type RefCommit, type RepoUrls } from "../convert/contents.ts";
 import type { FileOptions } from "../wire/contents.ts";
 import { assignRepo } from "./repos.ts";
-import { gitStateReads, prefetched, repoStateOf } from "./git-state.ts";
+import { gitState, prefetched, repoStateFrom } from "./git-state.ts";
 import { reqRepoReader } from "../lib/guards.ts";
 
 /** Files larger than this come without `content` (Gitea's `[api] DEFAULT_MAX_BLOB_SIZE`, 10 MiB). */
@@ -41,8 +41,8 @@ export const LAST_COMMIT_WALK = 5000;
 
 /** ONE round trip: the assignment (caller, repository, permission) and the repository's git state. */
 async function openRepo(ctx: Ctx, owner: string, name: string) {
-  const a = await assignRepo(ctx, owner, name, gitStateReads(ctx.db, owner, name));
-  return { a, state: repoStateOf(a.facts.repo.defaultBranch, a.rows) };
+  const a = await assignRepo(ctx, owner, name, [], gitState(owner, name));
+  return { a, state: repoStateFrom(a.facts.repo.defaultBranch, a.named.refs, a.named.packs) };
 }
 
 /** reqRepoReader(code): a caller who sees the repository but not its code is refused. */

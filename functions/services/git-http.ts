@@ -17,7 +17,7 @@ import { hasCredentials, hasScopes } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, Redirect } from "../lib/errors.ts";
 import { canRead, canWrite, UNIT } from "../lib/permissions.ts";
-import { gitStateReads, prefetched, repoStateOf } from "./git-state.ts";
+import { gitState, prefetched, repoStateFrom } from "./git-state.ts";
 import { assignRepo } from "./repos.ts";
 
 /** Gitea's answer to a caller who must sign in (the realm Git Credential Manager knows). */
@@ -42,9 +42,9 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
   const signed = hasCredentials(ctx.creds);
   // askAuth: everything but a pull (of a public repository of a public owner) needs a signed-in caller.
   if (!signed && (push || ctx.settings.service.requireSignInView)) return challenge();
-  let a: Awaited<ReturnType<typeof assignRepo<ReturnType<typeof gitStateReads>>>>;
+  let a: Awaited<ReturnType<typeof assignRepo<[], ReturnType<typeof gitState>>>>;
   try {
-    a = await assignRepo(ctx, owner, name, gitStateReads(ctx.db, owner, name));
+    a = await assignRepo(ctx, owner, name, [], gitState(owner, name));
   } catch (e) {
     if (e instanceof Redirect) throw e;
     if (e instanceof ApiError && e.status === 404) return signed ? plain(404, "Repository not found") : challenge();
@@ -66,7 +66,7 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
     if (!canWrite(perm, UNIT.code)) return plain(403, "User permission denied for writing.");
   }
   const repoId = String(repo.id);
-  const state = repoStateOf(repo.defaultBranch, a.rows);
+  const state = repoStateFrom(repo.defaultBranch, a.named.refs, a.named.packs);
   const events = caller
     ? pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate })
     : undefined;

@@ -4,21 +4,19 @@
  * the engine's Repository over the object store (no database). Also the one lookup of the users a
  * set of commit e-mails names (Gitea's GetUserByEmail), bounded by what the viewer may see.
  */
-import { and, eq, inArray, sql } from "drizzle-orm";
-import { col } from "../db/client.ts";
-import { emailAddress, user, type UserRow } from "../db/schema.ts";
-import { fromDrizzle, type Bound } from "../db/sql.ts";
+import type { UserRow } from "../db/schema.ts";
+import { usersByEmails, usersByNoReply, type EmailUser } from "../db/queries/git-state.ts";
+import { rowsOf, type Bound } from "../db/sql.ts";
 import { repoUrls, type RepoUrls, type Signed, type UsersByEmail } from "../convert/git.ts";
 import { Repository } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
-import { userVisibleSql } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
 import { UNIT } from "../lib/permissions.ts";
 import { reqRepoReader } from "../lib/guards.ts";
 import { assignRepo, type Assigned } from "./repos.ts";
 import { identitiesByPath, type Identity } from "../db/queries/identities.ts";
 import { repoPath } from "../db/queries/repos.ts";
-import { gitStateReads, openRepository, repoStateOf } from "./git-state.ts";
+import { gitState, openRepository, repoStateFrom } from "./git-state.ts";
 
 /** A repository opened for reading its git data. */
 export interface OpenedRepo {
@@ -38,11 +36,11 @@ export interface OpenedRepo {
  */
 export async function openRepo(ctx: Ctx, objects: ObjectStore, owner: string, name: string, opts: { withAuthors?: boolean } = {}): Promise<OpenedRepo> {
   const identities = opts.withAuthors ? identitiesByPath.bind({ ...ctx.vv, ...repoPath(owner, name), noReply: noReplySuffix(ctx) }) : null;
-  const a = await assignRepo(ctx, owner, name, gitStateReads(ctx.db, owner, name), identities ? { identities } : {});
+  const a = await assignRepo(ctx, owner, name, [], { ...gitState(owner, name), ...(identities ? { identities } : {}) });
   reqRepoReader(a.caller, a.perm, UNIT.code);
   const r = a.facts.repo;
-  const repo = await openRepository(objects, r.id, repoStateOf(r.defaultBranch, a.rows));
-  return { a, repo, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, r.name), identities: (a.named as { identities?: Identity[] }).identities ?? [] };
+  const repo = await openRepository(objects, r.id, repoStateFrom(r.defaultBranch, a.named.refs, a.named.packs));
+  return { a, repo, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, r.name), identities: a.named.identities ?? [] };
 }
 
 /** `@<NO_REPLY_ADDRESS>`, lower-cased: the domain of Gitea's placeholder commit e-mails. */
@@ -53,36 +51,18 @@ const noReplySuffix = (ctx: Ctx) => `@${(ctx.settings.service.noReplyAddress ?? 
  * activated address of the account, or its `<login>@<NO_REPLY_ADDRESS>` placeholder), only
  * accounts the viewer may see — a hidden account stays an anonymous name and e-mail.
  */
-export function usersByEmailReads(ctx: Ctx, emails: readonly string[]): Bound<{ email: string; u: UserRow }>[] {
+export function usersByEmailReads(ctx: Ctx, emails: readonly string[]): Bound<EmailUser>[] {
   const lower = [...new Set(emails.filter(Boolean).map((e) => e.toLowerCase()))];
   if (lower.length === 0) return [];
-  const visible = userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "user");
   const noReply = noReplySuffix(ctx);
   const placeholders = lower.filter((e) => e.endsWith(noReply)).map((e) => e.slice(0, -noReply.length));
-  const out: Bound<{ email: string; u: UserRow }>[] = [
-    fromDrizzle(
-      ctx.db
-        .select({ email: emailAddress.lowerEmail, u: user })
-        .from(emailAddress)
-        .innerJoin(user, eq(user.id, emailAddress.uid))
-        .where(and(inArray(emailAddress.lowerEmail, lower), eq(emailAddress.isActivated, true), eq(user.type, 0), visible)),
-    ),
-  ];
-  if (placeholders.length) {
-    out.push(
-      fromDrizzle(
-        ctx.db
-          .select({ email: sql<string>`${col(user.lowerName)} || ${noReply}`, u: user })
-          .from(user)
-          .where(and(inArray(user.lowerName, placeholders), eq(user.type, 0), visible)),
-      ),
-    );
-  }
+  const out = [usersByEmails.bind({ ...ctx.vv, emails: JSON.stringify(lower) })];
+  if (placeholders.length) out.push(usersByNoReply.bind({ ...ctx.vv, names: JSON.stringify(placeholders), noReply }));
   return out;
 }
 
 /** The map of found accounts from the rows of `usersByEmailReads` (an address found first wins). */
-export function usersByEmailOf(rows: readonly { email: string; u: UserRow }[][]): UsersByEmail {
+export function usersByEmailOf(rows: readonly (readonly EmailUser[])[]): UsersByEmail {
   const m = new Map<string, UserRow>();
   for (const list of rows) for (const r of list) if (!m.has(r.email)) m.set(r.email, r.u);
   return m;
@@ -106,7 +86,7 @@ export async function usersByEmail(ctx: Ctx, emails: readonly string[], known: r
     reads.map((b) => ({ text: b.stmt.text, args: b.args })),
     "read",
   );
-  for (const [email, u] of usersByEmailOf(rows.map((rs, i) => reads[i]!.mapAll!(rs)))) m.set(email, u);
+  for (const [email, u] of usersByEmailOf(rows.map((rs, i) => rowsOf(reads[i]!, rs)))) m.set(email, u);
   return m;
 }
 

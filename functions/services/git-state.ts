@@ -9,12 +9,25 @@ import { gitPack, gitRef } from "../db/schema.ts";
 import { Repository } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { RefStore, RepoState } from "../git/storage/ref-store.ts";
-import { repoIdByPath } from "../db/queries/repos.ts";
+import { packsByPath, refsByPath, type PackRow, type RefRow } from "../db/queries/git-state.ts";
+import { repoIdByPath, repoPath } from "../db/queries/repos.ts";
 
-type RefRow = { name: string; oid: string; peeled: string | null };
-type PackRow = { id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
+/** The refs and the pack catalog of the repository at {owner}/{name}: two named reads (built once) for the route's batch. */
+export function gitState(owner: string, name: string) {
+  const path = repoPath(owner, name);
+  return { refs: refsByPath.bind(path), packs: packsByPath.bind(path) };
+}
 
-/** The refs and the pack catalog of the repository at {owner}/{name}: two reads for the route's batch. */
+/** The engine's RepoState from the rows of `gitState` and the repository's default branch. */
+export function repoStateFrom(defaultBranch: string, refs: readonly RefRow[], packs: readonly PackRow[]): RepoState {
+  return {
+    head: defaultBranch ? `refs/heads/${defaultBranch}` : null,
+    refs: refs.map((r) => ({ name: r.name, oid: r.oid, peeled: r.peeled })),
+    packs: packs.map((p) => ({ ...p, repoId: String(p.repoId) })),
+  };
+}
+
+/** The same two reads as drizzle queries, for the template read of repository generation (services/repos.ts). */
 export const gitStateReads = (db: Db, owner: string, name: string) =>
   [
     db.select({ name: gitRef.name, oid: gitRef.oid, peeled: gitRef.peeled }).from(gitRef).where(eq(gitRef.repoId, repoIdByPath(owner, name))).orderBy(asc(gitRef.name)),
@@ -28,11 +41,7 @@ export const gitStateReads = (db: Db, owner: string, name: string) =>
 /** The engine's RepoState from the rows of `gitStateReads` and the repository's default branch. */
 export function repoStateOf(defaultBranch: string, rows: readonly unknown[][]): RepoState {
   const [refRows, packRows] = rows as [RefRow[], PackRow[]];
-  return {
-    head: defaultBranch ? `refs/heads/${defaultBranch}` : null,
-    refs: refRows.map((r) => ({ name: r.name, oid: r.oid, peeled: r.peeled })),
-    packs: packRows.map((p) => ({ ...p, repoId: String(p.repoId) })),
-  };
+  return repoStateFrom(defaultBranch, refRows, packRows);
 }
 
 /** Opens a repository from a state already read (no database work; the pack indexes come from storage). */

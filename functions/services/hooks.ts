@@ -3,19 +3,18 @@
  * Secrets (HMAC secret, Authorization header) are encrypted at rest and write-only: no answer ever
  * contains them (GHSA-3r5c-2xxx-h872). Targets must pass [webhook] ALLOWED_HOST_LIST.
  */
-import { and, asc, count, eq, sql } from "drizzle-orm";
-import { webhook, type WebhookRow } from "../db/schema.ts";
+import type { WebhookRow } from "../db/schema.ts";
+import { orgByName, type OrgSeen } from "../db/queries/accounts.ts";
+import { deleteHook as deleteHookCmd, hookCountOfOrg, hookOfOrg, hooksOfOrg, insertHook, updateHook, type HookValues } from "../db/queries/hooks.ts";
+import { patchKeys, type Bound } from "../db/sql.ts";
 import { isoTime } from "../convert/user.ts";
-import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
+import type { Caller } from "../lib/auth.ts";
+import { read, write, type Ctx } from "../lib/context.ts";
 import { encryptSecret } from "../lib/crypto.ts";
 import { ApiError, badRequest, notFound, unprocessable } from "../lib/errors.ts";
 import { reqOrgOwnership } from "../lib/guards.ts";
 import { isAllowedHost } from "../lib/hosts.ts";
 import type { Page } from "../lib/pagination.ts";
-import { userVisibleSql } from "../lib/auth.ts";
-import { col } from "../db/client.ts";
-import { user } from "../db/schema.ts";
-import { isOrgOwnerSql } from "../db/queries/accounts.ts";
 import { nowUnix } from "./common.ts";
 
 export const HOOK_TYPES = ["gitea", "gogs", "slack", "discord", "dingtalk", "telegram", "msteams", "feishu", "matrix", "wechatwork", "packagist"];
@@ -88,48 +87,44 @@ async function seal(ctx: Ctx, value: string) {
   return encryptSecret(key, value);
 }
 
-/** The org in the path: visible (else 404) and owned by the caller (else 403). */
-function orgFacts(ctx: Ctx, name: string) {
-  return ctx.db
-    .select({ org: user, visible: sql<number>`${userVisibleSql(ctx.viewer, col(user.id), col(user.visibility), "org")}`, isOwner: sql<number>`${isOrgOwnerSql(col(user.id), ctx.viewer.id)}` })
-    .from(user)
-    .where(and(eq(user.lowerName, name.toLowerCase()), eq(user.type, 1)))
-    .limit(1);
-}
-const orgIdSql = (name: string) => sql`(SELECT id FROM user WHERE lower_name = ${name.toLowerCase()} AND type = 1)`;
+/** The org in the path, for the route's read. */
+const orgRead = (ctx: Ctx, name: string) => orgByName.bind({ ...ctx.vv, name: name.toLowerCase() });
 
-async function assignOwnedOrg<T extends readonly unknown[]>(ctx: Ctx, name: string, extra: T) {
-  const { caller, rows } = await readWithCaller(ctx, [orgFacts(ctx, name), ...(extra as unknown as [])] as never);
-  const all = rows as unknown as unknown[][];
-  const o = (all[0] as { org: typeof user.$inferSelect; visible: number; isOwner: number }[])[0];
+/** The org in the path must be visible (else 404) and owned by the caller (else 403). */
+function assignOwnedOrg(caller: Caller | null, found: readonly OrgSeen[]) {
+  const o = found[0];
   if (!o || !o.visible) throw notFound();
   reqOrgOwnership(caller, o);
-  return { org: o.org, rows: all.slice(1) };
+  return o.org;
 }
 
-const hookOf = (ctx: Ctx, orgName: string, id: number) => ctx.db.select().from(webhook).where(and(eq(webhook.id, id), sql`${col(webhook.ownerId)} = ${orgIdSql(orgName)}`, eq(webhook.repoId, 0))).limit(1);
+const hookOf = (orgName: string, id: number): Bound<WebhookRow> => hookOfOrg.bind({ org: orgName.toLowerCase(), id });
 
 /** GET /orgs/{org}/hooks (orgListHooks). */
 export async function listHooks(ctx: Ctx, orgName: string, page: Page) {
-  const where = and(sql`${col(webhook.ownerId)} = ${orgIdSql(orgName)}`, eq(webhook.repoId, 0));
-  const { rows } = await assignOwnedOrg(ctx, orgName, [
-    ctx.db.select().from(webhook).where(where).orderBy(asc(webhook.id)).limit(page.limit).offset(page.offset),
-    ctx.db.select({ n: count() }).from(webhook).where(where),
-  ] as const);
-  return { total: (rows[1] as { n: number }[])[0]?.n ?? 0, hooks: (rows[0] as WebhookRow[]).map(toHook) };
+  const org = orgName.toLowerCase();
+  const { caller, o, hooks, total } = await read(ctx, {
+    o: orgRead(ctx, orgName),
+    hooks: hooksOfOrg.bind({ org, limit: page.limit, offset: page.offset }),
+    total: hookCountOfOrg.bind({ org }),
+  });
+  assignOwnedOrg(caller, o);
+  return { total: total[0] ?? 0, hooks: hooks.map(toHook) };
 }
 
 /** GET /orgs/{org}/hooks/{id} (orgGetHook): a hook of another org answers like a missing one. */
 export async function getHook(ctx: Ctx, orgName: string, id: number) {
-  const { rows } = await assignOwnedOrg(ctx, orgName, [hookOf(ctx, orgName, id)] as const);
-  const h = (rows[0] as WebhookRow[])[0];
+  const { caller, o, hook } = await read(ctx, { o: orgRead(ctx, orgName), hook: hookOf(orgName, id) });
+  assignOwnedOrg(caller, o);
+  const h = hook[0];
   if (!h) throw notFound();
   return toHook(h);
 }
 
 /** POST /orgs/{org}/hooks (orgCreateHook): the create body is validated before creation. */
 export async function createHook(ctx: Ctx, orgName: string, form: HookForm) {
-  const { org } = await assignOwnedOrg(ctx, orgName, [] as const);
+  const { caller, o } = await read(ctx, { o: orgRead(ctx, orgName) });
+  const org = assignOwnedOrg(caller, o);
   const type = (form.type ?? "").toLowerCase();
   if (!HOOK_TYPES.includes(type)) throw unprocessable(`Invalid hook type: ${form.type ?? ""}`);
   const cfg = form.config ?? {};
@@ -145,36 +140,33 @@ export async function createHook(ctx: Ctx, orgName: string, form: HookForm) {
   }
   if (form.branch_filter && !globOk(form.branch_filter)) throw unprocessable("[BranchFilter]: GlobPattern");
   const now = nowUnix();
-  const res = await writeBatch(ctx, [
-    ctx.db
-      .insert(webhook)
-      .values({
-        ownerId: org.id,
-        repoId: 0,
-        type,
-        name: form.name ?? "",
-        url: cfg.url,
-        contentType: cfg.content_type,
-        secretEnc: await seal(ctx, cfg.secret ?? ""),
-        authHeaderEnc: await seal(ctx, form.authorization_header ?? ""),
-        events: JSON.stringify(normEvents(form.events)),
-        branchFilter: form.branch_filter ?? "",
-        meta: JSON.stringify(meta),
-        isActive: form.active ?? false,
-        createdUnix: now,
-        updatedUnix: now,
-      })
-      .returning(),
-  ] as const);
-  return toHook(res[0][0]);
+  const values: HookValues = {
+    ownerId: org.id,
+    repoId: 0,
+    type,
+    name: form.name ?? "",
+    url: cfg.url,
+    contentType: cfg.content_type,
+    secretEnc: await seal(ctx, cfg.secret ?? ""),
+    authHeaderEnc: await seal(ctx, form.authorization_header ?? ""),
+    events: JSON.stringify(normEvents(form.events)),
+    branchFilter: form.branch_filter ?? "",
+    meta: JSON.stringify(meta),
+    isActive: form.active ?? false,
+    createdUnix: now,
+    updatedUnix: now,
+  };
+  const { hook } = await write(ctx, [], { hook: insertHook.bind(values) });
+  return toHook(hook[0]);
 }
 
 /** PATCH /orgs/{org}/hooks/{id} (orgEditHook): present fields replace; secrets stay write-only. */
 export async function editHook(ctx: Ctx, orgName: string, id: number, form: HookForm) {
-  const { rows } = await assignOwnedOrg(ctx, orgName, [hookOf(ctx, orgName, id)] as const);
-  const h = (rows[0] as WebhookRow[])[0];
+  const { caller, o, hook } = await read(ctx, { o: orgRead(ctx, orgName), hook: hookOf(orgName, id) });
+  assignOwnedOrg(caller, o);
+  const h = hook[0];
   if (!h) throw notFound();
-  const patch: Partial<typeof webhook.$inferInsert> = { updatedUnix: nowUnix() };
+  const patch: Partial<HookValues> = { updatedUnix: nowUnix() };
   const cfg = form.config ?? {};
   if (cfg.url !== undefined) {
     checkTarget(ctx, cfg.url);
@@ -202,14 +194,15 @@ export async function editHook(ctx: Ctx, orgName: string, id: number, form: Hook
   if (form.authorization_header !== undefined) patch.authHeaderEnc = await seal(ctx, form.authorization_header);
   if (form.active !== undefined) patch.isActive = form.active;
   if (form.name !== undefined) patch.name = form.name;
-  const res = await writeBatch(ctx, [ctx.db.update(webhook).set(patch).where(eq(webhook.id, h.id)).returning()] as const);
-  return toHook(res[0][0]);
+  const { updated } = await write(ctx, [], { updated: updateHook(patchKeys(patch)).bind({ ...patch, id: h.id }) });
+  return toHook(updated[0]);
 }
 
 /** DELETE /orgs/{org}/hooks/{id} (orgDeleteHook): 404 when the hook does not exist (in this org). */
 export async function deleteHook(ctx: Ctx, orgName: string, id: number) {
-  const { rows } = await assignOwnedOrg(ctx, orgName, [hookOf(ctx, orgName, id)] as const);
-  const h = (rows[0] as WebhookRow[])[0];
+  const { caller, o, hook } = await read(ctx, { o: orgRead(ctx, orgName), hook: hookOf(orgName, id) });
+  assignOwnedOrg(caller, o);
+  const h = hook[0];
   if (!h) throw notFound();
-  await writeBatch(ctx, [ctx.db.delete(webhook).where(eq(webhook.id, h.id))] as const);
+  await write(ctx, [deleteHookCmd.bind({ id: h.id })]);
 }

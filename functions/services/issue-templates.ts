@@ -13,7 +13,7 @@ import type { Ctx } from "../lib/context.ts";
 import { reqRepoReader } from "../lib/guards.ts";
 import { CONFIG_PATHS, loadIssueConfig, loadIssueTemplates, TEMPLATE_DIRS, templateType, templateWarning, validateIssueConfig, type RepoFile } from "../lib/issue-templates.ts";
 import { UNIT } from "../lib/permissions.ts";
-import { gitStateReads, openRepository, repoStateOf } from "./git-state.ts";
+import { gitState, openRepository, repoStateFrom } from "./git-state.ts";
 import { assignRepo } from "./repos.ts";
 
 const decoder = new TextDecoder();
@@ -53,11 +53,11 @@ async function candidateFiles(repo: Repository, wanted: Wanted): Promise<RepoFil
 
 /** reqRepoReader(code): templates live in the code (GHSA-3fwp-p5rj-2pxf); then the files, in one round trip. */
 async function codeReader(ctx: Ctx, objects: ObjectStore, owner: string, name: string, wanted: Wanted): Promise<RepoFile[]> {
-  const a = await assignRepo(ctx, owner, name, gitStateReads(ctx.db, owner, name));
+  const a = await assignRepo(ctx, owner, name, [], gitState(owner, name));
   reqRepoReader(a.caller, a.perm, UNIT.code);
   const row = a.view.repo;
   if (row.isEmpty) return [];
-  const repo = await openRepository(objects, row.id, repoStateOf(row.defaultBranch, a.rows));
+  const repo = await openRepository(objects, row.id, repoStateFrom(row.defaultBranch, a.named.refs, a.named.packs));
   try {
     return await candidateFiles(repo, wanted);
   } catch (e) {

@@ -1,16 +1,15 @@
 /** Repository labels (Gitea routers/api/v1/repo/label.go) and the label templates. */
-import { and, asc, count, desc, eq, sql } from "drizzle-orm";
-import { col } from "../db/client.ts";
-import { label, type LabelRow } from "../db/schema.ts";
-import type { Ctx } from "../lib/context.ts";
-import { writeBatch } from "../lib/context.ts";
+import { deleteLabel as deleteLabelCmd, insertLabel, labelCountOfRepo, labelOfRepo, labelsOfRepo, LABEL_SORT, updateLabel, type LabelRow, type LabelSort, type LabelValues } from "../db/queries/labels.ts";
+import { repoPath } from "../db/queries/repos.ts";
+import { patchKeys } from "../db/sql.ts";
+import { write, type Ctx } from "../lib/context.ts";
 import { notFound, unprocessable } from "../lib/errors.ts";
 import { reqRepoReader, reqRepoWriter } from "../lib/guards.ts";
 import { normalizeColor } from "../lib/labels.ts";
 import type { Page } from "../lib/pagination.ts";
 import { UNIT } from "../lib/permissions.ts";
 import { nowUnix } from "./common.ts";
-import { assignRepo, repoIdByPath } from "./repos.ts";
+import { assignRepo } from "./repos.ts";
 
 
 /** Gitea's Label JSON: colour without `#`, API URL inside the repository. */
@@ -37,41 +36,29 @@ function color(input: string) {
   }
 }
 
-const SORT = {
-  alphabetically: [asc(label.name), asc(label.id)],
-  reversealphabetically: [desc(label.name), desc(label.id)],
-  leastissues: [asc(label.numIssues), asc(label.id)],
-  mostissues: [desc(label.numIssues), asc(label.id)],
-} as const;
-
 /** GET /repos/{owner}/{repo}/labels (issueListLabels). */
 export async function listLabels(ctx: Ctx, owner: string, name: string, sort: string | undefined, page: Page) {
-  const where = sql`${col(label.repoId)} = ${repoIdByPath(owner, name)}`;
   // Unknown (or inherited-property) names sort alphabetically, as Gitea's default case.
-  const order = sort && Object.hasOwn(SORT, sort) ? SORT[sort as keyof typeof SORT] : SORT.alphabetically;
-  const a = await assignRepo(ctx, owner, name, [
-    ctx.db.select().from(label).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
-    ctx.db.select({ n: count() }).from(label).where(where),
-  ] as const);
+  const order: LabelSort = sort && Object.hasOwn(LABEL_SORT, sort) ? (sort as LabelSort) : "alphabetically";
+  const path = repoPath(owner, name);
+  const a = await assignRepo(ctx, owner, name, [], {
+    labels: labelsOfRepo(order).bind({ ...path, limit: page.limit, offset: page.offset }),
+    total: labelCountOfRepo.bind(path),
+  });
   reqRepoReader(a.caller, a.perm, UNIT.issues, UNIT.pulls);
   const url = repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name);
-  return { total: (a.rows[1] as { n: number }[])[0]?.n ?? 0, labels: (a.rows[0] as LabelRow[]).map((l) => toLabel(l, url)) };
+  return { total: a.named.total[0] ?? 0, labels: a.named.labels.map((l) => toLabel(l, url)) };
 }
 
 /** A label of this repository by id, or by name when the path value is not an integer. */
-const labelByRef = (ctx: Ctx, owner: string, name: string, ref: string) =>
-  ctx.db
-    .select()
-    .from(label)
-    .where(and(sql`${col(label.repoId)} = ${repoIdByPath(owner, name)}`, /^\d{1,18}$/.test(ref) ? eq(label.id, Number(ref)) : eq(label.name, ref)))
-    .orderBy(asc(label.id))
-    .limit(1);
+const labelByRef = (owner: string, name: string, ref: string) =>
+  /^\d{1,18}$/.test(ref) ? labelOfRepo.byId.bind({ ...repoPath(owner, name), id: Number(ref) }) : labelOfRepo.byName.bind({ ...repoPath(owner, name), label: ref });
 
 /** GET /repos/{owner}/{repo}/labels/{id} (issueGetLabel): ids from other repositories answer like absent ones. */
 export async function getLabel(ctx: Ctx, owner: string, name: string, ref: string) {
-  const a = await assignRepo(ctx, owner, name, [labelByRef(ctx, owner, name, ref)] as const);
+  const a = await assignRepo(ctx, owner, name, [], { label: labelByRef(owner, name, ref) });
   reqRepoReader(a.caller, a.perm, UNIT.issues, UNIT.pulls);
-  const l = (a.rows[0] as LabelRow[])[0];
+  const l = a.named.label[0];
   if (!l) throw notFound();
   return toLabel(l, repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
 }
@@ -90,37 +77,33 @@ export async function createLabel(ctx: Ctx, owner: string, name: string, form: R
   reqRepoWriter(a.caller, a.perm, UNIT.issues, UNIT.pulls);
   const c = color(form.color);
   const now = nowUnix();
-  const res = await writeBatch(ctx, [
-    ctx.db
-      .insert(label)
-      .values({ repoId: a.facts.repo.id, name: form.name, color: c, description: form.description ?? "", exclusive: form.exclusive ?? false, archivedUnix: form.is_archived ? now : 0, createdUnix: now, updatedUnix: now })
-      .returning(),
-  ] as const);
-  return toLabel(res[0][0], repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
+  const values: LabelValues = { repoId: a.facts.repo.id, name: form.name, color: c, description: form.description ?? "", exclusive: form.exclusive ?? false, archivedUnix: form.is_archived ? now : 0, createdUnix: now, updatedUnix: now };
+  const { created } = await write(ctx, [], { created: insertLabel.bind(values) });
+  return toLabel(created[0], repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
 }
 
 /** PATCH /repos/{owner}/{repo}/labels/{id} (issueEditLabel): present fields only; an absent is_archived un-archives. */
 export async function editLabel(ctx: Ctx, owner: string, name: string, ref: string, form: LabelForm) {
-  const a = await assignRepo(ctx, owner, name, [labelByRef(ctx, owner, name, ref)] as const);
+  const a = await assignRepo(ctx, owner, name, [], { label: labelByRef(owner, name, ref) });
   reqRepoWriter(a.caller, a.perm, UNIT.issues, UNIT.pulls);
-  const l = (a.rows[0] as LabelRow[])[0];
+  const l = a.named.label[0];
   if (!l) throw notFound();
   const now = nowUnix();
-  const patch: Partial<typeof label.$inferInsert> = { updatedUnix: now };
+  const patch: Partial<LabelValues> = { updatedUnix: now };
   if (form.name !== undefined) patch.name = form.name;
   if (form.color !== undefined) patch.color = color(form.color);
   if (form.description !== undefined) patch.description = form.description;
   if (form.exclusive !== undefined) patch.exclusive = form.exclusive;
   // Spec: when is_archived is absent the label's archived flag is set to false.
   patch.archivedUnix = form.is_archived ? (l.archivedUnix || now) : 0;
-  const res = await writeBatch(ctx, [ctx.db.update(label).set(patch).where(and(eq(label.id, l.id), eq(label.repoId, a.facts.repo.id))).returning()] as const);
-  return toLabel(res[0][0], repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
+  const { updated } = await write(ctx, [], { updated: updateLabel(patchKeys(patch)).bind({ ...patch, id: l.id, repo: a.facts.repo.id }) });
+  return toLabel(updated[0], repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
 }
 
 /** DELETE /repos/{owner}/{repo}/labels/{id} (issueDeleteLabel): 204, also for ids that are not this repository's. */
 export async function deleteLabel(ctx: Ctx, owner: string, name: string, ref: string) {
   const a = await assignRepo(ctx, owner, name);
   reqRepoWriter(a.caller, a.perm, UNIT.issues, UNIT.pulls);
-  const target = /^\d{1,18}$/.test(ref) ? eq(label.id, Number(ref)) : eq(label.name, ref);
-  await writeBatch(ctx, [ctx.db.delete(label).where(and(target, eq(label.repoId, a.facts.repo.id)))] as const);
+  const repoId = a.facts.repo.id;
+  await write(ctx, [/^\d{1,18}$/.test(ref) ? deleteLabelCmd.byId.bind({ repoId, id: Number(ref) }) : deleteLabelCmd.byName.bind({ repoId, label: ref })]);
 }

@@ -6,14 +6,19 @@
 import { sql, type SQL } from "drizzle-orm";
 import { col } from "../db/client.ts";
 import { gitPack } from "../db/schema.ts";
+import { repointPacks, type SharedPack } from "../db/queries/storage.ts";
+import type { Bound } from "../db/sql.ts";
 import { copyPacks } from "../git/storage/fork.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { Ctx } from "../lib/context.ts";
 
-/** A catalog row of another repository (a fork) that reads a deleted repository's storage. */
-export type SharedPack = { catalogRepoId: number; id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
+export type { SharedPack };
 
-/** The read: catalog rows of repositories outside `ids` (an SQL list) whose files live under one in `ids`. */
+/**
+ * The read as a drizzle query (repository delete still batches drizzle reads): catalog rows of
+ * repositories outside `ids` (an SQL list) whose files live under one in `ids`. User purge reads
+ * `sharedPacksOfOwner` (db/queries/storage.ts), built once.
+ */
 export const sharedPacksQuery = (ctx: Ctx, ids: SQL) =>
   ctx.db
     .select({ catalogRepoId: gitPack.catalogRepoId, id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
@@ -24,15 +29,14 @@ export const sharedPacksQuery = (ctx: Ctx, ids: SQL) =>
  * Copies the shared packs into each fork's own storage (before the delete batch); returns the
  * statements re-pointing the forks' catalog rows at their copies, for that batch.
  */
-export async function releaseSharedPacks(ctx: Ctx, objects: ObjectStore | undefined, shared: readonly SharedPack[]) {
+export async function releaseSharedPacks(_ctx: Ctx, objects: ObjectStore | undefined, shared: readonly SharedPack[]): Promise<Bound<number>[]> {
   if (!objects) return [];
   const byFork = new Map<number, SharedPack[]>();
   for (const p of shared) byFork.set(p.catalogRepoId, [...(byFork.get(p.catalogRepoId) ?? []), p]);
-  const out = [];
+  const out: Bound<number>[] = [];
   for (const [forkId, packs] of byFork) {
     await copyPacks(objects, packs.map((p) => ({ ...p, repoId: String(p.repoId) })), String(forkId));
-    const ids = packs.map((p) => p.id);
-    out.push(ctx.db.run(sql`UPDATE git_pack SET repo_id = ${forkId} WHERE catalog_repo_id = ${forkId} AND id IN ${ids}`));
+    out.push(repointPacks.bind({ forkId, ids: JSON.stringify(packs.map((p) => p.id)) }));
   }
   return out;
 }

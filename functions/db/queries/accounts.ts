@@ -7,7 +7,7 @@ import { col } from "../client.ts";
 import { userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
 import type { Ctx } from "../../lib/context.ts";
 import { user } from "../schema.ts";
-import { columnsOf, num, p, query, V, viewerQuery, type Row } from "../sql.ts";
+import { bool, columnsOf, command, num, p, query, setList, shaped, V, viewerQuery, type InsertKey, type Row } from "../sql.ts";
 
 /** Gitea's user types. */
 export const USER_TYPE = { individual: 0, organization: 1 } as const;
@@ -128,3 +128,35 @@ export const ownerByName = (ctx: Ctx, name: string, viewer: ViewerSql = ctx.view
     .from(user)
     .where(eq(user.lowerName, name.toLowerCase()))
     .limit(1);
+
+/** An individual the viewer may see, by name (a user the caller may not see answers as a missing one, issue 8 A.5). */
+export const visibleIndividualByName = viewerQuery<UserRow, { name: string }>(
+  "visibleIndividualByName",
+  sql`SELECT ${U.select} FROM user u WHERE u.lower_name = ${p("name")} AND u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")} LIMIT 1`,
+  (r) => U.read(r, 0),
+);
+
+/** An organization by name with the viewer's relation to it (Gitea's orgAssignment reads). */
+export interface OrgSeen {
+  org: UserRow;
+  /** The viewer may see it (else it answers as missing). */
+  visible: boolean;
+  isOwner: boolean;
+  isMember: boolean;
+}
+
+/** The organization :name (never an individual) with whether the viewer sees, owns and belongs to it. */
+export const orgByName = viewerQuery<OrgSeen, { name: string }>(
+  "orgByName",
+  sql`SELECT ${U.select}, ${visibleSql(sql`u.id`, sql`u.visibility`, "org")}, ${isOrgOwnerSql(sql`u.id`, V.id)}, ${isOrgMemberSql(sql`u.id`, V.id)}
+      FROM user u WHERE u.lower_name = ${p("name")} AND u.type = 1 LIMIT 1`,
+  (r) => ({ org: U.read(r, 0), visible: bool(r[U.width]), isOwner: bool(r[U.width + 1]), isMember: bool(r[U.width + 2]) }),
+);
+
+/** SQL: the id of the organization :org (NULL when there is none). */
+export const ORG_ID = sql`(SELECT id FROM user WHERE lower_name = ${p("org")} AND type = 1)`;
+
+/** Sets the given columns of account :id (individual or organization): one statement per set of columns. */
+export const updateAccount = shaped((keys: readonly InsertKey<typeof user>[]) =>
+  command<Partial<UserRow> & { id: number }>(`updateAccount(${keys})`, sql`UPDATE user SET ${setList(user, keys)} WHERE id = ${p("id")}`),
+);

@@ -1,0 +1,97 @@
+/**
+ * Activity feeds (Gitea models/activities GetFeeds): the filters every feed applies, written once
+ * over a ViewerSql, and the feed statements of users, organizations and repositories built once
+ * per filter shape over the viewer CTE.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import { userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
+import type { RepoFacts } from "../../lib/permissions.ts";
+import { repoAccessibleSql } from "../../lib/permissions.ts";
+import { action } from "../schema.ts";
+import { columnsOf, num, p, shaped, viewerQuery, type Row } from "../sql.ts";
+import { isOrgMemberSql, userCols, type UserRow } from "./accounts.ts";
+import { FACTS, factsOf, REPO_ID_BY_PATH, VIEWER, type RepoPath } from "./repos.ts";
+
+/**
+ * SQL: the actor of the `action` row may appear to the viewer (Gitea's ActivityQueryCondition): site
+ * admins see every actor; others see public and limited actors, themselves, and `also` (the
+ * organization of an org feed, the organizations of the user of a user feed) — and never an
+ * account they may not see.
+ */
+export function actorVisibleSql(v: ViewerSql, also?: SQL): SQL {
+  const gitea = sql`(CASE WHEN ${v.id} IS NULL THEN au.visibility = 0
+    ELSE (${v.isAdmin} OR au.visibility IN (0, 1) OR au.id = ${v.id}${also ? sql` OR ${also}` : sql``}) END)`;
+  return sql`EXISTS (SELECT 1 FROM user au WHERE au.id = "action"."act_user_id" AND ${gitea} AND ${userVisibleSql(v, sql`au.id`, sql`au.visibility`, sql`au.type`)})`;
+}
+
+/**
+ * SQL: the viewer may access the repository of this activity row (the filter every feed applies) —
+ * checked per row through the primary key, never by listing every accessible repository.
+ */
+export const accessibleRepoSql = (v: ViewerSql, repoId: SQL) => sql`EXISTS (SELECT 1 FROM repository r WHERE r.id = ${repoId} AND ${repoAccessibleSql(v, sql`r.id`, sql`r.owner_id`, sql`r.is_private`)})`;
+
+/** SQL: the `date` day filter on action rows, [:dayStart, :dayEnd). */
+const DAY = sql` AND "action"."created_unix" >= ${p("dayStart")} AND "action"."created_unix" < ${p("dayEnd")}`;
+
+const A = columnsOf(action, "action");
+const ACTOR = userCols("actu");
+export type ActionRow = ReturnType<typeof A.read>;
+
+/** An activity row with its actor. */
+export interface FeedRow {
+  a: ActionRow;
+  actUser: UserRow;
+}
+
+/** One page of a feed: the actions, their count, and the facts of their repositories. */
+export interface FeedValues {
+  limit: number;
+  offset: number;
+  dayStart?: number;
+  dayEnd?: number;
+}
+
+/** The statements of one feed whose rows `where` selects (SQL over `action`, reading the viewer CTE). */
+function feedStatements<K extends Record<string, unknown>>(name: string, where: SQL) {
+  const page = sql`ORDER BY "action"."created_unix" DESC, "action"."id" DESC LIMIT ${p("limit")} OFFSET ${p("offset")}`;
+  return {
+    actions: viewerQuery<FeedRow, K & FeedValues>(
+      `${name}Actions`,
+      sql`SELECT ${A.select}, ${ACTOR.select} FROM action JOIN user actu ON actu.id = "action"."act_user_id" WHERE ${where} ${page}`,
+      (r: Row) => ({ a: A.read(r, 0), actUser: ACTOR.read(r, A.width) }),
+    ),
+    total: viewerQuery<number, K & Omit<FeedValues, "limit" | "offset">>(`${name}Count`, sql`SELECT COUNT(*) FROM action WHERE ${where}`, (r) => num(r[0])),
+    repos: viewerQuery<RepoFacts, K & FeedValues>(
+      `${name}Repos`,
+      sql`SELECT ${FACTS} FROM repository JOIN user ON user.id = repository.owner_id WHERE repository.id IN (SELECT "action"."repo_id" FROM action WHERE ${where} ${page})`,
+      (r) => factsOf(r),
+    ),
+  };
+}
+
+const V = VIEWER;
+
+/** GET /users/{username}/activities/feeds: user :name's feed; private entries only for the user and admins. */
+export const userFeed = shaped((s: { performedBy: boolean; day: boolean }) => {
+  const uid = sql`(SELECT id FROM user WHERE lower_name = ${p("name")})`;
+  const where = sql`"action"."user_id" = ${uid} AND ${accessibleRepoSql(V, sql`"action"."repo_id"`)}
+    AND ("action"."is_private" = 0 OR ${V.isAdmin} OR ${uid} = ${V.id})
+    AND ${actorVisibleSql(V, sql`(au.type = 1 AND au.id IN (SELECT org_id FROM team_user WHERE uid = ${uid}))`)}${s.performedBy ? sql` AND "action"."act_user_id" = ${uid}` : sql``}${s.day ? DAY : sql``}`;
+  return feedStatements<{ name: string }>(`userFeed(${s.performedBy},${s.day})`, where);
+});
+
+/** GET /orgs/{org}/activities/feeds: organization :name's feed; private entries for members and admins. */
+export const orgFeed = shaped((day: boolean) => {
+  const oid = sql`(SELECT id FROM user WHERE lower_name = ${p("name")} AND type = 1)`;
+  const where = sql`"action"."user_id" = ${oid} AND ${accessibleRepoSql(V, sql`"action"."repo_id"`)}
+    AND ("action"."is_private" = 0 OR ${V.isAdmin} OR ${isOrgMemberSql(oid, V.id)})
+    AND ${actorVisibleSql(V, sql`au.id = ${oid}`)}${day ? DAY : sql``}`;
+  return feedStatements<{ name: string }>(`orgFeed(${day})`, where);
+});
+
+/** GET /repos/{owner}/{repo}/activities/feeds: one row per action, the copy delivered to the repository owner. */
+export const repoFeed = shaped((day: boolean) => {
+  const where = sql`"action"."repo_id" = ${REPO_ID_BY_PATH} AND "action"."user_id" = (SELECT owner_id FROM repository WHERE id = ${REPO_ID_BY_PATH})
+    AND ${actorVisibleSql(V)}${day ? DAY : sql``}`;
+  return feedStatements<RepoPath>(`repoFeed(${day})`, where);
+});

@@ -1,0 +1,63 @@
+/** Repository labels (`/repos/{owner}/{repo}/labels`): statements built once, one per sort order and per set of edited fields. */
+import { sql } from "drizzle-orm";
+import { label } from "../schema.ts";
+import { columnsOf, command, insertSql, num, p, query, setList, shaped, type InsertKey, type Row } from "../sql.ts";
+import { REPO_ID_BY_PATH, type RepoPath } from "./repos.ts";
+
+const L = columnsOf(label, "label");
+export type LabelRow = ReturnType<typeof L.read>;
+const labelRow = (r: Row) => L.read(r, 0);
+
+/** Gitea's label sorts; unknown names sort alphabetically. */
+export const LABEL_SORT = {
+  alphabetically: sql`label.name, label.id`,
+  reversealphabetically: sql`label.name DESC, label.id DESC`,
+  leastissues: sql`label.num_issues, label.id`,
+  mostissues: sql`label.num_issues DESC, label.id`,
+} as const;
+export type LabelSort = keyof typeof LABEL_SORT;
+
+/** The labels of the repository at :owner/:name, one page in one sort order. */
+export const labelsOfRepo = shaped((sort: LabelSort) =>
+  query<LabelRow, RepoPath & { limit: number; offset: number }>(
+    `labelsOfRepo(${sort})`,
+    sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${REPO_ID_BY_PATH} ORDER BY ${LABEL_SORT[sort]} LIMIT ${p("limit")} OFFSET ${p("offset")}`,
+    labelRow,
+  ),
+);
+
+export const labelCountOfRepo = query<number, RepoPath>("labelCountOfRepo", sql`SELECT COUNT(*) FROM label WHERE label.repo_id = ${REPO_ID_BY_PATH}`, (r) => num(r[0]));
+
+/** A label of the repository at :owner/:name by :id, or by :label name (the first such). */
+export const labelOfRepo = {
+  byId: query<LabelRow, RepoPath & { id: number }>("labelOfRepoById", sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${REPO_ID_BY_PATH} AND label.id = ${p("id")} ORDER BY label.id LIMIT 1`, labelRow),
+  byName: query<LabelRow, RepoPath & { label: string }>(
+    "labelOfRepoByName",
+    sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${REPO_ID_BY_PATH} AND label.name = ${p("label")} ORDER BY label.id LIMIT 1`,
+    labelRow,
+  ),
+};
+
+export type LabelValues = Pick<LabelRow, "repoId" | "name" | "color" | "description" | "exclusive" | "archivedUnix" | "createdUnix" | "updatedUnix">;
+
+/** A new label, answered as stored. */
+export const insertLabel = query<LabelRow, LabelValues>(
+  "insertLabel",
+  sql`${insertSql(label, ["repoId", "name", "color", "description", "exclusive", "archivedUnix", "createdUnix", "updatedUnix"])} RETURNING ${L.select}`,
+  labelRow,
+);
+
+/** Sets the given fields of label :id of repository :repoId, answered as stored: one statement per set of fields. */
+export const updateLabel = shaped((keys: readonly InsertKey<typeof label>[]) =>
+  query<LabelRow, Partial<LabelValues> & { id: number; repo: number }>(
+    `updateLabel(${keys})`,
+    sql`UPDATE label SET ${setList(label, keys)} WHERE id = ${p("id")} AND repo_id = ${p("repo")} RETURNING ${L.select}`,
+    labelRow,
+  ),
+);
+
+/** Deletes label :id, or the labels named :label, of repository :repoId. */
+export const deleteLabel = {
+  byId: command<{ repoId: number; id: number }>("deleteLabelById", sql`DELETE FROM label WHERE id = ${p("id")} AND repo_id = ${p("repoId")}`),
+  byName: command<{ repoId: number; label: string }>("deleteLabelByName", sql`DELETE FROM label WHERE name = ${p("label")} AND repo_id = ${p("repoId")}`),
+};

@@ -1,0 +1,38 @@
+/**
+ * The git catalog rows a deletion must look at before the git files go (services/repo-storage.ts):
+ * other repositories' (forks') catalog rows whose packs live under a repository being deleted, and
+ * re-pointing them at the forks' own copies.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import { command, num, p, query, str } from "../sql.ts";
+
+/** A catalog row of another repository (a fork) that reads a deleted repository's storage. */
+export type SharedPack = { catalogRepoId: number; id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
+
+/** SQL: the catalog rows of repositories outside `ids` (an SQL list) whose files live under one in `ids`. */
+export const sharedPacksSql = (ids: SQL) =>
+  sql`SELECT catalog_repo_id, id, repo_id, objects, size, idx_size, checksum FROM git_pack WHERE repo_id IN ${ids} AND catalog_repo_id NOT IN ${ids}`;
+
+const sharedPack = (r: readonly unknown[]): SharedPack => ({
+  catalogRepoId: num(r[0]),
+  id: str(r[1]),
+  repoId: num(r[2]),
+  objects: num(r[3]),
+  size: num(r[4]),
+  idxSize: num(r[5]),
+  checksum: str(r[6]),
+});
+
+/** The shared packs of every repository user :name owns (a user purge deletes them all). */
+export const sharedPacksOfOwner = query<SharedPack, { name: string }>(
+  "sharedPacksOfOwner",
+  sharedPacksSql(sql`(SELECT id FROM repository WHERE owner_id = (SELECT id FROM user WHERE lower_name = ${p("name")}))`),
+  sharedPack,
+);
+
+/** Fork :forkId's catalog rows among :ids (a JSON array of pack ids) now read the fork's own copies. */
+export const repointPacks = command<{ forkId: number; ids: string }>(
+  "repointPacks",
+  sql`UPDATE git_pack SET repo_id = ${p("forkId")} WHERE catalog_repo_id = ${p("forkId")} AND id IN (SELECT value FROM json_each(${p("ids")}))`,
+);
+

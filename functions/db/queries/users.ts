@@ -1,0 +1,108 @@
+/** Users (`/users/…` and the admin verbs): search once per filter shape, the admin writes built once. */
+import { sql } from "drizzle-orm";
+import { loginSource, user } from "../schema.ts";
+import { columnsOf, command, guardCommand, insertSql, num, p, query, shaped, viewerQuery, type InsertKey, type Row } from "../sql.ts";
+import { repoCascadeSql } from "./cascade.ts";
+import { userCols, visibleSql, type UserRow } from "./accounts.ts";
+
+const U = userCols("u");
+const userRow = (r: Row) => U.read(r, 0);
+const count = (r: Row) => num(r[0]);
+
+// ---- search ----
+
+/** Which filters a search has: a keyword (:kw, a LIKE pattern) and a user id (:uid). */
+export interface SearchShape {
+  kw: boolean;
+  uid: boolean;
+}
+
+/** GET /users/search: individuals the viewer may see, by name, full name or public e-mail; once per shape. */
+export const searchStatements = shaped((s: SearchShape) => {
+  const from = sql`FROM user u WHERE u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")}${
+    s.kw
+      ? sql` AND (u.lower_name LIKE ${p("kw")} ESCAPE '\\' OR lower(u.full_name) LIKE ${p("kw")} ESCAPE '\\' OR (u.keep_email_private = 0 AND lower(u.email) LIKE ${p("kw")} ESCAPE '\\'))`
+      : sql``
+  }${s.uid ? sql` AND u.id = ${p("uid")}` : sql``}`;
+  const name = `userSearch(${s.kw ? "kw" : ""}${s.uid ? ",uid" : ""})`;
+  return {
+    page: viewerQuery<UserRow, { kw?: string; uid?: number; limit: number; offset: number }>(name, sql`SELECT ${U.select} ${from} ORDER BY u.id LIMIT ${p("limit")} OFFSET ${p("offset")}`, userRow),
+    total: viewerQuery<number, { kw?: string; uid?: number }>(`${name}Count`, sql`SELECT COUNT(*) ${from}`, count),
+  };
+});
+
+// ---- admin ----
+
+const L = columnsOf(loginSource, "ls");
+export type LoginSourceRow = ReturnType<typeof L.read>;
+
+export const loginSourceById = query<LoginSourceRow, { id: number }>("loginSourceById", sql`SELECT ${L.select} FROM login_source ls WHERE ls.id = ${p("id")} LIMIT 1`, (r) => L.read(r, 0));
+
+/** An account (individual or organization) by lower-cased name. */
+export const accountByLowerName = query<UserRow, { name: string }>("accountByLowerName", sql`SELECT ${U.select} FROM user u WHERE u.lower_name = ${p("name")} LIMIT 1`, userRow);
+
+const NEW_USER_KEYS: InsertKey<typeof user>[] = [
+  "name", "lowerName", "fullName", "email", "passwd", "passwdHashAlgo", "mustChangePassword", "loginType", "loginSource", "loginName", "isRestricted", "visibility", "createdUnix", "updatedUnix",
+];
+export type NewUser = Pick<UserRow, "name" | "lowerName" | "fullName" | "email" | "passwd" | "passwdHashAlgo" | "mustChangePassword" | "loginType" | "loginSource" | "loginName" | "isRestricted" | "visibility" | "createdUnix" | "updatedUnix">;
+
+/** POST /admin/users: an active individual. */
+export const insertUser = command<NewUser>("insertUser", insertSql(user, NEW_USER_KEYS, { isActive: sql`1` }));
+
+/** SQL: no other site admin besides :id, and :id is one (removing the last admin). */
+const LAST_ADMIN = sql`((SELECT COUNT(*) FROM user WHERE is_admin = 1 AND id <> ${p("id")}) = 0 AND EXISTS (SELECT 1 FROM user WHERE id = ${p("id")} AND is_admin = 1))`;
+
+/** Aborts the batch when user :id is the last site admin (PATCH with admin=false). */
+export const guardLastAdmin = guardCommand<{ id: number }>("guardLastAdmin", LAST_ADMIN);
+
+/** The e-mail statements of an admin edit of user :uid's address. */
+export const EDIT_EMAIL = {
+  demote: command<{ uid: number }>("emailsNotPrimary", sql`UPDATE email_address SET is_primary = 0 WHERE uid = ${p("uid")}`),
+  promote: command<{ id: number }>("emailMakePrimary", sql`UPDATE email_address SET is_primary = 1, is_activated = 1 WHERE id = ${p("id")}`),
+  add: command<{ uid: number; email: string; lowerEmail: string }>(
+    "emailAddPrimary",
+    sql`INSERT INTO email_address (uid, email, lower_email, is_activated, is_primary) VALUES (${p("uid")}, ${p("email")}, ${p("lowerEmail")}, 1, 1)`,
+  ),
+};
+
+/** User :name's organization memberships (a user in any is not deleted without purge). */
+export const orgCountOfUser = query<number, { name: string }>("orgCountOfUser", sql`SELECT COUNT(*) FROM org_user WHERE uid = (SELECT id FROM user WHERE lower_name = ${p("name")})`, count);
+
+/** The ids of user :name's repositories. */
+export const repoIdsOfOwner = query<number, { name: string }>(
+  "repoIdsOfOwner",
+  sql`SELECT id FROM repository WHERE owner_id = (SELECT id FROM user WHERE lower_name = ${p("name")})`,
+  (r) => num(r[0]),
+);
+
+/**
+ * DELETE /admin/users/{username}: account :id and all that hangs off it — memberships, tokens,
+ * addresses, blocks, its feed and its actions in others' feeds, stars (with the starred repositories'
+ * counts), hooks and redirects (issue 8 C.2); with purge its repositories and their sub-resources.
+ * The first statement aborts the batch when :id is the last admin or the sole owner of an organization.
+ */
+export const deleteUserGuard = guardCommand<{ id: number }>(
+  "deleteUserGuard",
+  sql`${LAST_ADMIN} OR EXISTS (SELECT 1 FROM team_user tu JOIN team t ON t.id = tu.team_id AND t.authorize = 4
+    WHERE tu.uid = ${p("id")} AND (SELECT COUNT(*) FROM team_user tu2 WHERE tu2.team_id = t.id) = 1)`,
+);
+
+/** The statements after the guard and the re-pointed packs. */
+export const DELETE_USER_ROWS = [
+  sql`UPDATE team SET num_members = num_members - 1 WHERE id IN (SELECT team_id FROM team_user WHERE uid = ${p("id")})`,
+  sql`UPDATE user SET num_members = num_members - 1 WHERE id IN (SELECT org_id FROM org_user WHERE uid = ${p("id")})`,
+  sql`DELETE FROM team_user WHERE uid = ${p("id")}`,
+  sql`DELETE FROM org_user WHERE uid = ${p("id")}`,
+  sql`DELETE FROM access_token WHERE uid = ${p("id")}`,
+  sql`DELETE FROM email_address WHERE uid = ${p("id")}`,
+  sql`DELETE FROM user_blocking WHERE blocker_id = ${p("id")} OR blockee_id = ${p("id")}`,
+  sql`DELETE FROM action WHERE user_id = ${p("id")} OR act_user_id = ${p("id")}`,
+  sql`UPDATE repository SET num_stars = num_stars - 1 WHERE id IN (SELECT repo_id FROM star WHERE uid = ${p("id")})`,
+  sql`DELETE FROM star WHERE uid = ${p("id")}`,
+  sql`DELETE FROM webhook WHERE owner_id = ${p("id")}`,
+  sql`DELETE FROM repo_redirect WHERE owner_id = ${p("id")}`,
+  ...repoCascadeSql(sql`(SELECT id FROM repository WHERE owner_id = ${p("id")})`),
+  sql`DELETE FROM repository WHERE owner_id = ${p("id")}`,
+  sql`DELETE FROM collaboration WHERE user_id = ${p("id")}`,
+  sql`DELETE FROM user WHERE id = ${p("id")} AND type <> 1`,
+].map((q, i) => command<{ id: number }>(`deleteUser${i}`, q));

@@ -1,0 +1,146 @@
+/**
+ * Issue 9 B.1, checked at the driver: the routes of the services moved to the query layer send only
+ * statement texts the query layer built once — at module load, or once per shape — never SQL built
+ * for one request. Every text a request sends is recorded below the app and looked up in
+ * `BUILT_ONCE` (functions/db/sql.ts), which only `query`/`command`/`shaped` statements enter.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql, type SQL } from "drizzle-orm";
+import { repoCascadeSql } from "../../functions/db/queries/cascade.ts";
+import { repoCascade } from "../../functions/db/queries/repos.ts";
+import { BUILT_ONCE, compile } from "../../functions/db/sql.ts";
+import type { Driver } from "../../functions/db/driver.ts";
+import { apiRepo, basic, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let recording = false;
+const seen: string[] = [];
+const recorder = (d: Driver): Driver => ({
+  batch(items, mode) {
+    if (recording) for (const i of items) seen.push(i.text);
+    return d.batch(items, mode);
+  },
+  close: () => d.close(),
+});
+
+let admin: SeededUser;
+let adminToken: string;
+let org: SeededOrg;
+let repo: string;
+let other: SeededUser;
+let doomed: SeededOrg;
+const newUser = uniq("nu");
+beforeAll(async () => {
+  t = await testApp({}, { wrap: recorder });
+  admin = await seedUser(t.db, { admin: true });
+  adminToken = await admin.token();
+  org = await seedOrg(t, admin);
+  doomed = await seedOrg(t, admin);
+  other = await seedUser(t.db);
+  await seedMember(t, org, other);
+  repo = (await apiRepo(t, adminToken, { name: uniq("repo"), auto_init: true })).full_name;
+});
+afterAll(() => t.close());
+
+/** The statement texts `send` makes the app run, and those of them not built once. */
+async function statementsOf(send: () => Promise<Response>, status: number) {
+  seen.length = 0;
+  recording = true;
+  try {
+    const res = await send();
+    expect(res.status, await res.clone().text()).toBe(status);
+  } finally {
+    recording = false;
+  }
+  return { sent: [...seen], perRequest: seen.filter((text) => !BUILT_ONCE.has(text)) };
+}
+
+const get = (path: string) => () => t.request(path, { headers: token(adminToken) });
+const send = (method: string, path: string, json?: unknown) => () => t.request(path, { method, headers: token(adminToken), json });
+
+const basicAuth = (method: string, path: string, json?: unknown) => () => t.request(path, { method, headers: basic(admin.name, admin.password), json });
+
+const HOOK = { type: "gitea", config: { url: "https://example.com/hook", content_type: "json" }, events: ["push"], active: true };
+
+/**
+ * [route, request, expected status] of every converted service's routes. Not here: ref changes
+ * (pushes, branch create/delete), whose RefStore commit batch (db/queries/git-refs.ts) is plain SQL
+ * text sized by the number of refs a push moves, and the services still on drizzle (repos, teams,
+ * collaborators).
+ */
+const routes = (): [string, () => Promise<Response>, number][] => [
+  ["GET /user/emails", get("/api/v1/user/emails"), 200],
+  ["POST /user/emails", send("POST", "/api/v1/user/emails", { emails: [`${uniq("e")}@example.com`] }), 201],
+  ["DELETE /user/emails", send("DELETE", "/api/v1/user/emails", { emails: [`nobody-${uniq("e")}@example.com`] }), 404],
+  ["GET /users/{username}/tokens", basicAuth("GET", `/api/v1/users/${admin.name}/tokens`), 200],
+  ["POST /users/{username}/tokens", basicAuth("POST", `/api/v1/users/${admin.name}/tokens`, { name: "t1", scopes: ["read:user"] }), 201],
+  ["GET /user", get("/api/v1/user"), 200],
+  ["GET /users/{username}", get(`/api/v1/users/${other.name}`), 200],
+  ["GET /users/search", get("/api/v1/users/search?q=user"), 200],
+  ["GET /users/search?uid=", get(`/api/v1/users/search?uid=${other.id}`), 200],
+  ["POST /admin/users", send("POST", "/api/v1/admin/users", { username: newUser, email: `${newUser}@example.com`, password: "password1234" }), 201],
+  ["PATCH /admin/users/{username}", send("PATCH", `/api/v1/admin/users/${newUser}`, { email: `${newUser}-2@example.com`, full_name: "N", visibility: "limited" }), 200],
+  ["DELETE /admin/users/{username}", send("DELETE", `/api/v1/admin/users/${newUser}?purge=true`), 204],
+  ["POST /orgs", send("POST", "/api/v1/orgs", { username: uniq("org") }), 201],
+  ["GET /orgs/{org}", get(`/api/v1/orgs/${org.name}`), 200],
+  ["PATCH /orgs/{org}", send("PATCH", `/api/v1/orgs/${org.name}`, { description: "d", visibility: "limited" }), 200],
+  ["GET /user/orgs", get("/api/v1/user/orgs"), 200],
+  ["GET /orgs/{org}/members", get(`/api/v1/orgs/${org.name}/members`), 200],
+  ["GET /orgs/{org}/members/{username}", get(`/api/v1/orgs/${org.name}/members/${admin.name}`), 204],
+  ["GET /orgs/{org}/public_members/{username}", get(`/api/v1/orgs/${org.name}/public_members/${admin.name}`), 404],
+  ["DELETE /orgs/{org}/members/{username}", send("DELETE", `/api/v1/orgs/${org.name}/members/${other.name}`), 204],
+  ["PUT /user/blocks/{username}", send("PUT", `/api/v1/user/blocks/${other.name}`), 204],
+  ["GET /user/blocks/{username}", get(`/api/v1/user/blocks/${other.name}`), 204],
+  ["GET /user/blocks", get("/api/v1/user/blocks"), 200],
+  ["DELETE /user/blocks/{username}", send("DELETE", `/api/v1/user/blocks/${other.name}`), 204],
+  ["PUT /orgs/{org}/blocks/{username}", send("PUT", `/api/v1/orgs/${org.name}/blocks/${other.name}`), 204],
+  ["GET /orgs/{org}/blocks/{username}", get(`/api/v1/orgs/${org.name}/blocks/${other.name}`), 204],
+  ["GET /orgs/{org}/blocks", get(`/api/v1/orgs/${org.name}/blocks`), 200],
+  ["DELETE /orgs/{org}/blocks/{username}", send("DELETE", `/api/v1/orgs/${org.name}/blocks/${other.name}`), 204],
+  ["DELETE /orgs/{org}", send("DELETE", `/api/v1/orgs/${doomed.name}`), 204],
+  ["POST /repos/{owner}/{repo}/labels", send("POST", `/api/v1/repos/${repo}/labels`, { name: "bug", color: "#ee0701" }), 201],
+  ["GET /repos/{owner}/{repo}/labels", get(`/api/v1/repos/${repo}/labels?sort=mostissues`), 200],
+  ["GET /repos/{owner}/{repo}/labels/{id}", get(`/api/v1/repos/${repo}/labels/bug`), 200],
+  ["PATCH /repos/{owner}/{repo}/labels/{id}", send("PATCH", `/api/v1/repos/${repo}/labels/bug`, { color: "00ff00", is_archived: true }), 200],
+  ["DELETE /repos/{owner}/{repo}/labels/{id}", send("DELETE", `/api/v1/repos/${repo}/labels/bug`), 204],
+  ["GET /users/{username}/activities/feeds", get(`/api/v1/users/${admin.name}/activities/feeds`), 200],
+  ["GET /users/{username}/activities/feeds?only-performed-by&date", get(`/api/v1/users/${admin.name}/activities/feeds?only-performed-by=true&date=2026-01-02`), 200],
+  ["GET /orgs/{org}/activities/feeds", get(`/api/v1/orgs/${org.name}/activities/feeds?date=2026-01-02`), 200],
+  ["GET /repos/{owner}/{repo}/activities/feeds", get(`/api/v1/repos/${repo}/activities/feeds`), 200],
+  ["GET /repos/{owner}/{repo}/contents/{path}", get(`/api/v1/repos/${repo}/contents/README.md`), 200],
+  ["GET /repos/{owner}/{repo}/issue_templates", get(`/api/v1/repos/${repo}/issue_templates`), 200],
+  ["GET /repos/{owner}/{repo}/branches", get(`/api/v1/repos/${repo}/branches`), 200],
+  ["GET /repos/{owner}/{repo}/commits", get(`/api/v1/repos/${repo}/commits`), 200],
+  ["GET /{owner}/{repo}.git/info/refs", get(`/${repo}.git/info/refs?service=git-upload-pack`), 200],
+  ["GET /orgs/{org}/hooks", get(`/api/v1/orgs/${org.name}/hooks`), 200],
+  ["POST /orgs/{org}/hooks", send("POST", `/api/v1/orgs/${org.name}/hooks`, HOOK), 201],
+  ["GET /orgs/{org}/hooks/{id}", get(`/api/v1/orgs/${org.name}/hooks/1`), 200],
+  ["PATCH /orgs/{org}/hooks/{id}", send("PATCH", `/api/v1/orgs/${org.name}/hooks/1`, { active: false, events: ["create"] }), 200],
+  ["DELETE /orgs/{org}/hooks/{id}", send("DELETE", `/api/v1/orgs/${org.name}/hooks/1`), 204],
+  ["DELETE /users/{username}/tokens/{token}", basicAuth("DELETE", `/api/v1/users/${admin.name}/tokens/t1`), 204],
+];
+
+describe("statements built once (issue 9 B.1)", () => {
+  it("user purge removes what repository delete removes (the cascade lists are equal)", () => {
+    const ids = sql`(SELECT 1)`;
+    const text = (q: SQL) => compile("cascade", q, false).text;
+    expect(repoCascadeSql(ids).map(text)).toEqual(repoCascade(t.db, ids).map((q) => q.getQuery().sql));
+  });
+
+  it("the check sees per-request SQL: a route still on drizzle's builders is reported", async () => {
+    const { sent, perRequest } = await statementsOf(get(`/api/v1/orgs/${org.name}/teams`), 200);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(perRequest.length).toBeGreaterThan(0);
+  });
+
+  it("every statement of the converted services' routes was built once", async () => {
+    expect(repo).toContain("/");
+    const offenders: string[] = [];
+    for (const [name, request, status] of routes()) {
+      const { sent, perRequest } = await statementsOf(request, status);
+      expect(sent.length, name).toBeGreaterThan(0);
+      for (const text of perRequest) offenders.push(`${name}: ${text.slice(0, 160)}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+});
