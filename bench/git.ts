@@ -30,6 +30,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { freePort, type Running, runScript, startNodeServer, startSqld, startWorker, startWorkerd } from "../scripts/lib/processes.ts";
 import { fastImportChunks, Scratch } from "../test/git/helpers.ts";
+import { profileIsolates } from "./lib/inspector.ts";
 
 const ROOT = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
 const RUNS = Number(process.env.BENCH_GIT_RUNS ?? 5);
@@ -82,8 +83,21 @@ function threadTicks(pid: number): Map<string, number> {
   return out;
 }
 
-/** For a stalled run: each workerd child's RSS and the CPU its busy threads used over 2 s (spinning, or waiting). */
+/** The inspector ports of the workerd processes started (a stalled run profiles their isolates). */
+const inspectorPorts: number[] = [];
+
+/**
+ * For a stalled run: each workerd child's RSS and the CPU its busy threads used over 2 s (spinning,
+ * or waiting), then a 5 s CPU profile of each workerd's isolates.
+ */
 async function workerdState(): Promise<string> {
+  const threads = await workerdThreads();
+  const profiles: string[] = [];
+  for (const port of inspectorPorts) profiles.push(await profileIsolates(port, 5000).catch((e: Error) => `inspector ${port}: ${e.message}`));
+  return `${threads}\n${profiles.join("\n")}`;
+}
+
+async function workerdThreads(): Promise<string> {
   const pids = [...ownChildren()].filter((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").includes("workerd"));
   const before = pids.map(threadTicks);
   await new Promise((ok) => setTimeout(ok, 2000));
@@ -244,10 +258,12 @@ async function appWorker(): Promise<Server> {
   try {
     const adminToken = await bootstrapAdmin({ DATABASE_URL: sqld.url });
     const port = await freePort();
+    const inspectorPort = await freePort();
+    inspectorPorts.push(inspectorPort);
     const { value: app, pid: workerdPid } = await withWorkerdPid(() =>
       startWorker(
         { DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/`, GITEA__security__SECRET_KEY: "bench-worker-secret-key-0123" },
-        { port, persistTo: s.path("app-workerd-state") },
+        { port, persistTo: s.path("app-workerd-state"), inspectorPort },
       ),
     );
     const srv = await appServer("app (workerd + sqld)", app, adminToken, async () => {
@@ -349,7 +365,9 @@ async function main() {
     },
   ];
   if (WITH_WORKERD) {
-    const { value: w, pid: workerdPid } = await withWorkerdPid(() => startWorkerd(path.join(ROOT, "test/git/worker/wrangler.toml"), {}, { persistTo: s.path("workerd-state") }));
+    const inspectorPort = await freePort();
+    inspectorPorts.push(inspectorPort);
+    const { value: w, pid: workerdPid } = await withWorkerdPid(() => startWorkerd(path.join(ROOT, "test/git/worker/wrangler.toml"), {}, { persistTo: s.path("workerd-state"), inspectorPort }));
     const url = w.url;
     const r2ops = async () => {
       const res = await fetch(`${url}/__r2ops`);

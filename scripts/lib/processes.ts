@@ -143,7 +143,7 @@ export async function buildWorker(configPath: string): Promise<{ dir: string; ma
  * that extra HTTP hop between the two drops pooled connections under load ("Network connection
  * lost"), which is wrangler's development plumbing, not the Worker.
  */
-export async function startWorkerd(configPath: string, vars: Record<string, string>, opts: { port?: number; persistTo?: string } = {}): Promise<Running> {
+export async function startWorkerd(configPath: string, vars: Record<string, string>, opts: { port?: number; persistTo?: string; inspectorPort?: number } = {}): Promise<Running> {
   const [{ Miniflare, convertV4MiniflareOptions }, { unstable_getMiniflareWorkerOptions }] = await Promise.all([import("miniflare"), import("wrangler")]);
   const build = await buildWorker(configPath);
   // The bundle is one module (the build inlined the Text rules' files), so the rules are not needed.
@@ -156,6 +156,8 @@ export async function startWorkerd(configPath: string, vars: Record<string, stri
       // Local bindings' state (R2) on disk: under the caller's directory when given, else in
       // Miniflare's temporary directory (removed with it).
       ...(opts.persistTo ? { resourcePersistencePath: opts.persistTo } : {}),
+      // The V8 inspector (heap figures, CPU profiles of a stalled isolate) for diagnostics.
+      ...(opts.inspectorPort ? { inspectorPort: opts.inspectorPort } : {}),
       workers: [
         {
           ...workerOptions,
@@ -179,7 +181,7 @@ export async function startWorkerd(configPath: string, vars: Record<string, stri
 }
 
 /** Starts the app's Worker (wrangler.toml) under workerd; see startWorkerd. */
-export function startWorker(vars: Record<string, string>, opts: { port?: number; persistTo?: string } = {}): Promise<Running> {
+export function startWorker(vars: Record<string, string>, opts: { port?: number; persistTo?: string; inspectorPort?: number } = {}): Promise<Running> {
   return startWorkerd(join(ROOT_DIR, "wrangler.toml"), vars, opts);
 }
 
