@@ -77,10 +77,23 @@ export interface ViewerValues {
  */
 export const BUILT_ONCE: ReadonlySet<string> = new Set<string>();
 
+/**
+ * How many statements `query`/`command` compiled: `loose` outside a `shaped` build, `rebuilt` the
+ * texts compiled again. A request compiles none loose and rebuilds none — else it built SQL for
+ * itself, whatever text it sent (statements.test.ts watches these around every request).
+ */
+export const COMPILED = { total: 0, loose: 0, rebuilt: 0 };
+let shaping = 0;
+
 /** Compiles drizzle SQL into text with positional parameters; placeholders stay named. */
 export function compile(name: string, q: SQL, once = true): Compiled {
   const { sql: text, params } = dialect.sqlToQuery(q);
-  if (once) (BUILT_ONCE as Set<string>).add(text);
+  if (once) {
+    COMPILED.total++;
+    if (shaping === 0) COMPILED.loose++;
+    if (BUILT_ONCE.has(text)) COMPILED.rebuilt++;
+    (BUILT_ONCE as Set<string>).add(text);
+  }
   return {
     name,
     text,
@@ -125,7 +138,12 @@ export function shaped<K, S>(build: (key: K) => S, keyOf: (key: K) => string = (
     const k = keyOf(key);
     let s = cache.get(k);
     if (!s) {
-      s = build(key);
+      shaping++;
+      try {
+        s = build(key);
+      } finally {
+        shaping--;
+      }
       cache.set(k, s);
     }
     return s;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql, type SQL } from "drizzle-orm";
 import { repoCascadeSql } from "../../functions/db/queries/cascade.ts";
 import { repoCascade } from "../../functions/db/queries/repos.ts";
-import { BUILT_ONCE, compile } from "../../functions/db/sql.ts";
+import { BUILT_ONCE, COMPILED, compile, p, query, shaped } from "../../functions/db/sql.ts";
 import type { Driver } from "../../functions/db/driver.ts";
 import { apiRepo, basic, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
@@ -42,9 +42,14 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** The statement texts `send` makes the app run, and those of them not built once. */
+/**
+ * The statement texts `send` makes the app run, those of them not built once, and what the request
+ * compiled: `loose` statements (outside a `shaped` build — a `query`/`command` made per request,
+ * whose text enters BUILT_ONCE and so would pass the text check), texts `rebuilt`, and all of them.
+ */
 async function statementsOf(send: () => Promise<Response>, status: number) {
   seen.length = 0;
+  const before = { ...COMPILED };
   recording = true;
   try {
     const res = await send();
@@ -52,7 +57,8 @@ async function statementsOf(send: () => Promise<Response>, status: number) {
   } finally {
     recording = false;
   }
-  return { sent: [...seen], perRequest: seen.filter((text) => !BUILT_ONCE.has(text)) };
+  const compiled = { total: COMPILED.total - before.total, loose: COMPILED.loose - before.loose, rebuilt: COMPILED.rebuilt - before.rebuilt };
+  return { sent: [...seen], perRequest: seen.filter((text) => !BUILT_ONCE.has(text)), compiled };
 }
 
 const get = (path: string) => () => t.request(path, { headers: token(adminToken) });
@@ -133,13 +139,34 @@ describe("statements built once (issue 9 B.1)", () => {
     expect(perRequest.length).toBeGreaterThan(0);
   });
 
+  it("the check sees statements the query layer compiles per request, whatever their text", () => {
+    const before = { ...COMPILED };
+    const perRequest = () => query("perRequest", sql`SELECT ${p("x")}`, (r) => r[0]);
+    perRequest();
+    perRequest();
+    expect(COMPILED.loose - before.loose).toBe(2);
+    expect(COMPILED.rebuilt - before.rebuilt).toBe(1);
+    // A shape compiles once; a second call with the same key compiles nothing.
+    const byShape = shaped((k: string) => query(`shape(${k})`, sql`SELECT ${p("x")}, ${sql.raw(`'${k}-${before.total}'`)}`, (r) => r[0]));
+    const mid = { ...COMPILED };
+    byShape("a");
+    byShape("a");
+    expect([COMPILED.total - mid.total, COMPILED.loose - mid.loose, COMPILED.rebuilt - mid.rebuilt]).toEqual([1, 0, 0]);
+  });
+
   it("every statement of the converted services' routes was built once", async () => {
     expect(repo).toContain("/");
     const offenders: string[] = [];
     for (const [name, request, status] of routes()) {
-      const { sent, perRequest } = await statementsOf(request, status);
+      const { sent, perRequest, compiled } = await statementsOf(request, status);
       expect(sent.length, name).toBeGreaterThan(0);
       for (const text of perRequest) offenders.push(`${name}: ${text.slice(0, 160)}`);
+      if (compiled.loose || compiled.rebuilt) offenders.push(`${name}: compiled ${compiled.loose} statement(s) outside a shape, rebuilt ${compiled.rebuilt}`);
+      // A read asked again compiles nothing at all: its shapes were built the first time.
+      if (name.startsWith("GET ")) {
+        const again = await statementsOf(request, status);
+        if (again.compiled.total) offenders.push(`${name} (again): compiled ${again.compiled.total} statement(s)`);
+      }
     }
     expect(offenders).toEqual([]);
   });
