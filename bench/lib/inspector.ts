@@ -57,7 +57,7 @@ export async function profileIsolates(port: number, ms: number): Promise<string>
         continue;
       }
       const self = new Map<number, number>();
-      profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+      for (const [i, id] of profile.samples.entries()) self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
       const byFunction = new Map<string, number>();
       for (const n of profile.nodes) {
         const f = n.callFrame;
