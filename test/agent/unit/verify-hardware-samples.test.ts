@@ -10,7 +10,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
 import { HCL_REPORT_TYPE, parseHclReport } from "../../../attestation-agent/cloud/azure.ts";
 import { AttestationSchema, CertificateChainSchema, type Attestation } from "../../../attestation-agent/gen/sevsnp/sevsnp_pb.ts";
-import { parseSnpReport } from "../../../attestation-agent/tsm/snp.ts";
+import { SnpFormatError, parseSnpReport } from "../../../attestation-agent/tsm/snp.ts";
 import { verifyEvidence } from "../../../attestation-agent/verify/cli.ts";
 import { verifySnpAttestation, verifySnpReportSignature } from "../../../attestation-agent/verify/snp.ts";
 import { parseTdxQuote, verifyTdxQuote } from "../../../attestation-agent/verify/tdx.ts";
@@ -162,6 +162,25 @@ describe("AMD SEV-SNP: AMD's published chains and VCEKs/VLEKs from real machines
       const chain = kdsChain(r.chain);
       fails(() => verifySnpAttestation(attestation(flip(bytes, 0x90, 7), der(r.leaf), chain, r.vlek), { trustedArk: chain.ark }), "signature", "SNP report signature does not verify under the VCEK");
     }
+  });
+
+  it("a one-bit change in the unsigned bytes of the signature field or in a reserved byte is refused, not ignored", () => {
+    const r = REPORTS[0];
+    const bytes = raw(r.f);
+    const vcek = new X509Certificate(der(r.leaf));
+    for (const at of [0x2a0 + 48, 0x2a0 + 71, 0x2e8 + 48, 0x2e8 + 71, 0x330, 0x49f])
+      fails(() => verifySnpReportSignature(flip(bytes, at), vcek), "signature", "signature field has nonzero bytes beyond R and S");
+    fails(() => verifySnpReportSignature(flip(bytes, 0x34), vcek), "signature", "signature algorithm 0 is not ECDSA P-384 SHA-384");
+    for (const [at, range] of [
+      [0x4c, "reserved field at 0x4C"],
+      [0x18b, "reserved bytes 0x18B..0x19F"],
+      [0x19f, "reserved bytes 0x18B..0x19F"],
+      [0x1eb, "reserved bytes 0x1EB..0x1EB"],
+      [0x1ef, "reserved bytes 0x1EF..0x1EF"],
+      [0x208, "reserved bytes 0x208..0x29F"],
+      [0x29f, "reserved bytes 0x208..0x29F"],
+    ] as const)
+      expect(() => parseSnpReport(flip(bytes, at))).toThrow(new SnpFormatError(`SNP report ${range} ${range.endsWith("0x4C") ? "is" : "are"} not zero`));
   });
 
   it("a one-bit change in the ARK, ASK or VCEK fails the chain link it breaks", () => {
