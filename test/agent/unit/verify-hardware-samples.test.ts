@@ -61,6 +61,8 @@ const SHA256: Record<string, string> = {
   "amd/milan-vlek-report-trustee.bin": "decdab949afc590668e45869b20f23e4afc7ac03c61201ab20208c6668a58a2d",
   "amd/milan-vlek-trustee.der": "296a7c99053efe4b1e480bb76d421fd24633d245f3e34708399a18a7713b7a7c",
   "amd/turin-vcek-virtee.der": "a4a6abff1c435f214cfbc35e4dadae55e467454d53dc417251b3ff1a169fd7fb",
+  "intel/azure-tdx-hcl-report-trustee.bin": "f7d67cdc5dba980da1ac060110d51f270058fad599488c6aabb3f01f87be4a45",
+  "intel/quote-v4-azure-trustee.dat": "a2c43c6937dcdb91403844f371acc26e39c4937951e61fbd2c8ecd18969f9e6f",
   "intel/quote-v4-cos-113-go-tdx-guest.dat": "54334c81b4e03634ab3a269ad397c9cea3b5c9ee96c57505b684470b964fd15e",
   "intel/quote-v4-spr-e4-go-tdx-guest.dat": "6dde5548bec99147fef832643301f113df99931547be26df8ac376c4eaa5b5a7",
   "intel/quote-v4-trustee-4.dat": "12b401a88a51edb2d12cac4db0c6b8668a163960fbf848c16889a40955f946a9",
@@ -240,6 +242,7 @@ describe("Intel TDX: quotes from real machines, PCK chains to Intel's SGX Root C
     { f: "intel/quote-v4-cos-113-go-tdx-guest.dat", version: 4, body: 584 },
     { f: "intel/quote-v4-trustee-4.dat", version: 4, body: 584 },
     { f: "intel/quote-v4-trustee-6.dat", version: 4, body: 584 },
+    { f: "intel/quote-v4-azure-trustee.dat", version: 4, body: 584 },
     { f: "intel/quote-v5-go-tdx-guest.dat", version: 5, body: 648 },
     { f: "intel/quote-v5-trustee-5.dat", version: 5, body: 648 },
   ];
@@ -325,6 +328,15 @@ describe("Intel TDX: quotes from real machines, PCK chains to Intel's SGX Root C
       fails(verify(broken), "chain", /^chain: PCK chain certificate 0 unreadable: /);
       fails(() => verifyTdxQuote(q, { trustedRoot: "not a certificate" }), "chain", /^chain: trusted root unreadable: /);
     }
+  });
+
+  it("Azure (TDX): the real HCL report parses as TDX and the real quote binds SHA-256 of its runtime claims, as its TD report does", () => {
+    const hcl = parseHclReport(file("intel/azure-tdx-hcl-report-trustee.bin"));
+    expect([hcl.reportType, hcl.hashType, hcl.hwReport.length]).toEqual([HCL_REPORT_TYPE.TDX, 1, 1024]);
+    const rd = Buffer.concat([createHash("sha256").update(hcl.runtimeClaims).digest(), Buffer.alloc(32)]);
+    expect(Buffer.from(hcl.hwReport.subarray(128, 192))).toEqual(rd); // TDREPORT REPORTMACSTRUCT.REPORTDATA
+    expect(Buffer.from(verifyTdxQuote(file("intel/quote-v4-azure-trustee.dat"), { trustedRoot: ROOT, reportData: rd }).reportData)).toEqual(rd);
+    fails(() => verifyTdxQuote(file("intel/quote-v4-azure-trustee.dat"), { trustedRoot: ROOT, reportData: flip(rd, 0) }), "report-data", "REPORTDATA differs from the expected value");
   });
 
   it("the relying-party CLI verifies a real quote against the SGX Root CA", async () => {
