@@ -106,7 +106,7 @@ function p256Key(raw64: Uint8Array): KeyObject {
 
 function x509(der: string | Uint8Array, what: string): X509Certificate {
   try {
-    return new X509Certificate(typeof der === "string" ? der : Buffer.from(der));
+    return new X509Certificate(der);
   } catch (e) {
     throw new VerifyError("chain", `${what} unreadable: ${(e as Error).message}`);
   }
