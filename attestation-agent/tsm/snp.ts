@@ -26,6 +26,14 @@ export const CERT_GUID = {
   ARK: "c0b406a4-a803-4952-9743-3fb6014cd0ae",
 } as const;
 
+/** Byte ranges [lo, hi) reserved (must be zero) in every report version up to 5. */
+const RESERVED: [number, number][] = [
+  [0x18b, 0x1a0],
+  [0x1eb, 0x1ec],
+  [0x1ef, 0x1f0],
+  [0x208, SNP_SIGNED_SIZE],
+];
+
 export class SnpFormatError extends Error {
   override name = "SnpFormatError";
 }
@@ -40,6 +48,10 @@ export function parseSnpReport(raw: Uint8Array): Report {
   const version = u32(0);
   if (version < 2) throw new SnpFormatError(`SNP report version ${version} unsupported`);
   if (u32(0x4c) !== 0) throw new SnpFormatError("SNP report reserved field at 0x4C is not zero");
+  // Reserved in every version: a report is decoded losslessly or not at all, since the verifier
+  // checks the signature over the re-encoded report. (Version-gated fields stay ignored below v3/v5.)
+  for (const [lo, hi] of RESERVED)
+    if (b.subarray(lo, hi).some((x) => x !== 0)) throw new SnpFormatError(`SNP report reserved bytes 0x${lo.toString(16).toUpperCase()}..0x${(hi - 1).toString(16).toUpperCase()} are not zero`);
   let cpuid1eaxFms = 0;
   if (version >= 3) {
     const family = b[0x188];

@@ -75,6 +75,9 @@ export function verifySnpReportSignature(raw: Uint8Array, vcek: X509Certificate 
   if (key.asymmetricKeyType !== "ec" || key.asymmetricKeyDetails?.namedCurve !== "secp384r1") throw new VerifyError("signature", "VCEK key is not EC P-384");
   const algo = Buffer.from(raw).readUInt32LE(0x34);
   if (algo !== 1) throw new VerifyError("signature", `signature algorithm ${algo} is not ECDSA P-384 SHA-384`);
+  // R and S are 48 bytes zero-extended to 72; the rest of the 512-byte field is zero (unsigned bytes, so checked here).
+  const sig = raw.subarray(0x2a0, 0x2a0 + 512);
+  if (sig.subarray(48, 72).some((x) => x !== 0) || sig.subarray(120).some((x) => x !== 0)) throw new VerifyError("signature", "signature field has nonzero bytes beyond R and S");
   const ok = cryptoVerify("sha384", raw.subarray(0, SNP_SIGNED_SIZE), { key, dsaEncoding: "ieee-p1363" }, amdSignatureToP1363(raw.subarray(0x2a0, 0x2a0 + 512)));
   if (!ok) throw new VerifyError("signature", "SNP report signature does not verify under the VCEK");
 }

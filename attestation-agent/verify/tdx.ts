@@ -93,15 +93,28 @@ export function parseTdxQuote(q: Uint8Array): TdxQuote {
   };
 }
 
+// A changed bit in the key almost always leaves the curve; node:crypto then throws a TypeError.
 function p256Key(raw64: Uint8Array): KeyObject {
   const x = Buffer.from(raw64.subarray(0, 32)).toString("base64url");
   const y = Buffer.from(raw64.subarray(32, 64)).toString("base64url");
-  return createPublicKey({ key: { kty: "EC", crv: "P-256", x, y }, format: "jwk" });
+  try {
+    return createPublicKey({ key: { kty: "EC", crv: "P-256", x, y }, format: "jwk" });
+  } catch (e) {
+    throw new VerifyError("signature", `attestation key is not a P-256 point: ${(e as Error).message}`);
+  }
+}
+
+function x509(der: string | Uint8Array, what: string): X509Certificate {
+  try {
+    return new X509Certificate(der);
+  } catch (e) {
+    throw new VerifyError("chain", `${what} unreadable: ${(e as Error).message}`);
+  }
 }
 
 function splitPem(pem: string): X509Certificate[] {
   const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-  return blocks.map((p) => new X509Certificate(p));
+  return blocks.map((p, i) => x509(p, `PCK chain certificate ${i}`));
 }
 
 export interface TdxTrust {
@@ -117,7 +130,7 @@ export function verifyTdxQuote(quote: Uint8Array, trust: TdxTrust = {}): TdxQuot
   if (!cryptoVerify("sha256", q.signedBytes, { key: ak, dsaEncoding: "ieee-p1363" }, q.signature)) throw new VerifyError("signature", "quote signature does not verify under its attestation key");
   const chain = splitPem(q.pckChainPem);
   if (chain.length < 2) throw new VerifyError("chain", `PCK chain has ${chain.length} certificate(s)`);
-  const root = trust.trustedRoot ? new X509Certificate(typeof trust.trustedRoot === "string" ? trust.trustedRoot : Buffer.from(trust.trustedRoot)) : chain[chain.length - 1];
+  const root = trust.trustedRoot ? x509(trust.trustedRoot, "trusted root") : chain[chain.length - 1];
   if (!chain[chain.length - 1].raw.equals(root.raw)) throw new VerifyError("chain", "PCK chain does not end at the trusted root");
   if (!root.verify(root.publicKey)) throw new VerifyError("chain", "root is not self-signed");
   for (let i = 0; i < chain.length - 1; i++) if (!chain[i].verify(chain[i + 1].publicKey)) throw new VerifyError("chain", `PCK chain link ${i} does not verify`);
