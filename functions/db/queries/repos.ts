@@ -18,7 +18,7 @@ const R = columnsOf(repository, "repository");
 const O = userCols("user");
 const F = repoFactsColumns(VIEWER);
 /** The select list of RepoFacts over `repository` joined with its owner `user` (read by `factsOf`). */
-export const FACTS = sql`${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamUnits}, ${F.teamMode}, ${F.units}`;
+export const FACTS = sql`${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamAccess}, ${F.units}`;
 
 export function factsOf(r: Row, at = 0): RepoFacts {
   const k = at + R.width + O.width;
@@ -28,9 +28,8 @@ export function factsOf(r: Row, at = 0): RepoFacts {
     ownerVisible: num(r[k]),
     collabMode: numOrNull(r[k + 1]),
     isOrgOwner: num(r[k + 2]),
-    teamUnits: str(r[k + 3]),
-    teamMode: num(r[k + 4]),
-    units: str(r[k + 5]),
+    teamAccess: str(r[k + 3]),
+    units: str(r[k + 4]),
   };
 }
 
@@ -90,7 +89,7 @@ export function repoAtOf(rows: readonly (readonly [number, RepoFacts, MirrorTime
 }
 
 const partOf = (r: Row): readonly [number, RepoFacts, MirrorTimes | null] => {
-  const k = 1 + R.width + O.width + 6;
+  const k = 1 + R.width + O.width + 5;
   const m = r[k] === null || r[k] === undefined ? null : { intervalMs: num(r[k]), updatedUnix: num(r[k + 1]) };
   // rows are array-like (the client driver's are not arrays): read by offset
   return [num(r[0]), factsOf(r, 1), m] as const;
