@@ -7,6 +7,7 @@
  *   GET  /api/v1/user                       the caller's user row
  *   GET  /api/v1/repos/{owner}/{repo}       repository ⋈ owner, its units, the caller's access mode
  *   GET  /api/v1/repos/search?q=&page=&limit=   accessible repositories matching q (name or topic), and their count
+ *                                           (candidates from the trigram index repo_search, as the project)
  *   POST /api/v1/user/repos                 the app's write set in one IMMEDIATE transaction
  * Anything else is 404. Access follows the same rules in one SQL expression: public repositories
  * of owners the caller may see, owned ones, collaborations, and teams covering the repository.
@@ -56,6 +57,7 @@ const MODE = `CASE
 END`;
 const UNITS = `(SELECT json_group_array(json_array(ru.type, json(ru.config))) FROM repo_unit ru WHERE ru.repo_id = r.id)`;
 const REPO_SELECT = `SELECT ${REPO}, ${USER("o", "o_")}, ${UNITS} AS units, ${MODE} AS mode FROM repository r JOIN user o ON o.id = r.owner_id`;
+const SEARCH_INDEX = `r.id IN (SELECT rowid FROM repo_search WHERE repo_search MATCH '{lower_name topics} : ' || ?6)`;
 const SEARCH_WHERE = `WHERE (r.lower_name LIKE ?2 ESCAPE '\\' OR EXISTS (SELECT 1 FROM json_each(r.topics) jt WHERE lower(jt.value) = ?3)) AND (${MODE}) > 0`;
 
 const stmt = {
@@ -64,6 +66,9 @@ const stmt = {
   repoById: db.prepare(`${REPO_SELECT} WHERE r.id = ?2`),
   search: db.prepare(`${REPO_SELECT} ${SEARCH_WHERE} ORDER BY r.lower_name, r.id LIMIT ?4 OFFSET ?5`),
   searchCount: db.prepare(`SELECT COUNT(*) AS n FROM repository r JOIN user o ON o.id = r.owner_id ${SEARCH_WHERE}`),
+  // With a keyword of 3+ characters, the candidates come from the trigram index, as in the project.
+  searchIndexed: db.prepare(`${REPO_SELECT} ${SEARCH_WHERE} AND ${SEARCH_INDEX} ORDER BY r.lower_name, r.id LIMIT ?4 OFFSET ?5`),
+  searchCountIndexed: db.prepare(`SELECT COUNT(*) AS n FROM repository r JOIN user o ON o.id = r.owner_id ${SEARCH_WHERE} AND ${SEARCH_INDEX.replace("?6", "?4")}`),
   dropRedirect: db.prepare(`DELETE FROM repo_redirect WHERE owner_id = ? AND lower_name = ?`),
   insertRepo: db.prepare(`INSERT INTO repository (owner_id, owner_name, lower_name, name, description, is_private, is_template, is_empty, default_branch, trust_model, object_format_name, is_fork, fork_id, template_id, topics, created_unix, updated_unix)
     VALUES (?, ?, ?, ?, ?, ?, 0, 1, 'main', 0, 'sha1', 0, 0, 0, '[]', ?, ?)`),
@@ -274,8 +279,10 @@ function handle(req: IncomingMessage, res: ServerResponse, body: string) {
     const limit = intParam(params.get("limit"), 30, 50);
     const page = intParam(params.get("page"), 1, 1e9);
     const me = caller?.id ?? null;
-    const rows = stmt.search.all(me, like(kw), kw.toLowerCase(), limit, (page - 1) * limit) as Row[];
-    const { n } = stmt.searchCount.get(me, like(kw), kw.toLowerCase()) as { n: number };
+    const lower = kw.toLowerCase();
+    const indexed = [...lower].length >= 3 && !/[\u0000-\u001f"\\\ud800-\udfff]/u.test(lower);
+    const rows = (indexed ? stmt.searchIndexed.all(me, like(kw), lower, limit, (page - 1) * limit, `"${lower}"`) : stmt.search.all(me, like(kw), lower, limit, (page - 1) * limit)) as Row[];
+    const { n } = (indexed ? stmt.searchCountIndexed.get(me, like(kw), lower, `"${lower}"`) : stmt.searchCount.get(me, like(kw), lower)) as { n: number };
     return send(res, 200, { ok: true, data: rows.map((r) => repoJson(r, caller, root)) }, { "X-Total-Count": String(n) });
   }
   if (req.method === "POST" && path === "/api/v1/user/repos") {

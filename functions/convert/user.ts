@@ -12,7 +12,7 @@ export const visibilityCode = (s: string) => Math.max(0, VISIBILITY.indexOf(s as
 export const ZERO_TIME = "0001-01-01T00:00:00Z";
 
 /** Unix seconds → RFC 3339 in UTC, as Go marshals time.Time (no fractional seconds). */
-export const isoTime = (unix: number) => new Date(unix * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+export const isoTime = (unix: number) => `${new Date(unix * 1000).toISOString().slice(0, -5)}Z`;
 
 export interface Viewer {
   id: number;

@@ -190,7 +190,11 @@ export type UserRow = typeof user.$inferSelect;
 export type AccessTokenRow = typeof accessToken.$inferSelect;
 export type TeamRow = typeof team.$inferSelect;
 
-/** Repositories (Gitea's `repository`). Names are unique per owner case-insensitively. */
+/**
+ * Repositories (Gitea's `repository`). Names are unique per owner case-insensitively. Their lower
+ * name, description and topics are also in `repo_search`, a trigram full-text index kept in step by
+ * triggers (drizzle/0006_repo_search.sql; drizzle-kit does not model virtual tables).
+ */
 export const repository = sqliteTable(
   "repository",
   {

@@ -218,19 +218,18 @@ export function columnsOf<TT extends SQLiteTable>(table: TT, alias: string, omit
   const entries = Object.entries(getTableColumns(table)).filter(([key]) => !omit.includes(key as keyof InferSelectModel<TT>));
   const omitted = Object.entries(getTableColumns(table)).filter(([key]) => omit.includes(key as keyof InferSelectModel<TT>));
   const select = sql.raw(entries.map(([, c]) => `${alias}."${c.name}"`).join(", "));
-  const decode = entries.map(([key, c]) => {
-    const boolean = c.columnType === "SQLiteBoolean";
-    return (v: unknown) => [key, v === null || v === undefined ? v : boolean ? v === 1 || v === 1n || v === true : typeof v === "bigint" ? Number(v) : v] as const;
-  });
+  // Read per request for every row: plain arrays and one loop, no allocation besides the object.
+  const keys = entries.map(([key]) => key);
+  const booleans = entries.map(([, c]) => c.columnType === "SQLiteBoolean");
   const defaults = omitted.map(([key, c]) => [key, c.columnType === "SQLiteBoolean" ? false : c.dataType === "number" ? 0 : ""] as const);
   return {
     select,
     width: entries.length,
     read(row, offset) {
       const out: Record<string, unknown> = {};
-      for (let i = 0; i < decode.length; i++) {
-        const [k, v] = decode[i](row[offset + i]);
-        out[k] = v;
+      for (let i = 0; i < keys.length; i++) {
+        const v = row[offset + i];
+        out[keys[i]] = v === null || v === undefined ? v : booleans[i] ? v === 1 || v === 1n || v === true : typeof v === "bigint" ? Number(v) : v;
       }
       for (const [k, v] of defaults) out[k] = v;
       return out as InferSelectModel<TT>;

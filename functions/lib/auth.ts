@@ -60,10 +60,19 @@ export interface Caller {
 
 /** The caller's per-category limits from its token (none for passwords and anonymous callers). */
 export function limitsOf(viaToken: boolean, scope: string): Record<DataCategory, boolean> {
-  const publicOnly = viaToken && isPublicOnly(scope);
-  const lacks = (c: DataCategory) => viaToken && !safeHasScopes(scope, [`read:${c}`]);
-  return { repository: publicOnly || lacks("repository"), organization: publicOnly || lacks("organization"), user: publicOnly || lacks("user") };
+  if (!viaToken) return { repository: false, organization: false, user: false };
+  // A handful of distinct scope sets exist; each is parsed once (a copy is handed out).
+  let limits = LIMITS.get(scope);
+  if (!limits) {
+    const publicOnly = isPublicOnly(scope);
+    const lacks = (c: DataCategory) => !safeHasScopes(scope, [`read:${c}`]);
+    limits = { repository: publicOnly || lacks("repository"), organization: publicOnly || lacks("organization"), user: publicOnly || lacks("user") };
+    if (LIMITS.size >= 256) LIMITS.delete(LIMITS.keys().next().value as string);
+    LIMITS.set(scope, limits);
+  }
+  return { ...limits };
 }
+const LIMITS = new Map<string, Record<DataCategory, boolean>>();
 
 const safeHasScopes = (scope: string, required: string[]) => {
   try {

@@ -46,8 +46,20 @@ export function isGuardTrip(err: unknown): boolean {
 }
 
 export function site(ctx: Ctx): Site {
-  return { rootUrl: ctx.rootUrl, noReplyAddress: ctx.settings.service.noReplyAddress ?? `noreply.${new URL(ctx.rootUrl).hostname}` };
+  return { rootUrl: ctx.rootUrl, noReplyAddress: ctx.settings.service.noReplyAddress ?? `noreply.${hostOf(ctx.rootUrl)}` };
 }
+
+/** The host name of a root URL, parsed once per root URL (one per server, a few on the Worker). */
+const hostOf = (rootUrl: string) => {
+  let host = HOSTS.get(rootUrl);
+  if (host === undefined) {
+    host = new URL(rootUrl).hostname;
+    if (HOSTS.size >= 64) HOSTS.delete(HOSTS.keys().next().value as string);
+    HOSTS.set(rootUrl, host);
+  }
+  return host;
+};
+const HOSTS = new Map<string, string>();
 
 export const viewerOf = (caller: Caller | null): Viewer | null => (caller ? { id: caller.id, isAdmin: caller.isAdmin } : null);
 

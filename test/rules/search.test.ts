@@ -108,6 +108,37 @@ describe("search rules", () => {
     expect(prio.body.data[0].name).toBe(own.name);
   });
 
+  it("B.5 the keyword index (repo_search) finds what LIKE finds, and follows creations, edits, renames, topics and deletions", async () => {
+    const base = `${tag}-idx`;
+    const r = await apiRepo(t, aliceTok, { name: base, description: "Grüße aus Köln" });
+    const path = `/api/v1/repos/${alice.name}`;
+    // Any case, inside the name, non-ASCII in the description.
+    expect((await search(`q=${base.toUpperCase()}`, aliceTok)).names).toEqual([r.name]);
+    expect((await search(`q=${base.slice(3)}`, aliceTok)).names).toEqual([r.name]);
+    expect((await search(`q=${encodeURIComponent("rüße aus")}&includeDesc=true`, aliceTok)).names).toEqual([r.name]);
+    expect((await search(`q=${encodeURIComponent("rüße aus")}`, aliceTok)).names).toEqual([]);
+    // Keywords the index cannot take are matched by the scan, with the same answers.
+    expect((await search(`q=${encodeURIComponent("ö")}&includeDesc=true`, aliceTok)).names).toContain(r.name);
+    expect((await search(`q=${encodeURIComponent('"xyz')}`, aliceTok)).res.status).toBe(200);
+    expect((await search(`q=${encodeURIComponent("100%")}`, aliceTok)).names).toEqual([]);
+    // Edits: the new description and name are found, the old ones no longer.
+    await t.request(`${path}/${base}`, { method: "PATCH", headers: token(aliceTok), json: { description: "plain words", name: `${base}-moved` } });
+    expect((await search("q=grüße&includeDesc=true", aliceTok)).names).toEqual([]);
+    expect((await search("q=plain words&includeDesc=true", aliceTok)).names).toEqual([`${base}-moved`]);
+    expect((await search(`q=${base}-moved`, aliceTok)).names).toEqual([`${base}-moved`]);
+    expect((await search(`q=${base}&includeDesc=true`, aliceTok)).names).toEqual([`${base}-moved`]);
+    // Topics: matched whole and case-insensitively with topic=true; name search also looks in them.
+    await t.db.update(repository).set({ topics: JSON.stringify(["Needle-Topic"]) }).where(eq(repository.id, r.id));
+    expect((await search("q=needle-topic&topic=true", aliceTok)).names).toEqual([`${base}-moved`]);
+    expect((await search("q=needle&topic=true", aliceTok)).names).toEqual([]);
+    expect((await search("q=needle-topic", aliceTok)).names).toEqual([`${base}-moved`]);
+    // Deleted: gone from the index too.
+    expect((await t.request(`${path}/${base}-moved`, { method: "DELETE", headers: token(aliceTok) })).status).toBe(204);
+    expect((await search("q=needle-topic&topic=true", aliceTok)).names).toEqual([]);
+    const [left] = await t.driver.batch([{ text: "SELECT COUNT(*) FROM repo_search WHERE rowid = ?", args: [r.id] }], "read");
+    expect(Number((left[0] as unknown as unknown[])[0])).toBe(0);
+  });
+
   it("a private repository of a private org is invisible to non-members in search (go-gitea/gitea#23150)", async () => {
     const org = await seedOrg(t, alice, { visibility: 2 });
     const r = await apiRepo(t, aliceTok, { name: `${tag}-orgpub` }, org.name);

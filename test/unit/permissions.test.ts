@@ -20,8 +20,7 @@ const facts = (over: { repo?: object; owner?: object } & Partial<Omit<RepoFacts,
     ownerVisible: 1,
     collabMode: null,
     isOrgOwner: 0,
-    teamUnits: "[]",
-    teamMode: 0,
+    teamAccess: "[]",
     units: "[]",
     ...rest,
   } as RepoFacts;
@@ -80,7 +79,7 @@ describe("external units (external wiki, external tracker) are read-only for eve
   });
 
   it("a write team member of the organization reads the external units of a private repository its team covers", () => {
-    const f = facts({ repo: { isPrivate: true }, owner: { type: 1 }, teamMode: ACCESS.write, teamUnits: JSON.stringify([[UNIT.code, ACCESS.write], [UNIT.extWiki, ACCESS.write], [UNIT.extIssues, ACCESS.write]]) });
+    const f = facts({ repo: { isPrivate: true }, owner: { type: 1 }, teamAccess: JSON.stringify([[UNIT.code, ACCESS.write, ACCESS.write], [UNIT.extWiki, ACCESS.write, ACCESS.write], [UNIT.extIssues, ACCESS.write, ACCESS.write]]) });
     const p = repoPermission(caller(), f, CODE_AND_EXTERNAL);
     expect(p.mode).toBe(ACCESS.write);
     expect(modes(p.units)).toEqual({ [UNIT.code]: ACCESS.write, [UNIT.extWiki]: ACCESS.read, [UNIT.extIssues]: ACCESS.read });
