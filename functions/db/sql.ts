@@ -261,7 +261,7 @@ const VIEWER_CTE = sql`WITH
                 COALESCE((SELECT scope NOT LIKE '%,all,%' AND scope NOT LIKE '%:organization,%' FROM vt), 0) AS no,
                 COALESCE((SELECT scope NOT LIKE '%,all,%' AND scope NOT LIKE '%:user,%' FROM vt), 0) AS nu),
   v AS (SELECT vs.id AS id,
-               (u.is_admin = 1 AND vp.po = 0) AS admin,
+               COALESCE(u.is_admin = 1 AND vp.po = 0, 0) AS admin,
                COALESCE(u.is_admin, 0) AS site_admin,
                COALESCE(u.is_restricted, 0) AS restricted,
                vp.po AS public_only,
