@@ -158,10 +158,13 @@ export async function getRepoById(ctx: Ctx, id: number) {
 
 // ---- names ----
 
-/** Gitea's IsUsableRepoName: reserved names and patterns → 422 with Gitea's messages. */
+/**
+ * Gitea's IsUsableRepoName: reserved names and patterns → 422 with Gitea's messages. Every route
+ * validates names as AlphaDashDot first (wire/repo.ts: at least one character, no spaces), so
+ * Gitea's trimming and its "name is empty" refusal cannot apply here.
+ */
 export function checkRepoName(name: string) {
-  const lower = name.trim().toLowerCase();
-  if (!lower) throw unprocessable("name is empty");
+  const lower = name.toLowerCase();
   if ([".", "..", "-"].includes(lower)) throw unprocessable(`name is reserved [name: ${name}]`);
   for (const p of ["*.git", "*.wiki", "*.rss", "*.atom"]) if (lower.endsWith(p.slice(1))) throw unprocessable(`name pattern is not allowed [pattern: ${p}]`);
   if (/\.\./.test(lower)) throw unprocessable(`name is invalid [${name}]: must be valid alpha or numeric or dash(-_) or dot characters`);
@@ -244,7 +247,8 @@ const forkExists = (owner: UserRow, base: RepositoryRow, forkPath: string) =>
 /** Gitea's fork visibility: `IsPrivate = base.IsPrivate || base.Owner.Visibility == private`. */
 export const forkPrivate = (base: { isPrivate: boolean }, baseOwner: { visibility: number }) => base.isPrivate || baseOwner.visibility === 2;
 
-const ownerPerm = (units: [number, Record<string, unknown>][]): Permission => ({ mode: ACCESS.owner, units: new Map(units.map(([t]) => [t, t === UNIT.extIssues || t === UNIT.extWiki ? ACCESS.read : ACCESS.owner])) });
+/** The creator's permission on a new repository: owner on every unit (new repositories have no external units). */
+const ownerPerm = (units: [number, Record<string, unknown>][]): Permission => ({ mode: ACCESS.owner, units: new Map(units.map(([t]) => [t, ACCESS.owner])) });
 
 const defaultUnits = (ctx: Ctx) => DEFAULT_UNITS.filter(([t]) => !ctx.settings.repository.disabledRepoUnits.includes(UNIT_KEY[t]));
 

@@ -446,3 +446,54 @@ describe("team access on org repositories", () => {
     void teamUser;
   });
 });
+
+describe("create, get and fork: details the first mutation run found unpinned", () => {
+  it("rule 4: reserved patterns match in any case; a name with spaces fails AlphaDashDot first", async () => {
+    await expectRefusal(post("/api/v1/user/repos", aliceTok, { name: "   " }), 422, "[Name]: AlphaDashDot");
+    await expectRefusal(post("/api/v1/user/repos", aliceTok, { name: "Tools.GIT" }), 422, "name pattern is not allowed [pattern: *.git]");
+  });
+
+  it("a created repository has no topics and the asked trust model (any case; an unknown one is the default)", async () => {
+    const trust = async (name: string, trust_model?: string) => {
+      const body = await (await post("/api/v1/user/repos", aliceTok, { name, trust_model })).json();
+      expect(body.topics).toEqual([]);
+      return (await t.db.select({ m: repository.trustModel }).from(repository).where(eq(repository.id, body.id)))[0].m;
+    };
+    expect(await trust(uniq("tm"), "Committer")).toBe(2);
+    expect(await trust(uniq("tm"), "collaboratorcommitter")).toBe(3);
+    expect(await trust(uniq("tm"), "nonsense")).toBe(0);
+    expect(await trust(uniq("tm"))).toBe(0);
+  });
+
+  it("POST /orgs/{org}/repos with a user's name → 404, also for that user", async () => {
+    await expectRefusal(post(`/api/v1/orgs/${alice.name}/repos`, aliceTok, { name: uniq("x") }), 404, NOT_FOUND);
+  });
+
+  it("GET /repos/{owner}/{repo} and /repositories/{id} show the owner as GET /users/{name} does", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("ow") });
+    const user = await (await t.request(`/api/v1/users/${alice.name}`, { headers: token(bobTok) })).json();
+    expect((await (await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(bobTok) })).json()).owner).toEqual(user);
+    expect((await (await t.request(`/api/v1/repositories/${r.id}`, { headers: token(bobTok) })).json()).owner).toEqual(user);
+  });
+
+  it("a fork of a public repository of a private organization is private (Gitea's ForkRepository)", async () => {
+    const org = await seedOrg(t, alice, { visibility: 2 });
+    const base = await apiRepo(t, aliceTok, { name: uniq("pb") }, org.name);
+    expect(base.private).toBe(false);
+    const res = await post(`/api/v1/repos/${org.name}/${base.name}/forks`, aliceTok, {});
+    expect(res.status).toBe(202);
+    const fork = await res.json();
+    expect(fork).toMatchObject({ private: true, topics: [] });
+  });
+
+  it("a rename redirect on a path spelled with escapes it cannot match keeps the path (Gitea replaces the escaped owner/name only)", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("esc") });
+    const newName = uniq("esc2");
+    expect((await patch(alice.name, r.name, aliceTok, { name: newName })).status).toBe(200);
+    const first = r.name[0].charCodeAt(0).toString(16);
+    const path = `/api/v1/repos/${alice.name}/%${first}${r.name.slice(1)}/forks`;
+    const old = await t.request(path, { redirect: "manual" });
+    expect(old.status).toBe(307);
+    expect(old.headers.get("Location")).toBe(path);
+  });
+});
