@@ -132,7 +132,8 @@ export async function collaboratorPermission(ctx: Ctx, owner: string, name: stri
   const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
   const asCaller: Caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken: false, publicOnly: false, scope: "", limited: limitsOf(false, "") };
   const perm = u.isActive && !u.prohibitLogin ? repoPermission(asCaller, facts, units) : { mode: 0, units: new Map() };
-  const mode = ACCESS_NAMES[perm.mode] ?? "none";
+  // A permission mode is 0–4, each with a name.
+  const mode = ACCESS_NAMES[perm.mode];
   return { permission: mode, role_name: mode, user: toUser(u, viewerOf(me), site(ctx)) };
 }
 
