@@ -1,7 +1,7 @@
 /** Repositories: the spec's create, generate, edit, delete and state-table rules (one test per rule). */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { action, collaboration, label, mirror, repoUnit, repository, teamUser } from "../../functions/db/schema.ts";
+import { action, collaboration, label, mirror, repoRedirect, repoUnit, repository, teamUser } from "../../functions/db/schema.ts";
 import { expectRefusal, NOT_FOUND, addCollaborator, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
@@ -495,5 +495,59 @@ describe("create, get and fork: details the first mutation run found unpinned", 
     const old = await t.request(path, { redirect: "manual" });
     expect(old.status).toBe(307);
     expect(old.headers.get("Location")).toBe(path);
+  });
+});
+
+describe("edit details (rules 1, 5, 10-12)", () => {
+  it("rule 1: a rename that only changes case stores no redirect and no rename activity; the same name changes nothing", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("case") });
+    const same = await patch(alice.name, r.name, aliceTok, { name: r.name });
+    expect((await same.json()).name).toBe(r.name);
+    const upper = r.name.toUpperCase();
+    expect((await (await patch(alice.name, r.name, aliceTok, { name: upper })).json()).name).toBe(upper);
+    expect((await t.db.select({ n: repository.lowerName }).from(repository).where(eq(repository.id, r.id)))[0].n).toBe(r.name.toLowerCase());
+    expect(await t.db.select().from(repoRedirect).where(eq(repoRedirect.redirectRepoId, r.id))).toEqual([]);
+    expect(await t.db.select().from(action).where(and(eq(action.repoId, r.id), eq(action.opType, 2)))).toEqual([]);
+  });
+
+  it("rule 1: renaming back onto a name that redirects replaces the redirect (the old name serves the repository again)", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("back") });
+    const other = uniq("there");
+    await patch(alice.name, r.name, aliceTok, { name: other });
+    expect((await (await patch(alice.name, other, aliceTok, { name: r.name })).json()).name).toBe(r.name);
+    const redirects = await t.db.select({ lowerName: repoRedirect.lowerName }).from(repoRedirect).where(eq(repoRedirect.redirectRepoId, r.id));
+    expect(redirects).toEqual([{ lowerName: other.toLowerCase() }]);
+    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(aliceTok) })).status).toBe(200);
+  });
+
+  it("rule 5: an external tracker without style or format gets Gitea's defaults", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("etd") });
+    const body = await (await patch(alice.name, r.name, aliceTok, { has_issues: true, external_tracker: { external_tracker_url: "https://t.example" } })).json();
+    expect(body.external_tracker).toEqual({ external_tracker_url: "https://t.example", external_tracker_format: "", external_tracker_style: "numeric", external_tracker_regexp_pattern: "" });
+  });
+
+  it("rule 11: unarchiving clears the archive time", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("ua") });
+    await patch(alice.name, r.name, aliceTok, { archived: true });
+    const body = await (await patch(alice.name, r.name, aliceTok, { archived: false })).json();
+    expect(body.archived_at).toBe("1970-01-01T00:00:00Z");
+    expect((await t.db.select({ u: repository.archivedUnix }).from(repository).where(eq(repository.id, r.id)))[0].u).toBe(0);
+  });
+
+  it("rule 12: a mirror's next update follows the new interval; enable_prune alone keeps the interval", async () => {
+    const m = await apiRepo(t, aliceTok, { name: uniq("mn") });
+    await t.db.update(repository).set({ isMirror: true }).where(eq(repository.id, m.id));
+    await t.db.insert(mirror).values({ repoId: m.id, intervalMs: 28_800_000 });
+    const before = Math.floor(Date.now() / 1000);
+    await patch(alice.name, m.name, aliceTok, { mirror_interval: "1h" });
+    const [row] = await t.db.select().from(mirror).where(eq(mirror.repoId, m.id));
+    expect(row.intervalMs).toBe(3_600_000);
+    expect(row.nextUpdateUnix).toBeGreaterThanOrEqual(before + 3600);
+    expect(row.nextUpdateUnix).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 3600);
+    await patch(alice.name, m.name, aliceTok, { enable_prune: false });
+    const [after] = await t.db.select().from(mirror).where(eq(mirror.repoId, m.id));
+    expect(after).toMatchObject({ intervalMs: 3_600_000, enablePrune: false, nextUpdateUnix: row.nextUpdateUnix });
+    await patch(alice.name, m.name, aliceTok, { mirror_interval: "0s" });
+    expect((await t.db.select().from(mirror).where(eq(mirror.repoId, m.id)))[0]).toMatchObject({ intervalMs: 0, nextUpdateUnix: 0 });
   });
 });
