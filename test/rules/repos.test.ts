@@ -551,3 +551,65 @@ describe("edit details (rules 1, 5, 10-12)", () => {
     expect((await t.db.select().from(mirror).where(eq(mirror.repoId, m.id)))[0]).toMatchObject({ intervalMs: 0, nextUpdateUnix: 0 });
   });
 });
+
+describe("generate and fork details (generate rules 1-5, forks)", () => {
+  const gen = (owner: string, name: string, tk: string, json: Record<string, unknown>) => post(`/api/v1/repos/${owner}/${name}/generate`, tk, json);
+  const fork = (owner: string, name: string, tk: string, json: Record<string, unknown> = {}) => post(`/api/v1/repos/${owner}/${name}/forks`, tk, json);
+
+  it("generate copies git content only when asked and only from a non-empty template; defaults: public, no description", async () => {
+    const tpl = await apiRepo(t, aliceTok, { name: uniq("gc"), template: true, auto_init: true, description: "the template" });
+    const withContent = await (await gen(alice.name, tpl.name, aliceTok, { owner: alice.name, name: uniq("g"), git_content: true })).json();
+    expect(withContent).toMatchObject({ empty: false, private: false, description: "" });
+    const files = await t.request(`/api/v1/repos/${alice.name}/${withContent.name}/contents/README.md`, { headers: token(aliceTok) });
+    expect(files.status).toBe(200);
+    const without = await (await gen(alice.name, tpl.name, aliceTok, { owner: alice.name, name: uniq("g"), labels: true })).json();
+    expect(without).toMatchObject({ empty: true, private: false, description: "" });
+  });
+
+  it("generate and fork need read access to the code unit (403 without it); an organization caller cannot generate (422)", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("nocode"), template: true });
+    await t.db.delete(repoUnit).where(eq(repoUnit.repoId, r.id));
+    await t.db.insert(repoUnit).values({ repoId: r.id, type: 2, config: "{}" });
+    const refusal = "user should have specific read permission or be a repo admin or a site admin";
+    await expectRefusal(gen(alice.name, r.name, bobTok, { owner: bob.name, name: uniq("g"), labels: true }), 403, refusal);
+    await expectRefusal(fork(alice.name, r.name, bobTok), 403, refusal);
+    const org = await seedOrg(t, alice);
+    const tpl = await apiRepo(t, aliceTok, { name: uniq("tp"), template: true });
+    const res = await t.request(`/api/v1/repos/${alice.name}/${tpl.name}/generate?sudo=${org.name}`, { method: "POST", headers: token(adminTok), json: { owner: org.name, name: uniq("g"), labels: true } });
+    await expectRefusal(res, 422, "not allowed creating repository for organization");
+  });
+
+  it("a fork has the code and pull request units only, is not a template, and keeps the base's description and default branch", async () => {
+    const base = await apiRepo(t, aliceTok, { name: uniq("fu"), template: true, description: "based", default_branch: "trunk" });
+    const res = await fork(alice.name, base.name, bobTok);
+    const body = await res.json();
+    expect(body).toMatchObject({ template: false, description: "based", default_branch: "trunk", has_issues: false, has_wiki: false, has_pull_requests: true });
+    const units = await t.db.select({ type: repoUnit.type }).from(repoUnit).where(eq(repoUnit.repoId, body.id));
+    expect(units.map((u) => u.type).sort((a, b) => a - b)).toEqual([1, 3]);
+  });
+
+  it("forking into a user named as the organization → 422; a fork the caller owns does not stop forking into an organization", async () => {
+    const base = await apiRepo(t, aliceTok, { name: uniq("fo") });
+    await expectRefusal(fork(alice.name, base.name, bobTok, { organization: alice.name }), 422, `org does not exist [id: 0, name: ${alice.name}]`);
+    expect((await fork(alice.name, base.name, bobTok)).status).toBe(202);
+    const org = await seedOrg(t, bob);
+    const res = await fork(alice.name, base.name, bobTok, { organization: org.name });
+    expect(res.status).toBe(202);
+    expect((await res.json()).full_name).toBe(`${org.name}/${base.name}`);
+  });
+
+  it("a second fork into the same organization, named in another case and under another name → 409 naming the first fork (before any write)", async () => {
+    const base = await apiRepo(t, aliceTok, { name: uniq("f2") });
+    const org = await seedOrg(t, bob);
+    expect((await fork(alice.name, base.name, bobTok, { organization: org.name })).status).toBe(202);
+    const again = await fork(alice.name, base.name, bobTok, { organization: org.name.toUpperCase(), name: uniq("other") });
+    await expectRefusal(again, 409, `repository is already forked by user [uname: ${org.name}, repo path: ${alice.name}/${base.name}, fork path: ${org.name}/${base.name}]`);
+    expect(roundTrips(again)).toBe(1);
+  });
+
+  it("rule 8: an external wiki may be an http: URL too", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("hw") });
+    const body = await (await patch(alice.name, r.name, aliceTok, { has_wiki: true, external_wiki: { external_wiki_url: "http://wiki.example/" } })).json();
+    expect(body.external_wiki).toEqual({ external_wiki_url: "http://wiki.example/" });
+  });
+});
