@@ -613,3 +613,19 @@ describe("generate and fork details (generate rules 1-5, forks)", () => {
     expect(body.external_wiki).toEqual({ external_wiki_url: "http://wiki.example/" });
   });
 });
+
+describe("a repository of an owner the caller may not see (issue 8 A.5)", () => {
+  it("a collaborator sees the repository, its owner only as the hidden-user form, by path and by id", async () => {
+    const hidden = await seedUser(t.db, { visibility: 2 });
+    const htk = await hidden.token();
+    const r = await apiRepo(t, htk, { name: uniq("hid"), private: true });
+    await addCollaborator(t, htk, `${hidden.name}/${r.name}`, bob, "read");
+    for (const path of [`/api/v1/repos/${hidden.name}/${r.name}`, `/api/v1/repositories/${r.id}`]) {
+      const res = await t.request(path, { headers: token(bobTok) });
+      expect(res.status, path).toBe(200);
+      const owner = (await res.json()).owner;
+      expect(owner, path).toMatchObject({ login: hidden.name, full_name: "", created: "0001-01-01T00:00:00Z", followers_count: 0 });
+    }
+    await expectRefusal(t.request(`/api/v1/users/${hidden.name}`, { headers: token(bobTok) }), 404, NOT_FOUND);
+  });
+});
