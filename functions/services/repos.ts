@@ -676,11 +676,12 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
   }
 }
 
+/** Go's Duration.String() for the minimum interval, which is at least a minute (settings.ts). */
 const formatMs = (ms: number) => {
   const s = Math.floor(ms / 1000);
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
-  return h ? `${h}h${m}m${s % 60}s` : m ? `${m}m${s % 60}s` : `${s}s`;
+  return h ? `${h}h${m}m${s % 60}s` : `${m}m${s % 60}s`;
 };
 
 /** Gitea's IsValidExternalTrackerURLFormat: a valid URL once `{user}`, `{repo}`, `{index}` are replaced. */

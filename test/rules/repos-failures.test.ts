@@ -34,13 +34,24 @@ afterAll(() => t.close());
 
 const unique = (cols: string) => new Error(`SQLITE_CONSTRAINT_UNIQUE: UNIQUE constraint failed: ${cols}`);
 
-describe("create and fork: only their own conflicts are refusals", () => {
+describe("create, edit and fork: only their own conflicts are refusals", () => {
   it("create: the owner/name index → 409; another unique index → 500", async () => {
     const tk = await alice.token();
     failNextWrite = unique("repository.owner_id, repository.lower_name");
     await expectRefusal(t.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: uniq("c") } }), 409, "The repository with the same name already exists.");
     failNextWrite = unique("repo_unit.repo_id, repo_unit.type");
     expect((await t.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: uniq("c") } })).status).toBe(500);
+  });
+
+  it("edit: a rename onto a name taken meanwhile (the owner/name index) → 422; another unique index → 500", async () => {
+    const tk = await alice.token();
+    const r = await apiRepo(t, tk, { name: uniq("e") });
+    const name = uniq("taken");
+    failNextWrite = unique("repository.owner_id, repository.lower_name");
+    await expectRefusal(t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "PATCH", headers: token(tk), json: { name } }), 422, `repository already exists [uname: ${alice.name}, name: ${name}]`);
+    failNextWrite = unique("repo_redirect.owner_id, repo_redirect.lower_name");
+    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "PATCH", headers: token(tk), json: { name } })).status).toBe(500);
+    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(tk) })).status).toBe(200);
   });
 
   it("fork: a concurrent fork by the same owner (the fork index) → 409 naming the fork being made", async () => {

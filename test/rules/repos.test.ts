@@ -629,3 +629,32 @@ describe("a repository of an owner the caller may not see (issue 8 A.5)", () => 
     await expectRefusal(t.request(`/api/v1/users/${hidden.name}`, { headers: token(bobTok) }), 404, NOT_FOUND);
   });
 });
+
+describe("edit and delete details (rules 4, 12, delete)", () => {
+  it("rule 4: on a repository with commits, a missing branch is ignored and an existing one becomes the default", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("dbr"), auto_init: true });
+    expect((await (await patch(alice.name, r.name, aliceTok, { default_branch: "nope" })).json()).default_branch).toBe("main");
+    expect((await post(`/api/v1/repos/${alice.name}/${r.name}/branches`, aliceTok, { new_branch_name: "dev" })).status).toBe(201);
+    expect((await (await patch(alice.name, r.name, aliceTok, { default_branch: "dev" })).json()).default_branch).toBe("dev");
+  });
+
+  it("rule 12: the minimum interval is named as Go prints durations (hours, minutes and seconds)", async () => {
+    for (const [min, shown] of [["1h", "1h0m0s"], ["90s", "1m30s"]]) {
+      const t2 = await testApp({ GITEA__mirror__MIN_INTERVAL: min });
+      const u = await seedUser(t2.db);
+      const ut = await u.token();
+      const m = await apiRepo(t2, ut, { name: "mi" });
+      await t2.db.update(repository).set({ isMirror: true }).where(eq(repository.id, m.id));
+      await t2.db.insert(mirror).values({ repoId: m.id, intervalMs: 28_800_000 });
+      await expectRefusal(t2.request(`/api/v1/repos/${u.name}/mi`, { method: "PATCH", headers: token(ut), json: { mirror_interval: "1m" } }), 422, `invalid mirror interval: 1m is below minimum interval: ${shown}`);
+      t2.close();
+    }
+  });
+
+  it("delete: a site admin who is no owner of the organization may delete its repository", async () => {
+    const org = await seedOrg(t, alice);
+    const r = await apiRepo(t, aliceTok, { name: uniq("adel") }, org.name);
+    expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(204);
+    expect(await t.db.select().from(repository).where(eq(repository.id, r.id))).toEqual([]);
+  });
+});
