@@ -926,7 +926,7 @@ export async function listMyRepos(ctx: Ctx, page: Page) {
         JOIN repository mrr ON mrr.id = mtr.repo_id AND mrr.owner_id = mt.org_id WHERE mtu.uid = ${me}
       UNION SELECT ar.id FROM team_user atu JOIN team at ON at.id = atu.team_id AND at.includes_all_repositories = 1 JOIN repository ar ON ar.owner_id = at.org_id WHERE atu.uid = ${me})`;
   const { caller, rows } = await readWithCaller(ctx, listQueries(ctx, where, [asc(repository.id)], page));
-  return { total: rows[1][0]?.n ?? 0, data: toList(ctx, caller, rows[0] as RepoFacts[]) };
+  return { total: rows[1][0].n, data: toList(ctx, caller, rows[0] as RepoFacts[]) };
 }
 
 /** GET /users/{username}/repos and /orgs/{org}/repos: the owner's repositories the caller may see. */
@@ -935,7 +935,7 @@ export async function listOwnerRepos(ctx: Ctx, ownerName: string, page: Page, op
   const { caller, rows } = await readWithCaller(ctx, [ownerByName(ctx, ownerName), ...listQueries(ctx, sql`${col(repository.ownerId)} = ${ownerId}`, [asc(repository.id)], page)] as const);
   const o = rows[0][0];
   if (!o || !o.visible || (opts.org && o.u.type !== 1)) throw notFound();
-  return { total: rows[2][0]?.n ?? 0, data: toList(ctx, caller, rows[1] as RepoFacts[]) };
+  return { total: rows[2][0].n, data: toList(ctx, caller, rows[1] as RepoFacts[]) };
 }
 
 /** GET /repos/{owner}/{repo}/forks (listForks): forks the caller may see. */
@@ -943,6 +943,6 @@ export async function listForks(ctx: Ctx, owner: string, name: string, page: Pag
   const rid = repoIdByPath(owner, name);
   const [list, cnt] = listQueries(ctx, sql`${col(repository.forkId)} = ${rid}`, [asc(repository.id)], page);
   const a = await assignRepo(ctx, owner, name, [list, cnt] as const);
-  return { total: (a.rows[1] as { n: number }[])[0]?.n ?? 0, data: toList(ctx, a.caller, a.rows[0] as RepoFacts[]) };
+  return { total: (a.rows[1] as { n: number }[])[0].n, data: toList(ctx, a.caller, a.rows[0] as RepoFacts[]) };
 }
 
