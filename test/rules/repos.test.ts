@@ -658,3 +658,33 @@ describe("edit and delete details (rules 4, 12, delete)", () => {
     expect(await t.db.select().from(repository).where(eq(repository.id, r.id))).toEqual([]);
   });
 });
+
+describe("unit edits that leave a unit alone (rules 5, 9, 10)", () => {
+  it("rule 9: projects_mode without the projects unit is ignored", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("pm") });
+    await patch(alice.name, r.name, aliceTok, { has_projects: false });
+    const body = await (await patch(alice.name, r.name, aliceTok, { projects_mode: "repo" })).json();
+    expect(body.has_projects).toBe(false);
+    expect(await t.db.select().from(repoUnit).where(and(eq(repoUnit.repoId, r.id), eq(repoUnit.type, 8)))).toEqual([]);
+  });
+
+  it("rule 10: pull request settings without the pull request unit do not bring it back", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("np") });
+    await patch(alice.name, r.name, aliceTok, { has_pull_requests: false });
+    const body = await (await patch(alice.name, r.name, aliceTok, { allow_squash_merge: false })).json();
+    expect(body.has_pull_requests).toBe(false);
+    expect(await t.db.select().from(repoUnit).where(and(eq(repoUnit.repoId, r.id), eq(repoUnit.type, 3)))).toEqual([]);
+  });
+
+  it("rule 5: with the external tracker disabled globally, has_issues with an external tracker enables the internal one", async () => {
+    const t2 = await testApp({ GITEA__repository__DISABLED_REPO_UNITS: "repo.ext_issues" });
+    const u = await seedUser(t2.db);
+    const ut = await u.token();
+    await apiRepo(t2, ut, { name: "x" });
+    await t2.request(`/api/v1/repos/${u.name}/x`, { method: "PATCH", headers: token(ut), json: { has_issues: false } });
+    const body = await (await t2.request(`/api/v1/repos/${u.name}/x`, { method: "PATCH", headers: token(ut), json: { has_issues: true, external_tracker: { external_tracker_url: "https://t.example" } } })).json();
+    expect(body).toMatchObject({ has_issues: true, internal_tracker: { enable_time_tracker: true } });
+    expect(body.external_tracker).toBeUndefined();
+    t2.close();
+  });
+});
