@@ -688,3 +688,19 @@ describe("unit edits that leave a unit alone (rules 5, 9, 10)", () => {
     t2.close();
   });
 });
+
+describe("generate: the generated repository's description in .gitea/template expansion", () => {
+  it("$REPO_DESCRIPTION expands to the given description, or to nothing when none is given", async () => {
+    const tpl = await apiRepo(t, aliceTok, { name: uniq("exp"), template: true, auto_init: true });
+    const add = async (path: string, text: string) =>
+      expect((await post(`/api/v1/repos/${alice.name}/${tpl.name}/contents/${path}`, aliceTok, { content: Buffer.from(text).toString("base64") })).status).toBe(201);
+    await add(".gitea/template", "desc.txt\n");
+    await add("desc.txt", "[$REPO_DESCRIPTION]\n");
+    const raw = async (json: Record<string, unknown>) => {
+      const g = await (await post(`/api/v1/repos/${alice.name}/${tpl.name}/generate`, aliceTok, { owner: alice.name, name: uniq("g"), git_content: true, ...json })).json();
+      return (await t.request(`/api/v1/repos/${alice.name}/${g.name}/raw/desc.txt`, { headers: token(aliceTok) })).text();
+    };
+    expect(await raw({})).toBe("[]\n");
+    expect(await raw({ description: "mine" })).toBe("[mine]\n");
+  });
+});
