@@ -7,7 +7,7 @@ import { limitsOf, publicOnlyViewer, userVisibleSql, type Caller, type ViewerSql
 import type { Ctx } from "../lib/context.ts";
 import { writeBatch } from "../lib/context.ts";
 import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
-import { reqAnyRepoReader, reqRepoAdmin } from "../lib/guards.ts";
+import { reqRepoAdmin } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
 import { ACCESS, ACCESS_NAMES, canWrite, isRepoAdmin, parseUnits, repoFactsColumns, repoPermission, UNIT, type RepoFacts } from "../lib/permissions.ts";
 import { nowUnix, site, viewerOf } from "./common.ts";
@@ -30,16 +30,18 @@ const listedUserVisible = (ctx: Ctx) => userVisibleSql(ctx.viewer, col(user.id),
 
 const userNotExist = (name: string) => unprocessable(`user does not exist [uid: 0, name: ${name}]`);
 
-/** GET …/collaborators (repoListCollaborators). */
+/**
+ * GET …/collaborators (repoListCollaborators). Gitea's reqAnyRepoReader needs no call here or on the
+ * other reads: assignRepo answers 404 to every caller without access, so it could only pass.
+ */
 export async function listCollaborators(ctx: Ctx, owner: string, name: string, page: Page) {
   const rid = repoIdByPath(owner, name);
   const a = await assignRepo(ctx, owner, name, [
     ctx.db.select({ u: user }).from(collaboration).innerJoin(user, eq(user.id, collaboration.userId)).where(and(sql`${col(collaboration.repoId)} = ${rid}`, listedUserVisible(ctx))).orderBy(asc(collaboration.id)).limit(page.limit).offset(page.offset),
     ctx.db.select({ n: count() }).from(collaboration).innerJoin(user, eq(user.id, collaboration.userId)).where(and(sql`${col(collaboration.repoId)} = ${rid}`, listedUserVisible(ctx))),
   ] as const);
-  reqAnyRepoReader(a.caller, a.perm);
   const viewer = viewerOf(a.caller);
-  return { total: (a.rows[1] as { n: number }[])[0]?.n ?? 0, users: (a.rows[0] as { u: UserRow }[]).map((r) => toUser(r.u, viewer, site(ctx))) };
+  return { total: (a.rows[1] as { n: number }[])[0].n, users: (a.rows[0] as { u: UserRow }[]).map((r) => toUser(r.u, viewer, site(ctx))) };
 }
 
 /** GET …/collaborators/{collaborator} (repoCheckCollaborator): rule 1 — 204 / 404; unknown user 422. */
@@ -48,7 +50,6 @@ export async function isCollaborator(ctx: Ctx, owner: string, name: string, logi
     userByName(ctx, login),
     ctx.db.select({ id: collaboration.id }).from(collaboration).where(and(sql`${col(collaboration.repoId)} = ${repoIdByPath(owner, name)}`, sql`${col(collaboration.userId)} = (SELECT id FROM user WHERE lower_name = ${login.toLowerCase()})`)),
   ] as const);
-  reqAnyRepoReader(a.caller, a.perm);
   if (!(a.rows[0] as UserRow[])[0]) throw userNotExist(login);
   if ((a.rows[1] as unknown[]).length === 0) throw notFound();
 }
@@ -131,7 +132,8 @@ export async function collaboratorPermission(ctx: Ctx, owner: string, name: stri
   const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
   const asCaller: Caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken: false, publicOnly: false, scope: "", limited: limitsOf(false, "") };
   const perm = u.isActive && !u.prohibitLogin ? repoPermission(asCaller, facts, units) : { mode: 0, units: new Map() };
-  const mode = ACCESS_NAMES[perm.mode] ?? "none";
+  // A permission mode is 0–4, each with a name.
+  const mode = ACCESS_NAMES[perm.mode];
   return { permission: mode, role_name: mode, user: toUser(u, viewerOf(me), site(ctx)) };
 }
 
@@ -151,7 +153,6 @@ function usersWithAccess(owner: string, name: string, minCollab: number, teamCon
 export async function listAssignees(ctx: Ctx, owner: string, name: string) {
   const teamWrite = sql`(ut.authorize >= 2 OR EXISTS (SELECT 1 FROM team_unit utu2 WHERE utu2.team_id = ut.id AND utu2.type IN (${UNIT.issues}, ${UNIT.pulls}) AND utu2.access_mode >= 2))`;
   const a = await assignRepo(ctx, owner, name, [ctx.db.select().from(user).where(and(usersWithAccess(owner, name, ACCESS.write, teamWrite), listedUserVisible(ctx))).orderBy(asc(user.lowerName))] as const);
-  reqAnyRepoReader(a.caller, a.perm);
   const viewer = viewerOf(a.caller);
   return (a.rows[0] as UserRow[]).map((u) => toUser(u, viewer, site(ctx)));
 }
@@ -162,7 +163,6 @@ export async function listReviewers(ctx: Ctx, owner: string, name: string) {
   const a = await assignRepo(ctx, owner, name, [
     ctx.db.select().from(user).where(and(usersWithAccess(owner, name, ACCESS.read, teamRead), listedUserVisible(ctx), sql`${col(user.id)} <> COALESCE(${ctx.viewer.id}, 0)`)).orderBy(asc(user.lowerName)),
   ] as const);
-  reqAnyRepoReader(a.caller, a.perm);
   if (!canWrite(a.perm, UNIT.pulls) && !isRepoAdmin(a.perm) && !a.caller?.isAdmin) throw forbidden("doer has no permission to get reviewers");
   const viewer = viewerOf(a.caller);
   return (a.rows[0] as UserRow[]).map((u) => toUser(u, viewer, site(ctx)));

@@ -158,10 +158,13 @@ export async function getRepoById(ctx: Ctx, id: number) {
 
 // ---- names ----
 
-/** Gitea's IsUsableRepoName: reserved names and patterns → 422 with Gitea's messages. */
+/**
+ * Gitea's IsUsableRepoName: reserved names and patterns → 422 with Gitea's messages. Every route
+ * validates names as AlphaDashDot first (wire/repo.ts: at least one character, no spaces), so
+ * Gitea's trimming and its "name is empty" refusal cannot apply here.
+ */
 export function checkRepoName(name: string) {
-  const lower = name.trim().toLowerCase();
-  if (!lower) throw unprocessable("name is empty");
+  const lower = name.toLowerCase();
   if ([".", "..", "-"].includes(lower)) throw unprocessable(`name is reserved [name: ${name}]`);
   for (const p of ["*.git", "*.wiki", "*.rss", "*.atom"]) if (lower.endsWith(p.slice(1))) throw unprocessable(`name pattern is not allowed [pattern: ${p}]`);
   if (/\.\./.test(lower)) throw unprocessable(`name is invalid [${name}]: must be valid alpha or numeric or dash(-_) or dot characters`);
@@ -244,7 +247,8 @@ const forkExists = (owner: UserRow, base: RepositoryRow, forkPath: string) =>
 /** Gitea's fork visibility: `IsPrivate = base.IsPrivate || base.Owner.Visibility == private`. */
 export const forkPrivate = (base: { isPrivate: boolean }, baseOwner: { visibility: number }) => base.isPrivate || baseOwner.visibility === 2;
 
-const ownerPerm = (units: [number, Record<string, unknown>][]): Permission => ({ mode: ACCESS.owner, units: new Map(units.map(([t]) => [t, t === UNIT.extIssues || t === UNIT.extWiki ? ACCESS.read : ACCESS.owner])) });
+/** The creator's permission on a new repository: owner on every unit (new repositories have no external units). */
+const ownerPerm = (units: [number, Record<string, unknown>][]): Permission => ({ mode: ACCESS.owner, units: new Map(units.map(([t]) => [t, ACCESS.owner])) });
 
 const defaultUnits = (ctx: Ctx) => DEFAULT_UNITS.filter(([t]) => !ctx.settings.repository.disabledRepoUnits.includes(UNIT_KEY[t]));
 
@@ -672,11 +676,12 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
   }
 }
 
+/** Go's Duration.String() for the minimum interval, which is at least a minute (settings.ts). */
 const formatMs = (ms: number) => {
   const s = Math.floor(ms / 1000);
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
-  return h ? `${h}h${m}m${s % 60}s` : m ? `${m}m${s % 60}s` : `${s}s`;
+  return h ? `${h}h${m}m${s % 60}s` : `${m}m${s % 60}s`;
 };
 
 /** Gitea's IsValidExternalTrackerURLFormat: a valid URL once `{user}`, `{repo}`, `{index}` are replaced. */
@@ -948,7 +953,7 @@ export async function listMyRepos(ctx: Ctx, page: Page) {
         JOIN repository mrr ON mrr.id = mtr.repo_id AND mrr.owner_id = mt.org_id WHERE mtu.uid = ${me}
       UNION SELECT ar.id FROM team_user atu JOIN team at ON at.id = atu.team_id AND at.includes_all_repositories = 1 JOIN repository ar ON ar.owner_id = at.org_id WHERE atu.uid = ${me})`;
   const { caller, rows } = await readWithCaller(ctx, listQueries(ctx, where, [asc(repository.id)], page));
-  return { total: rows[1][0]?.n ?? 0, data: toList(ctx, caller, rows[0] as RepoFacts[]) };
+  return { total: rows[1][0].n, data: toList(ctx, caller, rows[0] as RepoFacts[]) };
 }
 
 /** GET /users/{username}/repos and /orgs/{org}/repos: the owner's repositories the caller may see. */
@@ -957,7 +962,7 @@ export async function listOwnerRepos(ctx: Ctx, ownerName: string, page: Page, op
   const { caller, rows } = await readWithCaller(ctx, [ownerByName(ctx, ownerName), ...listQueries(ctx, sql`${col(repository.ownerId)} = ${ownerId}`, [asc(repository.id)], page)] as const);
   const o = rows[0][0];
   if (!o || !o.visible || (opts.org && o.u.type !== 1)) throw notFound();
-  return { total: rows[2][0]?.n ?? 0, data: toList(ctx, caller, rows[1] as RepoFacts[]) };
+  return { total: rows[2][0].n, data: toList(ctx, caller, rows[1] as RepoFacts[]) };
 }
 
 /** GET /repos/{owner}/{repo}/forks (listForks): forks the caller may see. */
@@ -965,6 +970,6 @@ export async function listForks(ctx: Ctx, owner: string, name: string, page: Pag
   const rid = repoIdByPath(owner, name);
   const [list, cnt] = listQueries(ctx, sql`${col(repository.forkId)} = ${rid}`, [asc(repository.id)], page);
   const a = await assignRepo(ctx, owner, name, [list, cnt] as const);
-  return { total: (a.rows[1] as { n: number }[])[0]?.n ?? 0, data: toList(ctx, a.caller, a.rows[0] as RepoFacts[]) };
+  return { total: (a.rows[1] as { n: number }[])[0].n, data: toList(ctx, a.caller, a.rows[0] as RepoFacts[]) };
 }
 

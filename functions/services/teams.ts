@@ -12,7 +12,7 @@ import { readWithCaller, writeBatch, type Ctx } from "../lib/context.ts";
 import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import { reqOrgMembership, reqOrgOwnership, reqTeamMembership } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
-import { ACCESS, ACCESS_NAMES, isRepoAdmin, parseUnits, repoAccessibleSql, repoFactsColumns, repoPermission, UNIT_KEY, unitTypeOfKey, repoViewOf, type RepoFacts } from "../lib/permissions.ts";
+import { ACCESS, ACCESS_NAMES, isRepoAdmin, repoAccessibleSql, repoFactsColumns, UNIT_KEY, unitTypeOfKey, repoViewOf, type RepoFacts } from "../lib/permissions.ts";
 import { guard, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
 import { isOrgMemberSql, isOrgOwnerSql } from "../db/queries/accounts.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
@@ -86,7 +86,7 @@ export async function listOrgTeams(ctx: Ctx, orgName: string, page: Page, search
     ctx.db.select({ n: count() }).from(team).where(where),
   ] as const);
   assignOrg(rows[0]);
-  return { total: rows[2][0]?.n ?? 0, teams: rows[1].map((r) => toTeam(r.t, r.units, null, ctx)) };
+  return { total: rows[2][0].n, teams: rows[1].map((r) => toTeam(r.t, r.units, null, ctx)) };
 }
 
 /** GET /user/teams: the caller's teams, with their organization — those the caller's token may see. */
@@ -96,7 +96,7 @@ export async function listMyTeams(ctx: Ctx, page: Page) {
     ctx.db.select({ t: team, units: teamUnitsJson, org: user }).from(team).innerJoin(user, eq(user.id, team.orgId)).where(where).orderBy(asc(team.id)).limit(page.limit).offset(page.offset),
     ctx.db.select({ n: count() }).from(team).where(where),
   ] as const);
-  return { total: rows[1][0]?.n ?? 0, teams: rows[0].map((r) => toTeam(r.t, r.units, r.org, ctx)) };
+  return { total: rows[1][0].n, teams: rows[0].map((r) => toTeam(r.t, r.units, r.org, ctx)) };
 }
 
 export interface TeamForm {
@@ -110,23 +110,32 @@ export interface TeamForm {
   visibility?: string;
 }
 
-/** Issue 8 B.2: every unit key in `units` and `units_map` must be one Gitea knows, else 422 (never a 500). */
+/**
+ * Issue 8 B.2: every unit key in `units` and `units_map` must be one Gitea knows, else 422 (never a
+ * 500). Keys match case-insensitively, so `units_map` may not name one unit twice (one row per unit).
+ */
 function checkUnitKeys(form: TeamForm) {
   for (const k of form.units ?? []) if (!unitTypeOfKey(k)) throw unprocessable(`[Units]: unknown unit "${k}"`);
-  for (const k of Object.keys(form.units_map ?? {})) if (!unitTypeOfKey(k)) throw unprocessable(`[UnitsMap]: unknown unit "${k}"`);
+  const seen = new Set<number>();
+  for (const k of Object.keys(form.units_map ?? {})) {
+    const type = unitTypeOfKey(k);
+    if (!type) throw unprocessable(`[UnitsMap]: unknown unit "${k}"`);
+    if (seen.has(type)) throw unprocessable(`[UnitsMap]: unit "${k}" is given twice`);
+    seen.add(type);
+  }
 }
 
 const parseMode = (s: string | undefined) => (s === "read" ? ACCESS.read : s === "write" ? ACCESS.write : s === "admin" ? ACCESS.admin : ACCESS.none);
 
-/** Units from units_map (takes precedence) or units; null when neither is given. */
+/** Units from units_map (takes precedence) or units; null when neither is given. Every key was checked by checkUnitKeys. */
 function unitsFromForm(form: TeamForm, mode: number): [number, number][] | null {
   const map = Object.entries(form.units_map ?? {});
   if (map.length > 0) {
-    return map.map(([k, v]) => [unitTypeOfKey(k), parseMode(v)] as [number, number]).filter(([t]) => t > 0).map(([t, m]) => [t, EXT_UNITS.has(t) ? Math.min(m, ACCESS.read) : m]);
+    return map.map(([k, v]) => [unitTypeOfKey(k), parseMode(v)] as [number, number]).map(([t, m]) => [t, EXT_UNITS.has(t) ? Math.min(m, ACCESS.read) : m]);
   }
   if ((form.units ?? []).length > 0) {
     const level = mode === ACCESS.none ? ACCESS.read : mode;
-    return [...new Set(form.units!.map(unitTypeOfKey).filter((t) => t > 0))].map((t) => [t, EXT_UNITS.has(t) ? Math.min(level, ACCESS.read) : level]);
+    return [...new Set(form.units!.map(unitTypeOfKey))].map((t) => [t, EXT_UNITS.has(t) ? Math.min(level, ACCESS.read) : level]);
   }
   return null;
 }
@@ -134,7 +143,7 @@ function unitsFromForm(form: TeamForm, mode: number): [number, number][] | null 
 /** Team mode from the form: the parsed level, or with units_map below admin its minimum non-none level. */
 function modeFromForm(form: TeamForm): number {
   let mode: number = parseMode(form.permission);
-  const map = Object.entries(form.units_map ?? {}).filter(([k]) => unitTypeOfKey(k) > 0 && !EXT_UNITS.has(unitTypeOfKey(k)));
+  const map = Object.entries(form.units_map ?? {}).filter(([k]) => !EXT_UNITS.has(unitTypeOfKey(k)));
   if (mode < ACCESS.admin && map.length > 0) {
     const levels = map.map(([, v]) => parseMode(v)).filter((m) => m > ACCESS.none);
     mode = levels.length ? Math.min(...levels) : ACCESS.none;
@@ -306,7 +315,7 @@ export async function listTeamMembers(ctx: Ctx, id: number, page: Page) {
     ctx.db.select({ n: count() }).from(teamUser).innerJoin(user, eq(user.id, teamUser.uid)).where(where),
   ] as const);
   const viewer = viewerOf(caller);
-  return { total: (rows[1] as { n: number }[])[0]?.n ?? 0, users: (rows[0] as { u: UserRow }[]).map((r) => toUser(r.u, viewer, site(ctx))) };
+  return { total: (rows[1] as { n: number }[])[0].n, users: (rows[0] as { u: UserRow }[]).map((r) => toUser(r.u, viewer, site(ctx))) };
 }
 
 /** The user in the path and whether it is in the team; a user the viewer may not see is absent (writes pass `publicOnlyViewer`). */
@@ -384,7 +393,7 @@ export async function listTeamRepos(ctx: Ctx, id: number, page: Page) {
   const data = (rows[0] as RepoFacts[]).map((f) => {
     return repoJson(ctx, caller, repoViewOf(caller, f, disabled));
   });
-  return { total: (rows[1] as { n: number }[])[0]?.n ?? 0, data };
+  return { total: (rows[1] as { n: number }[])[0].n, data };
 }
 
 const repoInOrg = (ctx: Ctx, orgName: string, repoName: string) =>
@@ -399,10 +408,9 @@ const repoInOrg = (ctx: Ctx, orgName: string, repoName: string) =>
 function teamRepoTarget(ctx: Ctx, caller: Caller | null, f: TeamFacts, rows: unknown[][]) {
   const rf = (rows[0] as RepoFacts[])[0];
   if (!rf || rf.repo.ownerId !== f.t.orgId) throw notFound();
-  const units = parseUnits(rf.units, ctx.settings.repository.disabledRepoUnits);
-  const perm = repoPermission(caller, rf, units);
-  if (!perm.mode && ![...perm.units.values()].some((m) => m > 0)) throw notFound();
-  return { rf, units, perm };
+  const view = repoViewOf(caller, rf, ctx.settings.repository.disabledRepoUnits);
+  if (!view.perm.mode && ![...view.perm.units.values()].some((m) => m > 0)) throw notFound();
+  return view;
 }
 
 /** GET /teams/{id}/repos/{org}/{repo} (orgListTeamRepo): 404 unless assigned and accessible. */
@@ -411,16 +419,16 @@ export async function getTeamRepo(ctx: Ctx, id: number, orgName: string, repoNam
     repoInOrg(ctx, orgName, repoName),
     ctx.db.select({ n: count() }).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(and(eq(user.lowerName, orgName.toLowerCase()), eq(repository.lowerName, repoName.toLowerCase()), inTeamSql(id))),
   ] as const);
-  const { rf, units, perm } = teamRepoTarget(ctx, caller, f, rows);
-  if (!((rows[1] as { n: number }[])[0]?.n ?? 0)) throw notFound();
-  return repoJson(ctx, caller, { repo: rf.repo, owner: rf.owner, units, perm, ownerVisible: !!rf.ownerVisible });
+  const view = teamRepoTarget(ctx, caller, f, rows);
+  if (!(rows[1] as { n: number }[])[0].n) throw notFound();
+  return repoJson(ctx, caller, view);
 }
 
 /** PUT / DELETE /teams/{id}/repos/{org}/{repo}: team rule 7 — admin access on the repository, same org. */
 export async function setTeamRepo(ctx: Ctx, id: number, orgName: string, repoName: string, add: boolean) {
   const { caller, f, rows } = await assignTeam(ctx, id, [repoInOrg(ctx, orgName, repoName)] as const);
   reqTeamMembership(caller, f);
-  const { rf, perm } = teamRepoTarget(ctx, caller, f, rows);
+  const { repo, perm } = teamRepoTarget(ctx, caller, f, rows);
   if (!isRepoAdmin(perm) && !caller?.isAdmin) throw forbidden("Must have admin-level access to the repository");
   // A team that includes all repositories of its organization already has this one, and keeps it
   // (Gitea ignores both requests): nothing to write.
@@ -428,8 +436,8 @@ export async function setTeamRepo(ctx: Ctx, id: number, orgName: string, repoNam
   const recount = ctx.db.run(sql`UPDATE team SET num_repos = (SELECT COUNT(*) FROM team_repo WHERE team_id = ${id}) WHERE id = ${id}`);
   await writeBatch(ctx, [
     add
-      ? ctx.db.insert(teamRepo).values({ orgId: f.t.orgId, teamId: id, repoId: rf.repo.id }).onConflictDoNothing()
-      : ctx.db.delete(teamRepo).where(and(eq(teamRepo.teamId, id), eq(teamRepo.repoId, rf.repo.id))),
+      ? ctx.db.insert(teamRepo).values({ orgId: f.t.orgId, teamId: id, repoId: repo.id }).onConflictDoNothing()
+      : ctx.db.delete(teamRepo).where(and(eq(teamRepo.teamId, id), eq(teamRepo.repoId, repo.id))),
     recount,
   ] as never);
 }

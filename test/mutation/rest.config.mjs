@@ -4,7 +4,9 @@
  * database client and the repository, team and collaborator rule services.
  *
  * `npm run test:mutation:rest` runs it incrementally: only mutants in changed code, or covered by
- * changed tests, are run again. `-- --force` rebuilds everything; `-- --mutate <file>` narrows a run.
+ * changed tests, are run again. `-- --force` rebuilds everything; `-- --mutate <file>` (or
+ * `<file>:START-END`) narrows a run. The incremental file then keeps only that run's files: give a
+ * narrowed run its own (`-- --incrementalFile <file>`) to keep the others' state.
  * Results and state stay in test/mutation/.state/ (ignored by git).
  */
 const STATE = "test/mutation/.state";

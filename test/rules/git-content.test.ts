@@ -81,6 +81,36 @@ describe("AutoInit (create rules 1–2)", () => {
     await expectRefusal(t.request(`/api/v1/repos/${owner.name}/${name}`, { headers: token(tok) }), 404, NOT_FOUND);
   });
 
+  it("without a description the README has an empty description line; a private e-mail or none is the no-reply address in LICENSE", async () => {
+    const name = uniq("nd");
+    const body = await apiRepo(t, tok, { name, auto_init: true });
+    expect(await fileAt(body.id, "README.md")).toBe(`# ${name}\n\n\n`);
+    const hidden = await seedUser(t.db, { keepEmailPrivate: true });
+    const year = new Date().getUTCFullYear();
+    const mine = await apiRepo(t, await hidden.token(), { name: uniq("pe"), auto_init: true, license: "0BSD" });
+    expect(await fileAt(mine.id, "LICENSE")).toContain(`Copyright (C) ${year} by ${hidden.name} ${hidden.name.toLowerCase()}@noreply.gitea.test`);
+    const orgName = uniq("org");
+    expect((await t.request("/api/v1/orgs", { method: "POST", headers: token(tok), json: { username: orgName } })).status).toBe(201);
+    const theirs = await apiRepo(t, tok, { name: uniq("oe"), auto_init: true, license: "0BSD" }, orgName);
+    expect(await fileAt(theirs.id, "LICENSE")).toContain(`Copyright (C) ${year} by ${orgName} ${orgName.toLowerCase()}@noreply.gitea.test`);
+  });
+
+  it("when storing the first commit's files fails, the repository is left empty: no refs, no packs (500)", async () => {
+    const name = uniq("sf");
+    const put = t.objects.put;
+    t.objects.put = () => Promise.reject(new Error("disk full"));
+    let res: Response;
+    try {
+      res = await t.request("/api/v1/user/repos", { method: "POST", headers: token(tok), json: { name, auto_init: true } });
+    } finally {
+      t.objects.put = put;
+    }
+    expect(res.status).toBe(500);
+    const got = await (await t.request(`/api/v1/repos/${owner.name}/${name}`, { headers: token(tok) })).json();
+    expect(got).toMatchObject({ empty: true, size: 0 });
+    expect((await open(got.id)).state).toEqual({ head: "refs/heads/main", refs: [], packs: [] });
+  });
+
   it("leaves a repository without auto_init empty, with no git rows and no files", async () => {
     const body = await apiRepo(t, tok, { name: uniq("plain") });
     expect(body).toMatchObject({ empty: true, size: 0 });

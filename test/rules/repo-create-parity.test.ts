@@ -9,7 +9,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { label, repository } from "../../functions/db/schema.ts";
-import { apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { apiRepo, expectRefusal, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -254,6 +254,11 @@ describe("max_repo_creation of the owner", () => {
     expect((await post(t, "/api/v1/user/repos", (await limited(-1, 2)).tk, { name: uniq("free") })).status).toBe(201);
     const zero = await limited(0, 0);
     expect((await post(t, "/api/v1/user/repos", zero.tk, { name: uniq("none") })).status).toBe(403);
+  });
+
+  it("generate: a limit of 0 allows none", async () => {
+    const { u, tk } = await limited(0, 0);
+    await expectRefusal(post(t, `/api/v1/repos/${template}/generate`, tk, { owner: u.name, name: uniq("zero"), labels: true }), 403, "You have reached your limit of 0 repositories.");
   });
 
   it("generate: the same limit (Gitea's GenerateRepository checks CanCreateRepo)", async () => {

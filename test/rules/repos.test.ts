@@ -1,7 +1,7 @@
 /** Repositories: the spec's create, generate, edit, delete and state-table rules (one test per rule). */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { action, collaboration, label, mirror, repoUnit, repository, teamUser } from "../../functions/db/schema.ts";
+import { action, collaboration, label, mirror, repoRedirect, repoUnit, repository, teamUser } from "../../functions/db/schema.ts";
 import { expectRefusal, NOT_FOUND, addCollaborator, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
@@ -444,5 +444,263 @@ describe("team access on org repositories", () => {
     expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await member.token()) })).status).toBe(200);
     await expectRefusal(t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await other.token()) }), 404, NOT_FOUND);
     void teamUser;
+  });
+});
+
+describe("create, get and fork: details the first mutation run found unpinned", () => {
+  it("rule 4: reserved patterns match in any case; a name with spaces fails AlphaDashDot first", async () => {
+    await expectRefusal(post("/api/v1/user/repos", aliceTok, { name: "   " }), 422, "[Name]: AlphaDashDot");
+    await expectRefusal(post("/api/v1/user/repos", aliceTok, { name: "Tools.GIT" }), 422, "name pattern is not allowed [pattern: *.git]");
+  });
+
+  it("a created repository has no topics and the asked trust model (any case; an unknown one is the default)", async () => {
+    const trust = async (name: string, trust_model?: string) => {
+      const body = await (await post("/api/v1/user/repos", aliceTok, { name, trust_model })).json();
+      expect(body.topics).toEqual([]);
+      return (await t.db.select({ m: repository.trustModel }).from(repository).where(eq(repository.id, body.id)))[0].m;
+    };
+    expect(await trust(uniq("tm"), "Committer")).toBe(2);
+    expect(await trust(uniq("tm"), "collaboratorcommitter")).toBe(3);
+    expect(await trust(uniq("tm"), "nonsense")).toBe(0);
+    expect(await trust(uniq("tm"))).toBe(0);
+  });
+
+  it("POST /orgs/{org}/repos with a user's name → 404, also for that user", async () => {
+    await expectRefusal(post(`/api/v1/orgs/${alice.name}/repos`, aliceTok, { name: uniq("x") }), 404, NOT_FOUND);
+  });
+
+  it("GET /repos/{owner}/{repo} and /repositories/{id} show the owner as GET /users/{name} does", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("ow") });
+    const user = await (await t.request(`/api/v1/users/${alice.name}`, { headers: token(bobTok) })).json();
+    expect((await (await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(bobTok) })).json()).owner).toEqual(user);
+    expect((await (await t.request(`/api/v1/repositories/${r.id}`, { headers: token(bobTok) })).json()).owner).toEqual(user);
+  });
+
+  it("a fork of a public repository of a private organization is private (Gitea's ForkRepository)", async () => {
+    const org = await seedOrg(t, alice, { visibility: 2 });
+    const base = await apiRepo(t, aliceTok, { name: uniq("pb") }, org.name);
+    expect(base.private).toBe(false);
+    const res = await post(`/api/v1/repos/${org.name}/${base.name}/forks`, aliceTok, {});
+    expect(res.status).toBe(202);
+    const fork = await res.json();
+    expect(fork).toMatchObject({ private: true, topics: [] });
+  });
+
+  it("a rename redirect on a path spelled with escapes it cannot match keeps the path (Gitea replaces the escaped owner/name only)", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("esc") });
+    const newName = uniq("esc2");
+    expect((await patch(alice.name, r.name, aliceTok, { name: newName })).status).toBe(200);
+    const first = r.name[0].charCodeAt(0).toString(16);
+    const path = `/api/v1/repos/${alice.name}/%${first}${r.name.slice(1)}/forks`;
+    const old = await t.request(path, { redirect: "manual" });
+    expect(old.status).toBe(307);
+    expect(old.headers.get("Location")).toBe(path);
+  });
+});
+
+describe("edit details (rules 1, 5, 10-12)", () => {
+  it("rule 1: a rename that only changes case stores no redirect and no rename activity; the same name changes nothing", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("case") });
+    const same = await patch(alice.name, r.name, aliceTok, { name: r.name });
+    expect((await same.json()).name).toBe(r.name);
+    const upper = r.name.toUpperCase();
+    expect((await (await patch(alice.name, r.name, aliceTok, { name: upper })).json()).name).toBe(upper);
+    expect((await t.db.select({ n: repository.lowerName }).from(repository).where(eq(repository.id, r.id)))[0].n).toBe(r.name.toLowerCase());
+    expect(await t.db.select().from(repoRedirect).where(eq(repoRedirect.redirectRepoId, r.id))).toEqual([]);
+    expect(await t.db.select().from(action).where(and(eq(action.repoId, r.id), eq(action.opType, 2)))).toEqual([]);
+  });
+
+  it("rule 1: renaming back onto a name that redirects replaces the redirect (the old name serves the repository again)", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("back") });
+    const other = uniq("there");
+    await patch(alice.name, r.name, aliceTok, { name: other });
+    expect((await (await patch(alice.name, other, aliceTok, { name: r.name })).json()).name).toBe(r.name);
+    const redirects = await t.db.select({ lowerName: repoRedirect.lowerName }).from(repoRedirect).where(eq(repoRedirect.redirectRepoId, r.id));
+    expect(redirects).toEqual([{ lowerName: other.toLowerCase() }]);
+    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(aliceTok) })).status).toBe(200);
+  });
+
+  it("rule 5: an external tracker without style or format gets Gitea's defaults", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("etd") });
+    const body = await (await patch(alice.name, r.name, aliceTok, { has_issues: true, external_tracker: { external_tracker_url: "https://t.example" } })).json();
+    expect(body.external_tracker).toEqual({ external_tracker_url: "https://t.example", external_tracker_format: "", external_tracker_style: "numeric", external_tracker_regexp_pattern: "" });
+  });
+
+  it("rule 11: unarchiving clears the archive time", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("ua") });
+    await patch(alice.name, r.name, aliceTok, { archived: true });
+    const body = await (await patch(alice.name, r.name, aliceTok, { archived: false })).json();
+    expect(body.archived_at).toBe("1970-01-01T00:00:00Z");
+    expect((await t.db.select({ u: repository.archivedUnix }).from(repository).where(eq(repository.id, r.id)))[0].u).toBe(0);
+  });
+
+  it("rule 12: a mirror's next update follows the new interval; enable_prune alone keeps the interval", async () => {
+    const m = await apiRepo(t, aliceTok, { name: uniq("mn") });
+    await t.db.update(repository).set({ isMirror: true }).where(eq(repository.id, m.id));
+    await t.db.insert(mirror).values({ repoId: m.id, intervalMs: 28_800_000 });
+    const before = Math.floor(Date.now() / 1000);
+    await patch(alice.name, m.name, aliceTok, { mirror_interval: "1h" });
+    const [row] = await t.db.select().from(mirror).where(eq(mirror.repoId, m.id));
+    expect(row.intervalMs).toBe(3_600_000);
+    expect(row.nextUpdateUnix).toBeGreaterThanOrEqual(before + 3600);
+    expect(row.nextUpdateUnix).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 3600);
+    await patch(alice.name, m.name, aliceTok, { enable_prune: false });
+    const [after] = await t.db.select().from(mirror).where(eq(mirror.repoId, m.id));
+    expect(after).toMatchObject({ intervalMs: 3_600_000, enablePrune: false, nextUpdateUnix: row.nextUpdateUnix });
+    await patch(alice.name, m.name, aliceTok, { mirror_interval: "0s" });
+    expect((await t.db.select().from(mirror).where(eq(mirror.repoId, m.id)))[0]).toMatchObject({ intervalMs: 0, nextUpdateUnix: 0 });
+  });
+});
+
+describe("generate and fork details (generate rules 1-5, forks)", () => {
+  const gen = (owner: string, name: string, tk: string, json: Record<string, unknown>) => post(`/api/v1/repos/${owner}/${name}/generate`, tk, json);
+  const fork = (owner: string, name: string, tk: string, json: Record<string, unknown> = {}) => post(`/api/v1/repos/${owner}/${name}/forks`, tk, json);
+
+  it("generate copies git content only when asked and only from a non-empty template; defaults: public, no description", async () => {
+    const tpl = await apiRepo(t, aliceTok, { name: uniq("gc"), template: true, auto_init: true, description: "the template" });
+    const withContent = await (await gen(alice.name, tpl.name, aliceTok, { owner: alice.name, name: uniq("g"), git_content: true })).json();
+    expect(withContent).toMatchObject({ empty: false, private: false, description: "" });
+    const files = await t.request(`/api/v1/repos/${alice.name}/${withContent.name}/contents/README.md`, { headers: token(aliceTok) });
+    expect(files.status).toBe(200);
+    const without = await (await gen(alice.name, tpl.name, aliceTok, { owner: alice.name, name: uniq("g"), labels: true })).json();
+    expect(without).toMatchObject({ empty: true, private: false, description: "" });
+  });
+
+  it("generate and fork need read access to the code unit (403 without it); an organization caller cannot generate (422)", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("nocode"), template: true });
+    await t.db.delete(repoUnit).where(eq(repoUnit.repoId, r.id));
+    await t.db.insert(repoUnit).values({ repoId: r.id, type: 2, config: "{}" });
+    const refusal = "user should have specific read permission or be a repo admin or a site admin";
+    await expectRefusal(gen(alice.name, r.name, bobTok, { owner: bob.name, name: uniq("g"), labels: true }), 403, refusal);
+    await expectRefusal(fork(alice.name, r.name, bobTok), 403, refusal);
+    const org = await seedOrg(t, alice);
+    const tpl = await apiRepo(t, aliceTok, { name: uniq("tp"), template: true });
+    const res = await t.request(`/api/v1/repos/${alice.name}/${tpl.name}/generate?sudo=${org.name}`, { method: "POST", headers: token(adminTok), json: { owner: org.name, name: uniq("g"), labels: true } });
+    await expectRefusal(res, 422, "not allowed creating repository for organization");
+  });
+
+  it("a fork has the code and pull request units only, is not a template, and keeps the base's description and default branch", async () => {
+    const base = await apiRepo(t, aliceTok, { name: uniq("fu"), template: true, description: "based", default_branch: "trunk" });
+    const res = await fork(alice.name, base.name, bobTok);
+    const body = await res.json();
+    expect(body).toMatchObject({ template: false, description: "based", default_branch: "trunk", has_issues: false, has_wiki: false, has_pull_requests: true });
+    const units = await t.db.select({ type: repoUnit.type }).from(repoUnit).where(eq(repoUnit.repoId, body.id));
+    expect(units.map((u) => u.type).sort((a, b) => a - b)).toEqual([1, 3]);
+  });
+
+  it("forking into a user named as the organization → 422; a fork the caller owns does not stop forking into an organization", async () => {
+    const base = await apiRepo(t, aliceTok, { name: uniq("fo") });
+    await expectRefusal(fork(alice.name, base.name, bobTok, { organization: alice.name }), 422, `org does not exist [id: 0, name: ${alice.name}]`);
+    expect((await fork(alice.name, base.name, bobTok)).status).toBe(202);
+    const org = await seedOrg(t, bob);
+    const res = await fork(alice.name, base.name, bobTok, { organization: org.name });
+    expect(res.status).toBe(202);
+    expect((await res.json()).full_name).toBe(`${org.name}/${base.name}`);
+  });
+
+  it("a second fork into the same organization, named in another case and under another name → 409 naming the first fork (before any write)", async () => {
+    const base = await apiRepo(t, aliceTok, { name: uniq("f2") });
+    const org = await seedOrg(t, bob);
+    expect((await fork(alice.name, base.name, bobTok, { organization: org.name })).status).toBe(202);
+    const again = await fork(alice.name, base.name, bobTok, { organization: org.name.toUpperCase(), name: uniq("other") });
+    await expectRefusal(again, 409, `repository is already forked by user [uname: ${org.name}, repo path: ${alice.name}/${base.name}, fork path: ${org.name}/${base.name}]`);
+    expect(roundTrips(again)).toBe(1);
+  });
+
+  it("rule 8: an external wiki may be an http: URL too", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("hw") });
+    const body = await (await patch(alice.name, r.name, aliceTok, { has_wiki: true, external_wiki: { external_wiki_url: "http://wiki.example/" } })).json();
+    expect(body.external_wiki).toEqual({ external_wiki_url: "http://wiki.example/" });
+  });
+});
+
+describe("a repository of an owner the caller may not see (issue 8 A.5)", () => {
+  it("a collaborator sees the repository, its owner only as the hidden-user form, by path and by id", async () => {
+    const hidden = await seedUser(t.db, { visibility: 2 });
+    const htk = await hidden.token();
+    const r = await apiRepo(t, htk, { name: uniq("hid"), private: true });
+    await addCollaborator(t, htk, `${hidden.name}/${r.name}`, bob, "read");
+    for (const path of [`/api/v1/repos/${hidden.name}/${r.name}`, `/api/v1/repositories/${r.id}`]) {
+      const res = await t.request(path, { headers: token(bobTok) });
+      expect(res.status, path).toBe(200);
+      const owner = (await res.json()).owner;
+      expect(owner, path).toMatchObject({ login: hidden.name, full_name: "", created: "0001-01-01T00:00:00Z", followers_count: 0 });
+    }
+    await expectRefusal(t.request(`/api/v1/users/${hidden.name}`, { headers: token(bobTok) }), 404, NOT_FOUND);
+  });
+});
+
+describe("edit and delete details (rules 4, 12, delete)", () => {
+  it("rule 4: on a repository with commits, a missing branch is ignored and an existing one becomes the default", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("dbr"), auto_init: true });
+    expect((await (await patch(alice.name, r.name, aliceTok, { default_branch: "nope" })).json()).default_branch).toBe("main");
+    expect((await post(`/api/v1/repos/${alice.name}/${r.name}/branches`, aliceTok, { new_branch_name: "dev" })).status).toBe(201);
+    expect((await (await patch(alice.name, r.name, aliceTok, { default_branch: "dev" })).json()).default_branch).toBe("dev");
+  });
+
+  it("rule 12: the minimum interval is named as Go prints durations (hours, minutes and seconds)", async () => {
+    for (const [min, shown] of [["1h", "1h0m0s"], ["90s", "1m30s"]]) {
+      const t2 = await testApp({ GITEA__mirror__MIN_INTERVAL: min });
+      const u = await seedUser(t2.db);
+      const ut = await u.token();
+      const m = await apiRepo(t2, ut, { name: "mi" });
+      await t2.db.update(repository).set({ isMirror: true }).where(eq(repository.id, m.id));
+      await t2.db.insert(mirror).values({ repoId: m.id, intervalMs: 28_800_000 });
+      await expectRefusal(t2.request(`/api/v1/repos/${u.name}/mi`, { method: "PATCH", headers: token(ut), json: { mirror_interval: "1m" } }), 422, `invalid mirror interval: 1m is below minimum interval: ${shown}`);
+      t2.close();
+    }
+  });
+
+  it("delete: a site admin who is no owner of the organization may delete its repository", async () => {
+    const org = await seedOrg(t, alice);
+    const r = await apiRepo(t, aliceTok, { name: uniq("adel") }, org.name);
+    expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(204);
+    expect(await t.db.select().from(repository).where(eq(repository.id, r.id))).toEqual([]);
+  });
+});
+
+describe("unit edits that leave a unit alone (rules 5, 9, 10)", () => {
+  it("rule 9: projects_mode without the projects unit is ignored", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("pm") });
+    await patch(alice.name, r.name, aliceTok, { has_projects: false });
+    const body = await (await patch(alice.name, r.name, aliceTok, { projects_mode: "repo" })).json();
+    expect(body.has_projects).toBe(false);
+    expect(await t.db.select().from(repoUnit).where(and(eq(repoUnit.repoId, r.id), eq(repoUnit.type, 8)))).toEqual([]);
+  });
+
+  it("rule 10: pull request settings without the pull request unit do not bring it back", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("np") });
+    await patch(alice.name, r.name, aliceTok, { has_pull_requests: false });
+    const body = await (await patch(alice.name, r.name, aliceTok, { allow_squash_merge: false })).json();
+    expect(body.has_pull_requests).toBe(false);
+    expect(await t.db.select().from(repoUnit).where(and(eq(repoUnit.repoId, r.id), eq(repoUnit.type, 3)))).toEqual([]);
+  });
+
+  it("rule 5: with the external tracker disabled globally, has_issues with an external tracker enables the internal one", async () => {
+    const t2 = await testApp({ GITEA__repository__DISABLED_REPO_UNITS: "repo.ext_issues" });
+    const u = await seedUser(t2.db);
+    const ut = await u.token();
+    await apiRepo(t2, ut, { name: "x" });
+    await t2.request(`/api/v1/repos/${u.name}/x`, { method: "PATCH", headers: token(ut), json: { has_issues: false } });
+    const body = await (await t2.request(`/api/v1/repos/${u.name}/x`, { method: "PATCH", headers: token(ut), json: { has_issues: true, external_tracker: { external_tracker_url: "https://t.example" } } })).json();
+    expect(body).toMatchObject({ has_issues: true, internal_tracker: { enable_time_tracker: true } });
+    expect(body.external_tracker).toBeUndefined();
+    t2.close();
+  });
+});
+
+describe("generate: the generated repository's description in .gitea/template expansion", () => {
+  it("$REPO_DESCRIPTION expands to the given description, or to nothing when none is given", async () => {
+    const tpl = await apiRepo(t, aliceTok, { name: uniq("exp"), template: true, auto_init: true });
+    const add = async (path: string, text: string) =>
+      expect((await post(`/api/v1/repos/${alice.name}/${tpl.name}/contents/${path}`, aliceTok, { content: Buffer.from(text).toString("base64") })).status).toBe(201);
+    await add(".gitea/template", "desc.txt\n");
+    await add("desc.txt", "[$REPO_DESCRIPTION]\n");
+    const raw = async (json: Record<string, unknown>) => {
+      const g = await (await post(`/api/v1/repos/${alice.name}/${tpl.name}/generate`, aliceTok, { owner: alice.name, name: uniq("g"), git_content: true, ...json })).json();
+      return (await t.request(`/api/v1/repos/${alice.name}/${g.name}/raw/desc.txt`, { headers: token(aliceTok) })).text();
+    };
+    expect(await raw({})).toBe("[]\n");
+    expect(await raw({ description: "mine" })).toBe("[mine]\n");
   });
 });

@@ -1,7 +1,7 @@
 /** Teams: the spec's team rules 1–7 and the visibility matrix. */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { orgUser, repository, team, teamUnit, teamUser, userBlocking } from "../../functions/db/schema.ts";
+import { orgUser, repository, team, teamRepo, teamUnit, teamUser, userBlocking } from "../../functions/db/schema.ts";
 import { expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 import { giteaShapeErrors } from "../fixtures/gitea-schema.ts";
 
@@ -129,11 +129,17 @@ describe("rule 1: visibility filtering of lists, search and GET /teams/{id}", ()
     expect(noDesc.ids).toEqual([]);
   });
 
+  it("search ignores spaces around the keyword (Gitea's FormTrim)", async () => {
+    expect((await listed(ownerTok, `/api/v1/orgs/${org.name}/teams/search?q=%20the%20limited%20`)).ids).toEqual([ids.limited]);
+  });
+
   it("rule 2: GET /user/teams lists the caller's teams with their organization", async () => {
     const res = await t.request("/api/v1/user/teams", { headers: token(await member.token()) });
     const list = await res.json();
     expect(list.map((x: { id: number }) => x.id)).toEqual([ids.mine]);
     expect(list[0].organization.name).toBe(org.name);
+    expect(res.headers.get("X-Total-Count")).toBe("1");
+    expect(roundTrips(res)).toBe(1);
   });
 });
 
@@ -237,5 +243,215 @@ describe("repositories (rules 5 and 7)", () => {
     expect(await feed(ownerTok)).toEqual(expect.arrayContaining([`create_repo ${priv.name}`, `create_repo ${pub.name}`]));
     const stranger = await seedUser(t.db);
     expect(await feed(await stranger.token())).toEqual(orgRepos.filter((r) => !r.isPrivate).map((r) => `create_repo ${r.name}`).sort());
+  });
+});
+
+describe("rule 3: the unit and mode rules of create and edit (Gitea's CreateTeam, EditTeam, MinUnitAccessMode)", () => {
+  const unitsOf = async (id: number) => (await t.db.select({ type: teamUnit.type, mode: teamUnit.accessMode }).from(teamUnit).where(eq(teamUnit.teamId, id))).sort((a, b) => a.type - b.type);
+  const teamCount = async () => (await t.db.select({ id: team.id }).from(team).where(eq(team.orgId, org.id))).length;
+
+  it("an unknown unit key in units or units_map → 422 naming it, on create and on edit, nothing written (issue 8 B.2)", async () => {
+    const before = await teamCount();
+    await expectRefusal(createTeam({ name: uniq("u"), permission: "read", units: ["repo.code", "repo.nope"] }), 422, '[Units]: unknown unit "repo.nope"');
+    await expectRefusal(createTeam({ name: uniq("u"), permission: "read", units_map: { "repo.code": "read", "repo.gone": "read" } }), 422, '[UnitsMap]: unknown unit "repo.gone"');
+    expect(await teamCount()).toBe(before);
+    const tm = await (await createTeam({ name: uniq("u"), permission: "read", units: ["repo.code"] })).json();
+    const patch = (json: unknown) => t.request(`/api/v1/teams/${tm.id}`, { method: "PATCH", headers: token(ownerTok), json });
+    const res = await expectRefusal(patch({ permission: "write", units: ["repo.nope"] }), 422, '[Units]: unknown unit "repo.nope"');
+    expect(roundTrips(res)).toBe(1);
+    await expectRefusal(patch({ permission: "write", units_map: { "repo.nope": "write" } }), 422, '[UnitsMap]: unknown unit "repo.nope"');
+    expect(await unitsOf(tm.id)).toEqual([{ type: 1, mode: 1 }]);
+    expect((await (await t.request(`/api/v1/teams/${tm.id}`, { headers: token(ownerTok) })).json()).permission).toBe("read");
+  });
+
+  it("units_map naming one unit twice (keys match in any case) → 422 on create and edit, not a 500", async () => {
+    const before = await teamCount();
+    const twice = { "repo.code": "read", "REPO.CODE": "write" };
+    await expectRefusal(createTeam({ name: uniq("tw"), units_map: twice }), 422, '[UnitsMap]: unit "REPO.CODE" is given twice');
+    expect(await teamCount()).toBe(before);
+    const tm = await (await createTeam({ name: uniq("tw"), permission: "read", units: ["repo.code", "REPO.CODE"] })).json();
+    expect(tm.units_map).toEqual({ "repo.code": "read" });
+    await expectRefusal(t.request(`/api/v1/teams/${tm.id}`, { method: "PATCH", headers: token(ownerTok), json: { permission: "write", units_map: twice } }), 422, '[UnitsMap]: unit "REPO.CODE" is given twice');
+    expect(await unitsOf(tm.id)).toEqual([{ type: 1, mode: 1 }]);
+  });
+
+  it("units_map: a `none` unit stays none and does not lower the level; external units are capped at read and never set the level", async () => {
+    const res = await createTeam({ name: uniq("mix"), permission: "write", units_map: { "repo.code": "write", "repo.pulls": "none", "repo.ext_wiki": "read", "repo.ext_issues": "admin" } });
+    const body = await res.json();
+    expect(body.permission).toBe("write");
+    expect(body.units_map).toEqual({ "repo.code": "write", "repo.pulls": "none", "repo.ext_wiki": "read", "repo.ext_issues": "read" });
+    expect(await unitsOf(body.id)).toEqual([
+      { type: 1, mode: 2 },
+      { type: 3, mode: 0 },
+      { type: 6, mode: 1 },
+      { type: 7, mode: 1 },
+    ]);
+  });
+
+  it("without a permission, units make a read team with every unit at read; a units_map of only `none` keeps the team at none", async () => {
+    const byUnits = await (await createTeam({ name: uniq("np"), units: ["repo.code", "repo.issues", "repo.ext_issues"] })).json();
+    expect(byUnits).toMatchObject({ permission: "read", units_map: { "repo.code": "read", "repo.issues": "read", "repo.ext_issues": "read" } });
+    const none = await (await createTeam({ name: uniq("nn"), units_map: { "repo.code": "none" } })).json();
+    expect(none).toMatchObject({ permission: "none", units_map: { "repo.code": "none" } });
+  });
+
+  it("units are listed in unit order whatever the form's order; the name is stored with its lower-case form", async () => {
+    const name = uniq("OrderTeam");
+    const body = await (await createTeam({ name, permission: "read", units: ["repo.pulls", "repo.issues", "repo.code", "repo.pulls"] })).json();
+    expect(body.units).toEqual(["repo.code", "repo.issues", "repo.pulls"]);
+    expect(await unitsOf(body.id)).toEqual([1, 2, 3].map((type) => ({ type, mode: 1 })));
+    const [stored] = await t.db.select({ name: team.name, lowerName: team.lowerName }).from(team).where(eq(team.id, body.id));
+    expect(stored).toEqual({ name, lowerName: name.toLowerCase() });
+  });
+
+  it("an organization member who is not an owner → 403 `Must be an organization owner`; a non-member of a public org → 403 `Must be an organization member`", async () => {
+    const outsider = await seedUser(t.db);
+    await expectRefusal(createTeam({ name: uniq("x"), permission: "read", units: ["repo.code"] }, await outsider.token()), 403, "Must be an organization member");
+  });
+
+  it("edit: raising a team to admin stores every unit at admin (external ones at read), as on create", async () => {
+    const tm = await (await createTeam({ name: uniq("up"), permission: "read", units: ["repo.code"] })).json();
+    const res = await t.request(`/api/v1/teams/${tm.id}`, { method: "PATCH", headers: token(ownerTok), json: { permission: "admin", units: ["repo.code"] } });
+    expect((await res.json()).permission).toBe("admin");
+    expect(await unitsOf(tm.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((type) => ({ type, mode: type === 6 || type === 7 ? 1 : 3 })));
+  });
+
+  it("edit: a new name is stored with its lower-case form; a name another team has (any case) → 422", async () => {
+    const a = await (await createTeam({ name: uniq("a"), permission: "read", units: ["repo.code"] })).json();
+    const b = await (await createTeam({ name: uniq("b"), permission: "read", units: ["repo.code"] })).json();
+    const name = uniq("Renamed");
+    const res = await t.request(`/api/v1/teams/${a.id}`, { method: "PATCH", headers: token(ownerTok), json: { name } });
+    expect((await res.json()).name).toBe(name);
+    expect((await t.db.select({ lowerName: team.lowerName }).from(team).where(eq(team.id, a.id)))[0].lowerName).toBe(name.toLowerCase());
+    await expectRefusal(t.request(`/api/v1/teams/${b.id}`, { method: "PATCH", headers: token(ownerTok), json: { name: name.toUpperCase() } }), 422, `team already exists [org_id: ${org.id}, name: ${name.toUpperCase()}]`);
+    expect((await t.db.select({ name: team.name }).from(team).where(eq(team.id, b.id)))[0].name).toBe(b.name);
+  });
+
+  it("edit: fields not sent keep their values; can_create_org_repo false is stored", async () => {
+    const tm = await (await createTeam({ name: uniq("keep"), permission: "read", units: ["repo.code"], visibility: "public", can_create_org_repo: true })).json();
+    const patch = async (json: unknown) => (await t.request(`/api/v1/teams/${tm.id}`, { method: "PATCH", headers: token(ownerTok), json })).json();
+    expect(await patch({ description: "kept" })).toMatchObject({ visibility: "public", can_create_org_repo: true, description: "kept", permission: "read" });
+    expect(await patch({ can_create_org_repo: false })).toMatchObject({ visibility: "public", can_create_org_repo: false, description: "kept" });
+  });
+
+  it("edit: the Owners team's units never change (owner mode on every unit)", async () => {
+    const before = await unitsOf(org.ownersTeamId);
+    expect(before.map((u) => u.mode)).toEqual(before.map(() => 4));
+    const res = await t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "PATCH", headers: token(ownerTok), json: { units: ["repo.code"], units_map: { "repo.code": "read" } } });
+    expect(res.status).toBe(200);
+    expect(await unitsOf(org.ownersTeamId)).toEqual(before);
+  });
+});
+
+describe("the guards of the team write routes (reqTeamMembership, then reqOrgOwnership with only the team: 404)", () => {
+  it("a team member who is not an owner → 404 (403 on repositories without admin); an org member outside the team → 403 `Must be a team member`; a site admin outside the org may", async () => {
+    const tm = await (await createTeam({ name: uniq("g"), permission: "write", units: ["repo.code"], visibility: "limited" })).json();
+    const doomed = await (await createTeam({ name: uniq("gd"), permission: "read", units: ["repo.code"], visibility: "limited" })).json();
+    const repo = await apiRepo(t, ownerTok, { name: uniq("gr"), private: true }, org.name);
+    const inTeam = await seedUser(t.db);
+    const outside = await seedUser(t.db);
+    const target = await seedUser(t.db);
+    const admin = await seedUser(t.db, { admin: true });
+    for (const id of [tm.id, doomed.id]) await t.request(`/api/v1/teams/${id}/members/${inTeam.name}`, { method: "PUT", headers: token(ownerTok) });
+    // The team's write access to the repository lets its members see it, not manage it.
+    await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${repo.name}`, { method: "PUT", headers: token(ownerTok) });
+    await seedMember(t, org, outside);
+    const routes: [string, string, unknown?][] = [
+      ["PATCH", `/api/v1/teams/${tm.id}`, { description: "changed" }],
+      ["PUT", `/api/v1/teams/${tm.id}/members/${target.name}`],
+      ["DELETE", `/api/v1/teams/${tm.id}/members/${target.name}`],
+      ["PUT", `/api/v1/teams/${tm.id}/repos/${org.name}/${repo.name}`],
+      ["DELETE", `/api/v1/teams/${tm.id}/repos/${org.name}/${repo.name}`],
+      ["DELETE", `/api/v1/teams/${doomed.id}`],
+    ];
+    const [memberTok, outsideTok, adminTok] = [await inTeam.token(), await outside.token(), await admin.token()];
+    for (const [method, path, json] of routes) {
+      const label = `${method} ${path}`;
+      if (path.includes("/repos/")) await expectRefusal(t.request(path, { method, headers: token(memberTok), json }), 403, "Must have admin-level access to the repository", label);
+      else await expectRefusal(t.request(path, { method, headers: token(memberTok), json }), 404, NOT_FOUND, label);
+      await expectRefusal(t.request(path, { method, headers: token(outsideTok), json }), 403, "Must be a team member", label);
+    }
+    expect(await t.db.select().from(teamUser).where(and(eq(teamUser.teamId, tm.id), eq(teamUser.uid, target.id)))).toEqual([]);
+    for (const [method, path, json] of routes) {
+      const res = await t.request(path, { method, headers: token(adminTok), json });
+      expect(res.status, `${method} ${path}`).toBe(method === "PATCH" ? 200 : 204);
+    }
+    expect(await t.db.select().from(team).where(eq(team.id, doomed.id))).toEqual([]);
+  });
+});
+
+describe("members: who can be added or removed (rule 6)", () => {
+  it("PUT: an unknown user or an organization → 404; a member already in the team → 204 without a write (1 round trip)", async () => {
+    const tm = await (await createTeam({ name: uniq("pm"), permission: "read", units: ["repo.code"] })).json();
+    const put = (name: string) => t.request(`/api/v1/teams/${tm.id}/members/${name}`, { method: "PUT", headers: token(ownerTok) });
+    await expectRefusal(put(uniq("ghost")), 404, NOT_FOUND);
+    await expectRefusal(put(org.name), 404, NOT_FOUND);
+    const u = await seedUser(t.db);
+    expect(roundTrips(await put(u.name))).toBe(2);
+    const again = await put(u.name);
+    expect(again.status).toBe(204);
+    expect(roundTrips(again)).toBe(1);
+    expect(await t.db.select().from(teamUser).where(eq(teamUser.teamId, tm.id))).toHaveLength(1);
+  });
+
+  it("DELETE: an unknown user → 404; a user not in the team → 204 without a write (1 round trip), their other memberships kept", async () => {
+    const tm = await (await createTeam({ name: uniq("dm"), permission: "read", units: ["repo.code"] })).json();
+    const other = await (await createTeam({ name: uniq("do"), permission: "read", units: ["repo.code"] })).json();
+    const u = await seedUser(t.db);
+    await t.request(`/api/v1/teams/${other.id}/members/${u.name}`, { method: "PUT", headers: token(ownerTok) });
+    const del = (name: string) => t.request(`/api/v1/teams/${tm.id}/members/${name}`, { method: "DELETE", headers: token(ownerTok) });
+    await expectRefusal(del(uniq("ghost")), 404, NOT_FOUND);
+    const res = await del(u.name);
+    expect(res.status).toBe(204);
+    expect(roundTrips(res)).toBe(1);
+    expect(await t.db.select().from(teamUser).where(and(eq(teamUser.teamId, other.id), eq(teamUser.uid, u.id)))).toHaveLength(1);
+  });
+});
+
+describe("repositories of a team (rules 5 and 7)", () => {
+  it("a team that includes all repositories: adding or removing one writes nothing (1 round trip, no team_repo row)", async () => {
+    const tm = await (await createTeam({ name: uniq("all"), permission: "read", units: ["repo.code"], includes_all_repositories: true })).json();
+    const r = await apiRepo(t, ownerTok, { name: uniq("ar") }, org.name);
+    for (const method of ["PUT", "DELETE"]) {
+      const res = await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method, headers: token(ownerTok) });
+      expect(res.status).toBe(204);
+      expect(roundTrips(res)).toBe(1);
+      expect(await t.db.select().from(teamRepo).where(eq(teamRepo.teamId, tm.id))).toEqual([]);
+    }
+    expect((await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { headers: token(ownerTok) })).status).toBe(200);
+  });
+
+  it("GET a team's repository answers it as GET /repos/{owner}/{repo} does, for a member of the team", async () => {
+    const tm = await (await createTeam({ name: uniq("same"), permission: "write", units: ["repo.code"] })).json();
+    const r = await apiRepo(t, ownerTok, { name: uniq("sr"), private: true }, org.name);
+    await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method: "PUT", headers: token(ownerTok) });
+    const m = await seedUser(t.db);
+    await t.request(`/api/v1/teams/${tm.id}/members/${m.name}`, { method: "PUT", headers: token(ownerTok) });
+    const tk = await m.token();
+    const viaTeam = await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { headers: token(tk) });
+    expect(roundTrips(viaTeam)).toBe(1);
+    const direct = await (await t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(tk) })).json();
+    const body = await viaTeam.json();
+    expect(body).toEqual(direct);
+    expect(body.owner.login).toBe(org.name);
+    expect(body.permissions).toEqual({ admin: false, push: true, pull: true });
+  });
+});
+
+describe("a team with no level but a readable unit (rule 5)", () => {
+  it("a member of a team that may only read the external wiki sees an assigned private repository through the team", async () => {
+    const tm = await (await createTeam({ name: uniq("ext"), units_map: { "repo.ext_wiki": "read" } })).json();
+    expect(tm.permission).toBe("none");
+    const r = await apiRepo(t, ownerTok, { name: uniq("xw"), private: true }, org.name);
+    const edit = await t.request(`/api/v1/repos/${org.name}/${r.name}`, { method: "PATCH", headers: token(ownerTok), json: { has_wiki: true, external_wiki: { external_wiki_url: "https://wiki.example.com/" } } });
+    expect(edit.status).toBe(200);
+    await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { method: "PUT", headers: token(ownerTok) });
+    const m = await seedUser(t.db);
+    await t.request(`/api/v1/teams/${tm.id}/members/${m.name}`, { method: "PUT", headers: token(ownerTok) });
+    const res = await t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { headers: token(await m.token()) });
+    expect(res.status).toBe(200);
+    expect((await res.json()).permissions).toEqual({ admin: false, push: false, pull: false });
+    const stranger = await seedUser(t.db);
+    await expectRefusal(t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${r.name}`, { headers: token(await stranger.token()) }), 404, NOT_FOUND);
   });
 });

@@ -1,0 +1,67 @@
+/**
+ * Repositories: a create or fork whose write fails maps only its own unique indexes to Gitea's
+ * refusals (the owner's name → 409, a second fork by one owner → 409 naming the fork). Another
+ * failure stays a 500: a client must not be told to change a name that is not the problem.
+ * The races that trip those indexes for real are tested over HTTP (test/e2e); here the driver fails
+ * the write with the database's message.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Driver } from "../../functions/db/driver.ts";
+import { apiRepo, expectRefusal, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let alice: SeededUser;
+let bob: SeededUser;
+/** The error the next write batch fails with, if any. */
+let failNextWrite: Error | null = null;
+
+const failing = (d: Driver): Driver => ({
+  batch(items, mode) {
+    const err = mode === "write" ? failNextWrite : null;
+    if (!err) return d.batch(items, mode);
+    failNextWrite = null;
+    return Promise.reject(err);
+  },
+  close: () => d.close(),
+});
+
+beforeAll(async () => {
+  t = await testApp({}, { wrap: failing });
+  alice = await seedUser(t.db);
+  bob = await seedUser(t.db);
+});
+afterAll(() => t.close());
+
+const unique = (cols: string) => new Error(`SQLITE_CONSTRAINT_UNIQUE: UNIQUE constraint failed: ${cols}`);
+
+describe("create, edit and fork: only their own conflicts are refusals", () => {
+  it("create: the owner/name index → 409; another unique index → 500", async () => {
+    const tk = await alice.token();
+    failNextWrite = unique("repository.owner_id, repository.lower_name");
+    await expectRefusal(t.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: uniq("c") } }), 409, "The repository with the same name already exists.");
+    failNextWrite = unique("repo_unit.repo_id, repo_unit.type");
+    expect((await t.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: uniq("c") } })).status).toBe(500);
+  });
+
+  it("edit: a rename onto a name taken meanwhile (the owner/name index) → 422; another unique index → 500", async () => {
+    const tk = await alice.token();
+    const r = await apiRepo(t, tk, { name: uniq("e") });
+    const name = uniq("taken");
+    failNextWrite = unique("repository.owner_id, repository.lower_name");
+    await expectRefusal(t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "PATCH", headers: token(tk), json: { name } }), 422, `repository already exists [uname: ${alice.name}, name: ${name}]`);
+    failNextWrite = unique("repo_redirect.owner_id, repo_redirect.lower_name");
+    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "PATCH", headers: token(tk), json: { name } })).status).toBe(500);
+    expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(tk) })).status).toBe(200);
+  });
+
+  it("fork: a concurrent fork by the same owner (the fork index) → 409 naming the fork being made", async () => {
+    const base = await apiRepo(t, await alice.token(), { name: uniq("b") });
+    failNextWrite = unique("repository.owner_id, repository.fork_id");
+    const name = uniq("f");
+    await expectRefusal(
+      t.request(`/api/v1/repos/${alice.name}/${base.name}/forks`, { method: "POST", headers: token(await bob.token()), json: { name } }),
+      409,
+      `repository is already forked by user [uname: ${bob.name}, repo path: ${alice.name}/${base.name}, fork path: ${bob.name}/${name}]`,
+    );
+  });
+});
