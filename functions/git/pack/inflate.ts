@@ -38,9 +38,10 @@ let reused: ZStream | null = null;
 
 /**
  * pako's zlib in JavaScript, one stream reset per entry: nothing outside the JS heap. Under
- * workerd `inflateSync(…, { info: true })` leaves each call's zlib engine open until the garbage
- * collector finds it, and V8 does not see their native memory: a 74,000-object push grew workerd
- * by ~400 MB, and the third such push into one process hung it.
+ * workerd `inflateSync(…, { info: true })` builds a zlib engine per call whose native memory stays
+ * until the garbage collector finds its JS wrapper (closing the engine did not free it), and V8
+ * does not see that memory: a 74,000-object push grew workerd by ~400 MB, and large pushes into one
+ * process made it stop answering.
  */
 export function inflatePrefixJs(buf: Uint8Array, size: number): Prefix {
   if (!reused) {
