@@ -6,27 +6,16 @@
  * the write with the database's message.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Driver } from "../../functions/db/driver.ts";
-import { apiRepo, expectRefusal, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { apiRepo, expectRefusal, failingWrites, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
 let bob: SeededUser;
-/** The error the next write batch fails with, if any. */
-let failNextWrite: Error | null = null;
-
-const failing = (d: Driver): Driver => ({
-  batch(items, mode) {
-    const err = mode === "write" ? failNextWrite : null;
-    if (!err) return d.batch(items, mode);
-    failNextWrite = null;
-    return Promise.reject(err);
-  },
-  close: () => d.close(),
-});
+/** The next write batch fails with the error given to `failNext`. */
+const writes = failingWrites();
 
 beforeAll(async () => {
-  t = await testApp({}, { wrap: failing });
+  t = await testApp({}, { wrap: writes.wrap });
   alice = await seedUser(t.db);
   bob = await seedUser(t.db);
 });
@@ -37,9 +26,9 @@ const unique = (cols: string) => new Error(`SQLITE_CONSTRAINT_UNIQUE: UNIQUE con
 describe("create, edit and fork: only their own conflicts are refusals", () => {
   it("create: the owner/name index → 409; another unique index → 500", async () => {
     const tk = await alice.token();
-    failNextWrite = unique("repository.owner_id, repository.lower_name");
+    writes.failNext(unique("repository.owner_id, repository.lower_name"));
     await expectRefusal(t.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: uniq("c") } }), 409, "The repository with the same name already exists.");
-    failNextWrite = unique("repo_unit.repo_id, repo_unit.type");
+    writes.failNext(unique("repo_unit.repo_id, repo_unit.type"));
     expect((await t.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: uniq("c") } })).status).toBe(500);
   });
 
@@ -47,16 +36,16 @@ describe("create, edit and fork: only their own conflicts are refusals", () => {
     const tk = await alice.token();
     const r = await apiRepo(t, tk, { name: uniq("e") });
     const name = uniq("taken");
-    failNextWrite = unique("repository.owner_id, repository.lower_name");
+    writes.failNext(unique("repository.owner_id, repository.lower_name"));
     await expectRefusal(t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "PATCH", headers: token(tk), json: { name } }), 422, `repository already exists [uname: ${alice.name}, name: ${name}]`);
-    failNextWrite = unique("repo_redirect.owner_id, repo_redirect.lower_name");
+    writes.failNext(unique("repo_redirect.owner_id, repo_redirect.lower_name"));
     expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { method: "PATCH", headers: token(tk), json: { name } })).status).toBe(500);
     expect((await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(tk) })).status).toBe(200);
   });
 
   it("fork: a concurrent fork by the same owner (the fork index) → 409 naming the fork being made", async () => {
     const base = await apiRepo(t, await alice.token(), { name: uniq("b") });
-    failNextWrite = unique("repository.owner_id, repository.fork_id");
+    writes.failNext(unique("repository.owner_id, repository.fork_id"));
     const name = uniq("f");
     await expectRefusal(
       t.request(`/api/v1/repos/${alice.name}/${base.name}/forks`, { method: "POST", headers: token(await bob.token()), json: { name } }),

@@ -5,28 +5,17 @@
  * tell the client to change its input.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Driver } from "../../functions/db/driver.ts";
-import { expectRefusal, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, failingWrites, seedOrg, seedUser, testApp, token, uniq, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let org: SeededOrg;
 let ownerName = "";
 let ownerTok = "";
-/** The error the next write batch fails with, if any. */
-let failNextWrite: Error | null = null;
-
-const failing = (d: Driver): Driver => ({
-  batch(items, mode) {
-    const err = mode === "write" ? failNextWrite : null;
-    if (!err) return d.batch(items, mode);
-    failNextWrite = null;
-    return Promise.reject(err);
-  },
-  close: () => d.close(),
-});
+/** The next write batch fails with the error given to `failNext`. */
+const writes = failingWrites();
 
 beforeAll(async () => {
-  t = await testApp({}, { wrap: failing });
+  t = await testApp({}, { wrap: writes.wrap });
   const owner = await seedUser(t.db);
   ownerName = owner.name;
   ownerTok = await owner.token();
@@ -38,21 +27,21 @@ const otherUnique = () => new Error("SQLITE_CONSTRAINT_UNIQUE: UNIQUE constraint
 
 describe("team writes: only their own conflicts are 422", () => {
   it("create: a unique violation of another index → 500, not `team already exists`", async () => {
-    failNextWrite = otherUnique();
+    writes.failNext(otherUnique());
     const res = await t.request(`/api/v1/orgs/${org.name}/teams`, { method: "POST", headers: token(ownerTok), json: { name: uniq("f"), permission: "read", units: ["repo.code"] } });
     expect(res.status).toBe(500);
   });
 
   it("edit: a unique violation of another index → 500, not `team already exists`", async () => {
     const tm = await (await t.request(`/api/v1/orgs/${org.name}/teams`, { method: "POST", headers: token(ownerTok), json: { name: uniq("e"), permission: "read", units: ["repo.code"] } })).json();
-    failNextWrite = otherUnique();
+    writes.failNext(otherUnique());
     const res = await t.request(`/api/v1/teams/${tm.id}`, { method: "PATCH", headers: token(ownerTok), json: { name: uniq("e2") } });
     expect(res.status).toBe(500);
     expect((await (await t.request(`/api/v1/teams/${tm.id}`, { headers: token(ownerTok) })).json()).name).toBe(tm.name);
   });
 
   it("removing a member: a failed write → 500, not `the last member of owner team`", async () => {
-    failNextWrite = new Error("disk I/O error");
+    writes.failNext(new Error("disk I/O error"));
     const res = await t.request(`/api/v1/teams/${org.ownersTeamId}/members/${ownerName}`, { method: "DELETE", headers: token(ownerTok) });
     expect(res.status).toBe(500);
     // The guard itself still answers 422 once the database works again.
