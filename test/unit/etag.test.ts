@@ -10,6 +10,9 @@ describe("entity tags", () => {
   it("B.6 a tag depends on the body, the caller, the status and the pagination headers", async () => {
     const base = await entityTag("anonymous", 200, json, body('{"a":1}'));
     expect(base).toMatch(/^W\/"[\w-]{22}"$/);
+    // A JSON answer is tagged from its rendered text, any other from its bytes: the same content, the same tag.
+    expect(entityTag("anonymous", 200, json, '{"a":1}')).toBe(base);
+    expect(entityTag("anonymous", 200, json, '{"a":1} ')).not.toBe(base);
     expect(await entityTag("anonymous", 200, json, body('{"a":1}'))).toBe(base);
     expect(await entityTag("anonymous", 200, json, body('{"a":2}'))).not.toBe(base);
     expect(await entityTag("token:abc", 200, json, body('{"a":1}'))).not.toBe(base);
