@@ -11,8 +11,8 @@ import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, readWithCaller, write, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
 import { isOrgOwnerSql, ownerByName } from "../db/queries/accounts.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
-import { CREATE, FACTS, factsOf, repoCascade, repoIdByPath, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath, VIEWER as REPO_VIEWER } from "../db/queries/repos.ts";
-import { commandOnce, fromDrizzle, num, p, shaped, viewerQuery, type Bound } from "../db/sql.ts";
+import { CREATE, FACTS_JOINED as FACTS, factsOf, repoCascade, repoIdByPath, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath, VIEWER_JOINED as REPO_VIEWER } from "../db/queries/repos.ts";
+import { commandOnce, fromDrizzle, num, p, shaped, viewerQuery, VIEWER_JOIN, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import { reqRepoAdmin, reqRepoOwner, reqRepoReader } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
@@ -831,7 +831,7 @@ export function indexedKeyword(kwLower: string): string | null {
   return `"${kwLower}"`;
 }
 
-/** The statements of one search shape: the page and the total, reading the viewer from the viewer CTE. */
+/** The statements of one search shape: the page and the total, reading the viewer from the joined viewer row. */
 const searchStatements = shaped((s: SearchShape) => {
   const me = REPO_VIEWER.id;
   const repoId = col(repository.id);
@@ -887,7 +887,8 @@ const searchStatements = shaped((s: SearchShape) => {
   const dir = s.order === "desc" ? sql`DESC` : sql`ASC`;
   const orderBy = [sql`${SORTS[s.sort]} ${dir}`, sql`${repoId} ${dir}`];
   if (s.priority) orderBy.unshift(sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE 1 END`);
-  const from = sql`FROM repository JOIN user ON user.id = repository.owner_id WHERE ${where}`;
+  // The viewer row is joined once: the statement reads it through columns, not a subquery per use.
+  const from = sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where}`;
   return {
     page: viewerQuery<RepoFacts, SearchValues & { limit: number; offset: number }>(
       "repoSearch",
