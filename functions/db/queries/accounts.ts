@@ -7,7 +7,7 @@ import { col } from "../client.ts";
 import { userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
 import type { Ctx } from "../../lib/context.ts";
 import { user } from "../schema.ts";
-import { bool, columnsOf, command, num, p, query, setList, shaped, V, viewerQuery, type InsertKey, type Row } from "../sql.ts";
+import { bool, columnsOf, command, num, p, query, setList, shaped, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, type InsertKey, type Row } from "../sql.ts";
 
 /** Gitea's user types. */
 export const USER_TYPE = { individual: 0, organization: 1 } as const;
@@ -24,12 +24,15 @@ export type UserRow = ReturnType<typeof U.read>;
 /** Which token category governs an account's visibility: a user, an organization, or its `type` column. */
 export type AccountKind = "user" | "org" | SQL;
 
-const limitedFor = (kind: AccountKind): SQL =>
-  kind === "user" ? V.limited.user : kind === "org" ? V.limited.organization : sql`(CASE WHEN ${kind} = 1 THEN ${V.limited.organization} ELSE ${V.limited.user} END)`;
+/** The viewer as SQL: `V` (subqueries of the viewer CTE) or `VIEWER_COLUMNS` (the joined `v` row). */
+type Viewer = typeof V | typeof VIEWER_COLUMNS;
+
+const limitedFor = (kind: AccountKind, v: Viewer): SQL =>
+  kind === "user" ? v.limited.user : kind === "org" ? v.limited.organization : sql`(CASE WHEN ${kind} = 1 THEN ${v.limited.organization} ELSE ${v.limited.user} END)`;
 
 /** The sharing relation: the viewer and the account are in one organization (or the account is an org of the viewer). */
-const together = (id: SQL) =>
-  sql`EXISTS (SELECT 1 FROM org_user vo WHERE vo.uid = ${V.id} AND (vo.org_id = ${id} OR vo.org_id IN (SELECT vo2.org_id FROM org_user vo2 WHERE vo2.uid = ${id})))`;
+const together = (id: SQL, v: Viewer) =>
+  sql`EXISTS (SELECT 1 FROM org_user vo WHERE vo.uid = ${v.id} AND (vo.org_id = ${id} OR vo.org_id IN (SELECT vo2.org_id FROM org_user vo2 WHERE vo2.uid = ${id})))`;
 
 /**
  * SQL: may the viewer see this user or organization (Gitea's IsUserVisibleToViewer)? public →
@@ -38,13 +41,18 @@ const together = (id: SQL) =>
  * of the account's category sees public accounts only. `unlimited` ignores token limits (the
  * viewer's own relations, e.g. a repository owner a collaborator reaches).
  */
-export function visibleSql(id: SQL, visibility: SQL, kind: AccountKind, opts: { unlimited?: boolean } = {}): SQL {
-  const limit = opts.unlimited ? sql`0` : limitedFor(kind);
+export function visibleSql(id: SQL, visibility: SQL, kind: AccountKind, opts: { unlimited?: boolean; viewer?: Viewer } = {}): SQL {
+  const v = opts.viewer ?? V;
+  const limit = opts.unlimited ? sql`0` : limitedFor(kind, v);
   return sql`(${visibility} = 0 OR (NOT ${limit} AND (
-    ${opts.unlimited ? V.siteAdmin : V.isAdmin} OR ${id} = ${V.id}
-    OR (${visibility} = 1 AND ${V.id} IS NOT NULL AND (NOT ${V.restricted} OR ${together(id)}))
-    OR (${visibility} = 2 AND ${together(id)}))))`;
+    ${opts.unlimited ? v.siteAdmin : v.isAdmin} OR ${id} = ${v.id}
+    OR (${visibility} = 1 AND ${v.id} IS NOT NULL AND (NOT ${v.restricted} OR ${together(id, v)}))
+    OR (${visibility} = 2 AND ${together(id, v)}))))`;
 }
+
+// The account reads below join the viewer row once (VIEWER_JOIN, see sql.ts): they run on most
+// routes, and each `(SELECT … FROM v)` costs sqld/Turso a compile of the viewer CTE per request.
+const VC = VIEWER_COLUMNS;
 
 /** SQL: `uid` is in the organization's Owners team. */
 export const isOrgOwnerSql = (orgId: SQLWrapper | number, uid: SQLWrapper | number) =>
@@ -98,7 +106,7 @@ const accountSeen = (r: Row): AccountSeen => ({ u: U.read(r, 0), visible: num(r[
 /** A user or organization by name, with whether the viewer may see it (token limits by its type). */
 export const accountByName = viewerQuery<AccountSeen, { name: string }>(
   "accountByName",
-  sql`SELECT ${U.select}, ${visibleSql(sql`u.id`, sql`u.visibility`, sql`u.type`)} FROM user u WHERE u.lower_name = ${p("name")} LIMIT 1`,
+  sql`SELECT ${U.select}, ${visibleSql(sql`u.id`, sql`u.visibility`, sql`u.type`, { viewer: VC })} FROM user u ${VIEWER_JOIN} WHERE u.lower_name = ${p("name")} LIMIT 1`,
   accountSeen,
 );
 
@@ -108,7 +116,7 @@ export const accountByName = viewerQuery<AccountSeen, { name: string }>(
  */
 export const accountByNameForWrite = viewerQuery<AccountSeen, { name: string }>(
   "accountByNameForWrite",
-  sql`SELECT ${U.select}, ${sql`(u.visibility = 0 OR (NOT ${V.publicOnly} AND ${visibleSql(sql`u.id`, sql`u.visibility`, sql`u.type`, { unlimited: true })}))`} FROM user u WHERE u.lower_name = ${p("name")} LIMIT 1`,
+  sql`SELECT ${U.select}, ${sql`(u.visibility = 0 OR (NOT ${VC.publicOnly} AND ${visibleSql(sql`u.id`, sql`u.visibility`, sql`u.type`, { unlimited: true, viewer: VC })}))`} FROM user u ${VIEWER_JOIN} WHERE u.lower_name = ${p("name")} LIMIT 1`,
   accountSeen,
 );
 
@@ -132,7 +140,7 @@ export const ownerByName = (ctx: Ctx, name: string, viewer: ViewerSql = ctx.view
 /** An individual the viewer may see, by name (a user the caller may not see answers as a missing one, issue 8 A.5). */
 export const visibleIndividualByName = viewerQuery<UserRow, { name: string }>(
   "visibleIndividualByName",
-  sql`SELECT ${U.select} FROM user u WHERE u.lower_name = ${p("name")} AND u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")} LIMIT 1`,
+  sql`SELECT ${U.select} FROM user u ${VIEWER_JOIN} WHERE u.lower_name = ${p("name")} AND u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user", { viewer: VC })} LIMIT 1`,
   (r) => U.read(r, 0),
 );
 
@@ -148,8 +156,8 @@ export interface OrgSeen {
 /** The organization :name (never an individual) with whether the viewer sees, owns and belongs to it. */
 export const orgByName = viewerQuery<OrgSeen, { name: string }>(
   "orgByName",
-  sql`SELECT ${U.select}, ${visibleSql(sql`u.id`, sql`u.visibility`, "org")}, ${isOrgOwnerSql(sql`u.id`, V.id)}, ${isOrgMemberSql(sql`u.id`, V.id)}
-      FROM user u WHERE u.lower_name = ${p("name")} AND u.type = 1 LIMIT 1`,
+  sql`SELECT ${U.select}, ${visibleSql(sql`u.id`, sql`u.visibility`, "org", { viewer: VC })}, ${isOrgOwnerSql(sql`u.id`, VC.id)}, ${isOrgMemberSql(sql`u.id`, VC.id)}
+      FROM user u ${VIEWER_JOIN} WHERE u.lower_name = ${p("name")} AND u.type = 1 LIMIT 1`,
   (r) => ({ org: U.read(r, 0), visible: bool(r[U.width]), isOwner: bool(r[U.width + 1]), isMember: bool(r[U.width + 2]) }),
 );
 
