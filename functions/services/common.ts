@@ -1,7 +1,4 @@
 /** Small rules shared by services: names, LIKE patterns, write guards, the site for converters. */
-import type { SQL } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
-import { guardSql } from "../db/sql.ts";
 import type { Site, Viewer } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
@@ -30,14 +27,7 @@ export const likePattern = (kw: string) => `%${kw.toLowerCase().replace(/[\\%_]/
 
 const GUARD_TRIP = "integer overflow";
 
-/**
- * A write guard as a drizzle statement, for the services still on drizzle's builders (teams):
- * aborts its write batch when `cond` holds at write time. The query layer builds its guards once
- * with `guardCommand` (db/sql.ts, where the mechanism is described); both trip as `isGuardTrip` tells.
- */
-export const guard = (db: Db, cond: SQL) => db.run(guardSql(cond));
-
-/** Whether a write batch failed because one of its guards tripped ("integer overflow"). */
+/** Whether a write batch failed because one of its guards tripped (`guardCommand`, db/sql.ts: "integer overflow"). */
 export function isGuardTrip(err: unknown): boolean {
   for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
     if (String((e as { message?: unknown }).message ?? "").includes(GUARD_TRIP)) return true;

@@ -1,14 +1,11 @@
 /** Activity feeds (Gitea models/activities GetFeeds): entries the caller may see, filtered to one repository. */
-import { count, desc, eq, sql, type SQL } from "drizzle-orm";
-import { col } from "../db/client.ts";
-import { action, repository, user } from "../db/schema.ts";
 import { accountByName } from "../db/queries/accounts.ts";
-import { accessibleRepoSql, actorVisibleSql, orgFeed, repoFeed, userFeed, type FeedRow } from "../db/queries/feeds.ts";
+import { orgFeed, repoFeed, userFeed, type FeedRow } from "../db/queries/feeds.ts";
 import { repoPath } from "../db/queries/repos.ts";
 import { isoTime, toUser } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
 import { read, type Ctx } from "../lib/context.ts";
-import { repoFactsColumns, repoViewOf, type RepoFacts } from "../lib/permissions.ts";
+import { repoViewOf, type RepoFacts } from "../lib/permissions.ts";
 import { notFound } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import { site, viewerOf } from "./common.ts";
@@ -28,7 +25,7 @@ function dayRange(date: string | undefined): [number, number] | null {
 }
 
 /** The values of a feed page: its limits and, with a valid `date`, the day's range. */
-function pageValues(date: string | undefined, page: Page) {
+export function pageValues(date: string | undefined, page: Page) {
   const range = dayRange(date);
   return { limit: page.limit, offset: page.offset, ...(range ? { dayStart: range[0], dayEnd: range[1] } : {}), day: range !== null };
 }
@@ -64,41 +61,11 @@ function feedJson(ctx: Ctx, caller: Caller | null, rows: readonly FeedRow[], tot
   return { total, feeds };
 }
 
-/** SQL: the action's actor may appear to the viewer (db/queries/feeds.ts `actorVisibleSql`), for the team feed's drizzle read. */
-export const actorVisible = (ctx: Ctx, also?: SQL): SQL => actorVisibleSql(ctx.viewer, also);
-
-/** SQL: the viewer may access the repository of this activity row (db/queries/feeds.ts `accessibleRepoSql`). */
-export const accessibleRepo = (ctx: Ctx, repoId: SQL) => accessibleRepoSql(ctx.viewer, repoId);
-
-/** SQL: the `date` day filter on action rows. */
-export const dayFilter = (date: string | undefined) => {
-  const range = dayRange(date);
-  return range ? sql`${col(action.createdUnix)} >= ${range[0]} AND ${col(action.createdUnix)} < ${range[1]}` : undefined;
-};
-
-/** The three reads of a feed page as drizzle queries (the team feed): the actions with their actors, the count, and their repositories' facts. */
-export function feedReads(ctx: Ctx, where: SQL, page: Page) {
-  return [
-    ctx.db.select({ a: action, actUser: user }).from(action).innerJoin(user, eq(user.id, action.actUserId)).where(where).orderBy(desc(action.createdUnix), desc(action.id)).limit(page.limit).offset(page.offset),
-    ctx.db.select({ n: count() }).from(action).where(where),
-    ctx.db
-      .select(repoFactsColumns(ctx.viewer))
-      .from(repository)
-      .innerJoin(user, eq(user.id, repository.ownerId))
-      .where(sql`${col(repository.id)} IN (SELECT repo_id FROM action WHERE ${where} ORDER BY created_unix DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset})`),
-  ] as const;
-}
-
 /** Gitea's Activity JSON of a feed page: its actions, their count, and their repositories' facts. */
-function feedPage(ctx: Ctx, caller: Caller | null, actions: readonly FeedRow[], total: number, facts: readonly RepoFacts[]) {
+export function feedPage(ctx: Ctx, caller: Caller | null, actions: readonly FeedRow[], total: number, facts: readonly RepoFacts[]) {
   const disabled = ctx.settings.repository.disabledRepoUnits;
   const repos = new Map(facts.map((f) => [f.repo.id, repoJson(ctx, caller, repoViewOf(caller, f, disabled))]));
   return feedJson(ctx, caller, actions, total, (id) => repos.get(id) ?? null);
-}
-
-/** Gitea's Activity JSON for the rows `feedReads` returned. */
-export function renderFeeds(ctx: Ctx, caller: Caller | null, rows: readonly unknown[][]) {
-  return feedPage(ctx, caller, rows[0] as FeedRow[], (rows[1] as { n: number }[])[0]?.n ?? 0, rows[2] as RepoFacts[]);
 }
 
 /** GET /users/{username}/activities/feeds (userListActivityFeeds): private entries only for the user and admins. */

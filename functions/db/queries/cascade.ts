@@ -1,7 +1,8 @@
 /**
- * What hangs off deleted repositories: the statements removing it, for the write batch that
- * deletes the repository rows (user purge; `repoCascade` in db/queries/repos.ts is the same list
- * for repository delete — test/rules/statements.test.ts keeps the two equal).
+ * What hangs off deleted repositories: the ONE list of statements removing it, for the write batch
+ * that deletes the repository rows — user purge (db/queries/users.ts) and repository delete
+ * (`repoCascade` in db/queries/repos.ts) both run it. test/rules/statements.test.ts checks it
+ * against the schema: every column holding a repository id is cleared or updated here.
  */
 import { sql, type SQL } from "drizzle-orm";
 
@@ -21,6 +22,8 @@ export function repoCascadeSql(ids: SQL): SQL[] {
     sql`DELETE FROM git_ref WHERE repo_id IN ${ids}`,
     sql`DELETE FROM git_pack WHERE catalog_repo_id IN ${ids}`,
     sql`DELETE FROM git_identity WHERE repo_id IN ${ids}`,
+    // Repository webhooks (organization hooks have repo_id 0), as Gitea's DeleteRepository.
+    sql`DELETE FROM webhook WHERE repo_id IN ${ids}`,
     // Bases of deleted forks count one fork less; forks of a deleted repository become independent
     // repositories; generated ones forget their template.
     sql`UPDATE repository SET num_forks = num_forks - (SELECT COUNT(*) FROM repository f WHERE f.fork_id = repository.id AND f.id IN ${ids})

@@ -1,7 +1,7 @@
 /**
  * Activity feeds (Gitea models/activities GetFeeds): the filters every feed applies, written once
  * over a ViewerSql, and the feed statements of users, organizations and repositories built once
- * per filter shape over the viewer CTE.
+ * per filter shape over the viewer CTE, and of teams.
  */
 import { sql, type SQL } from "drizzle-orm";
 import { userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
@@ -94,4 +94,14 @@ export const repoFeed = shaped((day: boolean) => {
   const where = sql`"action"."repo_id" = ${REPO_ID_BY_PATH} AND "action"."user_id" = (SELECT owner_id FROM repository WHERE id = ${REPO_ID_BY_PATH})
     AND ${actorVisibleSql(V)}${day ? DAY : sql``}`;
   return feedStatements<RepoPath>(`repoFeed(${day})`, where);
+});
+
+/** GET /teams/{id}/activities/feeds: the activity of team :id's organization in the team's repositories. */
+export const teamFeed = shaped((day: boolean) => {
+  const org = sql`(SELECT org_id FROM team WHERE id = ${p("id")})`;
+  const teamRepoIds = sql`(SELECT r.id FROM repository r WHERE r.owner_id = ${org}
+    AND ((SELECT includes_all_repositories FROM team WHERE id = ${p("id")}) = 1 OR EXISTS (SELECT 1 FROM team_repo itr WHERE itr.team_id = ${p("id")} AND itr.repo_id = r.id)))`;
+  const where = sql`"action"."repo_id" IN ${teamRepoIds} AND ${accessibleRepoSql(V, sql`"action"."repo_id"`)}
+    AND "action"."user_id" = ${org} AND ${actorVisibleSql(V, sql`au.id = ${org}`)}${day ? DAY : sql``}`;
+  return feedStatements<{ id: number }>(`teamFeed(${day})`, where);
 });

@@ -10,6 +10,7 @@ import type { Db } from "../client.ts";
 import { repository, type RepositoryRow } from "../schema.ts";
 import { columnsOf, command, num, numOrNull, p, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, query, type Row } from "../sql.ts";
 import { userCols } from "./accounts.ts";
+import { repoCascadeSql } from "./cascade.ts";
 
 /** The viewer CTE as the permission fragments' ViewerSql. */
 export const VIEWER: ViewerSql = { id: V.id, isAdmin: V.isAdmin, publicOnly: V.publicOnly, restricted: V.restricted, limited: V.limited };
@@ -209,30 +210,11 @@ export const CREATE = {
 
 /**
  * Statements that remove everything hanging off the repositories whose ids `ids` (a parenthesized
- * SQL list or subquery) yields — to run in the same write batch before deleting the rows themselves.
+ * SQL list or subquery) yields — to run in the same write batch before deleting the rows themselves:
+ * the one list of db/queries/cascade.ts, as drizzle statements for repository delete's batch.
  */
 export function repoCascade(db: Db, ids: SQL) {
-  return [
-    db.run(sql`DELETE FROM repo_unit WHERE repo_id IN ${ids}`),
-    db.run(sql`DELETE FROM collaboration WHERE repo_id IN ${ids}`),
-    db.run(sql`UPDATE team SET num_repos = num_repos - (SELECT COUNT(*) FROM team_repo tr WHERE tr.team_id = team.id AND tr.repo_id IN ${ids}) WHERE id IN (SELECT team_id FROM team_repo WHERE repo_id IN ${ids})`),
-    db.run(sql`DELETE FROM team_repo WHERE repo_id IN ${ids}`),
-    db.run(sql`DELETE FROM label WHERE repo_id IN ${ids}`),
-    db.run(sql`UPDATE user SET num_stars = num_stars - 1 WHERE id IN (SELECT uid FROM star WHERE repo_id IN ${ids})`),
-    db.run(sql`DELETE FROM star WHERE repo_id IN ${ids}`),
-    db.run(sql`DELETE FROM repo_redirect WHERE redirect_repo_id IN ${ids}`),
-    db.run(sql`DELETE FROM action WHERE repo_id IN ${ids}`),
-    db.run(sql`DELETE FROM mirror WHERE repo_id IN ${ids}`),
-    db.run(sql`DELETE FROM git_ref WHERE repo_id IN ${ids}`),
-    db.run(sql`DELETE FROM git_pack WHERE catalog_repo_id IN ${ids}`),
-    db.run(sql`DELETE FROM git_identity WHERE repo_id IN ${ids}`),
-    // Bases of deleted forks count one fork less; forks of a deleted repository become independent
-    // repositories; generated ones forget their template.
-    db.run(sql`UPDATE repository SET num_forks = num_forks - (SELECT COUNT(*) FROM repository f WHERE f.fork_id = repository.id AND f.id IN ${ids})
-      WHERE id IN (SELECT fork_id FROM repository WHERE id IN ${ids} AND fork_id <> 0)`),
-    db.run(sql`UPDATE repository SET is_fork = 0, fork_id = 0 WHERE fork_id IN ${ids}`),
-    db.run(sql`UPDATE repository SET template_id = 0 WHERE template_id IN ${ids}`),
-  ];
+  return repoCascadeSql(ids).map((q) => db.run(q));
 }
 
 /** SQL: the id of the repository at {owner}/{repo} (case-insensitive), for the route's own reads. */

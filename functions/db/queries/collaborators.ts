@@ -1,0 +1,125 @@
+/**
+ * Collaborators, reviewers and assignees of the repository at :owner/:name: statements built
+ * once, each reading the viewer from the viewer CTE; the permission of user :login is computed
+ * with the same permission fragments, for that user instead of the viewer.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
+import { ACCESS, repoFactsColumns, UNIT, type RepoFacts } from "../../lib/permissions.ts";
+import { repository } from "../schema.ts";
+import { bool, columnsOf, command, num, p, viewerQuery, type Row } from "../sql.ts";
+import { userCols, type UserRow } from "./accounts.ts";
+import { factsOf, REPO_ID_BY_PATH, VIEWER, type RepoPath } from "./repos.ts";
+
+// The user table keeps its name (no alias), as the permission fragments expect.
+const U = userCols("user");
+const V = VIEWER;
+const userRow = (r: Row) => U.read(r, 0);
+const count = (r: Row) => num(r[0]);
+
+/** SQL: the listed user is visible to the viewer (lists never show a user the caller may not see). */
+const LISTED_VISIBLE = userVisibleSql(V, sql`user.id`, sql`user.visibility`, "user");
+
+const COLLABORATORS = sql`FROM collaboration JOIN user ON user.id = collaboration.user_id WHERE collaboration.repo_id = ${REPO_ID_BY_PATH} AND ${LISTED_VISIBLE}`;
+
+/** The collaborators of the repository the viewer may see, oldest collaboration first, one page, and their count. */
+export const collaboratorsOfRepo = viewerQuery<UserRow, RepoPath & { limit: number; offset: number }>(
+  "collaboratorsOfRepo",
+  sql`SELECT ${U.select} ${COLLABORATORS} ORDER BY collaboration.id LIMIT ${p("limit")} OFFSET ${p("offset")}`,
+  userRow,
+);
+export const collaboratorCountOfRepo = viewerQuery<number, RepoPath>("collaboratorCountOfRepo", sql`SELECT COUNT(*) ${COLLABORATORS}`, count);
+
+/** User :login as the viewer may see it (one it may not see is absent), with what a route asks about it (`extra`). */
+const userAt = (viewer: ViewerSql, extra: SQL = sql``) =>
+  sql`SELECT ${U.select}${extra} FROM user WHERE user.lower_name = ${p("login")} AND ${userVisibleSql(viewer, sql`user.id`, sql`user.visibility`, sql`user.type`)} LIMIT 1`;
+
+/** User :login and whether it collaborates on the repository (GET …/collaborators/{collaborator}). */
+export const collaboratorAt = viewerQuery<{ u: UserRow; isCollaborator: boolean }, RepoPath & { login: string }>(
+  "collaboratorAt",
+  userAt(V, sql`, EXISTS (SELECT 1 FROM collaboration c WHERE c.repo_id = ${REPO_ID_BY_PATH} AND c.user_id = user.id)`),
+  (r) => ({ u: U.read(r, 0), isCollaborator: bool(r[U.width]) }),
+);
+
+/**
+ * The target of a collaborator write (only public-only limits it), with whether a block forbids
+ * adding it: either way between it and the viewer, or the repository owner blocking it.
+ */
+export const collaboratorForWrite = viewerQuery<{ u: UserRow; blocked: boolean }, RepoPath & { login: string }>(
+  "collaboratorForWrite",
+  userAt(
+    publicOnlyViewer(V),
+    sql`, EXISTS (SELECT 1 FROM user_blocking b WHERE (b.blocker_id = user.id AND b.blockee_id = ${V.id})
+      OR (b.blockee_id = user.id AND b.blocker_id IN (${V.id}, (SELECT owner_id FROM repository WHERE id = ${REPO_ID_BY_PATH}))))`,
+  ),
+  (r) => ({ u: U.read(r, 0), blocked: bool(r[U.width]) }),
+);
+
+/** User :uid collaborates on repository :repoId with :mode (added, or its mode changed). */
+export const setCollaborator = command<{ repoId: number; uid: number; mode: number; now: number }>(
+  "setCollaborator",
+  sql`INSERT INTO collaboration (repo_id, user_id, mode, created_unix, updated_unix) VALUES (${p("repoId")}, ${p("uid")}, ${p("mode")}, ${p("now")}, ${p("now")})
+      ON CONFLICT (repo_id, user_id) DO UPDATE SET mode = ${p("mode")}, updated_unix = ${p("now")}`,
+);
+
+export const deleteCollaborator = command<{ repoId: number; uid: number }>("deleteCollaborator", sql`DELETE FROM collaboration WHERE repo_id = ${p("repoId")} AND user_id = ${p("uid")}`);
+
+// ---- the permission of user :login ----
+
+/** SQL: the id of user :login. */
+const LOGIN_ID = sql`(SELECT id FROM user WHERE lower_name = ${p("login")})`;
+
+/** User :login as the viewer of the permission fragments: no token limits, its own admin and restricted flags. */
+const LOGIN: ViewerSql = {
+  id: LOGIN_ID,
+  publicOnly: sql`0`,
+  isAdmin: sql`EXISTS (SELECT 1 FROM user pa WHERE pa.id = ${LOGIN_ID} AND pa.is_admin = 1)`,
+  restricted: sql`EXISTS (SELECT 1 FROM user pr WHERE pr.id = ${LOGIN_ID} AND pr.is_restricted = 1)`,
+  limited: { repository: sql`0`, organization: sql`0`, user: sql`0` },
+};
+
+const R = columnsOf(repository, "repository");
+const O = userCols("user");
+const F = repoFactsColumns(LOGIN);
+
+/** The permission facts of the repository for user :login (read by `factsOf`, as the viewer's). */
+export const factsForLogin = viewerQuery<RepoFacts, RepoPath & { login: string }>(
+  "factsForLogin",
+  sql`SELECT ${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamAccess}, ${F.units}
+      FROM repository JOIN user ON user.id = repository.owner_id WHERE repository.id = ${REPO_ID_BY_PATH} LIMIT 1`,
+  (r) => factsOf(r),
+);
+
+/** User :login as the viewer may see it (GET …/collaborators/{collaborator}/permission). */
+export const loginUser = viewerQuery<UserRow, { login: string }>("collaboratorLogin", userAt(V), userRow);
+
+// ---- assignees and reviewers ----
+
+/** Users with access on the repository (owner, collaborators from `minCollab`, covering teams as `teamCond` says), as a condition on `user`. */
+function usersWithAccess(minCollab: number, teamCond: SQL): SQL {
+  const rid = REPO_ID_BY_PATH;
+  return sql`(user.is_active = 1 AND user.type = 0 AND (
+    user.id = (SELECT owner_id FROM repository WHERE id = ${rid})
+    OR EXISTS (SELECT 1 FROM collaboration uc WHERE uc.repo_id = ${rid} AND uc.user_id = user.id AND uc.mode >= ${minCollab})
+    OR EXISTS (SELECT 1 FROM team ut JOIN team_user utu ON utu.team_id = ut.id
+       WHERE utu.uid = user.id AND ut.org_id = (SELECT owner_id FROM repository WHERE id = ${rid})
+       AND (ut.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo utr WHERE utr.team_id = ut.id AND utr.repo_id = ${rid}))
+       AND ${teamCond})))`;
+}
+
+const TEAM_WRITE = sql`(ut.authorize >= 2 OR EXISTS (SELECT 1 FROM team_unit utu2 WHERE utu2.team_id = ut.id AND utu2.type IN (${UNIT.issues}, ${UNIT.pulls}) AND utu2.access_mode >= 2))`;
+const TEAM_READ = sql`(ut.authorize >= 1 OR EXISTS (SELECT 1 FROM team_unit utu2 WHERE utu2.team_id = ut.id AND utu2.type = ${UNIT.pulls} AND utu2.access_mode >= 1))`;
+
+/** GET …/assignees: users with write access who can be assigned, by name. */
+export const assigneesOfRepo = viewerQuery<UserRow, RepoPath>(
+  "assigneesOfRepo",
+  sql`SELECT ${U.select} FROM user WHERE ${usersWithAccess(ACCESS.write, TEAM_WRITE)} AND ${LISTED_VISIBLE} ORDER BY user.lower_name`,
+  userRow,
+);
+
+/** GET …/reviewers: users with read access, the viewer excepted, by name. */
+export const reviewersOfRepo = viewerQuery<UserRow, RepoPath>(
+  "reviewersOfRepo",
+  sql`SELECT ${U.select} FROM user WHERE ${usersWithAccess(ACCESS.read, TEAM_READ)} AND ${LISTED_VISIBLE} AND user.id <> COALESCE(${V.id}, 0) ORDER BY user.lower_name`,
+  userRow,
+);
