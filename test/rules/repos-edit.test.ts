@@ -1,8 +1,8 @@
 /** Repository edit (PATCH /repos/{owner}/{repo}): the rules the mutation run of edit rules 1–8 found unpinned. */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { action, repoUnit, repository } from "../../functions/db/schema.ts";
-import { apiRepo, expectRefusal, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { action, mirror, repoUnit, repository } from "../../functions/db/schema.ts";
+import { addCollaborator, apiRepo, expectRefusal, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -154,3 +154,67 @@ describe("edit rule 8: wiki", () => {
     expect(await unitTypes(r.id)).toEqual([1, 2, 3, 4, 5, 8, 9, 10]);
   });
 });
+
+describe("edit rules 12–13: mirror settings and the answer", () => {
+  const asMirror = async (repoId: number) => {
+    await t.db.update(repository).set({ isMirror: true }).where(eq(repository.id, repoId));
+    await t.db.insert(mirror).values({ repoId, intervalMs: 28_800_000 });
+  };
+
+  it("edit rule 12: the minimum interval itself is allowed", async () => {
+    const m = await apiRepo(t, aliceTok, { name: uniq("mm") });
+    await asMirror(m.id);
+    expect((await edit(m.name, { mirror_interval: "10m" })).mirror_interval).toBe("10m0s");
+    await expectRefusal(patch(m.name, { mirror_interval: "9m59s" }), 422, "invalid mirror interval: 9m59s is below minimum interval: 10m0s");
+  });
+
+  it("edit rule 13: the answer is the repository as GET shows it afterwards (a mirror, a fork and its parent)", async () => {
+    const get = async (path: string, tk: string) => (await t.request(`/api/v1/repos/${path}`, { headers: token(tk) })).json();
+    const m = await apiRepo(t, aliceTok, { name: uniq("ma") });
+    await asMirror(m.id);
+    const mb = await edit(m.name, { description: "a mirror" });
+    expect(mb).toMatchObject({ mirror: true, mirror_interval: "8h0m0s", description: "a mirror" });
+    expect(mb).toEqual(await get(`${alice.name}/${m.name}`, aliceTok));
+    const bob = await seedUser(t.db);
+    const bobTok = await bob.token();
+    const base = await apiRepo(t, aliceTok, { name: uniq("fb") });
+    const fork = await (await t.request(`/api/v1/repos/${alice.name}/${base.name}/forks`, { method: "POST", headers: token(bobTok), json: {} })).json();
+    const res = await t.request(`/api/v1/repos/${bob.name}/${fork.name}`, { method: "PATCH", headers: token(bobTok), json: { description: "my fork" } });
+    expect(res.status).toBe(200);
+    const fb = await res.json();
+    expect(fb).toMatchObject({ fork: true, description: "my fork", parent: { full_name: `${alice.name}/${base.name}` } });
+    expect(fb).toEqual(await get(`${bob.name}/${fork.name}`, bobTok));
+  });
+
+  it("edit rule 13: a fork whose parent the caller may no longer read answers without the parent", async () => {
+    const bob = await seedUser(t.db);
+    const bobTok = await bob.token();
+    const base = await apiRepo(t, aliceTok, { name: uniq("pp"), private: true });
+    await addCollaborator(t, aliceTok, `${alice.name}/${base.name}`, bob, "read");
+    const fork = await (await t.request(`/api/v1/repos/${alice.name}/${base.name}/forks`, { method: "POST", headers: token(bobTok), json: {} })).json();
+    expect(fork.parent.full_name).toBe(`${alice.name}/${base.name}`);
+    expect((await t.request(`/api/v1/repos/${alice.name}/${base.name}/collaborators/${bob.name}`, { method: "DELETE", headers: token(aliceTok) })).status).toBe(204);
+    const fb = await edit2(bob.name, fork.name, bobTok, { description: "orphaned" });
+    expect(fb).toMatchObject({ fork: true, private: true, description: "orphaned" });
+    expect(fb.parent).toBeUndefined();
+    expect(fb).toEqual(await (await t.request(`/api/v1/repos/${bob.name}/${fork.name}`, { headers: token(bobTok) })).json());
+  });
+
+  it("edit rule 13: an admin collaborator editing a repository of an owner hidden from them sees the owner in the hidden-user form", async () => {
+    const bob = await seedUser(t.db);
+    const bobTok = await bob.token();
+    const hidden = await seedUser(t.db, { visibility: 2 });
+    const htk = await hidden.token();
+    const r = await apiRepo(t, htk, { name: uniq("ho"), private: true });
+    await addCollaborator(t, htk, `${hidden.name}/${r.name}`, bob, "admin");
+    const body = await edit2(hidden.name, r.name, bobTok, { description: "edited" });
+    expect(body.owner).toMatchObject({ login: hidden.name, full_name: "", created: "0001-01-01T00:00:00Z" });
+    expect(body).toEqual(await (await t.request(`/api/v1/repos/${hidden.name}/${r.name}`, { headers: token(bobTok) })).json());
+  });
+});
+
+const edit2 = async (owner: string, name: string, tk: string, json: unknown) => {
+  const res = await t.request(`/api/v1/repos/${owner}/${name}`, { method: "PATCH", headers: token(tk), json });
+  expect(res.status).toBe(200);
+  return res.json();
+};
