@@ -622,10 +622,10 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
   // Edit rule 11: archive (a mirror → 422).
   if (form.archived !== undefined) {
     if (repo.isMirror) throw unprocessable("repo is a mirror, cannot archive/un-archive");
-    if (form.archived !== repo.isArchived) {
-      patch.isArchived = form.archived;
-      patch.archivedUnix = form.archived ? now : 0;
-    }
+    // Gitea's SetArchiveRepoState writes both columns every time, so archiving an archived
+    // repository again renews its archive time.
+    patch.isArchived = form.archived;
+    patch.archivedUnix = form.archived ? now : 0;
   }
   // Edit rule 12: mirror settings (ignored for non-mirrors).
   if (repo.isMirror && (form.mirror_interval !== undefined || form.enable_prune !== undefined)) {

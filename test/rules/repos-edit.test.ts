@@ -218,3 +218,19 @@ const edit2 = async (owner: string, name: string, tk: string, json: unknown) => 
   expect(res.status).toBe(200);
   return res.json();
 };
+
+describe("edit rule 11: archive", () => {
+  it("edit rule 11: archiving an archived repository renews its archive time (Gitea's SetArchiveRepoState); un-archiving twice keeps 0", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("ra") });
+    await edit(r.name, { archived: true });
+    await t.db.update(repository).set({ archivedUnix: 1_000_000_000 }).where(eq(repository.id, r.id));
+    const before = Math.floor(Date.now() / 1000);
+    const again = await edit(r.name, { archived: true });
+    expect(again.archived).toBe(true);
+    const [row] = await t.db.select({ u: repository.archivedUnix }).from(repository).where(eq(repository.id, r.id));
+    expect(row.u).toBeGreaterThanOrEqual(before);
+    expect(again.archived_at).toBe(new Date(row.u * 1000).toISOString().replace(".000Z", "Z"));
+    await edit(r.name, { archived: false });
+    expect((await edit(r.name, { archived: false })).archived_at).toBe("1970-01-01T00:00:00Z");
+  });
+});
