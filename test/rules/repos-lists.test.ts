@@ -77,6 +77,14 @@ describe("search: keyword, filters and order", () => {
     expect((await search(`q=${encodeURIComponent(`  ${n("arch")}  `)}`)).names).toEqual(mine("arch"));
   });
 
+  it("topic=true matches topics only, never names (with and without the keyword index)", async () => {
+    expect((await search(`q=${n("arch")}`)).names).toEqual(mine("arch"));
+    expect((await search(`q=${n("arch")}&topic=true`)).names).toEqual([]);
+    // Two characters: no trigram, the statement scans.
+    expect((await search(`q=${tag.slice(0, 2)}`)).total).toBe("6");
+    expect((await search(`q=${tag.slice(0, 2)}&topic=true`)).names).toEqual([]);
+  });
+
   it("is_private, template and archived filter when false too", async () => {
     const all = mine("a", "arch", "b", "mir", "priv");
     const q = `q=${tag}&uid=${alice.id}&exclusive=true`;
