@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { action, mirror, repoUnit, repository } from "../../functions/db/schema.ts";
-import { addCollaborator, apiRepo, expectRefusal, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { addCollaborator, apiRepo, expectRefusal, roundTrips, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -232,5 +232,48 @@ describe("edit rule 11: archive", () => {
     expect(again.archived_at).toBe(new Date(row.u * 1000).toISOString().replace(".000Z", "Z"));
     await edit(r.name, { archived: false });
     expect((await edit(r.name, { archived: false })).archived_at).toBe("1970-01-01T00:00:00Z");
+  });
+});
+
+describe("edit rules 9–10: units and pull request settings", () => {
+  it("edit rule 9: a unit switched off comes back with true; projects come back with their stored mode", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("u9") });
+    await edit(r.name, { has_projects: true, projects_mode: "repo" });
+    await edit(r.name, { has_releases: false, has_code: false });
+    expect(await unitTypes(r.id)).toEqual([2, 3, 5, 8, 9, 10]);
+    const back = await edit(r.name, { has_releases: true, has_code: true });
+    expect(back).toMatchObject({ has_releases: true, has_code: true });
+    expect(await unitTypes(r.id)).toEqual([1, 2, 3, 4, 5, 8, 9, 10]);
+    expect((await edit(r.name, { has_projects: true })).projects_mode).toBe("repo");
+    await edit(r.name, { has_projects: false });
+    const again = await edit(r.name, { has_projects: true });
+    expect(again).toMatchObject({ has_projects: true, projects_mode: "all" });
+    expect(await unitConfig(r.id, 8)).toEqual({ projects_mode: "all" });
+  });
+
+  it("edit rule 10: settings merge into the stored ones; an edit without them keeps them; has_pull_requests true brings the unit back with Gitea's defaults", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("p10") });
+    const defaults = await unitConfig(r.id, 3);
+    await edit(r.name, { allow_squash_merge: false });
+    await edit(r.name, { allow_rebase: false });
+    expect(await unitConfig(r.id, 3)).toEqual({ ...defaults, allow_squash_merge: false, allow_rebase: false });
+    const kept = await edit(r.name, { description: "settings untouched" });
+    expect(kept).toMatchObject({ allow_squash_merge: false, allow_rebase: false, allow_merge_commits: true });
+    expect(await unitConfig(r.id, 3)).toEqual({ ...defaults, allow_squash_merge: false, allow_rebase: false });
+    await edit(r.name, { has_pull_requests: false });
+    const back = await edit(r.name, { has_pull_requests: true });
+    expect(back).toMatchObject({ has_pull_requests: true, allow_squash_merge: true, allow_rebase: true });
+    expect(await unitConfig(r.id, 3)).toEqual(defaults);
+  });
+});
+
+describe("delete", () => {
+  it("delete: an organization acting through sudo may delete its own repository (Gitea's CanUserDelete)", async () => {
+    const admin = await seedUser(t.db, { admin: true });
+    const org = await seedOrg(t, alice);
+    const r = await apiRepo(t, aliceTok, { name: uniq("sd") }, org.name);
+    const res = await t.request(`/api/v1/repos/${org.name}/${r.name}?sudo=${org.name}`, { method: "DELETE", headers: token(await admin.token()) });
+    expect(res.status).toBe(204);
+    expect(await t.db.select().from(repository).where(eq(repository.id, r.id))).toEqual([]);
   });
 });
