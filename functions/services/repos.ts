@@ -622,10 +622,10 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
   // Edit rule 11: archive (a mirror → 422).
   if (form.archived !== undefined) {
     if (repo.isMirror) throw unprocessable("repo is a mirror, cannot archive/un-archive");
-    if (form.archived !== repo.isArchived) {
-      patch.isArchived = form.archived;
-      patch.archivedUnix = form.archived ? now : 0;
-    }
+    // Gitea's SetArchiveRepoState writes both columns every time, so archiving an archived
+    // repository again renews its archive time.
+    patch.isArchived = form.archived;
+    patch.archivedUnix = form.archived ? now : 0;
   }
   // Edit rule 12: mirror settings (ignored for non-mirrors).
   if (repo.isMirror && (form.mirror_interval !== undefined || form.enable_prune !== undefined)) {
@@ -696,7 +696,7 @@ export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?
   const a = await assignRepo(ctx, owner, name, [sharedPacksQuery(ctx, sql`(${repoIdByPath(owner, name)})`)] as const);
   const me = a.caller!;
   reqRepoOwner(me, a.perm);
-  if (a.facts.owner.type === 1 && !a.facts.isOrgOwner && !me.isAdmin) throw forbidden("Given user is not owner of organization.");
+  // Gitea's CanUserDelete passes exactly these callers too (an organization acting through sudo owns its repositories).
   const r = a.facts.repo;
   // Forks still reading this repository's packs get their own copies first (storage/fork.ts).
   const repoint = await releaseSharedPacks(ctx, objects, a.rows[0] as SharedPack[]);

@@ -1,7 +1,7 @@
 /** Repositories: the spec's create, generate, edit, delete and state-table rules (one test per rule). */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { action, collaboration, label, mirror, repoRedirect, repoUnit, repository, teamUser } from "../../functions/db/schema.ts";
+import { action, collaboration, label, mirror, repoRedirect, repoUnit, repository, teamUser, user } from "../../functions/db/schema.ts";
 import { expectRefusal, NOT_FOUND, addCollaborator, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
@@ -656,6 +656,17 @@ describe("edit and delete details (rules 4, 12, delete)", () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("adel") }, org.name);
     expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(204);
     expect(await t.db.select().from(repository).where(eq(repository.id, r.id))).toEqual([]);
+  });
+
+  it("delete: the owner's repository count drops, so a user at max_repo_creation may create again", async () => {
+    const u = await seedUser(t.db);
+    const ut = await u.token();
+    const r = await apiRepo(t, ut, { name: uniq("cnt") });
+    expect((await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { max_repo_creation: 1 } })).status).toBe(200);
+    await expectRefusal(post("/api/v1/user/repos", ut, { name: uniq("over") }), 403, "You have reached your limit of 1 repositories.");
+    expect((await t.request(`/api/v1/repos/${u.name}/${r.name}`, { method: "DELETE", headers: token(ut) })).status).toBe(204);
+    expect((await t.db.select({ n: user.numRepos }).from(user).where(eq(user.id, u.id)))[0].n).toBe(0);
+    expect((await post("/api/v1/user/repos", ut, { name: uniq("again") })).status).toBe(201);
   });
 });
 

@@ -1,0 +1,178 @@
+/** GET /repos/search and the repository lists: the parameters and rules the mutation run of the lists and search found unpinned. */
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mirror, repository, star } from "../../functions/db/schema.ts";
+import { indexedKeyword } from "../../functions/services/repos.ts";
+import { addCollaborator, addTeamMember, apiRepo, expectRefusal, NOT_FOUND, seedOrg, seedTeam, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let alice: SeededUser;
+let bob: SeededUser;
+let carol: SeededUser;
+let hidden: SeededUser;
+let aliceTok: string;
+let bobTok: string;
+let carolTok: string;
+let org: SeededOrg;
+let teamId: number;
+const tag = uniq("rl");
+const n = (key: string) => `${tag}-${key}`;
+
+beforeAll(async () => {
+  t = await testApp();
+  [alice, bob, carol] = [await seedUser(t.db), await seedUser(t.db), await seedUser(t.db)];
+  hidden = await seedUser(t.db, { visibility: 2 });
+  [aliceTok, bobTok, carolTok] = await Promise.all([alice.token(), bob.token(), carol.token()]);
+  // alice: a, b (template), arch (archived), mir (a mirror), priv (private); bob forks a.
+  await apiRepo(t, aliceTok, { name: n("a") });
+  await apiRepo(t, aliceTok, { name: n("b"), template: true });
+  await apiRepo(t, aliceTok, { name: n("arch") });
+  await t.request(`/api/v1/repos/${alice.name}/${n("arch")}`, { method: "PATCH", headers: token(aliceTok), json: { archived: true } });
+  const mir = await apiRepo(t, aliceTok, { name: n("mir") });
+  await t.db.update(repository).set({ isMirror: true }).where(eq(repository.id, mir.id));
+  await t.db.insert(mirror).values({ repoId: mir.id, intervalMs: 28_800_000 });
+  await apiRepo(t, aliceTok, { name: n("priv"), private: true });
+  expect((await t.request(`/api/v1/repos/${alice.name}/${n("a")}/forks`, { method: "POST", headers: token(bobTok), json: {} })).status).toBe(202);
+  // An organization of alice's with a private and a public repository in a team of carol's.
+  org = await seedOrg(t, alice);
+  await apiRepo(t, aliceTok, { name: n("o"), private: true }, org.name);
+  await apiRepo(t, aliceTok, { name: n("opub") }, org.name);
+  teamId = (await seedTeam(t, org)).id;
+  await addTeamMember(t, org, teamId, carol);
+  for (const r of [n("o"), n("opub")]) {
+    expect((await t.request(`/api/v1/teams/${teamId}/repos/${org.name}/${r}`, { method: "PUT", headers: token(org.ownerToken) })).status).toBe(204);
+  }
+});
+afterAll(() => t.close());
+
+const search = async (q: string, tk?: string) => {
+  const res = await t.request(`/api/v1/repos/search?${q}`, { headers: tk ? token(tk) : {} });
+  expect(res.status, q).toBe(200);
+  const body = await res.json();
+  return { total: res.headers.get("X-Total-Count"), names: (body.data as { full_name: string }[]).map((r) => r.full_name) };
+};
+const sorted = (names: string[]) => [...names].sort();
+const mine = (...keys: string[]) => keys.map((k) => `${alice.name}/${n(k)}`);
+
+describe("search rule 2: modes", () => {
+  it("search rule 2: source leaves out forks and mirrors; fork and mirror find only those", async () => {
+    expect(sorted((await search(`q=${tag}&mode=source`, aliceTok)).names)).toEqual(sorted([...mine("a", "arch", "b", "priv"), `${org.name}/${n("o")}`, `${org.name}/${n("opub")}`]));
+    expect((await search(`q=${tag}&mode=fork`, aliceTok)).names).toEqual([`${bob.name}/${n("a")}`]);
+    expect((await search(`q=${tag}&mode=mirror`, aliceTok)).names).toEqual(mine("mir"));
+  });
+
+  it("search rule 2: collaborative finds repositories reached through a team or a collaboration, never the caller's own, never mirrors", async () => {
+    expect(sorted((await search(`q=${tag}&mode=collaborative`, carolTok)).names)).toEqual(sorted([`${org.name}/${n("o")}`, `${org.name}/${n("opub")}`]));
+    // The organization's owner reaches them through the Owners team (all repositories).
+    expect(sorted((await search(`q=${tag}&mode=collaborative`, aliceTok)).names)).toEqual(sorted([`${org.name}/${n("o")}`, `${org.name}/${n("opub")}`]));
+    await addCollaborator(t, aliceTok, `${alice.name}/${n("mir")}`, carol, "read");
+    await addCollaborator(t, aliceTok, `${alice.name}/${n("priv")}`, carol, "read");
+    expect(sorted((await search(`q=${tag}&mode=collaborative`, carolTok)).names)).toEqual(sorted([`${org.name}/${n("o")}`, `${org.name}/${n("opub")}`, ...mine("priv")]));
+    expect((await search(`q=${tag}&mode=collaborative`, bobTok)).names).toEqual([]);
+  });
+});
+
+describe("search: keyword, filters and order", () => {
+  it("the keyword is trimmed", async () => {
+    expect((await search(`q=${encodeURIComponent(`  ${n("arch")}  `)}`)).names).toEqual(mine("arch"));
+  });
+
+  it("topic=true matches topics only, never names (with and without the keyword index)", async () => {
+    expect((await search(`q=${n("arch")}`)).names).toEqual(mine("arch"));
+    expect((await search(`q=${n("arch")}&topic=true`)).names).toEqual([]);
+    // Two characters: no trigram, the statement scans.
+    expect((await search(`q=${tag.slice(0, 2)}`)).total).toBe("6");
+    expect((await search(`q=${tag.slice(0, 2)}&topic=true`)).names).toEqual([]);
+  });
+
+  it("is_private, template and archived filter when false too", async () => {
+    const all = mine("a", "arch", "b", "mir", "priv");
+    const q = `q=${tag}&uid=${alice.id}&exclusive=true`;
+    expect(sorted((await search(q, aliceTok)).names)).toEqual(sorted(all));
+    expect(sorted((await search(`${q}&is_private=false`, aliceTok)).names)).toEqual(sorted(all.filter((x) => !x.endsWith("-priv"))));
+    expect(sorted((await search(`${q}&template=false`, aliceTok)).names)).toEqual(sorted(all.filter((x) => !x.endsWith("-b"))));
+    expect(sorted((await search(`${q}&archived=false`, aliceTok)).names)).toEqual(sorted(all.filter((x) => !x.endsWith("-arch"))));
+  });
+
+  it("uid, team_id, starredBy and priority_owner_id of 0 or less are no filters", async () => {
+    const plain = await search(`q=${tag}`, aliceTok);
+    expect(plain.total).toBe("8");
+    for (const p of ["uid", "team_id", "starredBy", "priority_owner_id"]) {
+      for (const v of ["0", "-1"]) {
+        const s = await search(`q=${tag}&${p}=${v}`, aliceTok);
+        expect(s.names, `${p}=${v}`).toEqual(plain.names);
+        expect(s.total, `${p}=${v}`).toBe("8");
+      }
+    }
+  });
+
+  it("team_id lists the team's repositories to whoever may see the team, nothing to others", async () => {
+    expect(sorted((await search(`team_id=${teamId}`, carolTok)).names)).toEqual(sorted([`${org.name}/${n("o")}`, `${org.name}/${n("opub")}`]));
+    expect((await search(`team_id=${teamId}`, bobTok)).names).toEqual([]);
+    expect((await search(`team_id=${teamId}`)).names).toEqual([]);
+  });
+
+  it("uid and starredBy name an account the caller may not see: nothing is found", async () => {
+    const htk = await hidden.token();
+    const h = await apiRepo(t, htk, { name: n("hid") });
+    await addCollaborator(t, htk, `${hidden.name}/${h.name}`, bob, "read");
+    const [b] = await t.db.select({ id: repository.id }).from(repository).where(eq(repository.lowerName, n("b").toLowerCase()));
+    await t.db.insert(star).values({ uid: hidden.id, repoId: b.id });
+    expect((await search(`uid=${hidden.id}`, htk)).names).toEqual([`${hidden.name}/${h.name}`]);
+    expect((await search(`starredBy=${hidden.id}`, htk)).names).toEqual(mine("b"));
+    expect((await search(`q=${h.name}`, bobTok)).names).toEqual([`${hidden.name}/${h.name}`]);
+    expect((await search(`uid=${hidden.id}`, bobTok)).names).toEqual([]);
+    expect((await search(`starredBy=${hidden.id}`, bobTok)).names).toEqual([]);
+  });
+
+  it("priority_owner_id of an owner the caller may not see changes no order", async () => {
+    const htk = await hidden.token();
+    const r = await apiRepo(t, htk, { name: n("0first") });
+    await addCollaborator(t, htk, `${hidden.name}/${r.name}`, bob, "read");
+    const plain = (await search(`q=${tag}&sort=alpha&order=desc`, bobTok)).names;
+    expect(plain.at(-1)).toBe(`${hidden.name}/${r.name}`);
+    expect((await search(`q=${tag}&sort=alpha&order=desc&priority_owner_id=${hidden.id}`, bobTok)).names).toEqual(plain);
+    const own = (await search(`q=${tag}&sort=alpha&order=desc&priority_owner_id=${hidden.id}`, htk)).names;
+    expect(own.slice(0, 2)).toEqual([`${hidden.name}/${n("hid")}`, `${hidden.name}/${r.name}`]);
+  });
+
+  it("search rule 3: the order applies only with a sort; a sort alone is ascending", async () => {
+    const byName = (await search(`q=${tag}`, aliceTok)).names;
+    expect((await search(`q=${tag}&order=desc`, aliceTok)).names).toEqual(byName);
+    expect((await search(`q=${tag}&order=sideways`, aliceTok)).names).toEqual(byName);
+    const ids = async (q: string) => {
+      const res = await t.request(`/api/v1/repos/search?${q}`, { headers: token(aliceTok) });
+      return ((await res.json()).data as { id: number }[]).map((r) => r.id);
+    };
+    const asc = await ids(`q=${tag}&sort=id`);
+    expect(asc).toEqual([...asc].sort((x, y) => x - y));
+    expect(await ids(`q=${tag}&sort=id&order=`)).toEqual(asc);
+  });
+
+  it("indexedKeyword: three characters or more, none of the characters JSON escapes in topics", () => {
+    expect(indexedKeyword("abc")).toBe('"abc"');
+    expect(indexedKeyword("köln")).toBe('"köln"');
+    expect(indexedKeyword("ab")).toBeNull();
+    expect(indexedKeyword("äb")).toBeNull();
+    for (const bad of ['a"bc', "a\\bc", "a\u0000bc", "a\u001fbc", "ab\ud800c"]) expect(indexedKeyword(bad), JSON.stringify(bad)).toBeNull();
+    expect(indexedKeyword("a\u0020bc")).toBe('"a bc"');
+    expect(indexedKeyword("ab\u{1f600}")).toBe('"ab\u{1f600}"');
+  });
+});
+
+describe("owner lists and forks", () => {
+  it("GET /orgs/{org}/repos with a user's name → 404; GET /users/{username}/repos with an organization's name lists its repositories", async () => {
+    await expectRefusal(t.request(`/api/v1/orgs/${alice.name}/repos`, { headers: token(aliceTok) }), 404, NOT_FOUND);
+    const res = await t.request(`/api/v1/users/${org.name}/repos`, { headers: token(bobTok) });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { full_name: string }[]).map((r) => r.full_name)).toEqual([`${org.name}/${n("opub")}`]);
+    expect(res.headers.get("X-Total-Count")).toBe("1");
+  });
+
+  it("GET /repos/{owner}/{repo}/forks lists the forks with their total", async () => {
+    const res = await t.request(`/api/v1/repos/${alice.name}/${n("a")}/forks`, { headers: token(carolTok) });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { full_name: string }[]).map((r) => r.full_name)).toEqual([`${bob.name}/${n("a")}`]);
+    expect(res.headers.get("X-Total-Count")).toBe("1");
+  });
+});
