@@ -80,6 +80,8 @@ export class R2ObjectStore implements ObjectStore {
       await state.upload.complete(parts);
       return total;
     } catch (e) {
+      // whoever writes the body waits on this reader: cancelled, their writes fail instead of waiting
+      await reader.cancel(e).catch(() => {});
       await state.upload?.abort().catch(() => {});
       throw e;
     }
