@@ -20,7 +20,9 @@
  * Writes the `## Git` section of bench/RESULTS.md (other sections untouched).
  * Knobs: BENCH_GIT_RUNS (default 5), BENCH_GIT_COMMITS (10000), BENCH_GIT_WORKERD (1), BENCH_GIT_APP (1),
  * BENCH_GIT_APP_OLD_SPACE (MiB of V8 old space for the app's Node server; default: uncapped, as `npm start`),
- * BENCH_GIT_TIMEOUT (s, 300: a git command that takes longer fails the run).
+ * BENCH_GIT_TIMEOUT (s, 300: a git command that takes longer fails the run),
+ * BENCH_GIT_SOAK (N: instead of measuring, N full pushes in a row into each workerd — the stall hunt —
+ * printing each push's time, the workerd process's CPU time and RSS; bench/RESULTS.md is left alone).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -39,6 +41,7 @@ const WITH_WORKERD = process.env.BENCH_GIT_WORKERD !== "0";
 const WITH_APP = process.env.BENCH_GIT_APP !== "0";
 const APP_OLD_SPACE = process.env.BENCH_GIT_APP_OLD_SPACE;
 const TIMEOUT_S = Number(process.env.BENCH_GIT_TIMEOUT ?? 300);
+const SOAK = Number(process.env.BENCH_GIT_SOAK ?? 0);
 /** Incremental pushes per server traced for the per-request breakdown. */
 const TRACED = 5;
 const s = new Scratch("bench-git-");
@@ -316,6 +319,24 @@ const tripsText = (n: number) => `${n} round trip${n === 1 ? "" : "s"}`;
 /** `GET info/refs?… → 200: 1 (4 ms)` per request: its database round trips and their time. */
 const describeExchanges = (xs: Exchange[]) => xs.map((x) => `${x.what}: ${x.db ? `${x.db.trips} (${x.db.ms.toFixed(0)} ms)` : "–"}`).join("; ");
 
+/** BENCH_GIT_SOAK: full pushes in a row into each workerd, with each push's wall time, workerd CPU time and RSS. */
+async function soak(servers: Server[], src: string, tip: string): Promise<void> {
+  const cpuMs = (pid: number) => [...threadTicks(pid).values()].reduce((a, b) => a + b, 0) * 10;
+  for (let r = 0; r < SOAK; r++) {
+    for (const srv of servers) {
+      const pid = srv.workerdPid!;
+      const url = await srv.emptyRepo(`soak${r}`);
+      const cpu0 = cpuMs(pid);
+      const t0 = process.hrtime.bigint();
+      await git(["push", "-q", url, "main"], src);
+      const took = ms(t0);
+      console.log(`soak push ${r + 1}/${SOAK} into ${srv.name}: ${took.toFixed(0)} ms, workerd CPU ${cpuMs(pid) - cpu0} ms, RSS ${(memOf(pid).rss / 1024).toFixed(0)} MiB, load ${os.loadavg()[0]!.toFixed(1)}`);
+      const remote = (await s.gitText(["ls-remote", url, "refs/heads/main"])).slice(0, 40);
+      if (remote !== tip) throw new Error(`${srv.name}: main is ${remote} after the push, expected ${tip}`);
+    }
+  }
+}
+
 async function main() {
   const started = new Date();
   const load = os.loadavg()[0]!.toFixed(2);
@@ -385,6 +406,19 @@ async function main() {
       for (const srv of servers) await srv.stop();
       throw e;
     }
+  }
+  if (SOAK > 0) {
+    try {
+      await soak(
+        servers.filter((x) => x.workerdPid),
+        src,
+        tip,
+      );
+    } finally {
+      for (const srv of servers) await srv.stop();
+    }
+    s.cleanup();
+    return;
   }
   const results: Record<string, Record<string, number[]>> = {};
   const appTrips: string[] = [];
