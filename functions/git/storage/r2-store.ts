@@ -24,11 +24,12 @@ export interface R2BucketLike {
 export const R2_MIN_PART = 5 * 1024 * 1024;
 
 /**
- * How long one R2 write (a put of bytes, a part) may go unanswered before it is sent once more.
- * Both are idempotent (the same key or part number with the same bytes). Miniflare's local R2 was
- * seen to stop in the middle of writing a 2 MB `.idx` for good (its blob file half written, no
- * JavaScript running, workerd's thread spinning), which hung the push; a write that never answers
- * must not hang a push in production either.
+ * How long one R2 write may go unanswered. A put of bytes is then sent once more (the same key
+ * with the same bytes: a late first answer changes nothing); a part is not (a late first upload
+ * would replace the part the resent one's etag names), so its push fails after twice this wait.
+ * Miniflare's local R2 was seen to stop in the middle of writing a 2 MB `.idx` for good (its blob
+ * file half written, no JavaScript running, workerd's thread spinning), which hung the push; a
+ * write that never answers must not hang a push in production either.
  */
 export const R2_WRITE_PATIENCE_MS = 60_000;
 
@@ -46,23 +47,27 @@ export class R2ObjectStore implements ObjectStore {
     this.patienceMs = patienceMs;
   }
 
-  /** An idempotent write, sent once more when R2 has not answered it within `patienceMs`; fails after the second wait. */
-  private async write<T>(what: string, send: () => Promise<T>): Promise<T> {
+  /**
+   * A write R2 must answer within `patienceMs`: sent once more when `resend` (idempotent writes),
+   * else waited for once more; an error after the second wait.
+   */
+  private async write<T>(what: string, resend: boolean, send: () => Promise<T>): Promise<T> {
+    let sent: Promise<T> | null = null;
     for (let attempt = 1; attempt <= 2; attempt++) {
-      const sent = send();
+      if (!sent || resend) sent = send();
       sent.catch(() => {}); // a late answer (or failure) of an abandoned attempt is not waited for
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<typeof LATE>((ok) => {
         timer = setTimeout(() => ok(LATE), this.patienceMs);
       });
       try {
-        const r = await Promise.race([sent, late]);
+        const r: T | typeof LATE = await Promise.race([sent, late]);
         if (r !== LATE) return r;
       } finally {
         clearTimeout(timer);
       }
     }
-    throw new Error(`object storage did not answer the ${what} within ${this.patienceMs / 1000} s, twice`);
+    throw new Error(`object storage did not answer the ${what} within ${(2 * this.patienceMs) / 1000} s`);
   }
 
   private key(repoId: string, name?: string): string {
@@ -73,7 +78,7 @@ export class R2ObjectStore implements ObjectStore {
   async put(repoId: string, name: string, body: ReadableStream<Uint8Array> | Uint8Array): Promise<number> {
     const key = this.key(repoId, name);
     if (body instanceof Uint8Array) {
-      await this.write(`write of ${name}`, () => this.bucket.put(key, body));
+      await this.write(`write of ${name}`, true, () => this.bucket.put(key, body));
       return body.length;
     }
     const reader = body.getReader();
@@ -87,7 +92,7 @@ export class R2ObjectStore implements ObjectStore {
       state.upload ??= await this.bucket.createMultipartUpload(key);
       const upload = state.upload;
       const n = parts.length + 1;
-      parts.push(await this.write(`part ${n} of ${name}`, () => upload.uploadPart(n, bytes)));
+      parts.push(await this.write(`part ${n} of ${name}`, false, () => upload.uploadPart(n, bytes)));
     };
     try {
       for (;;) {
@@ -107,7 +112,7 @@ export class R2ObjectStore implements ObjectStore {
       const last = concat(pending);
       if (!state.upload) {
         // small enough for one request: no multipart overhead
-        await this.write(`write of ${name}`, () => this.bucket.put(key, last));
+        await this.write(`write of ${name}`, true, () => this.bucket.put(key, last));
         return total;
       }
       if (last.length > 0) await flushPart(last);
