@@ -20,10 +20,12 @@
  * Writes the `## Git` section of bench/RESULTS.md (other sections untouched).
  * Knobs: BENCH_GIT_RUNS (default 5), BENCH_GIT_COMMITS (10000), BENCH_GIT_WORKERD (1), BENCH_GIT_APP (1),
  * BENCH_GIT_APP_OLD_SPACE (MiB of V8 old space for the app's Node server; default: uncapped, as `npm start`),
- * BENCH_GIT_TIMEOUT (s, 300: a git command that takes longer fails the run).
+ * BENCH_GIT_TIMEOUT (s, 300: a git command that takes longer fails the run),
+ * BENCH_GIT_SOAK (N: instead of measuring, N full pushes in a row into each workerd — the stall hunt —
+ * printing each push's time, the workerd process's CPU time and RSS; bench/RESULTS.md is left alone).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -39,6 +41,7 @@ const WITH_WORKERD = process.env.BENCH_GIT_WORKERD !== "0";
 const WITH_APP = process.env.BENCH_GIT_APP !== "0";
 const APP_OLD_SPACE = process.env.BENCH_GIT_APP_OLD_SPACE;
 const TIMEOUT_S = Number(process.env.BENCH_GIT_TIMEOUT ?? 300);
+const SOAK = Number(process.env.BENCH_GIT_SOAK ?? 0);
 /** Incremental pushes per server traced for the per-request breakdown. */
 const TRACED = 5;
 const s = new Scratch("bench-git-");
@@ -94,7 +97,16 @@ async function workerdState(): Promise<string> {
   const threads = await workerdThreads();
   const profiles: string[] = [];
   for (const port of inspectorPorts) profiles.push(await profileIsolates(port, 5000).catch((e: Error) => `inspector ${port}: ${e.message}`));
-  return `${threads}\n${profiles.join("\n")}`;
+  return `${threads}\n${profiles.join("\n")}\n${unfinishedBlobs()}`;
+}
+
+/**
+ * Blob files Miniflare's local R2 is still writing (workerd writes `.kj-tmp.<pid>.<n>.<id>.partial`
+ * and renames it when the body has ended): the stalls seen so far were one of these, half written.
+ */
+function unfinishedBlobs(): string {
+  const partial = readdirSync(s.dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".partial"));
+  return partial.length ? `unfinished R2 blob writes: ${partial.map((f) => `${f} (${statSync(path.join(s.dir, f)).size} bytes)`).join(", ")}` : "no unfinished R2 blob writes";
 }
 
 async function workerdThreads(): Promise<string> {
@@ -316,6 +328,24 @@ const tripsText = (n: number) => `${n} round trip${n === 1 ? "" : "s"}`;
 /** `GET info/refs?… → 200: 1 (4 ms)` per request: its database round trips and their time. */
 const describeExchanges = (xs: Exchange[]) => xs.map((x) => `${x.what}: ${x.db ? `${x.db.trips} (${x.db.ms.toFixed(0)} ms)` : "–"}`).join("; ");
 
+/** BENCH_GIT_SOAK: full pushes in a row into each workerd, with each push's wall time, workerd CPU time and RSS. */
+async function soak(servers: Server[], src: string, tip: string): Promise<void> {
+  const cpuMs = (pid: number) => [...threadTicks(pid).values()].reduce((a, b) => a + b, 0) * 10;
+  for (let r = 0; r < SOAK; r++) {
+    for (const srv of servers) {
+      const pid = srv.workerdPid!;
+      const url = await srv.emptyRepo(`soak${r}`);
+      const cpu0 = cpuMs(pid);
+      const t0 = process.hrtime.bigint();
+      await git(["push", "-q", url, "main"], src);
+      const took = ms(t0);
+      console.log(`soak push ${r + 1}/${SOAK} into ${srv.name}: ${took.toFixed(0)} ms, workerd CPU ${cpuMs(pid) - cpu0} ms, RSS ${(memOf(pid).rss / 1024).toFixed(0)} MiB, load ${os.loadavg()[0]!.toFixed(1)}`);
+      const remote = (await s.gitText(["ls-remote", url, "refs/heads/main"])).slice(0, 40);
+      if (remote !== tip) throw new Error(`${srv.name}: main is ${remote} after the push, expected ${tip}`);
+    }
+  }
+}
+
 async function main() {
   const started = new Date();
   const load = os.loadavg()[0]!.toFixed(2);
@@ -385,6 +415,19 @@ async function main() {
       for (const srv of servers) await srv.stop();
       throw e;
     }
+  }
+  if (SOAK > 0) {
+    try {
+      await soak(
+        servers.filter((x) => x.workerdPid),
+        src,
+        tip,
+      );
+    } finally {
+      for (const srv of servers) await srv.stop();
+    }
+    s.cleanup();
+    return;
   }
   const results: Record<string, Record<string, number[]>> = {};
   const appTrips: string[] = [];
@@ -558,7 +601,7 @@ async function main() {
       : []),
     "Reading it: a full clone from the engine streams the stored pack unchanged, so its time is the client's own index-pack plus the transfer, as with http-backend (which runs pack-objects with the bitmap); the engine's memory stays flat while serving it (256 KiB reads). A full push is indexed in JavaScript (node:zlib, node:crypto) where http-backend runs git index-pack in C; the engine's Node process runs with V8's old space capped at 64 MiB (as inside a 128 MB isolate), and its peak is the in-memory spool (8 MiB), the pass-1 inflate cache (16 MiB), the per-object tables and V8's young generation. The engine's workerd column runs the same engine inside workerd with miniflare's local R2 as the object store (an emulation on this machine, not Cloudflare's network). The first full push into a Node process is the high one of its memory runs (its heap and buffers grown for the first time); later ones reuse them.",
     "",
-    "The app columns are the whole service: the same engine behind the app's smart-HTTP route (functions/services/git-http.ts). Per request the app adds the credentials (the token's hash looked up), the owner and repository lookup with the permission check and the repository's git state (refs, HEAD, pack catalog) in one database round trip; a push adds one more, the ref compare-and-swap commit whose batch also carries the repository row (`empty`, `size`, `updated`) and the activity rows (`commit_repo`, …). That is 1 round trip to advertise, 2 per push whatever its size, 1 per fetch request. The repositories are private, so git's first request is answered 401 and repeated with the token (an HTTP exchange the engine and http-backend columns do not have); for a large pack git also sends a small probe POST before the pack, which costs its own round trip (the first `POST git-receive-pack` of the full push). The app's Node server is what `npm start` runs: an embedded libSQL file (a round trip is a local call of about a millisecond), objects under DATA_DIR, V8's heap not capped (set BENCH_GIT_APP_OLD_SPACE to cap it); its memory is its process's VmHWM above idle, as for the engine. The app's Worker is its `wrangler deploy` bundle under Miniflare with local R2 and a real sqld on this machine: a round trip is an HTTP request from workerd to sqld (tens of milliseconds on this loaded machine; workerd's clock advances only across I/O, so its db times are coarse). Its peak memory is not measured like the Node processes': workerd's RSS holds Miniflare's runtime and the R2 emulation, which says nothing about a 128 MB isolate; the RSS of each workerd process after each full push into it is recorded instead, to show growth from push to push. (Until pack entries were inflated with pako under workerd, each full push grew a workerd process by ~400 MB of zlib engines that workerd's node:zlib leaves open until garbage collection, and the third full push into one process could hang it.) In the per-request table, `POST git-receive-pack` is the server's work for a one-commit push; the rest of the whole `git push` is git's own work on the client (pack-objects and the processes it starts), the same for every column. BENCH_GIT_TIMEOUT fails a run whose git command stalls instead of waiting for it.",
+    "The app columns are the whole service: the same engine behind the app's smart-HTTP route (functions/services/git-http.ts). Per request the app adds the credentials (the token's hash looked up), the owner and repository lookup with the permission check and the repository's git state (refs, HEAD, pack catalog) in one database round trip; a push adds one more, the ref compare-and-swap commit whose batch also carries the repository row (`empty`, `size`, `updated`) and the activity rows (`commit_repo`, …). That is 1 round trip to advertise, 2 per push whatever its size, 1 per fetch request. The repositories are private, so git's first request is answered 401 and repeated with the token (an HTTP exchange the engine and http-backend columns do not have); for a large pack git also sends a small probe POST before the pack, which costs its own round trip (the first `POST git-receive-pack` of the full push). The app's Node server is what `npm start` runs: an embedded libSQL file (a round trip is a local call of about a millisecond), objects under DATA_DIR, V8's heap not capped (set BENCH_GIT_APP_OLD_SPACE to cap it); its memory is its process's VmHWM above idle, as for the engine. The app's Worker is its `wrangler deploy` bundle under Miniflare with local R2 and a real sqld on this machine: a round trip is an HTTP request from workerd to sqld (tens of milliseconds on this loaded machine; workerd's clock advances only across I/O, so its db times are coarse). Its peak memory is not measured like the Node processes': workerd's RSS holds Miniflare's runtime and the R2 emulation, which says nothing about a 128 MB isolate; the RSS of each workerd process after each full push into it is recorded instead, to show growth from push to push. (Until pack entries were inflated with pako under workerd, each full push grew a workerd process by ~400 MB of zlib engines that workerd's node:zlib leaves open until garbage collection, and the third full push into one process could hang it.) In the per-request table, `POST git-receive-pack` is the server's work for a one-commit push; the rest of the whole `git push` is git's own work on the client (pack-objects and the processes it starts), the same for every column. BENCH_GIT_TIMEOUT fails a run whose git command stalls instead of waiting for it, printing each workerd's busy threads, CPU profiles of its isolates and any R2 blob Miniflare is still writing. (The stall that hit about 1 run in 3 under load 11–20 — a full push into a workerd that already took two or three — was Miniflare's local R2 stopping for good in the middle of writing the pushed pack's 2 MB `.idx`: in the four stalled runs kept on disk the blob file sat half written, 0.3–1.9 of 2.08 MB, every isolate was idle and workerd's thread spun in native code. R2ObjectStore now sends a put unanswered for 60 s once more (a part is waited for once more) and fails the push if that goes unanswered too; BENCH_GIT_SOAK=N repeats full pushes into each workerd to look for it.)",
     "",
   ].join("\n");
   const resultsPath = path.join(ROOT, "bench", "RESULTS.md");

@@ -1,9 +1,17 @@
 /**
  * workerd's V8 inspector, for diagnosing a stalled benchmark run: a short CPU profile of each
- * isolate (the Worker and Miniflare's local R2) says whether a stall is JavaScript spinning, and where.
+ * isolate (the Worker, Miniflare's entry Worker that forwards every request to it, Miniflare's local
+ * R2) says whether a stall is JavaScript spinning, and where. Read with care: all isolates share
+ * workerd's main thread, and samples taken while the thread runs another isolate count toward an
+ * isolate's last stack, so a function can show self time while it only waits (a normal push shows
+ * seconds "in" Miniflare's `readPrefix` and the entry Worker's `fetch`); `(idle)` is what a
+ * waiting isolate shows when nothing else runs.
  */
 
 type Cdp = (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown> | null>;
+
+/** The isolates worth looking at in a stall: the Worker, Miniflare's entry Worker, and its R2. */
+const WATCHED = /core:user:|core:entry|r2:bucket/;
 
 /** A DevTools session on one inspector target; calls answer null after `timeoutMs` (a busy isolate may not answer). */
 async function session(url: string, timeoutMs: number): Promise<{ cdp: Cdp; close: () => void }> {
@@ -41,7 +49,7 @@ interface Profile {
 /** Profiles every isolate of the workerd whose inspector listens on `port` for `ms`; one line per isolate. */
 export async function profileIsolates(port: number, ms: number): Promise<string> {
   const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as { title: string; webSocketDebuggerUrl: string }[];
-  const picked = targets.filter((t) => /core:user:|r2:bucket/.test(t.title));
+  const picked = targets.filter((t) => WATCHED.test(t.title));
   const sessions = await Promise.all(picked.map(async (t) => ({ title: t.title, ...(await session(t.webSocketDebuggerUrl, 20_000)) })));
   try {
     for (const x of sessions) {

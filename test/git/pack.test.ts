@@ -4,13 +4,16 @@
  * writes, byte for byte; thin packs are completed so `git index-pack` accepts the stored pack alone;
  * corrupt and truncated packs leave nothing stored; the reader returns what `git cat-file` does.
  */
+import { randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ByteReader } from "../../functions/git/bytes.ts";
 import { type IndexLimits, indexPack } from "../../functions/git/pack/indexer.ts";
 import { ObjectReader } from "../../functions/git/pack/reader.ts";
 import { DirectoryObjectStore } from "../../functions/git/storage/fs-store.ts";
-import { idxFileName, packFileName, revFileName } from "../../functions/git/storage/object-store.ts";
+import { MemoryObjectStore } from "../../functions/git/storage/memory-object-store.ts";
+import { idxFileName, type ObjectStore, packFileName, revFileName } from "../../functions/git/storage/object-store.ts";
+import { R2_MIN_PART, type R2BucketLike, R2ObjectStore } from "../../functions/git/storage/r2-store.ts";
 import type { PackRecord } from "../../functions/git/storage/ref-store.ts";
 import { makeHistory, Scratch } from "./helpers.ts";
 
@@ -31,6 +34,10 @@ beforeAll(async () => {
   await s.git(["commit", "-q", "-m", "big blob"], { cwd: repo });
   await s.git(["tag", "-a", "v1", "-m", "release v1"], { cwd: repo });
 });
+
+/** `p`, or a rejection after `ms` (a test of a hang fails instead of hanging). */
+const within = <T>(p: Promise<T>, ms = 20_000): Promise<T> =>
+  Promise.race([p, new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`still waiting after ${ms} ms`)), ms).unref())]);
 
 /** Streams bytes in fixed chunks (like a request body). */
 function chunked(bytes: Uint8Array, chunk = 7001): ReadableStream<Uint8Array> {
@@ -168,6 +175,56 @@ describe("indexer", () => {
       await expect(index("6", mutate(pack), [], limits)).rejects.toThrow();
       expect(await store.list("6")).toEqual([]);
     }
+  });
+
+  it("fails a pack streaming into storage when the storage fails midway, instead of waiting for ever", async () => {
+    // more than one R2 part of incompressible bytes, so the pack streams to storage in parts
+    const src = s.path("big-src");
+    await s.git(["init", "-q", src]);
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(`${src}/noise.bin`, randomBytes(R2_MIN_PART + 1024 * 1024));
+    await s.git(["add", "noise.bin"], { cwd: src });
+    await s.git(["commit", "-q", "-m", "noise"], { cwd: src });
+    const pack = (await s.git(["pack-objects", "--stdout", "--revs", "-q", "--all"], { cwd: src, input: "" })).stdout;
+    const limits = { spoolBytes: 64 * 1024 };
+    const push = (into: ObjectStore) => indexPack(new ByteReader(chunked(pack, 64 * 1024)), { repoId: "9", store: into, existing: empty, limits });
+    const empty = await ObjectReader.open(store, []);
+
+    // a store that stops reading the body and fails without cancelling it (the indexer's own guard)
+    const memory = new MemoryObjectStore();
+    const walkaway: ObjectStore = Object.assign(Object.create(memory) as MemoryObjectStore, {
+      put: async (repoId: string, name: string, body: ReadableStream<Uint8Array> | Uint8Array) => {
+        if (body instanceof Uint8Array) return memory.put(repoId, name, body);
+        await body.getReader().read();
+        throw new Error("storage went away");
+      },
+    });
+    await expect(within(push(walkaway))).rejects.toThrow(/storage went away/);
+
+    // R2: the second part's upload fails; the multipart upload is aborted and nothing stays
+    const calls: string[] = [];
+    const bucket: R2BucketLike = {
+      put: async () => calls.push("put"),
+      get: async () => null,
+      head: async () => null,
+      list: async () => ({ objects: [], truncated: false }),
+      delete: async () => {
+        calls.push("delete");
+      },
+      createMultipartUpload: async () => ({
+        uploadPart: async (part: number) => {
+          calls.push(`part ${part}`);
+          if (part === 2) throw new Error("R2 part upload failed");
+          return { partNumber: part, etag: `e${part}` };
+        },
+        complete: async () => calls.push("complete"),
+        abort: async () => {
+          calls.push("abort");
+        },
+      }),
+    };
+    await expect(within(push(new R2ObjectStore(bucket, R2_MIN_PART)))).rejects.toThrow(/R2 part upload failed/);
+    expect(calls).toEqual(["part 1", "part 2", "abort", "delete"]);
   });
 
   it("refuses a pack over the size limit with the limit in the message and stores nothing", async () => {

@@ -183,6 +183,8 @@ class Spool {
   private bytes = 0;
   private writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
   private upload: Promise<number> | null = null;
+  /** Rejects once the upload has ended while the pack has not (failed, or stopped reading). */
+  private uploadEnded: Promise<never> | null = null;
   stored = false;
 
   readonly store: ObjectStore;
@@ -226,7 +228,7 @@ class Spool {
     this.stage = new Uint8Array(Spool.BLOCK);
     this.staged = 0;
     if (this.writer) {
-      await this.writer.write(block);
+      await this.send(block);
       return;
     }
     this.parts.push(block);
@@ -237,9 +239,26 @@ class Spool {
     this.upload = this.store.put(this.repoId, packFileName(this.packId), readable);
     this.stored = true;
     this.upload.catch(() => {});
+    this.uploadEnded = this.upload.then(
+      (n) => {
+        throw new GitError("missing", `object storage ended the upload of the received pack after ${n} bytes`);
+      },
+      (e: unknown) => {
+        throw e;
+      },
+    );
+    this.uploadEnded.catch(() => {});
     const pending = this.parts;
     this.parts = [];
-    for (const part of pending) await this.writer.write(part);
+    for (const part of pending) await this.send(part);
+  }
+
+  /**
+   * Writes a block to the upload, or fails with the upload's error: a store that failed has
+   * stopped reading, and a write waiting on it would wait for ever (the push would never answer).
+   */
+  private async send(block: Uint8Array): Promise<void> {
+    await Promise.race([this.writer!.write(block), this.uploadEnded!]);
   }
 
   /** Finishes the upload (if streaming); returns the whole pack when it stayed in memory. */
@@ -249,14 +268,17 @@ class Spool {
       return concat(this.parts);
     }
     await this.flushStage();
-    await this.writer.close();
-    await this.upload;
+    // the close, or the upload's end (success included) if that comes first
+    await Promise.race([this.writer.close(), this.upload]);
+    const stored = await this.upload!;
+    if (stored !== this.bytes) throw new GitError("missing", `object storage took ${stored} of the received pack's ${this.bytes} bytes`);
     return null;
   }
 
   async abort(): Promise<void> {
     if (this.writer) {
-      await this.writer.abort().catch(() => {});
+      // not awaited: with a write still waiting on a store that stopped reading, it never settles
+      this.writer.abort().catch(() => {});
       await this.upload?.catch(() => {});
     }
   }

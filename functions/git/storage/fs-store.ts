@@ -29,12 +29,13 @@ export class DirectoryObjectStore implements ObjectStore {
     const tmp = `${target}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
     const fh = await open(tmp, "w");
     let size = 0;
+    let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
     try {
       if (body instanceof Uint8Array) {
         await fh.write(body);
         size = body.length;
       } else {
-        const reader = body.getReader();
+        reader = body.getReader();
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
@@ -45,6 +46,8 @@ export class DirectoryObjectStore implements ObjectStore {
       await fh.close();
       await rename(tmp, target);
     } catch (e) {
+      // whoever writes the body waits on this reader: cancelled, their writes fail instead of waiting
+      await reader?.cancel(e).catch(() => {});
       await fh.close().catch(() => {});
       await rm(tmp, { force: true });
       throw e;

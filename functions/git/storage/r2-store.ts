@@ -23,14 +23,51 @@ export interface R2BucketLike {
 /** R2's smallest allowed part (all parts but the last). */
 export const R2_MIN_PART = 5 * 1024 * 1024;
 
+/**
+ * How long one R2 write may go unanswered. A put of bytes is then sent once more (the same key
+ * with the same bytes: a late first answer changes nothing); a part is not (a late first upload
+ * would replace the part the resent one's etag names), so its push fails after twice this wait.
+ * Miniflare's local R2 was seen to stop in the middle of writing a 2 MB `.idx` for good (its blob
+ * file half written, no JavaScript running, workerd's thread spinning), which hung the push; a
+ * write that never answers must not hang a push in production either.
+ */
+export const R2_WRITE_PATIENCE_MS = 60_000;
+
+const LATE = Symbol("late");
+
 /** ObjectStore over an R2 bucket binding (`GIT_OBJECTS` in wrangler.toml). */
 export class R2ObjectStore implements ObjectStore {
   private readonly bucket: R2BucketLike;
   private readonly partSize: number;
+  private readonly patienceMs: number;
 
-  constructor(bucket: R2BucketLike, partSize = 8 * 1024 * 1024) {
+  constructor(bucket: R2BucketLike, partSize = 8 * 1024 * 1024, patienceMs = R2_WRITE_PATIENCE_MS) {
     this.bucket = bucket;
     this.partSize = Math.max(partSize, R2_MIN_PART);
+    this.patienceMs = patienceMs;
+  }
+
+  /**
+   * A write R2 must answer within `patienceMs`: sent once more when `resend` (idempotent writes),
+   * else waited for once more; an error after the second wait.
+   */
+  private async write<T>(what: string, resend: boolean, send: () => Promise<T>): Promise<T> {
+    let sent: Promise<T> | null = null;
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      if (!sent || resend) sent = send();
+      sent.catch(() => {}); // a late answer (or failure) of an abandoned attempt is not waited for
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<typeof LATE>((ok) => {
+        timer = setTimeout(() => ok(LATE), this.patienceMs);
+      });
+      try {
+        const r: T | typeof LATE = await Promise.race([sent, late]);
+        if (r !== LATE) return r;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    throw new Error(`object storage did not answer the ${what} within ${(2 * this.patienceMs) / 1000} s`);
   }
 
   private key(repoId: string, name?: string): string {
@@ -41,7 +78,7 @@ export class R2ObjectStore implements ObjectStore {
   async put(repoId: string, name: string, body: ReadableStream<Uint8Array> | Uint8Array): Promise<number> {
     const key = this.key(repoId, name);
     if (body instanceof Uint8Array) {
-      await this.bucket.put(key, body);
+      await this.write(`write of ${name}`, true, () => this.bucket.put(key, body));
       return body.length;
     }
     const reader = body.getReader();
@@ -53,7 +90,9 @@ export class R2ObjectStore implements ObjectStore {
     const parts: { partNumber: number; etag: string }[] = [];
     const flushPart = async (bytes: Uint8Array) => {
       state.upload ??= await this.bucket.createMultipartUpload(key);
-      parts.push(await state.upload.uploadPart(parts.length + 1, bytes));
+      const upload = state.upload;
+      const n = parts.length + 1;
+      parts.push(await this.write(`part ${n} of ${name}`, false, () => upload.uploadPart(n, bytes)));
     };
     try {
       for (;;) {
@@ -73,13 +112,15 @@ export class R2ObjectStore implements ObjectStore {
       const last = concat(pending);
       if (!state.upload) {
         // small enough for one request: no multipart overhead
-        await this.bucket.put(key, last);
+        await this.write(`write of ${name}`, true, () => this.bucket.put(key, last));
         return total;
       }
       if (last.length > 0) await flushPart(last);
       await state.upload.complete(parts);
       return total;
     } catch (e) {
+      // whoever writes the body waits on this reader: cancelled, their writes fail instead of waiting
+      await reader.cancel(e).catch(() => {});
       await state.upload?.abort().catch(() => {});
       throw e;
     }
