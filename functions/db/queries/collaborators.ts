@@ -5,11 +5,10 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
-import { ACCESS, repoFactsColumns, UNIT, type RepoFacts } from "../../lib/permissions.ts";
-import { repository } from "../schema.ts";
-import { bool, columnsOf, command, num, p, viewerQuery, type Row } from "../sql.ts";
+import { ACCESS, UNIT, type RepoFacts } from "../../lib/permissions.ts";
+import { bool, command, num, p, viewerQuery, type Row } from "../sql.ts";
 import { userCols, type UserRow } from "./accounts.ts";
-import { factsOf, REPO_ID_BY_PATH, VIEWER, type RepoPath } from "./repos.ts";
+import { factsList, factsOf, REPO_ID_BY_PATH, VIEWER, type RepoPath } from "./repos.ts";
 
 // The user table keeps its name (no alias), as the permission fragments expect.
 const U = userCols("user");
@@ -78,14 +77,10 @@ const LOGIN: ViewerSql = {
   limited: { repository: sql`0`, organization: sql`0`, user: sql`0` },
 };
 
-const R = columnsOf(repository, "repository");
-const O = userCols("user");
-const F = repoFactsColumns(LOGIN);
-
 /** The permission facts of the repository for user :login (read by `factsOf`, as the viewer's). */
 export const factsForLogin = viewerQuery<RepoFacts, RepoPath & { login: string }>(
   "factsForLogin",
-  sql`SELECT ${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamAccess}, ${F.units}
+  sql`SELECT ${factsList(LOGIN)}
       FROM repository JOIN user ON user.id = repository.owner_id WHERE repository.id = ${REPO_ID_BY_PATH} LIMIT 1`,
   (r) => factsOf(r),
 );

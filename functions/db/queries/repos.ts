@@ -14,19 +14,18 @@ import { repoCascadeSql } from "./cascade.ts";
 
 /** The viewer CTE as the permission fragments' ViewerSql. */
 export const VIEWER: ViewerSql = { id: V.id, isAdmin: V.isAdmin, publicOnly: V.publicOnly, restricted: V.restricted, limited: V.limited };
-/** The same over the `v` row a statement joins (`VIEWER_JOIN`). */
-export const VIEWER_JOINED: ViewerSql = VIEWER_COLUMNS;
 
 const R = columnsOf(repository, "repository");
 const O = userCols("user");
-const factsList = (viewer: ViewerSql) => {
+/** The select list of RepoFacts over `repository` joined with its owner `user`, for `viewer` (read by `factsOf`). */
+export const factsList = (viewer: ViewerSql) => {
   const F = repoFactsColumns(viewer);
   return sql`${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamAccess}, ${F.units}`;
 };
-/** The select list of RepoFacts over `repository` joined with its owner `user` (read by `factsOf`). */
+/** The facts for the viewer of the viewer CTE. */
 export const FACTS = factsList(VIEWER);
 /** `FACTS` for a statement that joins the viewer row (`VIEWER_JOIN`). */
-export const FACTS_JOINED = factsList(VIEWER_JOINED);
+export const FACTS_JOINED = factsList(VIEWER_COLUMNS);
 
 export function factsOf(r: Row, at = 0): RepoFacts {
   const k = at + R.width + O.width;
