@@ -15,6 +15,7 @@ import { verifyEvidence } from "../../../attestation-agent/verify/cli.ts";
 import { verifySnpAttestation, verifySnpReportSignature } from "../../../attestation-agent/verify/snp.ts";
 import { parseTdxQuote, verifyTdxQuote } from "../../../attestation-agent/verify/tdx.ts";
 import { VerifyError } from "../../../attestation-agent/verify/tpm.ts";
+import { failsCheck } from "./verify-error.ts";
 import { makePckChain } from "../fixtures/evidence.ts";
 
 const DIR = path.join(import.meta.dirname, "../fixtures/hardware");
@@ -34,16 +35,8 @@ const flip = (b: Uint8Array, at: number, bit = 0) => {
 /** The last byte of a DER certificate lies in its signature value. */
 const flipSignature = (d: Buffer) => flip(d, d.length - 1);
 
-function fails(f: () => unknown, check: string, msg: RegExp | string) {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err, `expected VerifyError(${check})`).toBeInstanceOf(VerifyError);
-  expect([(err as VerifyError).check, (err as VerifyError).message]).toEqual([check, typeof msg === "string" ? `${check}: ${msg}` : expect.stringMatching(msg)]);
-}
+/** The messages here are given without the check name the verifier puts in front of them. */
+const fails = (f: () => unknown, check: string, msg: RegExp | string) => failsCheck(f, check, typeof msg === "string" ? `${check}: ${msg}` : msg);
 
 const SHA256: Record<string, string> = {
   "amd/ask-ark-genoa.pem": "e6ecc853fa56d3170a624d40851f98a1036f974b50204ea69e6aec91d777aca3",

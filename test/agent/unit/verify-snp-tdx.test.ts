@@ -9,7 +9,7 @@ import { AttestationSchema, CertificateChainSchema, SevProduct_SevProductName } 
 import { CERT_GUID, SnpFormatError, buildCertTable, guidBytes, parseCertTable, parseSnpReport, productOf, serializeSnpReport, snpAttestation } from "../../../attestation-agent/tsm/snp.ts";
 import { amdSignatureToP1363, verifySnpAttestation, verifySnpReportSignature } from "../../../attestation-agent/verify/snp.ts";
 import { parseTdxQuote, verifyTdxQuote } from "../../../attestation-agent/verify/tdx.ts";
-import { VerifyError } from "../../../attestation-agent/verify/tpm.ts";
+import { failsCheck } from "./verify-error.ts";
 import { makePckChain, makeSnpChain, signedSnpReport, signedTdxQuote, type PckChain, type SnpChain } from "../fixtures/evidence.ts";
 
 let chain: SnpChain;
@@ -21,16 +21,7 @@ beforeAll(async () => {
 });
 
 const RD = new Uint8Array(64).fill(0xab);
-function fails(f: () => unknown, check: string, msg: RegExp | string) {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(err, `expected VerifyError(${check})`).toBeInstanceOf(VerifyError);
-  expect([(err as VerifyError).check, (err as VerifyError).message]).toEqual([check, typeof msg === "string" ? msg : expect.stringMatching(msg)]);
-}
+const fails = failsCheck;
 
 describe("tsm/snp.ts: ATTESTATION_REPORT and cert table", () => {
   it("parses every field at its ABI offset and serializes back to the same bytes (v3 and v5)", () => {
