@@ -363,7 +363,7 @@ if (workerRows.length) {
   }
   lines.push(
     "",
-    `The Worker runs as \`wrangler deploy\` bundles it, under Miniflare (local workerd, without \`wrangler dev\`'s proxy Worker in front; \`@libsql/client/web\`), its database URL pointing at \`bench/latency-proxy.ts\` (own process), which forwards to sqld. The unloaded cost c0 is the median of ${CHECKS} sequential requests with the proxy's delay set to 0 ms: the same processes and hops, nothing added. Then the delay is set to ${DELAY_MS} ms and the route is loaded with ${CONNECTIONS} connections. The data is the same seed (${fmtInt(REPOS)} repositories), written into sqld over its HTTP API.`,
+    `The Worker runs as \`wrangler deploy\` bundles it, under Miniflare (local workerd, without \`wrangler dev\`'s proxy Worker in front; the database driver \`functions/db/hrana.ts\`), its database URL pointing at \`bench/latency-proxy.ts\` (own process), which forwards to sqld. The unloaded cost c0 is the median of ${CHECKS} sequential requests with the proxy's delay set to 0 ms: the same processes and hops, nothing added. Then the delay is set to ${DELAY_MS} ms and the route is loaded with ${CONNECTIONS} connections. The data is the same seed (${fmtInt(REPOS)} repositories), written into sqld over its HTTP API.`,
   );
 }
 lines.push(

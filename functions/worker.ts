@@ -1,11 +1,11 @@
 /**
  * Cloudflare Worker entry point: the same app, with settings from wrangler `[vars]` and the
- * database over HTTP (`@libsql/client/web`) to sqld or Turso (DATABASE_URL, DATABASE_AUTH_TOKEN).
- * A client is created per request: Workers may not share I/O objects between requests.
+ * database over Hrana's HTTP pipeline (`db/hrana.ts`) to sqld or Turso (DATABASE_URL,
+ * DATABASE_AUTH_TOKEN). A driver is made per request; the open streams it reuses are plain
+ * batons kept per isolate, so no I/O object is shared between requests.
  * Migrations are applied by `npm run db:migrate`, never by the Worker.
  */
-import { createClient } from "@libsql/client/web";
-import { clientDriver } from "./db/driver.ts";
+import { hranaDriver } from "./db/hrana.ts";
 import type { ExecutionContext } from "hono";
 import { createApp } from "./app.ts";
 import { loadSettings } from "./lib/settings.ts";
@@ -29,7 +29,7 @@ function appFor(env: Env) {
       driver: (e) => {
         const url = (e as Env).DATABASE_URL;
         if (!url) throw new Error("DATABASE_URL is not set for the Worker");
-        return clientDriver(createClient({ url, authToken: (e as Env).DATABASE_AUTH_TOKEN || undefined }));
+        return hranaDriver(url, (e as Env).DATABASE_AUTH_TOKEN || undefined);
       },
       objects: (e) => {
         const bucket = (e as Env).GIT_OBJECTS;

@@ -3,8 +3,9 @@
  * — a read snapshot, or one write transaction. Two drivers, one interface:
  * - native (`native.ts`, Node only): the embedded file through `libsql` directly, each statement
  *   text prepared once per connection and reused (synchronous: a batch never interleaves);
- * - client: `@libsql/client` (the Worker's web client to sqld/Turso, or Node against a remote URL
- *   or an embedded replica), sending the same statement text every time.
+ * - hrana (`hrana.ts`, the Worker): Hrana's HTTP pipeline to sqld/Turso, server streams kept open;
+ * - client: `@libsql/client` (Node against a remote URL or an embedded replica), sending the same
+ *   statement text every time.
  * `metered()` counts round trips into the request's meter and bounds each by the query timeout.
  */
 import type { Client, InStatement, ResultSet, TransactionMode } from "@libsql/client";
@@ -65,7 +66,7 @@ export function uniqueViolation(err: unknown): string | null {
   return null;
 }
 
-/** `@libsql/client` (web on the Worker; Node against sqld, Turso or an embedded replica). */
+/** `@libsql/client` (Node against sqld, Turso or an embedded replica; the CLI). */
 export function clientDriver(client: Client): Driver {
   const stmt = (i: BatchItem): InStatement => ({ sql: i.text, args: i.args as never });
   const rowsOf = (r: ResultSet) => r.rows as unknown as Row[];

@@ -1,7 +1,7 @@
 /**
  * The RefStore contract (functions/git/storage/ref-store.ts) on every implementation: the
- * in-memory one, and the libSQL one on the embedded file (native driver) and on sqld (the client
- * the Worker uses). Also: one round trip per read and per commit, the repository row's
+ * in-memory one, and the libSQL one on the embedded file (native driver) and on sqld (the driver
+ * the Worker uses, db/hrana.ts). Also: one round trip per read and per commit, the repository row's
  * `is_empty`/`size`/`default_branch`, and concurrent commits of which exactly one wins.
  */
 import { createClient } from "@libsql/client";
@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientDriver, metered, newMeter, type Driver } from "../../functions/db/driver.ts";
+import { metered, newMeter, type Driver } from "../../functions/db/driver.ts";
+import { hranaDriver } from "../../functions/db/hrana.ts";
 import { migrateDb } from "../../functions/db/migrate.ts";
 import { nativeDriver } from "../../functions/db/native.ts";
 import { LibsqlRefStore } from "../../functions/db/queries/git-refs.ts";
@@ -70,7 +71,7 @@ beforeAll(async () => {
   const client = createClient({ url: sqld.url });
   await migrateDb(client);
   closers.push(() => client.close());
-  const remote = clientDriver(client);
+  const remote = hranaDriver(sqld.url);
   ready.sqld = await libsqlImpl(remote, async (q, a = []) => (await remote.batch([{ text: q, args: a}], "write"))[0]!.map((r) => Array.from({ length: r.length }, (_, i) => r[i])));
 
   const mem = new MemoryRefStore();

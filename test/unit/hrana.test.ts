@@ -1,0 +1,178 @@
+/**
+ * The Worker's driver (functions/db/hrana.ts) against a real sqld: a batch is one HTTP request and
+ * one transaction, values keep their types, open streams are reused (each baton once, never a
+ * stream left inside a transaction), a stream the server no longer knows is replaced without
+ * running anything twice, and a database that is down or refuses stays what `unreachable()` takes
+ * for a 503. Every request the driver sends is recorded from `fetch`.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { DatabaseUnavailable, metered, newMeter, uniqueViolation, unreachable, type BatchItem } from "../../functions/db/driver.ts";
+import { hranaDriver, MAX_OPEN_STREAMS, STREAM_IDLE_MS } from "../../functions/db/hrana.ts";
+import { freePort, startSqld, type Running } from "../../scripts/lib/processes.ts";
+
+const q = (text: string, ...args: unknown[]): BatchItem => ({ text, args });
+let sqld: Running;
+let n = 0;
+/** A driver whose stream pool no other test shares (pools are per URL and token; this sqld checks no token). */
+const fresh = () => hranaDriver(sqld.url, `pool-${n++}`);
+
+interface Sent {
+  url: string;
+  baton: string | null;
+  types: string[];
+}
+let sent: Sent[] = [];
+/** Rewrites a request's body before it goes (to hand sqld a baton it does not know). */
+let tamper: ((body: { baton: string | null }) => void) | null = null;
+const realFetch = globalThis.fetch;
+
+beforeAll(async () => {
+  sqld = await startSqld();
+  globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const body = JSON.parse(String(init?.body)) as { baton: string | null; requests: { type: string }[] };
+    if (tamper) {
+      tamper(body);
+      tamper = null;
+    }
+    sent.push({ url: String(input), baton: body.baton, types: body.requests.map((r) => r.type) });
+    return realFetch(input, { ...init, body: JSON.stringify(body) });
+  }) as typeof fetch;
+  await hranaDriver(sqld.url).batch([q("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL UNIQUE, n INTEGER)")], "write");
+}, 60_000);
+afterAll(async () => {
+  globalThis.fetch = realFetch;
+  await sqld?.stop();
+});
+beforeEach(() => {
+  sent = [];
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("batches", () => {
+  it("a single read is one execute; a batch of reads or writes is one request holding one transaction, answers in order", async () => {
+    const d = fresh();
+    expect(await d.batch([q("SELECT ? AS x", 7)], "read")).toEqual([[[7]]]);
+    expect(await d.batch([q("SELECT 1"), q("SELECT ?", 2), q("SELECT ? || ?", "x", "y")], "read")).toEqual([[[1]], [[2]], [["xy"]]]);
+    expect(await d.batch([q("INSERT INTO t (v, n) VALUES (?, ?)", "b-1", 1), q("UPDATE t SET n = n + 1 WHERE v = ? RETURNING n", "b-1")], "write")).toEqual([[], [[2]]]);
+    expect(sent.map((s) => s.types)).toEqual([["execute"], ["batch"], ["batch"]]);
+  });
+
+  it("values keep their types both ways: integers, floats, text, NULL, blobs, booleans as 1/0", async () => {
+    const d = fresh();
+    const [[row]] = await d.batch([q("SELECT ?, typeof(?), ?, typeof(?), ?, ?, typeof(?), ?, ?", 42, 42, 2.5, 2.5, "é✓", null, null, new Uint8Array([0, 255, 7]), true)], "read");
+    expect(row).toEqual([42, "integer", 2.5, "real", "é✓", null, "null", new Uint8Array([0, 255, 7]), 1]);
+    await expect(d.batch([q("SELECT 9007199254740993")], "read")).rejects.toThrow(RangeError);
+    await expect(d.batch([q("SELECT ?", undefined)], "read")).rejects.toThrow(TypeError);
+  });
+
+  it("a failed write batch leaves nothing behind and answers the statement's error (UNIQUE stays recognisable)", async () => {
+    const d = fresh();
+    const e = await d.batch([q("INSERT INTO t (v) VALUES ('dup')"), q("INSERT INTO t (v) VALUES ('dup')")], "write").catch((x: Error) => x);
+    expect(e).toBeInstanceOf(Error);
+    expect(uniqueViolation(e)).toBe("t.v");
+    expect(unreachable(e)).toBe(false);
+    expect(await d.batch([q("SELECT COUNT(*) FROM t WHERE v = 'dup'")], "read")).toEqual([[[0]]]);
+    await expect(d.batch([q("SELECT * FROM no_such_table")], "read")).rejects.toThrow(/no such table/);
+  });
+});
+
+describe("streams", () => {
+  it("the next batch goes on the stream the last one left open, with the baton the server answered", async () => {
+    const d = fresh();
+    for (let i = 0; i < 4; i++) await d.batch([q("SELECT ?", i)], i % 2 ? "read" : "write");
+    expect(sent[0].baton).toBeNull();
+    expect(sent.slice(1).every((s) => typeof s.baton === "string" && s.baton.length > 0)).toBe(true);
+    expect(new Set(sent.map((s) => s.baton)).size).toBe(4);
+    expect(sent.every((s) => !s.types.includes("close"))).toBe(true);
+  });
+
+  it("a stream is reused after a failed statement and after a failed transaction, never inside a transaction", async () => {
+    const d = fresh();
+    await d.batch([q("SELECT 1")], "read");
+    await expect(d.batch([q("SELECT nope")], "read")).rejects.toThrow(/no such column/);
+    await expect(d.batch([q("INSERT INTO t (v) VALUES ('r1')"), q("INSERT INTO t (v) VALUES ('r1')")], "write")).rejects.toThrow(/UNIQUE/);
+    // Were a transaction left open, this BEGIN would fail ("cannot start a transaction within a transaction").
+    expect(await d.batch([q("INSERT INTO t (v) VALUES ('r2') RETURNING v"), q("SELECT COUNT(*) FROM t WHERE v LIKE 'r%'")], "write")).toEqual([[["r2"]], [[1]]]);
+    expect(sent.slice(1).every((s) => s.baton !== null)).toBe(true);
+  });
+
+  it("a stream idle for longer than STREAM_IDLE_MS is not used: the batch opens a new one", async () => {
+    const d = fresh();
+    await d.batch([q("SELECT 1")], "read");
+    const now = Date.now();
+    vi.spyOn(Date, "now").mockReturnValue(now + STREAM_IDLE_MS + 1);
+    await d.batch([q("SELECT 2")], "read");
+    expect(sent.map((s) => s.baton === null)).toEqual([true, true]);
+  });
+
+  it("a stream the server no longer knows: the request goes once more on a new stream, and runs once", async () => {
+    const d = fresh();
+    await d.batch([q("SELECT 1")], "read");
+    tamper = (body) => {
+      body.baton = `${body.baton}x`; // a baton sqld cannot read: 400, nothing run
+    };
+    expect(await d.batch([q("INSERT INTO t (v) VALUES ('once') RETURNING v")], "write")).toEqual([[["once"]]]);
+    expect(sent.map((s) => s.baton === null)).toEqual([true, false, true]);
+    expect(await d.batch([q("SELECT COUNT(*) FROM t WHERE v = 'once'")], "read")).toEqual([[[1]]]);
+  });
+
+  it("a stream sqld expired (10 s idle): answered STREAM_EXPIRED, the batch runs on a new stream", async () => {
+    const d = fresh();
+    await d.batch([q("SELECT 1")], "read");
+    await new Promise((ok) => setTimeout(ok, 11_000));
+    vi.spyOn(Date, "now").mockReturnValue(0); // the driver would not reuse a stream this old: make it think it is fresh
+    sent = [];
+    expect(await d.batch([q("SELECT 3")], "read")).toEqual([[[3]]]);
+    expect(sent.map((s) => s.baton === null)).toEqual([false, true]);
+  }, 30_000);
+
+  it("concurrent batches never share a baton, and at most MAX_OPEN_STREAMS stay open; the rest close their own", async () => {
+    const token = `pool-${n++}`;
+    const d = hranaDriver(sqld.url, token);
+    const many = MAX_OPEN_STREAMS + 8;
+    const answers = await Promise.all(Array.from({ length: many }, (_, i) => d.batch([q("SELECT ?", i)], "read")));
+    expect(answers).toEqual(Array.from({ length: many }, (_, i) => [[[i]]]));
+    expect(sent.filter((s) => !s.types.includes("close"))).toHaveLength(MAX_OPEN_STREAMS);
+    expect(sent.filter((s) => s.types.includes("close"))).toHaveLength(8);
+    sent = [];
+    // Another request's driver of the same database takes the streams left open.
+    const again = await Promise.all(Array.from({ length: many }, (_, i) => hranaDriver(sqld.url, token).batch([q("SELECT ?", 100 + i)], "read")));
+    expect(again).toEqual(Array.from({ length: many }, (_, i) => [[[100 + i]]]));
+    const batons = sent.map((s) => s.baton).filter((b) => b !== null);
+    expect(batons).toHaveLength(MAX_OPEN_STREAMS);
+    expect(new Set(batons).size).toBe(MAX_OPEN_STREAMS);
+  });
+});
+
+describe("a database that is down", () => {
+  it("nothing listening: the error is what unreachable() takes for a 503", async () => {
+    const d = metered(hranaDriver(`http://127.0.0.1:${await freePort()}`), newMeter());
+    await expect(d.batch([q("SELECT 1")], "read")).rejects.toBeInstanceOf(DatabaseUnavailable);
+  });
+
+  it("a 5xx answer is unreachable (503); a 4xx refusal is not", async () => {
+    const { createServer } = await import("node:http");
+    let status = 503;
+    const server = createServer((_, res) => res.writeHead(status, { "content-type": "application/json" }).end('{"message":"down"}'));
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const d = metered(hranaDriver(`http://127.0.0.1:${port}`), newMeter());
+      await expect(d.batch([q("SELECT 1")], "read")).rejects.toBeInstanceOf(DatabaseUnavailable);
+      status = 401;
+      const e = await d.batch([q("SELECT 1")], "read").catch((x: Error) => x);
+      expect(e).not.toBeInstanceOf(DatabaseUnavailable);
+      expect(String(e)).toMatch(/401: down/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("the URL forms @libsql/client accepts: libsql: means https, http: and https: as given; others refused", () => {
+    expect(() => hranaDriver("libsql://db.example.org")).not.toThrow();
+    expect(() => hranaDriver("ws://127.0.0.1:8080")).toThrow(/speaks HTTP/);
+    expect(() => hranaDriver("file:x.db")).toThrow(/speaks HTTP/);
+  });
+});
