@@ -38,6 +38,20 @@ export interface RepoView {
 const TRUST = ["default", "collaborator", "committer", "collaboratorcommitter"];
 export const trustModelName = (n: number) => TRUST[n] ?? "default";
 
+/** The host and path of a ROOT_URL, parsed once per URL (a list converts many repositories). */
+const rootParts = new Map<string, { host: string; path: string }>();
+function partsOf(rootUrl: string): { host: string; path: string } {
+  let parts = rootParts.get(rootUrl);
+  if (!parts) {
+    const url = new URL(rootUrl);
+    parts = { host: url.hostname, path: url.pathname.replace(/\/$/, "") };
+    // ROOT_URL comes from the settings, not from requests; the bound only guards a mistake.
+    if (rootParts.size >= 16) rootParts.clear();
+    rootParts.set(rootUrl, parts);
+  }
+  return parts;
+}
+
 export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Record<string, unknown> {
   const { repo, owner, units } = v;
   const unit = (t: number) => units.find((u) => u.type === t);
@@ -49,7 +63,7 @@ export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Re
   const projects = unit(UNIT.projects);
   const base = `${site.rootUrl}${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`;
   const apiUrl = `${site.rootUrl}api/v1/repos/${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`;
-  const host = new URL(site.rootUrl).hostname;
+  const { host, path } = partsOf(site.rootUrl);
   const out: Record<string, unknown> = {
     id: repo.id,
     owner: v.ownerVisible === false ? toHiddenUser(owner, site) : toUser(owner, viewer, site),
@@ -72,7 +86,7 @@ export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Re
     languages_url: `${apiUrl}/languages`,
     html_url: base,
     url: apiUrl,
-    link: `${new URL(site.rootUrl).pathname.replace(/\/$/, "")}/${owner.name}/${repo.name}`,
+    link: `${path}/${owner.name}/${repo.name}`,
     ssh_url: `git@${host}:${owner.name}/${repo.name}.git`,
     clone_url: `${base}.git`,
     original_url: repo.originalUrl,
