@@ -36,7 +36,11 @@ interface Stream {
   idleSince: number;
 }
 
+/** A database as the isolate knows it: where its pipeline is, how to sign in, its open streams. */
 interface Pool {
+  base: string;
+  pipeline: string;
+  headers: Record<string, string>;
   idle: Stream[];
   /** Streams held open: idle plus those a batch is using and will give back. */
   open: number;
@@ -64,25 +68,29 @@ export class HranaError extends Error {
   }
 }
 
-// One pool per database and credentials, for the life of the isolate: batons are plain strings, so
-// handing one to another request's batch shares no I/O object between requests.
+// One pool per database URL and credentials, for the life of the isolate: batons are plain
+// strings, so handing one to another request's batch shares no I/O object between requests.
 const pools = new Map<string, Pool>();
+
+function poolOf(url: string, authToken: string | undefined): Pool {
+  const key = `${url}\n${authToken ?? ""}`;
+  let pool = pools.get(key);
+  if (!pool) {
+    const config = expandConfig({ url, authToken }, true);
+    if (config.scheme !== "http" && config.scheme !== "https") throw new TypeError(`DATABASE_URL: the Worker speaks HTTP to the database ("libsql:", "https:" or "http:"), got "${config.scheme}:"`);
+    const base = encodeBaseUrl(config.scheme, config.authority, config.path).toString();
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (config.authToken) headers.authorization = `Bearer ${config.authToken}`;
+    pool = { base, pipeline: pipelineOf(base), headers, idle: [], open: 0 };
+    pools.set(key, pool);
+  }
+  return pool;
+}
 
 /** A Hrana-over-HTTP driver for `url` (`libsql:`, `https:` or `http:`, as @libsql/client reads it). */
 export function hranaDriver(url: string, authToken?: string): Driver {
-  const config = expandConfig({ url, authToken }, true);
-  if (config.scheme !== "http" && config.scheme !== "https") throw new TypeError(`DATABASE_URL: the Worker speaks HTTP to the database ("libsql:", "https:" or "http:"), got "${config.scheme}:"`);
-  const base = encodeBaseUrl(config.scheme, config.authority, config.path).toString();
-  const pipeline = pipelineOf(base);
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (config.authToken) headers.authorization = `Bearer ${config.authToken}`;
-  const key = `${base}\n${config.authToken ?? ""}`;
-  let pool = pools.get(key);
-  if (!pool) {
-    pool = { idle: [], open: 0 };
-    pools.set(key, pool);
-  }
-  const streams = pool;
+  const streams = poolOf(url, authToken);
+  const { base, pipeline, headers } = streams;
 
   /** The most recently used idle stream still well inside the server's expiry, or null for a new one. */
   const take = (): Stream | null => {
