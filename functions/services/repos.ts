@@ -3,15 +3,15 @@
  * permission module, create / generate / fork, edit in the spec's rule order, delete, and the
  * list and search queries. Every read is one batch with the caller; every write one more batch.
  */
-import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
 import { gitRef, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, readWithCaller, write, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
-import { isOrgOwnerSql, ownerByName } from "../db/queries/accounts.ts";
+import { accountByName, isOrgOwnerSql } from "../db/queries/accounts.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
-import { CREATE, FACTS_JOINED as FACTS, factsOf, repoCascade, repoIdByPath, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
+import { CREATE, FACTS_JOINED as FACTS, factsOf, REPO_LISTS, repoCascade, repoIdByPath, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
 import { commandOnce, fromDrizzle, num, p, shaped, viewerQuery, VIEWER_COLUMNS as REPO_VIEWER, VIEWER_JOIN, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import { reqRepoAdmin, reqRepoOwner, reqRepoReader } from "../lib/guards.ts";
@@ -723,16 +723,6 @@ function forkGitStatements(baseId: number, rid: SQL): SQL[] {
 
 // ---- lists and search ----
 
-/** Rows of accessible repositories matching `where`, with their permission facts, plus the count. */
-function listQueries(ctx: Ctx, where: SQL | undefined, order: SQL[], page: Page) {
-  // The owner is joined: its visibility comes from the join, not from a lookup per repository.
-  const cond = and(where, repoAccessibleSql(ctx.viewer, col(repository.id), col(repository.ownerId), col(repository.isPrivate), col(user.visibility)));
-  return [
-    ctx.db.select(repoFactsColumns(ctx.viewer)).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(cond).orderBy(...order).limit(page.limit).offset(page.offset),
-    ctx.db.select({ n: count() }).from(repository).innerJoin(user, eq(user.id, repository.ownerId)).where(cond),
-  ] as const;
-}
-
 function toList(ctx: Ctx, caller: Caller | null, rows: RepoFacts[]) {
   const disabled = ctx.settings.repository.disabledRepoUnits;
   return rows.map((f) => {
@@ -944,33 +934,30 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
 
 /** GET /user/repos (userCurrentListRepos): the caller's repositories and those shared with them. */
 export async function listMyRepos(ctx: Ctx, page: Page) {
-  const me = ctx.viewer.id;
-  // The caller's own repositories, collaborations and team repositories, each found through its
-  // index (never by reading every repository).
-  const where = sql`${col(repository.id)} IN (
-      SELECT mr.id FROM repository mr WHERE mr.owner_id = ${me}
-      UNION SELECT mc.repo_id FROM collaboration mc WHERE mc.user_id = ${me}
-      UNION SELECT mtr.repo_id FROM team_user mtu JOIN team mt ON mt.id = mtu.team_id JOIN team_repo mtr ON mtr.team_id = mt.id
-        JOIN repository mrr ON mrr.id = mtr.repo_id AND mrr.owner_id = mt.org_id WHERE mtu.uid = ${me}
-      UNION SELECT ar.id FROM team_user atu JOIN team at ON at.id = atu.team_id AND at.includes_all_repositories = 1 JOIN repository ar ON ar.owner_id = at.org_id WHERE atu.uid = ${me})`;
-  const { caller, rows } = await readWithCaller(ctx, listQueries(ctx, where, [asc(repository.id)], page));
-  return { total: rows[1][0].n, data: toList(ctx, caller, rows[0] as RepoFacts[]) };
+  const list = REPO_LISTS.mine;
+  const { caller, rows, total } = await read(ctx, { rows: list.page.bind({ ...ctx.vv, limit: page.limit, offset: page.offset }), total: list.total.bind(ctx.vv) });
+  return { total: total[0] ?? 0, data: toList(ctx, caller, rows) };
 }
 
 /** GET /users/{username}/repos and /orgs/{org}/repos: the owner's repositories the caller may see. */
 export async function listOwnerRepos(ctx: Ctx, ownerName: string, page: Page, opts: { org: boolean }) {
-  const ownerId = sql`(SELECT id FROM user WHERE lower_name = ${ownerName.toLowerCase()})`;
-  const { caller, rows } = await readWithCaller(ctx, [ownerByName(ctx, ownerName), ...listQueries(ctx, sql`${col(repository.ownerId)} = ${ownerId}`, [asc(repository.id)], page)] as const);
-  const o = rows[0][0];
-  if (!o || !o.visible || (opts.org && o.u.type !== 1)) throw notFound();
-  return { total: rows[2][0].n, data: toList(ctx, caller, rows[1] as RepoFacts[]) };
+  const owner = ownerName.toLowerCase();
+  const list = REPO_LISTS.owner;
+  const { caller, account, rows, total } = await read(ctx, {
+    account: accountByName.bind({ ...ctx.vv, name: owner }),
+    rows: list.page.bind({ ...ctx.vv, owner, limit: page.limit, offset: page.offset }),
+    total: list.total.bind({ ...ctx.vv, owner }),
+  });
+  const o = account[0];
+  if (!o?.visible || (opts.org && o.u.type !== 1)) throw notFound();
+  return { total: total[0] ?? 0, data: toList(ctx, caller, rows) };
 }
 
 /** GET /repos/{owner}/{repo}/forks (listForks): forks the caller may see. */
 export async function listForks(ctx: Ctx, owner: string, name: string, page: Page) {
-  const rid = repoIdByPath(owner, name);
-  const [list, cnt] = listQueries(ctx, sql`${col(repository.forkId)} = ${rid}`, [asc(repository.id)], page);
-  const a = await assignRepo(ctx, owner, name, [list, cnt] as const);
-  return { total: (a.rows[1] as { n: number }[])[0].n, data: toList(ctx, a.caller, a.rows[0] as RepoFacts[]) };
+  const path = repoPath(owner, name);
+  const list = REPO_LISTS.forks;
+  const a = await assignRepo(ctx, owner, name, [], { rows: list.page.bind({ ...ctx.vv, ...path, limit: page.limit, offset: page.offset }), total: list.total.bind({ ...ctx.vv, ...path }) });
+  return { total: a.named.total[0] ?? 0, data: toList(ctx, a.caller, a.named.rows) };
 }
 

@@ -2,10 +2,7 @@
  * Users and organizations: the caller lookup, accounts by name as the viewer sees them, and the
  * membership fragments every other query reuses (org owner, org member, account visibility).
  */
-import { eq, sql, type SQL, type SQLWrapper } from "drizzle-orm";
-import { col } from "../client.ts";
-import { userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
-import type { Ctx } from "../../lib/context.ts";
+import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { user } from "../schema.ts";
 import { bool, columnsOf, command, num, p, query, setList, shaped, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, type InsertKey, type Row } from "../sql.ts";
 
@@ -125,17 +122,6 @@ export const individualByName = query<UserRow, { name: string }>("individualByNa
 
 /** A user row by id (after writes, to answer with the stored state). */
 export const userById = query<UserRow, { id: number }>("userById", sql`SELECT ${U.select} FROM user u WHERE u.id = ${p("id")}`, (r) => U.read(r, 0));
-
-/**
- * A user or organization by name with whether the viewer may see it, as a drizzle query (for the
- * reads not yet moved to prepared statements; `accountByName` is the prepared form).
- */
-export const ownerByName = (ctx: Ctx, name: string, viewer: ViewerSql = ctx.viewer) =>
-  ctx.db
-    .select({ u: user, visible: sql<number>`${userVisibleSql(viewer, col(user.id), col(user.visibility), col(user.type))}` })
-    .from(user)
-    .where(eq(user.lowerName, name.toLowerCase()))
-    .limit(1);
 
 /** An individual the viewer may see, by name (a user the caller may not see answers as a missing one, issue 8 A.5). */
 export const visibleIndividualByName = viewerQuery<UserRow, { name: string }>(

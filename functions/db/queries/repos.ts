@@ -4,11 +4,11 @@
  * CTE (`V`), so a request binds only the token, the names and the path.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { repoFactsColumns, type RepoFacts } from "../../lib/permissions.ts";
+import { repoAccessibleSql, repoFactsColumns, type RepoFacts } from "../../lib/permissions.ts";
 import type { ViewerSql } from "../../lib/auth.ts";
 import type { Db } from "../client.ts";
 import { repository, type RepositoryRow } from "../schema.ts";
-import { columnsOf, command, num, numOrNull, p, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, query, type Row } from "../sql.ts";
+import { columnsOf, command, num, numOrNull, p, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, query, type Row, type Statement, type ViewerValues } from "../sql.ts";
 import { userCols } from "./accounts.ts";
 import { repoCascadeSql } from "./cascade.ts";
 
@@ -127,6 +127,45 @@ export const repoAtId = viewerQuery<readonly [number, RepoFacts, MirrorTimes | n
 
 /** Lower-cased path values for the statements above. */
 export const repoPath = (owner: string, name: string): RepoPath => ({ owner: owner.toLowerCase(), name: name.toLowerCase() });
+
+// ---- lists: a page of the accessible repositories of one kind, by id, and their count ----
+
+/** A page of a list, with the count of all its rows (both statements in the route's one round trip). */
+export interface RepoList<V extends Record<string, unknown>> {
+  page: Statement<RepoFacts, V & { limit: number; offset: number } & ViewerValues>;
+  total: Statement<number, V & ViewerValues>;
+}
+
+function repoList<V extends Record<string, unknown> = Record<never, never>>(name: string, where: SQL): RepoList<V> {
+  // The owner is joined (its visibility is read from the join), the viewer row joined once.
+  const accessible = repoAccessibleSql(VIEWER_COLUMNS, sql`repository.id`, sql`repository.owner_id`, sql`repository.is_private`, sql`user.visibility`);
+  const from = sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where} AND ${accessible}`;
+  return {
+    page: viewerQuery<RepoFacts, V & { limit: number; offset: number }>(name, sql`SELECT ${FACTS_JOINED} ${from} ORDER BY repository.id LIMIT ${p("limit")} OFFSET ${p("offset")}`, factsOf),
+    total: viewerQuery<number, V>(`${name}Count`, sql`SELECT COUNT(*) ${from}`, (r) => num(r[0])),
+  };
+}
+
+// The viewer's id as a subquery, not the joined row's column: correlated with the outer row, the
+// IN list below would be evaluated per repository (a scan of the table); uncorrelated, it is
+// computed once and its ids looked up.
+const ME = V.id;
+export const REPO_LISTS = {
+  /**
+   * GET /user/repos: the caller's own repositories, collaborations and team repositories, each found
+   * through its index (never by reading every repository).
+   */
+  mine: repoList("repoListMine", sql`repository.id IN (
+      SELECT mr.id FROM repository mr WHERE mr.owner_id = ${ME}
+      UNION SELECT mc.repo_id FROM collaboration mc WHERE mc.user_id = ${ME}
+      UNION SELECT mtr.repo_id FROM team_user mtu JOIN team mt ON mt.id = mtu.team_id JOIN team_repo mtr ON mtr.team_id = mt.id
+        JOIN repository mrr ON mrr.id = mtr.repo_id AND mrr.owner_id = mt.org_id WHERE mtu.uid = ${ME}
+      UNION SELECT ar.id FROM team_user atu JOIN team at ON at.id = atu.team_id AND at.includes_all_repositories = 1 JOIN repository ar ON ar.owner_id = at.org_id WHERE atu.uid = ${ME})`),
+  /** GET /users/{username}/repos, /orgs/{org}/repos: the owner's repositories (:owner lower-cased). */
+  owner: repoList<{ owner: string }>("repoListOwner", sql`repository.owner_id = (SELECT ou.id FROM user ou WHERE ou.lower_name = ${p("owner")})`),
+  /** GET /repos/{owner}/{repo}/forks: the forks of the repository at the path. */
+  forks: repoList<RepoPath>("repoListForks", sql`repository.fork_id = ${REPO_ID_BY_PATH}`),
+};
 
 // ---- creating a repository (create, generate, fork): one write batch, statements built once ----
 
