@@ -30,7 +30,7 @@ const userNotExist = (name: string) => unprocessable(`user does not exist [uid: 
  */
 export async function listCollaborators(ctx: Ctx, owner: string, name: string, page: Page) {
   const v = { ...ctx.vv, ...repoPath(owner, name) };
-  const a = await assignRepo(ctx, owner, name, [], { users: collaboratorsOfRepo.bind({ ...v, limit: page.limit, offset: page.offset }), total: collaboratorCountOfRepo.bind(v) });
+  const a = await assignRepo(ctx, owner, name, { users: collaboratorsOfRepo.bind({ ...v, limit: page.limit, offset: page.offset }), total: collaboratorCountOfRepo.bind(v) });
   const viewer = viewerOf(a.caller);
   return { total: a.named.total[0], users: a.named.users.map((u) => toUser(u, viewer, site(ctx))) };
 }
@@ -40,7 +40,7 @@ const loginValues = (ctx: Ctx, owner: string, name: string, login: string) => ({
 
 /** GET …/collaborators/{collaborator} (repoCheckCollaborator): rule 1 — 204 / 404; unknown user 422. */
 export async function isCollaborator(ctx: Ctx, owner: string, name: string, login: string) {
-  const a = await assignRepo(ctx, owner, name, [], { user: collaboratorAt.bind(loginValues(ctx, owner, name, login)) });
+  const a = await assignRepo(ctx, owner, name, { user: collaboratorAt.bind(loginValues(ctx, owner, name, login)) });
   const u = a.named.user[0];
   if (!u) throw userNotExist(login);
   if (!u.isCollaborator) throw notFound();
@@ -48,7 +48,7 @@ export async function isCollaborator(ctx: Ctx, owner: string, name: string, logi
 
 /** PUT …/collaborators/{collaborator} (repoAddCollaborator): rules 1–2; default permission write. */
 export async function addCollaborator(ctx: Ctx, owner: string, name: string, login: string, permission: "read" | "write" | "admin" | undefined) {
-  const a = await assignRepo(ctx, owner, name, [], { user: collaboratorForWrite.bind(loginValues(ctx, owner, name, login)) });
+  const a = await assignRepo(ctx, owner, name, { user: collaboratorForWrite.bind(loginValues(ctx, owner, name, login)) });
   reqRepoAdmin(a.caller, a.perm);
   const found = a.named.user[0];
   if (!found) throw userNotExist(login);
@@ -64,7 +64,7 @@ export async function addCollaborator(ctx: Ctx, owner: string, name: string, log
 
 /** DELETE …/collaborators/{collaborator} (repoDeleteCollaborator): unknown user 422; access ends at once. */
 export async function deleteCollaborator(ctx: Ctx, owner: string, name: string, login: string) {
-  const a = await assignRepo(ctx, owner, name, [], { user: collaboratorForWrite.bind(loginValues(ctx, owner, name, login)) });
+  const a = await assignRepo(ctx, owner, name, { user: collaboratorForWrite.bind(loginValues(ctx, owner, name, login)) });
   reqRepoAdmin(a.caller, a.perm);
   const found = a.named.user[0];
   if (!found) throw userNotExist(login);
@@ -74,7 +74,7 @@ export async function deleteCollaborator(ctx: Ctx, owner: string, name: string, 
 /** GET …/collaborators/{collaborator}/permission (repoGetRepoPermissions): rule 3. */
 export async function collaboratorPermission(ctx: Ctx, owner: string, name: string, login: string) {
   const v = loginValues(ctx, owner, name, login);
-  const a = await assignRepo(ctx, owner, name, [], { user: loginUser.bind(v), facts: factsForLogin.bind(v) });
+  const a = await assignRepo(ctx, owner, name, { user: loginUser.bind(v), facts: factsForLogin.bind(v) });
   const me = a.caller!;
   if (!me.isAdmin && me.row.lowerName !== login.toLowerCase() && !isRepoAdmin(a.perm)) {
     throw forbidden("Only admins can query all permissions, repo admins can query all repo permissions, collaborators can query only their own");
@@ -92,14 +92,14 @@ export async function collaboratorPermission(ctx: Ctx, owner: string, name: stri
 
 /** GET …/assignees (repoGetAssignees): rule 5 — users with write access who can be assigned. */
 export async function listAssignees(ctx: Ctx, owner: string, name: string) {
-  const a = await assignRepo(ctx, owner, name, [], { users: assigneesOfRepo.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
+  const a = await assignRepo(ctx, owner, name, { users: assigneesOfRepo.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
   const viewer = viewerOf(a.caller);
   return a.named.users.map((u) => toUser(u, viewer, site(ctx)));
 }
 
 /** GET …/reviewers (repoGetReviewers): rule 4 — 403 unless the caller may change review requests. */
 export async function listReviewers(ctx: Ctx, owner: string, name: string) {
-  const a = await assignRepo(ctx, owner, name, [], { users: reviewersOfRepo.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
+  const a = await assignRepo(ctx, owner, name, { users: reviewersOfRepo.bind({ ...ctx.vv, ...repoPath(owner, name) }) });
   if (!canWrite(a.perm, UNIT.pulls) && !isRepoAdmin(a.perm) && !a.caller?.isAdmin) throw forbidden("doer has no permission to get reviewers");
   const viewer = viewerOf(a.caller);
   return a.named.users.map((u) => toUser(u, viewer, site(ctx)));

@@ -15,7 +15,6 @@ import { MODE } from "../git/objects/tree.ts";
 import { createCommit, type FileChange } from "../git/repo/commit.ts";
 import { Repository, type PathEntry } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
-import type { RefStore } from "../git/storage/ref-store.ts";
 import { DateQueue } from "../git/walk.ts";
 import type { Caller } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
@@ -41,7 +40,7 @@ export const LAST_COMMIT_WALK = 5000;
 
 /** ONE round trip: the assignment (caller, repository, permission) and the repository's git state. */
 async function openRepo(ctx: Ctx, owner: string, name: string) {
-  const a = await assignRepo(ctx, owner, name, [], gitState(owner, name));
+  const a = await assignRepo(ctx, owner, name, gitState(owner, name));
   return { a, state: repoStateFrom(a.facts.repo.defaultBranch, a.named.refs, a.named.packs) };
 }
 

@@ -35,7 +35,7 @@ export async function repoFeeds(ctx: Ctx, owner: string, name: string, date: str
   const { day, ...values } = pageValues(date, page);
   const st = repoFeed(day);
   const path = repoPath(owner, name);
-  const a = await assignRepo(ctx, owner, name, [], { actions: st.actions.bind({ ...ctx.vv, ...path, ...values }), total: st.total.bind({ ...ctx.vv, ...path, ...values }) });
+  const a = await assignRepo(ctx, owner, name, { actions: st.actions.bind({ ...ctx.vv, ...path, ...values }), total: st.total.bind({ ...ctx.vv, ...path, ...values }) });
   const repo = repoJson(ctx, a.caller, a.view);
   return feedJson(ctx, a.caller, a.named.actions, a.named.total[0] ?? 0, () => repo);
 }

@@ -12,7 +12,6 @@ import { LibsqlRefStore } from "../db/queries/git-refs.ts";
 import { pushEventRows } from "../events/push.ts";
 import { gitService, serveGit } from "../git/http.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
-import type { RefStore } from "../git/storage/ref-store.ts";
 import { hasCredentials, hasScopes } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, Redirect } from "../lib/errors.ts";
@@ -42,9 +41,9 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
   const signed = hasCredentials(ctx.creds);
   // askAuth: everything but a pull (of a public repository of a public owner) needs a signed-in caller.
   if (!signed && (push || ctx.settings.service.requireSignInView)) return challenge();
-  let a: Awaited<ReturnType<typeof assignRepo<[], ReturnType<typeof gitState>>>>;
+  let a: Awaited<ReturnType<typeof assignRepo<ReturnType<typeof gitState>>>>;
   try {
-    a = await assignRepo(ctx, owner, name, [], gitState(owner, name));
+    a = await assignRepo(ctx, owner, name, gitState(owner, name));
   } catch (e) {
     if (e instanceof Redirect) throw e;
     if (e instanceof ApiError && e.status === 404) return signed ? plain(404, "Repository not found") : challenge();

@@ -36,7 +36,7 @@ export interface OpenedRepo {
  */
 export async function openRepo(ctx: Ctx, objects: ObjectStore, owner: string, name: string, opts: { withAuthors?: boolean } = {}): Promise<OpenedRepo> {
   const identities = opts.withAuthors ? identitiesByPath.bind({ ...ctx.vv, ...repoPath(owner, name), noReply: noReplySuffix(ctx) }) : null;
-  const a = await assignRepo(ctx, owner, name, [], { ...gitState(owner, name), ...(identities ? { identities } : {}) });
+  const a = await assignRepo(ctx, owner, name, { ...gitState(owner, name), ...(identities ? { identities } : {}) });
   reqRepoReader(a.caller, a.perm, UNIT.code);
   const r = a.facts.repo;
   const repo = await openRepository(objects, r.id, repoStateFrom(r.defaultBranch, a.named.refs, a.named.packs));

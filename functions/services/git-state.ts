@@ -3,14 +3,11 @@
  * opening the repository with the git engine costs no database round trip of its own: the refs
  * and the catalog ride with the caller and the repository row; HEAD is the row's default branch.
  */
-import { asc, eq } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
-import { gitPack, gitRef } from "../db/schema.ts";
 import { Repository } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { RefStore, RepoState } from "../git/storage/ref-store.ts";
 import { packsByPath, refsByPath, type PackRow, type RefRow } from "../db/queries/git-state.ts";
-import { repoIdByPath, repoPath } from "../db/queries/repos.ts";
+import { repoPath } from "../db/queries/repos.ts";
 
 /** The refs and the pack catalog of the repository at {owner}/{name}: two named reads (built once) for the route's batch. */
 export function gitState(owner: string, name: string) {
@@ -25,23 +22,6 @@ export function repoStateFrom(defaultBranch: string, refs: readonly RefRow[], pa
     refs: refs.map((r) => ({ name: r.name, oid: r.oid, peeled: r.peeled })),
     packs: packs.map((p) => ({ ...p, repoId: String(p.repoId) })),
   };
-}
-
-/** The same two reads as drizzle queries, for the template read of repository generation (services/repos.ts). */
-export const gitStateReads = (db: Db, owner: string, name: string) =>
-  [
-    db.select({ name: gitRef.name, oid: gitRef.oid, peeled: gitRef.peeled }).from(gitRef).where(eq(gitRef.repoId, repoIdByPath(owner, name))).orderBy(asc(gitRef.name)),
-    db
-      .select({ id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
-      .from(gitPack)
-      .where(eq(gitPack.catalogRepoId, repoIdByPath(owner, name)))
-      .orderBy(asc(gitPack.seq)),
-  ] as const;
-
-/** The engine's RepoState from the rows of `gitStateReads` and the repository's default branch. */
-export function repoStateOf(defaultBranch: string, rows: readonly unknown[][]): RepoState {
-  const [refRows, packRows] = rows as [RefRow[], PackRow[]];
-  return repoStateFrom(defaultBranch, refRows, packRows);
 }
 
 /** Opens a repository from a state already read (no database work; the pack indexes come from storage). */

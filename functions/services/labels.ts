@@ -41,7 +41,7 @@ export async function listLabels(ctx: Ctx, owner: string, name: string, sort: st
   // Unknown (or inherited-property) names sort alphabetically, as Gitea's default case.
   const order: LabelSort = sort && Object.hasOwn(LABEL_SORT, sort) ? (sort as LabelSort) : "alphabetically";
   const path = repoPath(owner, name);
-  const a = await assignRepo(ctx, owner, name, [], {
+  const a = await assignRepo(ctx, owner, name, {
     labels: labelsOfRepo(order).bind({ ...path, limit: page.limit, offset: page.offset }),
     total: labelCountOfRepo.bind(path),
   });
@@ -56,7 +56,7 @@ const labelByRef = (owner: string, name: string, ref: string) =>
 
 /** GET /repos/{owner}/{repo}/labels/{id} (issueGetLabel): ids from other repositories answer like absent ones. */
 export async function getLabel(ctx: Ctx, owner: string, name: string, ref: string) {
-  const a = await assignRepo(ctx, owner, name, [], { label: labelByRef(owner, name, ref) });
+  const a = await assignRepo(ctx, owner, name, { label: labelByRef(owner, name, ref) });
   reqRepoReader(a.caller, a.perm, UNIT.issues, UNIT.pulls);
   const l = a.named.label[0];
   if (!l) throw notFound();
@@ -84,7 +84,7 @@ export async function createLabel(ctx: Ctx, owner: string, name: string, form: R
 
 /** PATCH /repos/{owner}/{repo}/labels/{id} (issueEditLabel): present fields only; an absent is_archived un-archives. */
 export async function editLabel(ctx: Ctx, owner: string, name: string, ref: string, form: LabelForm) {
-  const a = await assignRepo(ctx, owner, name, [], { label: labelByRef(owner, name, ref) });
+  const a = await assignRepo(ctx, owner, name, { label: labelByRef(owner, name, ref) });
   reqRepoWriter(a.caller, a.perm, UNIT.issues, UNIT.pulls);
   const l = a.named.label[0];
   if (!l) throw notFound();

@@ -3,9 +3,6 @@
  * forks still reading its packs get their own copies first, the catalog rows are re-pointed in the
  * delete batch, and the files go after the rows. Used by repository delete and user purge.
  */
-import { sql, type SQL } from "drizzle-orm";
-import { col } from "../db/client.ts";
-import { gitPack } from "../db/schema.ts";
 import { repointPacks, type SharedPack } from "../db/queries/storage.ts";
 import type { Bound } from "../db/sql.ts";
 import { copyPacks } from "../git/storage/fork.ts";
@@ -13,17 +10,6 @@ import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { Ctx } from "../lib/context.ts";
 
 export type { SharedPack };
-
-/**
- * The read as a drizzle query (repository delete still batches drizzle reads): catalog rows of
- * repositories outside `ids` (an SQL list) whose files live under one in `ids`. User purge reads
- * `sharedPacksOfOwner` (db/queries/storage.ts), built once.
- */
-export const sharedPacksQuery = (ctx: Ctx, ids: SQL) =>
-  ctx.db
-    .select({ catalogRepoId: gitPack.catalogRepoId, id: gitPack.id, repoId: gitPack.repoId, objects: gitPack.objects, size: gitPack.size, idxSize: gitPack.idxSize, checksum: gitPack.checksum })
-    .from(gitPack)
-    .where(sql`${col(gitPack.repoId)} IN ${ids} AND ${col(gitPack.catalogRepoId)} NOT IN ${ids}`);
 
 /**
  * Copies the shared packs into each fork's own storage (before the delete batch); returns the

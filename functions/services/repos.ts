@@ -3,16 +3,17 @@
  * permission module, create / generate / fork, edit in the spec's rule order, delete, and the
  * list and search queries. Every read is one batch with the caller; every write one more batch.
  */
-import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { col, uniqueViolation } from "../db/client.ts";
-import { gitRef, label, mirror, repoRedirect, repoUnit, repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
+import { repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
-import { publicOnlyViewer, userVisibleSql, type Caller } from "../lib/auth.ts";
-import { read, readWithCaller, write, writeBatch, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
-import { accountByName, isOrgOwnerSql } from "../db/queries/accounts.ts";
+import { userVisibleSql, type Caller } from "../lib/auth.ts";
+import { read, write, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
+import { accountByName } from "../db/queries/accounts.ts";
+import { allLabelsOfRepo } from "../db/queries/labels.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
-import { CREATE, FACTS_JOINED as FACTS, factsOf, REPO_LISTS, repoCascade, repoIdByPath, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
-import { commandOnce, fromDrizzle, num, p, shaped, viewerQuery, VIEWER_COLUMNS as REPO_VIEWER, VIEWER_JOIN, type Bound } from "../db/sql.ts";
+import { CREATE, FACTS_JOINED as FACTS, factsOf, forksOfTargets, ownerForCreate, REPO_DELETE, REPO_EDIT, REPO_LISTS, type OwnerForCreate, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
+import { commandOnce, num, p, patchKeys, shaped, viewerQuery, VIEWER_COLUMNS as REPO_VIEWER, VIEWER_JOIN, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import { reqRepoAdmin, reqRepoOwner, reqRepoReader } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
@@ -21,7 +22,6 @@ import {
   hasAccess,
   parseUnits,
   repoAccessibleSql,
-  repoFactsColumns,
   repoPermission,
   UNIT,
   UNIT_KEY,
@@ -34,12 +34,12 @@ import { parseGoDuration } from "../lib/settings.ts";
 import { labelTemplate } from "../lib/labels.ts";
 import type { CreateRepoOption, EditRepoOption, GenerateRepoOption } from "../wire/repo.ts";
 import { likePattern, nowUnix, site, viewerOf } from "./common.ts";
-import { forkVisibilityStatements } from "./visibility.ts";
-import { deleteStorage, releaseSharedPacks, sharedPacksQuery, type SharedPack } from "./repo-storage.ts";
+import { deleteStorage, releaseSharedPacks } from "./repo-storage.ts";
+import { sharedPacksOfRepo } from "../db/queries/storage.ts";
 import { eventStatements } from "../events/index.ts";
 import { checkAutoInit, prepareAutoInit, signatureOf, type InitTarget, type PreparedInit } from "./git-init.ts";
 import { generateError, prepareGeneratedContent, repoVars } from "./git-generate.ts";
-import { gitStateReads, openRepository, repoStateOf } from "./git-state.ts";
+import { gitState, openRepository, repoStateFrom } from "./git-state.ts";
 import { expansionVars } from "../lib/template-expansion.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 
@@ -60,8 +60,6 @@ const DEFAULT_UNITS: [number, Record<string, unknown>][] = [
 
 // ---- assignment (Gitea's repoAssignment) ----
 
-const mirrorQuery = (ctx: Ctx, repoId: SQL) => ctx.db.select().from(mirror).where(eq(mirror.repoId, repoId)).limit(1);
-
 /** The repository in the path, the caller, and the caller's permission on it. */
 export interface Assigned {
   caller: Caller | null;
@@ -75,24 +73,13 @@ export { repoIdByPath } from "../db/queries/repos.ts";
 
 /**
  * One round trip: the caller, ONE statement for the repository (its permission facts, its mirror
- * row, a rename redirect, with `withParent` a fork's parent), and the route's own reads (`extra`:
- * drizzle queries, answered in `rows`; `named`: query-layer statements, answered in `named`). 404
- * when absent or inaccessible; 307 after a rename.
+ * row, a rename redirect, with `withParent` a fork's parent), and the route's own reads (`named`,
+ * answered in `named`). 404 when absent or inaccessible; 307 after a rename.
  */
-export async function assignRepo<T extends readonly unknown[], N extends NamedReads = Record<never, never>>(
-  ctx: Ctx,
-  owner: string,
-  name: string,
-  extra: T = [] as unknown as T,
-  named: N = {} as N,
-  opts: { withParent?: boolean } = {},
-) {
+export async function assignRepo<N extends NamedReads = Record<never, never>>(ctx: Ctx, owner: string, name: string, named: N = {} as N, opts: { withParent?: boolean } = {}) {
   const path = repoPath(owner, name);
   const reads: NamedReads = { ...named, at: (opts.withParent ? repoAtPathWithParent : repoAtPath).bind({ ...ctx.vv, ...path }) };
-  extra.forEach((q, i) => {
-    reads[`extra${i}`] = fromDrizzle(q);
-  });
-  const out = (await read(ctx, reads)) as unknown as { caller: Caller | null; at: Parameters<typeof repoAtOf>[0] } & ReadResults<N> & Record<string, unknown[]>;
+  const out = (await read(ctx, reads)) as unknown as { caller: Caller | null; at: Parameters<typeof repoAtOf>[0] } & ReadResults<N>;
   const { caller } = out;
   const at = repoAtOf(out.at);
   const facts = at.facts;
@@ -108,12 +95,7 @@ export async function assignRepo<T extends readonly unknown[], N extends NamedRe
   const perm = repoPermission(caller, facts, units);
   if (!hasAccess(perm)) throw notFound();
   const view: RepoView = { repo: facts.repo, owner: facts.owner, units, perm, mirror: at.mirror, ownerVisible: !!facts.ownerVisible };
-  const rows = extra.map((_, i) => out[`extra${i}`]) as unknown as { [K in keyof T]: unknown[] };
-  return { caller, facts, units, perm, view, rows, named: out as ReadResults<N>, parent: at.parent } as Assigned & {
-    rows: { [K in keyof T]: unknown[] };
-    named: ReadResults<N>;
-    parent: RepoFacts | null;
-  };
+  return { caller, facts, units, perm, view, named: out as ReadResults<N>, parent: at.parent };
 }
 
 /** Gitea's RedirectToRepo: the same path with the new owner/name, the query kept. */
@@ -139,7 +121,7 @@ function withParent(ctx: Ctx, a: Assigned, p: RepoFacts | null | undefined): Rep
 
 /** GET /repos/{owner}/{repo} (repoGet), with a fork's parent in the same round trip. */
 export async function getRepoWithParent(ctx: Ctx, owner: string, name: string) {
-  const a = await assignRepo(ctx, owner, name, [], {}, { withParent: true });
+  const a = await assignRepo(ctx, owner, name, {}, { withParent: true });
   return repoJson(ctx, a.caller, withParent(ctx, a, a.parent));
 }
 
@@ -228,6 +210,8 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
   commands.push(CREATE.ownerCount.bind({ ownerId: n.owner.id }));
   if (n.fork) commands.push(CREATE.forkCount.bind({ baseId: n.fork.id }));
   commands.push(...eventStatements([{ kind: "repository.created", repo: { ownerId: key.ownerId, lowerName: key.lower }, doerId: n.doer.id, ownerId: n.owner.id, isPrivate: n.isPrivate }], now));
+  const base = n.fork;
+  if (base) commands.push(...CREATE.forkGit.map((c) => c.bind({ ...key, baseId: base.id })));
   if (n.gitStatements) commands.push(...n.gitStatements(CREATE.newRepoId(key)).map((q) => commandOnce("repoCreateGit", q)));
   try {
     const { row } = await write(ctx, commands, { row: CREATE.row.bind(key) });
@@ -253,31 +237,14 @@ const ownerPerm = (units: [number, Record<string, unknown>][]): Permission => ({
 const defaultUnits = (ctx: Ctx) => DEFAULT_UNITS.filter(([t]) => !ctx.settings.repository.disabledRepoUnits.includes(UNIT_KEY[t]));
 
 /** The owner target for a create: the caller itself, or an org the caller may create in. */
-function orgCreateRight(facts: { isOwner: number; canCreate: number }, caller: Caller) {
-  return caller.isAdmin || !!facts.isOwner || !!facts.canCreate;
+function orgCreateRight(facts: OwnerForCreate, caller: Caller) {
+  return caller.isAdmin || facts.isOwner || facts.canCreate;
 }
-
-/** SQL facts about an org as a repository owner for the viewer: visible, owner, may create repositories. */
-export function ownerFactsQuery(ctx: Ctx, name: string) {
-  const me = ctx.viewer.id;
-  return ctx.db
-    .select({
-      u: user,
-      // The target of a write: the route's scopes gate the write; only public-only limits the accounts it reaches.
-      visible: sql<number>`${userVisibleSql(publicOnlyViewer(ctx.viewer), col(user.id), col(user.visibility), "user")}`,
-      isOwner: sql<number>`${isOrgOwnerSql(col(user.id), me)}`,
-      canCreate: sql<number>`EXISTS (SELECT 1 FROM team t JOIN team_user tu ON tu.team_id = t.id WHERE t.org_id = ${col(user.id)} AND tu.uid = ${me} AND t.can_create_org_repo = 1)`,
-    })
-    .from(user)
-    .where(eq(user.lowerName, name.toLowerCase()))
-    .limit(1);
-}
-type OwnerFacts = Awaited<ReturnType<typeof ownerFactsQuery>>[number];
 
 /** POST /user/repos, /orgs/{org}/repos, /org/{org}/repos: create rules 1–8 in the spec's order. */
 export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: string | null, opts: { unknownOrg422?: boolean; objects?: ObjectStore } = {}) {
   // /user/repos reads only the caller: no owner lookup whose answer is known to be empty.
-  const { caller, rows } = await readWithCaller(ctx, orgName === null ? [] : [ownerFactsQuery(ctx, orgName)]);
+  const { caller, target } = orgName === null ? { ...(await read(ctx, {})), target: [] } : await read(ctx, { target: ownerForCreate.bind({ ...ctx.vv, name: orgName.toLowerCase() }) });
   const me = caller!;
   let owner: UserRow;
   if (orgName === null) {
@@ -285,7 +252,7 @@ export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: stri
     if (me.row.type === 1) throw unprocessable("not allowed creating repository for organization");
     owner = me.row;
   } else {
-    const o = (rows[0] as OwnerFacts[])[0];
+    const o = target[0];
     if (!o || o.u.type !== 1 || !o.visible) {
       // The deprecated route answers a missing organization with 422 — and a hidden one alike (A.5).
       if (opts.unknownOrg422) throw unprocessable(`org does not exist [id: 0, name: ${orgName}]`);
@@ -342,12 +309,7 @@ async function storeInitialCommit(ctx: Ctx, init: PreparedInit, objects: ObjectS
   try {
     await init.store(objects, row.id);
   } catch (err) {
-    await writeBatch(ctx, [
-      ctx.db.run(sql`DELETE FROM git_ref WHERE repo_id = ${row.id}`),
-      ctx.db.run(sql`DELETE FROM git_pack WHERE catalog_repo_id = ${row.id}`),
-      ctx.db.run(sql`DELETE FROM git_identity WHERE repo_id = ${row.id}`),
-      ctx.db.update(repository).set({ isEmpty: true, size: 0 }).where(eq(repository.id, row.id)),
-    ] as never);
+    await write(ctx, CREATE.undoInit.map((c) => c.bind({ id: row.id })));
     throw err;
   }
 }
@@ -365,8 +327,12 @@ function labelsFromTemplate(name: string) {
  * read in the same round trip as the template. Two round trips.
  */
 export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form: GenerateRepoOption, opts: { objects?: ObjectStore } = {}) {
-  const git = form.git_content && opts.objects ? gitStateReads(ctx.db, tOwner, tName) : [];
-  const a = await assignRepo(ctx, tOwner, tName, [ownerFactsQuery(ctx, form.owner), labelsOfRepo(ctx, repoIdByPath(tOwner, tName)), ...git] as const);
+  const withGit = !!form.git_content && !!opts.objects;
+  const a = await assignRepo(ctx, tOwner, tName, {
+    target: ownerForCreate.bind({ ...ctx.vv, name: form.owner.toLowerCase() }),
+    labels: allLabelsOfRepo.bind(repoPath(tOwner, tName)),
+    ...(withGit ? gitState(tOwner, tName) : {}),
+  });
   const me = a.caller!;
   // reqRepoReader(code) on the template.
   reqRepoReader(me, a.perm, UNIT.code);
@@ -380,7 +346,7 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
   }
   let owner: UserRow = me.row;
   if (form.owner.toLowerCase() !== me.row.lowerName) {
-    const o = (a.rows[0] as OwnerFacts[])[0];
+    const o = a.named.target[0];
     // Generate rule 4: unknown owner → 404 with {error}; users only for admins; orgs need the create right.
     if (!o || !o.visible) throw errorBody404(`request owner \`${form.owner}\` does not exist`);
     if (o.u.type !== 1) {
@@ -392,13 +358,13 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
   if (!me.isAdmin && owner.maxRepoCreation >= 0 && owner.numRepos >= owner.maxRepoCreation) throw forbidden(`You have reached your limit of ${owner.maxRepoCreation} repositories.`);
   checkRepoName(form.name);
   const units = defaultUnits(ctx);
-  const tplLabels = form.labels ? (a.rows[1] as { name: string; exclusive: boolean; color: string; description: string }[]) : [];
+  const tplLabels = form.labels ? a.named.labels.map((l) => ({ name: l.name, exclusive: l.exclusive, color: l.color, description: l.description })) : [];
   const tpl = a.facts.repo;
   const defaultBranch = form.default_branch || tpl.defaultBranch;
   // GitContent: the template's default-branch tree as one commit (an empty template gives an empty repository).
   let content: PreparedInit | null = null;
-  if (git.length && opts.objects && !tpl.isEmpty) {
-    const template = await openRepository(opts.objects, tpl.id, repoStateOf(tpl.defaultBranch, a.rows.slice(2)));
+  if (withGit && opts.objects && !tpl.isEmpty) {
+    const template = await openRepository(opts.objects, tpl.id, repoStateFrom(tpl.defaultBranch, a.named.refs ?? [], a.named.packs ?? []));
     const vars = expansionVars(repoVars(ctx.rootUrl, a.facts.owner.name, tpl.name, tpl.description), repoVars(ctx.rootUrl, owner.name, form.name, form.description ?? ""));
     content = await prepareGeneratedContent(template, tpl.defaultBranch, defaultBranch, vars, signatureOf(owner, site(ctx).noReplyAddress)).catch((e) => {
       throw generateError(e);
@@ -430,21 +396,18 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
 /** Gitea's generate answers an unknown owner with a non-standard `{error}` body. */
 const errorBody404 = (message: string) => new ApiError(404, message, { body: { error: message } });
 
-const labelsOfRepo = (ctx: Ctx, repoId: SQL) =>
-  ctx.db.select({ name: label.name, exclusive: label.exclusive, color: label.color, description: label.description }).from(label).where(eq(label.repoId, repoId)).orderBy(asc(label.id));
-
 /** POST /repos/{owner}/{repo}/forks (createFork): 202 with the new repository. */
 export async function createFork(ctx: Ctx, owner: string, name: string, form: { organization?: string; name?: string }) {
-  const existingForks = ctx.db
-    .select({ ownerId: repository.ownerId, ownerName: repository.ownerName, name: repository.name })
-    .from(repository)
-    .where(sql`${col(repository.forkId)} = ${repoIdByPath(owner, name)} AND ${col(repository.ownerId)} IN (${ctx.viewer.id}, (SELECT id FROM user WHERE lower_name = ${(form.organization ?? "").toLowerCase()}))`);
-  const a = await assignRepo(ctx, owner, name, [ownerFactsQuery(ctx, form.organization ?? ""), existingForks] as const);
+  const org = (form.organization ?? "").toLowerCase();
+  const a = await assignRepo(ctx, owner, name, {
+    target: ownerForCreate.bind({ ...ctx.vv, name: org }),
+    forks: forksOfTargets.bind({ ...ctx.vv, ...repoPath(owner, name), org }),
+  });
   const me = a.caller!;
   reqRepoReader(me, a.perm, UNIT.code);
   let target: UserRow = me.row;
   if (form.organization) {
-    const o = (a.rows[0] as OwnerFacts[])[0];
+    const o = a.named.target[0];
     if (!o || o.u.type !== 1 || !o.visible) throw unprocessable(`org does not exist [id: 0, name: ${form.organization}]`);
     // The same create-right check as create and generate (GHSA-fhx7-m96w-mv29).
     if (!orgCreateRight(o, me)) throw forbidden(`User is no Member of Organisation '${o.u.name}'`);
@@ -453,7 +416,7 @@ export async function createFork(ctx: Ctx, owner: string, name: string, form: { 
   const base = a.facts.repo;
   if (base.ownerId === target.id) throw conflict("The repository with the same name already exists.");
   // Issue 8 A.4: one fork per owner (the unique index closes the race between concurrent forks).
-  const existing = (a.rows[1] as { ownerId: number; ownerName: string; name: string }[]).find((r) => r.ownerId === target.id);
+  const existing = a.named.forks.find((r) => r.ownerId === target.id);
   if (existing) throw forkExists(target, base, `${existing.ownerName}/${existing.name}`);
   const forkName = form.name ?? base.name;
   checkRepoName(forkName);
@@ -473,7 +436,6 @@ export async function createFork(ctx: Ctx, owner: string, name: string, form: { 
     labels: [],
     fork: base,
     isEmpty: base.isEmpty,
-    gitStatements: (rid) => forkGitStatements(base.id, rid),
   });
   return repoJson(ctx, me, {
     repo: row,
@@ -499,16 +461,15 @@ const validHttpUrl = (s: string) => {
 export async function editRepo(ctx: Ctx, owner: string, name: string, form: EditRepoOption) {
   // Edit rule 4 reads whether the asked default branch exists in the same round trip.
   const wantBranch = form.default_branch ? `refs/heads/${form.default_branch}` : null;
-  const branchRead = wantBranch ? [ctx.db.select({ name: gitRef.name }).from(gitRef).where(and(eq(gitRef.repoId, repoIdByPath(owner, name)), eq(gitRef.name, wantBranch)))] : [];
-  const a = await assignRepo(ctx, owner, name, branchRead, {}, { withParent: true });
+  const a = await assignRepo(ctx, owner, name, wantBranch ? { ref: REPO_EDIT.ref.bind({ ...repoPath(owner, name), ref: wantBranch }) } : {}, { withParent: true });
   const me = a.caller!;
   reqRepoAdmin(me, a.perm);
   const repo = a.facts.repo;
   const parent = a.parent;
   const disabled = ctx.settings.repository.disabledRepoUnits;
   const enabled = (t: number) => !disabled.includes(UNIT_KEY[t]);
-  const patch: Partial<typeof repository.$inferInsert> = {};
-  const stmts: unknown[] = [];
+  const patch: Partial<RepositoryRow> = {};
+  const stmts: Bound<number>[] = [];
   const now = nowUnix();
 
   // Edit rule 1: rename (case-insensitively different) with a redirect from the old name.
@@ -516,8 +477,8 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
     checkRepoName(form.name);
     if (form.name.toLowerCase() !== repo.lowerName) {
       stmts.push(
-        ctx.db.delete(repoRedirect).where(and(eq(repoRedirect.ownerId, repo.ownerId), eq(repoRedirect.lowerName, form.name.toLowerCase()))),
-        ctx.db.insert(repoRedirect).values({ ownerId: repo.ownerId, lowerName: repo.lowerName, redirectRepoId: repo.id }).onConflictDoUpdate({ target: [repoRedirect.ownerId, repoRedirect.lowerName], set: { redirectRepoId: repo.id } }),
+        REPO_EDIT.dropRedirect.bind({ ownerId: repo.ownerId, lower: form.name.toLowerCase() }),
+        REPO_EDIT.redirect.bind({ ownerId: repo.ownerId, lower: repo.lowerName, id: repo.id }),
         ...eventStatements([{ kind: "repository.renamed", repoId: repo.id, doerId: me.id, ownerId: repo.ownerId, isPrivate: repo.isPrivate, oldName: repo.name }], now),
       );
     }
@@ -538,22 +499,14 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
     if (isPrivate !== repo.isPrivate) {
       patch.isPrivate = isPrivate;
       // The change propagates down the fork tree in both directions; activity follows.
-      stmts.push(...eventStatements([{ kind: "repository.visibility", repoId: repo.id, isPrivate }], now), ...forkVisibilityStatements(ctx.db, sql`(${repo.id})`));
+      stmts.push(...eventStatements([{ kind: "repository.visibility", repoId: repo.id, isPrivate }], now), ...REPO_EDIT.forkVisibility.map((c) => c.bind({ id: repo.id })));
     }
   }
   // Edit rule 4: a different default branch applies when the repository is empty (any name is
   // stored) or the branch exists (it becomes HEAD: HEAD is this column); otherwise it is ignored.
   // The write re-checks both in SQL, so a branch deleted meanwhile never becomes HEAD.
-  if (wantBranch && form.default_branch !== repo.defaultBranch && (repo.isEmpty || a.rows.at(0)?.length)) {
-    stmts.push(
-      ctx.db
-        .update(repository)
-        .set({
-          defaultBranch: sql`CASE WHEN ${col(repository.isEmpty)} = 1 OR EXISTS (SELECT 1 FROM git_ref b WHERE b.repo_id = ${repo.id} AND b.name = ${wantBranch})
-            THEN ${form.default_branch} ELSE ${col(repository.defaultBranch)} END`,
-        })
-        .where(eq(repository.id, repo.id)),
-    );
+  if (wantBranch && form.default_branch && form.default_branch !== repo.defaultBranch && (repo.isEmpty || a.named.ref?.length)) {
+    stmts.push(REPO_EDIT.defaultBranch.bind({ id: repo.id, ref: wantBranch, branch: form.default_branch }));
   }
 
   // Units (rules 5–10).
@@ -629,7 +582,7 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
   }
   // Edit rule 12: mirror settings (ignored for non-mirrors).
   if (repo.isMirror && (form.mirror_interval !== undefined || form.enable_prune !== undefined)) {
-    const m: Partial<typeof mirror.$inferInsert> = {};
+    const m: { intervalMs?: number; nextUpdateUnix?: number; enablePrune?: boolean } = {};
     if (form.mirror_interval !== undefined) {
       const ms = parseGoDuration(form.mirror_interval);
       if (ms === null) throw unprocessable(`invalid mirror interval: time: invalid duration "${form.mirror_interval}"`);
@@ -640,30 +593,25 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
       m.nextUpdateUnix = ms === 0 ? 0 : now + Math.floor(ms / 1000);
     }
     if (form.enable_prune !== undefined) m.enablePrune = form.enable_prune;
-    stmts.push(ctx.db.insert(mirror).values({ repoId: repo.id, ...m }).onConflictDoUpdate({ target: mirror.repoId, set: m }));
+    stmts.push(REPO_EDIT.mirror(patchKeys(m)).bind({ repoId: repo.id, ...m }));
   }
 
   // Units are rewritten only where they changed.
   const before = new Map(a.units.map((u) => [u.type, JSON.stringify(u.config)]));
-  for (const t of before.keys()) if (!units.has(t)) stmts.push(ctx.db.delete(repoUnit).where(and(eq(repoUnit.repoId, repo.id), eq(repoUnit.type, t))));
+  for (const t of before.keys()) if (!units.has(t)) stmts.push(REPO_EDIT.dropUnit.bind({ id: repo.id, type: t }));
   for (const [t, cfg] of units) {
     if (before.get(t) === JSON.stringify(cfg)) continue;
-    stmts.push(ctx.db.insert(repoUnit).values({ repoId: repo.id, type: t, config: JSON.stringify(cfg) }).onConflictDoUpdate({ target: [repoUnit.repoId, repoUnit.type], set: { config: JSON.stringify(cfg) } }));
+    stmts.push(REPO_EDIT.unit.bind({ id: repo.id, type: t, config: JSON.stringify(cfg) }));
   }
   patch.updatedUnix = now;
   // Edit rule 13: the answer is the repository as stored after all changes.
-  const reread = ctx.db
-    .select(repoFactsColumns(ctx.viewer))
-    .from(repository)
-    .innerJoin(user, eq(user.id, repository.ownerId))
-    .where(eq(repository.id, repo.id))
-    .limit(1);
   try {
-    const res = (await writeBatch(ctx, [ctx.db.update(repository).set(patch).where(eq(repository.id, repo.id)), ...stmts, mirrorQuery(ctx, sql`${repo.id}`), reread] as never)) as unknown as unknown[][];
-    const facts = (res.at(-1) as RepoFacts[])[0];
+    const update = REPO_EDIT.update(patchKeys(patch)).bind({ id: repo.id, ...patch });
+    const after = repoAtOf((await write(ctx, [update, ...stmts], { at: repoAtId.bind({ ...ctx.vv, id: repo.id }) })).at);
+    const facts = after.facts as RepoFacts;
     const newUnits = parseUnits(facts.units, disabled);
     const perm = repoPermission(me, facts, newUnits);
-    const view: RepoView = { repo: facts.repo, owner: facts.owner, units: newUnits, perm, mirror: (res.at(-2) as { intervalMs: number; updatedUnix: number }[])[0] ?? null, ownerVisible: !!facts.ownerVisible };
+    const view: RepoView = { repo: facts.repo, owner: facts.owner, units: newUnits, perm, mirror: after.mirror, ownerVisible: !!facts.ownerVisible };
     if (facts.repo.isFork && parent) {
       const pv = repoViewOf(me, parent, disabled);
       if (hasAccess(pv.perm)) view.parent = pv;
@@ -693,33 +641,16 @@ function validTrackerFormat(format: string) {
 
 /** DELETE /repos/{owner}/{repo} (repoDelete): the owner, an owner of the owning org, or a site admin. */
 export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?: ObjectStore) {
-  const a = await assignRepo(ctx, owner, name, [sharedPacksQuery(ctx, sql`(${repoIdByPath(owner, name)})`)] as const);
+  const a = await assignRepo(ctx, owner, name, { shared: sharedPacksOfRepo.bind(repoPath(owner, name)) });
   const me = a.caller!;
   reqRepoOwner(me, a.perm);
   // Gitea's CanUserDelete passes exactly these callers too (an organization acting through sudo owns its repositories).
   const r = a.facts.repo;
   // Forks still reading this repository's packs get their own copies first (storage/fork.ts).
-  const repoint = await releaseSharedPacks(ctx, objects, a.rows[0] as SharedPack[]);
-  await writeBatch(ctx, [
-    ...repoCascade(ctx.db, sql`(${r.id})`),
-    ...repoint,
-    ctx.db.update(user).set({ numRepos: sql`${col(user.numRepos)} - 1` }).where(eq(user.id, r.ownerId)),
-    ctx.db.delete(repository).where(eq(repository.id, r.id)),
-  ] as never);
+  const repoint = await releaseSharedPacks(ctx, objects, a.named.shared);
+  await write(ctx, [...REPO_DELETE.map((c) => c.bind({ id: r.id, ownerId: r.ownerId })), ...repoint]);
   await deleteStorage(objects, [r.id]);
 }
-
-/** A fork's git rows, copied in SQL in its create batch: every ref, the base's catalog shared (forkCatalog), its commits' e-mails. */
-function forkGitStatements(baseId: number, rid: SQL): SQL[] {
-  return [
-    sql`INSERT INTO git_ref (repo_id, name, oid, peeled) SELECT ${rid}, name, oid, peeled FROM git_ref WHERE repo_id = ${baseId}`,
-    sql`INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum)
-      SELECT id, repo_id, ${rid}, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ${baseId} ORDER BY seq`,
-    sql`INSERT INTO git_identity (repo_id, email) SELECT ${rid}, email FROM git_identity WHERE repo_id = ${baseId}`,
-    sql`UPDATE repository SET size = (SELECT b.size FROM repository b WHERE b.id = ${baseId}), is_empty = (SELECT b.is_empty FROM repository b WHERE b.id = ${baseId}) WHERE id = ${rid}`,
-  ];
-}
-
 
 // ---- lists and search ----
 
@@ -957,7 +888,7 @@ export async function listOwnerRepos(ctx: Ctx, ownerName: string, page: Page, op
 export async function listForks(ctx: Ctx, owner: string, name: string, page: Page) {
   const path = repoPath(owner, name);
   const list = REPO_LISTS.forks;
-  const a = await assignRepo(ctx, owner, name, [], { rows: list.page.bind({ ...ctx.vv, ...path, limit: page.limit, offset: page.offset }), total: list.total.bind({ ...ctx.vv, ...path }) });
+  const a = await assignRepo(ctx, owner, name, { rows: list.page.bind({ ...ctx.vv, ...path, limit: page.limit, offset: page.offset }), total: list.total.bind({ ...ctx.vv, ...path }) });
   return { total: a.named.total[0] ?? 0, data: toList(ctx, a.caller, a.named.rows) };
 }
 

@@ -108,12 +108,17 @@ export const accountByName = viewerQuery<AccountSeen, { name: string }>(
 );
 
 /**
- * The same for the target of a write: the route's scopes gate the write, so only public-only
- * limits the accounts it reaches.
+ * SQL: the viewer may name this account as the target of a write (a statement joining the viewer
+ * row): the route's scopes gate the write, so only public-only limits the accounts it reaches (no
+ * limit by the account's kind: `unlimited`).
  */
+export const writeTargetVisibleSql = (id: SQL, visibility: SQL) =>
+  sql`(${visibility} = 0 OR (NOT ${VC.publicOnly} AND ${visibleSql(id, visibility, "user", { unlimited: true, viewer: VC })}))`;
+
+/** `accountByName` for the target of a write (`writeTargetVisibleSql`). */
 export const accountByNameForWrite = viewerQuery<AccountSeen, { name: string }>(
   "accountByNameForWrite",
-  sql`SELECT ${U.select}, ${sql`(u.visibility = 0 OR (NOT ${VC.publicOnly} AND ${visibleSql(sql`u.id`, sql`u.visibility`, sql`u.type`, { unlimited: true, viewer: VC })}))`} FROM user u ${VIEWER_JOIN} WHERE u.lower_name = ${p("name")} LIMIT 1`,
+  sql`SELECT ${U.select}, ${writeTargetVisibleSql(sql`u.id`, sql`u.visibility`)} FROM user u ${VIEWER_JOIN} WHERE u.lower_name = ${p("name")} LIMIT 1`,
   accountSeen,
 );
 

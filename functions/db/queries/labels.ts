@@ -26,6 +26,9 @@ export const labelsOfRepo = shaped((sort: LabelSort) =>
   ),
 );
 
+/** Every label of the repository at :owner/:name in creation order (generate copies them). */
+export const allLabelsOfRepo = query<LabelRow, RepoPath>("allLabelsOfRepo", sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${REPO_ID_BY_PATH} ORDER BY label.id`, labelRow);
+
 export const labelCountOfRepo = query<number, RepoPath>("labelCountOfRepo", sql`SELECT COUNT(*) FROM label WHERE label.repo_id = ${REPO_ID_BY_PATH}`, (r) => num(r[0]));
 
 /** A label of the repository at :owner/:name by :id, or by :label name (the first such). */

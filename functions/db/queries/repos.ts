@@ -6,11 +6,11 @@
 import { sql, type SQL } from "drizzle-orm";
 import { repoAccessibleSql, repoFactsColumns, type RepoFacts } from "../../lib/permissions.ts";
 import type { ViewerSql } from "../../lib/auth.ts";
-import type { Db } from "../client.ts";
-import { repository, type RepositoryRow } from "../schema.ts";
-import { columnsOf, command, num, numOrNull, p, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, query, type Row, type Statement, type ViewerValues } from "../sql.ts";
-import { userCols } from "./accounts.ts";
+import { mirror, repository, type RepositoryRow, type UserRow } from "../schema.ts";
+import { columnsOf, command, insertSql, num, numOrNull, p, setList, shaped, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, query, type InsertKey, type Row, type Statement, type ViewerValues } from "../sql.ts";
+import { isOrgOwnerSql, userCols, writeTargetVisibleSql } from "./accounts.ts";
 import { repoCascadeSql } from "./cascade.ts";
+import { forkVisibilitySql } from "./forks.ts";
 
 /** The viewer CTE as the permission fragments' ViewerSql. */
 export const VIEWER: ViewerSql = { id: V.id, isAdmin: V.isAdmin, publicOnly: V.publicOnly, restricted: V.restricted, limited: V.limited };
@@ -169,6 +169,33 @@ export const REPO_LISTS = {
 
 // ---- creating a repository (create, generate, fork): one write batch, statements built once ----
 
+/** A fork of the repository at the path owned by the viewer or by the organization :org (one fork per owner). */
+export const forksOfTargets = viewerQuery<{ ownerId: number; ownerName: string; name: string }, RepoPath & { org: string }>(
+  "repoForksOfTargets",
+  sql`SELECT f.owner_id, f.owner_name, f.name FROM repository f ${VIEWER_JOIN}
+    WHERE f.fork_id = ${REPO_ID_BY_PATH} AND f.owner_id IN (v.id, (SELECT ou.id FROM user ou WHERE ou.lower_name = ${p("org")}))`,
+  (r) => ({ ownerId: num(r[0]), ownerName: str(r[1]), name: str(r[2]) }),
+);
+
+/** The account named as a new repository's owner, as the viewer may target it (create, generate, fork). */
+export interface OwnerForCreate {
+  u: UserRow;
+  /** Visible as the target of a write (`writeTargetVisibleSql`). */
+  visible: boolean;
+  /** The viewer is in the organization's Owners team. */
+  isOwner: boolean;
+  /** The viewer is in a team of the organization that may create repositories. */
+  canCreate: boolean;
+}
+
+export const ownerForCreate = viewerQuery<OwnerForCreate, { name: string }>(
+  "repoOwnerForCreate",
+  sql`SELECT ${O.select}, ${writeTargetVisibleSql(sql`user.id`, sql`user.visibility`)}, ${isOrgOwnerSql(sql`user.id`, VIEWER_COLUMNS.id)},
+      EXISTS (SELECT 1 FROM team t JOIN team_user tu ON tu.team_id = t.id WHERE t.org_id = user.id AND tu.uid = ${VIEWER_COLUMNS.id} AND t.can_create_org_repo = 1)
+    FROM user ${VIEWER_JOIN} WHERE user.lower_name = ${p("name")} LIMIT 1`,
+  (r) => ({ u: { ...O.read(r, 0), passwd: "", passwdHashAlgo: "" }, visible: num(r[O.width]) === 1, isOwner: num(r[O.width + 1]) === 1, canCreate: num(r[O.width + 2]) === 1 }),
+);
+
 /** SQL: the id of the repository inserted earlier in the same batch, by its unique (owner, lower name). */
 const NEW_REPO_ID = sql`(SELECT id FROM repository WHERE owner_id = ${p("ownerId")} AND lower_name = ${p("lower")})`;
 
@@ -242,18 +269,74 @@ export const CREATE = {
   forkCount: command<{ baseId: number }>("repoCreateForkCount", sql`UPDATE repository SET num_forks = num_forks + 1 WHERE id = ${p("baseId")}`),
   /** The new row, as stored. */
   row: query<RepositoryRow, NewRepoKey>("repoCreated", sql`SELECT ${R.select} FROM repository WHERE repository.id = ${NEW_REPO_ID}`, (r) => R.read(r, 0)),
-  /** SQL for statements built per request (auto-init's refs, a fork's catalog) that need the new id. */
+  /** An initial commit whose files could not be stored: repository :id is left empty again (no ref to missing objects). */
+  undoInit: [
+    sql`DELETE FROM git_ref WHERE repo_id = ${p("id")}`,
+    sql`DELETE FROM git_pack WHERE catalog_repo_id = ${p("id")}`,
+    sql`DELETE FROM git_identity WHERE repo_id = ${p("id")}`,
+    sql`UPDATE repository SET is_empty = 1, size = 0 WHERE id = ${p("id")}`,
+  ].map((q, i) => command<{ id: number }>(`repoCreateUndoInit${i}`, q)),
+  /**
+   * A fork's git rows, copied in SQL in its create batch from base :baseId: every ref, the base's
+   * catalog shared (storage/fork.ts), its commits' e-mails, and the base's size and emptiness.
+   */
+  forkGit: [
+    sql`INSERT INTO git_ref (repo_id, name, oid, peeled) SELECT ${NEW_REPO_ID}, name, oid, peeled FROM git_ref WHERE repo_id = ${p("baseId")}`,
+    sql`INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum)
+      SELECT id, repo_id, ${NEW_REPO_ID}, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ${p("baseId")} ORDER BY seq`,
+    sql`INSERT INTO git_identity (repo_id, email) SELECT ${NEW_REPO_ID}, email FROM git_identity WHERE repo_id = ${p("baseId")}`,
+    sql`UPDATE repository SET size = (SELECT b.size FROM repository b WHERE b.id = ${p("baseId")}), is_empty = (SELECT b.is_empty FROM repository b WHERE b.id = ${p("baseId")})
+      WHERE id = ${NEW_REPO_ID}`,
+  ].map((q, i) => command<NewRepoKey & { baseId: number }>(`repoCreateForkGit${i}`, q)),
+  /** SQL for statements built per request (an initial commit's git rows, sized by its files) that need the new id. */
   newRepoId: (key: NewRepoKey) => sql`(SELECT id FROM repository WHERE owner_id = ${key.ownerId} AND lower_name = ${key.lower})`,
 };
 
+// ---- edit: the statements of PATCH /repos/{owner}/{repo}'s write batch, for repository :id ----
+
+type RepoKey = InsertKey<typeof repository>;
+type MirrorKey = InsertKey<typeof mirror>;
+
+export const REPO_EDIT = {
+  /** Ref :ref of the repository at the path, if it exists (edit rule 4, read with the assignment). */
+  ref: query<string, RepoPath & { ref: string }>("repoEditRef", sql`SELECT name FROM git_ref WHERE repo_id = ${REPO_ID_BY_PATH} AND name = ${p("ref")} LIMIT 1`, (r) => str(r[0])),
+  /** The row's given fields (one statement per set of fields). */
+  update: shaped((keys: readonly RepoKey[]) => command<Record<string, unknown> & { id: number }>(`repoEdit(${keys})`, sql`UPDATE repository SET ${setList(repository, keys)} WHERE id = ${p("id")}`)),
+  /** A rename takes over a redirect of the new name and leaves one from the old (:lower) to :id. */
+  dropRedirect: command<{ ownerId: number; lower: string }>("repoEditDropRedirect", sql`DELETE FROM repo_redirect WHERE owner_id = ${p("ownerId")} AND lower_name = ${p("lower")}`),
+  redirect: command<{ ownerId: number; lower: string; id: number }>(
+    "repoEditRedirect",
+    sql`INSERT INTO repo_redirect (owner_id, lower_name, redirect_repo_id) VALUES (${p("ownerId")}, ${p("lower")}, ${p("id")})
+      ON CONFLICT (owner_id, lower_name) DO UPDATE SET redirect_repo_id = excluded.redirect_repo_id`,
+  ),
+  /** Edit rule 4, re-checked in the write: :branch becomes HEAD when the repository is empty or ref :ref exists. */
+  defaultBranch: command<{ id: number; ref: string; branch: string }>(
+    "repoEditDefaultBranch",
+    sql`UPDATE repository SET default_branch = CASE WHEN is_empty = 1 OR EXISTS (SELECT 1 FROM git_ref b WHERE b.repo_id = ${p("id")} AND b.name = ${p("ref")})
+      THEN ${p("branch")} ELSE default_branch END WHERE id = ${p("id")}`,
+  ),
+  /** A visibility change carried down the fork tree (db/queries/forks.ts). */
+  forkVisibility: forkVisibilitySql(sql`(${p("id")})`).map((q, i) => command<{ id: number }>(`repoEditForkVisibility${i}`, q)),
+  dropUnit: command<{ id: number; type: number }>("repoEditDropUnit", sql`DELETE FROM repo_unit WHERE repo_id = ${p("id")} AND type = ${p("type")}`),
+  unit: command<{ id: number; type: number; config: string }>(
+    "repoEditUnit",
+    sql`INSERT INTO repo_unit (repo_id, type, config) VALUES (${p("id")}, ${p("type")}, ${p("config")}) ON CONFLICT (repo_id, type) DO UPDATE SET config = excluded.config`,
+  ),
+  /** The mirror row's given settings, created with defaults for the others if missing. */
+  mirror: shaped((keys: readonly MirrorKey[]) =>
+    command<Record<string, unknown> & { repoId: number }>(`repoEditMirror(${keys})`, sql`${insertSql(mirror, ["repoId", ...keys])} ON CONFLICT (repo_id) DO UPDATE SET ${setList(mirror, keys)}`),
+  ),
+};
+
 /**
- * Statements that remove everything hanging off the repositories whose ids `ids` (a parenthesized
- * SQL list or subquery) yields — to run in the same write batch before deleting the rows themselves:
- * the one list of db/queries/cascade.ts, as drizzle statements for repository delete's batch.
+ * DELETE /repos/{owner}/{repo}'s write batch for repository :id of owner :ownerId: everything
+ * hanging off it (the one cascade list of db/queries/cascade.ts), the owner's count, the row.
  */
-export function repoCascade(db: Db, ids: SQL) {
-  return repoCascadeSql(ids).map((q) => db.run(q));
-}
+export const REPO_DELETE: Statement<number, { id: number; ownerId: number }>[] = [
+  ...repoCascadeSql(sql`(${p("id")})`),
+  sql`UPDATE user SET num_repos = num_repos - 1 WHERE id = ${p("ownerId")}`,
+  sql`DELETE FROM repository WHERE id = ${p("id")}`,
+].map((q, i) => command<{ id: number; ownerId: number }>(`repoDelete${i}`, q));
 
 /** SQL: the id of the repository at {owner}/{repo} (case-insensitive), for the route's own reads. */
 export const repoIdByPath = (owner: string, name: string) =>

@@ -5,6 +5,7 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { command, num, p, query, str } from "../sql.ts";
+import { REPO_ID_BY_PATH, type RepoPath } from "./repos.ts";
 
 /** A catalog row of another repository (a fork) that reads a deleted repository's storage. */
 export type SharedPack = { catalogRepoId: number; id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
@@ -29,6 +30,9 @@ export const sharedPacksOfOwner = query<SharedPack, { name: string }>(
   sharedPacksSql(sql`(SELECT id FROM repository WHERE owner_id = (SELECT id FROM user WHERE lower_name = ${p("name")}))`),
   sharedPack,
 );
+
+/** The shared packs of the repository at :owner/:name (a repository delete). */
+export const sharedPacksOfRepo = query<SharedPack, RepoPath>("sharedPacksOfRepo", sharedPacksSql(sql`(${REPO_ID_BY_PATH})`), sharedPack);
 
 /** Fork :forkId's catalog rows among :ids (a JSON array of pack ids) now read the fork's own copies. */
 export const repointPacks = command<{ forkId: number; ids: string }>(
