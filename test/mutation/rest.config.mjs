@@ -46,7 +46,10 @@ export default {
   timeoutMS: 30_000,
   timeoutFactor: 2,
   dryRunTimeoutMinutes: 20,
-  reporters: ["clear-text", "progress", "html", "json"],
+  // event-recorder writes each tested mutant as it is done (`${STATE}/events/`): survivors can be
+  // read while a long run goes on, not only from the report at its end.
+  reporters: ["clear-text", "progress", "html", "json", "event-recorder"],
+  eventReporter: { baseDir: `${STATE}/events` },
   htmlReporter: { fileName: `${STATE}/rest.html` },
   jsonReporter: { fileName: `${STATE}/rest.json` },
   clearTextReporter: { allowEmojis: false, logTests: false, reportScoreTable: true },
