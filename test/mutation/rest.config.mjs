@@ -40,6 +40,9 @@ export default {
   incremental: true,
   incrementalFile: `${STATE}/rest-incremental.json`,
   tempDirName: `${STATE}/tmp-rest`,
+  // Not copied into the sandbox: the state, reports and another run's sandbox (two narrowed runs
+  // side by side, each with `--tempDirName`).
+  ignorePatterns: ["/test/mutation/.state"],
   // The machine is shared: two workers at most, and generous timeouts so that load is not
   // mistaken for an endless loop (a timeout counts as a killed mutant).
   concurrency: 2,
