@@ -31,6 +31,15 @@ describe("rule 3: create", () => {
     expect(body.organization.name).toBe(org.name);
   });
 
+  it("fields the form leaves out take Gitea's defaults: no description, no repository creation, not every repository (stored too)", async () => {
+    const res = await createTeam({ name: uniq("bare"), permission: "read", units: ["repo.code"] });
+    expect(res.status).toBe(201);
+    const body = await res.json();
+    expect(body).toMatchObject({ description: "", can_create_org_repo: false, includes_all_repositories: false });
+    const [row] = await t.db.select().from(team).where(eq(team.id, body.id));
+    expect(row).toMatchObject({ description: "", canCreateOrgRepo: false, includesAllRepositories: false });
+  });
+
   it("units_map takes precedence; the team level is the minimum non-none unit level", async () => {
     const body = await (await createTeam({ name: uniq("map"), permission: "admin", units: ["repo.wiki"], units_map: { "repo.code": "write", "repo.issues": "read", "repo.pulls": "none" } })).json();
     expect(body.permission).toBe("admin");
