@@ -227,6 +227,13 @@ describe("repositories (rules 5 and 7)", () => {
     await expectRefusal(t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await m.token()) }), 404, NOT_FOUND);
   });
 
+  it("a repository that does not exist in the team's organization → 404 on GET, PUT and DELETE (never a 500)", async () => {
+    const tm = await (await createTeam({ name: uniq("nr"), permission: "write", units: ["repo.code"] })).json();
+    for (const method of ["GET", "PUT", "DELETE"]) {
+      await expectRefusal(t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${uniq("none")}`, { method, headers: token(ownerTok) }), 404, NOT_FOUND);
+    }
+  });
+
   it("the team repository list omits repositories the caller cannot access, in the count too (GHSA-h56g-4qw7-2mxg)", async () => {
     const tm = await (await createTeam({ name: uniq("pub"), permission: "read", units: ["repo.code"], visibility: "public" })).json();
     const pub = await apiRepo(t, ownerTok, { name: uniq("open") }, org.name);
