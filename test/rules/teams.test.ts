@@ -259,6 +259,10 @@ describe("repositories (rules 5 and 7)", () => {
     expect(await feed(ownerTok)).toEqual(expect.arrayContaining([`create_repo ${priv.name}`, `create_repo ${pub.name}`]));
     const stranger = await seedUser(t.db);
     expect(await feed(await stranger.token())).toEqual(orgRepos.filter((r) => !r.isPrivate).map((r) => `create_repo ${r.name}`).sort());
+    // X-Total-Count counts the same activity, whatever the page size.
+    const total = async (tk: string) => (await t.request(`/api/v1/teams/${tm.id}/activities/feeds?limit=1`, { headers: token(tk) })).headers.get("X-Total-Count");
+    expect(await total(ownerTok)).toBe(String(orgRepos.length));
+    expect(await total(await stranger.token())).toBe(String(orgRepos.filter((r) => !r.isPrivate).length));
   });
 });
 
