@@ -715,11 +715,12 @@ interface SearchShape {
 }
 
 interface SearchValues extends Record<string, unknown> {
+  /** Read only by the keyword shapes. */
   kwPattern: string;
   kwLower: string;
-  /** The keyword as an FTS5 phrase ("" without the index). */
-  kwPhrase: string;
-  /** 0 = no filter. */
+  /** The keyword as an FTS5 phrase, read only by the indexed shapes (null without the index). */
+  kwPhrase: string | null;
+  /** Read only by the shapes with the filter (uid, team, starred, priority): ids above 0. */
   uid: number;
   exclusive: number;
   teamId: number;
@@ -830,7 +831,8 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
   if (q.sort && !["asc", "desc"].includes(order)) throw unprocessable(`Invalid sort order: "${order}"`);
   if (!Object.hasOwn(SORTS, sort)) throw unprocessable(`Invalid sort mode: "${sort}"`);
   const kw = (q.q ?? "").trim();
-  const positive = (n: number | undefined) => (n !== undefined && n > 0 ? n : 0);
+  // An id of 0 or less is no filter: only the shape of an id above 0 reads its value.
+  const idOf = (n: number | undefined) => n ?? 0;
   const phrase = kw ? indexedKeyword(kw.toLowerCase()) : null;
   const st = searchStatements({
     kw: !kw ? "none" : q.topic ? "topic" : q.includeDesc ? "nameDesc" : "name",
@@ -838,23 +840,23 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
     mode: (q.mode || "") as SearchShape["mode"],
     sort,
     order: order === "desc" ? "desc" : "asc",
-    priority: positive(q.priorityOwnerId) > 0,
-    uid: positive(q.uid) > 0,
-    team: positive(q.teamId) > 0,
-    starred: positive(q.starredBy) > 0,
+    priority: idOf(q.priorityOwnerId) > 0,
+    uid: idOf(q.uid) > 0,
+    team: idOf(q.teamId) > 0,
+    starred: idOf(q.starredBy) > 0,
   });
   const flag = (b: boolean | undefined) => (b === undefined ? null : b ? 1 : 0);
   const values: SearchValues = {
-    kwPattern: kw ? likePattern(kw) : "",
+    kwPattern: likePattern(kw),
     kwLower: kw.toLowerCase(),
-    kwPhrase: phrase ?? "",
-    uid: positive(q.uid),
+    kwPhrase: phrase,
+    uid: idOf(q.uid),
     exclusive: q.exclusive ? 1 : 0,
-    teamId: positive(q.teamId),
-    starredBy: positive(q.starredBy),
-    priorityOwnerId: positive(q.priorityOwnerId),
+    teamId: idOf(q.teamId),
+    starredBy: idOf(q.starredBy),
+    priorityOwnerId: idOf(q.priorityOwnerId),
     // Search rule 1: private repositories only for signed-in callers with full tokens, and only when asked.
-    onlyPublic: (q.private ?? true) ? 0 : 1,
+    onlyPublic: q.private === false ? 1 : 0,
     isPrivate: flag(q.isPrivate),
     template: flag(q.template),
     archived: flag(q.archived),

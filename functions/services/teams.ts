@@ -47,7 +47,7 @@ import { feedPage, pageValues } from "./feeds.ts";
 
 const TEAM_VISIBILITY = ["private", "limited", "public"] as const;
 /** Spec: unknown visibility values normalize to the default, `private`. */
-const normVisibility = (v: string | undefined) => (TEAM_VISIBILITY as readonly string[]).includes(v ?? "") ? (v as string) : "private";
+const normVisibility = (v: string | undefined) => ((TEAM_VISIBILITY as readonly (string | undefined)[]).includes(v) ? (v as string) : "private");
 const EXT_UNITS = new Set([6, 7]);
 
 /** Gitea's convert.ToTeam; `org` null in org-scoped lists, as Gitea. */
@@ -227,15 +227,15 @@ export async function editTeam(ctx: Ctx, id: number, form: TeamForm) {
     patch.name = form.name;
     patch.lowerName = form.name.toLowerCase();
   }
-  if (form.description !== undefined) patch.description = form.description;
-  if (owners) patch.canCreateOrgRepo = true;
-  else if (form.can_create_org_repo !== undefined) patch.canCreateOrgRepo = form.can_create_org_repo;
+  // A field the form leaves out is undefined, which patchKeys leaves out of the statement.
+  patch.description = form.description;
+  patch.canCreateOrgRepo = owners ? true : form.can_create_org_repo;
   if (!owners && form.visibility !== undefined) patch.visibility = normVisibility(form.visibility);
   let mode = t.authorize;
   if (!owners && form.permission) {
     mode = modeFromForm(form);
     patch.authorize = mode;
-    if (form.includes_all_repositories !== undefined) patch.includesAllRepositories = form.includes_all_repositories;
+    patch.includesAllRepositories = form.includes_all_repositories;
   }
   const stmts: Bound<unknown>[] = [updateTeam(patchKeys(patch)).bind({ ...patch, id: t.id })];
   if (!owners) {

@@ -40,13 +40,19 @@ export default {
   incremental: true,
   incrementalFile: `${STATE}/rest-incremental.json`,
   tempDirName: `${STATE}/tmp-rest`,
+  // Not copied into the sandbox: the state, reports and another run's sandbox (two narrowed runs
+  // side by side, each with `--tempDirName`).
+  ignorePatterns: ["/test/mutation/.state"],
   // The machine is shared: two workers at most, and generous timeouts so that load is not
   // mistaken for an endless loop (a timeout counts as a killed mutant).
   concurrency: 2,
   timeoutMS: 30_000,
   timeoutFactor: 2,
   dryRunTimeoutMinutes: 20,
-  reporters: ["clear-text", "progress", "html", "json"],
+  // event-recorder writes each tested mutant as it is done (`${STATE}/events/`): survivors can be
+  // read while a long run goes on, not only from the report at its end.
+  reporters: ["clear-text", "progress", "html", "json", "event-recorder"],
+  eventReporter: { baseDir: `${STATE}/events` },
   htmlReporter: { fileName: `${STATE}/rest.html` },
   jsonReporter: { fileName: `${STATE}/rest.json` },
   clearTextReporter: { allowEmojis: false, logTests: false, reportScoreTable: true },

@@ -31,6 +31,15 @@ describe("rule 3: create", () => {
     expect(body.organization.name).toBe(org.name);
   });
 
+  it("fields the form leaves out take Gitea's defaults: no description, no repository creation, not every repository (stored too)", async () => {
+    const res = await createTeam({ name: uniq("bare"), permission: "read", units: ["repo.code"] });
+    expect(res.status).toBe(201);
+    const body = await res.json();
+    expect(body).toMatchObject({ description: "", can_create_org_repo: false, includes_all_repositories: false });
+    const [row] = await t.db.select().from(team).where(eq(team.id, body.id));
+    expect(row).toMatchObject({ description: "", canCreateOrgRepo: false, includesAllRepositories: false });
+  });
+
   it("units_map takes precedence; the team level is the minimum non-none unit level", async () => {
     const body = await (await createTeam({ name: uniq("map"), permission: "admin", units: ["repo.wiki"], units_map: { "repo.code": "write", "repo.issues": "read", "repo.pulls": "none" } })).json();
     expect(body.permission).toBe("admin");
@@ -218,6 +227,13 @@ describe("repositories (rules 5 and 7)", () => {
     await expectRefusal(t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await m.token()) }), 404, NOT_FOUND);
   });
 
+  it("a repository that does not exist in the team's organization → 404 on GET, PUT and DELETE (never a 500)", async () => {
+    const tm = await (await createTeam({ name: uniq("nr"), permission: "write", units: ["repo.code"] })).json();
+    for (const method of ["GET", "PUT", "DELETE"]) {
+      await expectRefusal(t.request(`/api/v1/teams/${tm.id}/repos/${org.name}/${uniq("none")}`, { method, headers: token(ownerTok) }), 404, NOT_FOUND);
+    }
+  });
+
   it("the team repository list omits repositories the caller cannot access, in the count too (GHSA-h56g-4qw7-2mxg)", async () => {
     const tm = await (await createTeam({ name: uniq("pub"), permission: "read", units: ["repo.code"], visibility: "public" })).json();
     const pub = await apiRepo(t, ownerTok, { name: uniq("open") }, org.name);
@@ -243,6 +259,10 @@ describe("repositories (rules 5 and 7)", () => {
     expect(await feed(ownerTok)).toEqual(expect.arrayContaining([`create_repo ${priv.name}`, `create_repo ${pub.name}`]));
     const stranger = await seedUser(t.db);
     expect(await feed(await stranger.token())).toEqual(orgRepos.filter((r) => !r.isPrivate).map((r) => `create_repo ${r.name}`).sort());
+    // X-Total-Count counts the same activity, whatever the page size.
+    const total = async (tk: string) => (await t.request(`/api/v1/teams/${tm.id}/activities/feeds?limit=1`, { headers: token(tk) })).headers.get("X-Total-Count");
+    expect(await total(ownerTok)).toBe(String(orgRepos.length));
+    expect(await total(await stranger.token())).toBe(String(orgRepos.filter((r) => !r.isPrivate).length));
   });
 });
 
