@@ -31,10 +31,15 @@ export interface DirectOptions {
   log?: (msg: string) => void;
 }
 
-/** What the request headers said. */
-interface Call {
-  timeoutMs: number | undefined;
-  header: Headers;
+/** A handler context that the direct path ends itself (Connect's `createHandlerContext`). */
+type CallContext = ReturnType<typeof createHandlerContext>;
+
+/** The request body as read: every chunk, and why reading stopped. */
+interface Body {
+  read: Uint8Array[];
+  size: number;
+  /** "end": all of it; "more": past the limit, the rest unread; "failed": the stream closed first. */
+  outcome: "end" | "more" | "failed";
 }
 
 const CONTENT_TYPE = /^application\/grpc(?:\+proto)?$/i;
@@ -66,13 +71,13 @@ function timeoutOf(v: string | string[] | undefined): number | undefined | null 
   return ms > 0 && ms <= MAX_TIMER_MS ? ms : null;
 }
 
-/** Request headers as Connect gives them to a handler (pseudo-headers left out). */
-function webHeaders(h: http2.IncomingHttpHeaders): Headers {
-  const out = new Headers();
+/** Request headers as Connect gives them to a handler (pseudo-headers left out, repeated ones appended). */
+function headerPairs(h: http2.IncomingHttpHeaders): [string, string][] {
+  const out: [string, string][] = [];
   for (const [k, v] of Object.entries(h)) {
     if (k.startsWith(":") || v === undefined) continue;
-    if (Array.isArray(v)) for (const e of v) out.append(k, e);
-    else out.append(k, String(v));
+    if (Array.isArray(v)) for (const e of v) out.push([k, e]);
+    else out.push([k, String(v)]);
   }
   return out;
 }
@@ -105,71 +110,97 @@ export function serveUnaryGrpc(
   if (timeoutMs === null) return false;
   let header: Headers;
   try {
-    header = webHeaders(h);
+    header = new Headers(headerPairs(h));
   } catch {
     return false; // a header value Headers refuses: Connect-ES answers it
   }
-  readAndServe(req, res, route, { timeoutMs, header }, opts).catch((e) => {
-    opts.log?.(`gRPC call ${req.url} failed: ${(e as Error).message}`);
-    res.stream.destroy();
-  });
-  return true;
-}
-
-async function readAndServe(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, route: Route, call: Call, opts: DirectOptions): Promise<void> {
-  // Read through one iterator that is never returned early: returning it would destroy the
-  // stream, and Connect may need the rest of it.
-  const it = (req as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
-  const read: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    let r: IteratorResult<Uint8Array>;
-    try {
-      r = await it.next();
-    } catch {
-      // The stream was reset or timed out (--request-timeout-ms) mid-request: nobody to answer.
-      if (res.stream.destroyed) return;
-      return opts.delegate(req, res, read, undefined);
-    }
-    if (r.done) break;
-    read.push(r.value);
-    size += r.value.length;
-    // Longer than one message may be: Connect reads on and answers RESOURCE_EXHAUSTED.
-    if (size > 5 + opts.readMaxBytes) return opts.delegate(req, res, read, it);
-  }
-  const body = read.length === 1 ? read[0] : Buffer.concat(read);
-  const len = size >= 5 ? new DataView(body.buffer, body.byteOffset, body.length).getUint32(1) : -1;
-  let input: unknown;
-  try {
-    // Exactly one envelope, not compressed, within the limit, that parses: anything else is Connect's to answer.
-    if (body[0] !== 0 || len < 0 || size !== 5 + len || len > opts.readMaxBytes) throw new Error("not a plain message");
-    input = fromBinary(route.method.input, body.subarray(5));
-  } catch {
-    return opts.delegate(req, res, read, undefined);
-  }
-  await answer(req, res, route, input, call, opts.finishTrailers);
-}
-
-async function answer(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, route: Route, input: unknown, call: Call, finishTrailers: (t: Record<string, string>) => void): Promise<void> {
   // The client going away (RST_STREAM, connection closed) before the answer cancels the call.
   const gone = new AbortController();
-  let answered = false;
-  res.once("close", () => {
-    if (!answered) gone.abort(new ConnectError(`http/2 stream closed with error code ${req.stream.rstCode ?? 0}`, Code.Canceled));
-  });
+  // As Connect's gRPC handler: the context (and its deadline) starts with the request.
   const ctx = createHandlerContext({
     service: AttestationService,
     method: route.method,
     protocolName: "grpc",
     requestMethod: "POST",
     url: `http://${req.authority}${req.url}`,
-    timeoutMs: call.timeoutMs,
+    timeoutMs,
     requestSignal: gone.signal,
-    requestHeader: call.header,
+    requestHeader: header,
     responseHeader: { "content-type": "application/grpc+proto" },
     responseTrailer: { "grpc-status": "0" },
     contextValues: createContextValues(),
   });
+  const call = { answered: false };
+  res.once("close", () => {
+    if (!call.answered) gone.abort(new ConnectError(`http/2 stream closed with error code ${req.stream.rstCode ?? 0}`, Code.Canceled));
+    // Ends the context (stops its deadline timer) once the answer is out, not on the answer's way out.
+    ctx.abort(FINISHED);
+  });
+  readBody(req, 5 + opts.readMaxBytes)
+    .then((body) => serve(req, res, route, ctx, call, body, opts))
+    .catch((e) => {
+      opts.log?.(`gRPC call ${req.url} failed: ${(e as Error).message}`);
+      res.stream.destroy();
+    });
+  return true;
+}
+
+/**
+ * Reads the request body with 'data' events (lighter than the stream's async iterator), stopping
+ * once it is longer than `max`: the rest stays in the stream for Connect.
+ */
+function readBody(req: http2.Http2ServerRequest, max: number): Promise<Body> {
+  return new Promise((resolve) => {
+    const read: Uint8Array[] = [];
+    let size = 0;
+    const stop = (outcome: Body["outcome"]) => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("close", onClose);
+      resolve({ read, size, outcome });
+    };
+    const onData = (d: Buffer) => {
+      read.push(d);
+      size += d.length;
+      if (size > max) {
+        req.pause();
+        stop("more");
+      }
+    };
+    const onEnd = () => stop("end");
+    // Reset or timed out (--request-timeout-ms) mid-request.
+    const onClose = () => stop("failed");
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("close", onClose);
+  });
+}
+
+async function serve(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, route: Route, ctx: CallContext, call: { answered: boolean }, body: Body, opts: DirectOptions): Promise<void> {
+  const { read, size } = body;
+  const delegate = (rest: AsyncIterator<Uint8Array> | undefined) => {
+    ctx.abort(FINISHED);
+    opts.delegate(req, res, read, rest);
+  };
+  // Nobody to answer.
+  if (body.outcome === "failed" && res.stream.destroyed) return ctx.abort(FINISHED);
+  // Longer than one message may be: Connect reads on and answers RESOURCE_EXHAUSTED.
+  if (body.outcome === "more") return delegate((req as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]());
+  if (body.outcome === "failed") return delegate(undefined);
+  const bytes = read.length === 1 ? read[0] : Buffer.concat(read);
+  const len = size >= 5 ? new DataView(bytes.buffer, bytes.byteOffset, bytes.length).getUint32(1) : -1;
+  let input: unknown;
+  try {
+    // Exactly one envelope, not compressed, within the limit, that parses: anything else is Connect's to answer.
+    if (bytes[0] !== 0 || len < 0 || size !== 5 + len || len > opts.readMaxBytes) throw new Error("not a plain message");
+    input = fromBinary(route.method.input, bytes.subarray(5));
+  } catch {
+    return delegate(undefined);
+  }
+  await answer(res, route, input, ctx, call, opts.finishTrailers);
+}
+
+async function answer(res: http2.Http2ServerResponse, route: Route, input: unknown, ctx: CallContext, call: { answered: boolean }, finishTrailers: (t: Record<string, string>) => void): Promise<void> {
   let message: Uint8Array | undefined;
   try {
     const out = await route.impl(input, ctx);
@@ -182,14 +213,12 @@ async function answer(req: http2.Http2ServerRequest, res: http2.Http2ServerRespo
     // As Connect's gRPC handler: a ConnectError as it is, anything else as INTERNAL.
     setTrailerStatus(ctx.responseTrailer, e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e));
   }
-  answered = true;
-  if (!res.stream.destroyed) {
-    const trailers = nodeHeaders(ctx.responseTrailer);
-    finishTrailers(trailers);
-    res.writeHead(200, nodeHeaders(ctx.responseHeader));
-    res.addTrailers(trailers);
-    if (message) res.end(message);
-    else res.end();
-  }
-  ctx.abort(FINISHED);
+  call.answered = true;
+  if (res.stream.destroyed) return;
+  const trailers = nodeHeaders(ctx.responseTrailer);
+  finishTrailers(trailers);
+  res.writeHead(200, nodeHeaders(ctx.responseHeader));
+  res.addTrailers(trailers);
+  if (message) res.end(message);
+  else res.end();
 }

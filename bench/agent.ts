@@ -1,8 +1,8 @@
 /**
  * `npm run bench:agent`: FetchAttestation(VTPM) against swtpm, through every protocol, beside the
  * raw TPM time, in one run on one machine.
- * Two swtpm instances made the same way: A behind the agent (a separate process), B driven
- * directly by this process (swtpm serves one client at a time). Measurements alternate in rounds
+ * Three swtpm instances made the same way: A behind the agent (a separate process), B driven
+ * directly by this process, C behind the RPC floor (swtpm serves one client at a time). Measurements alternate in rounds
  * (BENCH_AGENT_ROUNDS of BENCH_AGENT_PER_ROUND calls per row) so machine noise falls on all of
  * them alike; p50/p99 over all rounds, and each row's overhead over the raw TPM both as the
  * difference of p50s and paired by round (median over rounds of the per-round difference).
@@ -11,7 +11,9 @@
  * 2. The agent's attestation code in this process on B (no RPC): VtpmAttester.attest.
  * 3. An RPC the agent answers without the TPM (INVALID_ARGUMENT): the transport's round trip.
  * 4. FetchAttestation(VTPM) through the agent per protocol × codec × HTTP version.
- * 5. 16 concurrent grpc-js callers: throughput, latency, errors; every answer verified.
+ * 5. The RPC floor (bench/lib/agent-floor.ts): grpc-js against a bare node:http2 process answering
+ *    a fixed 3 KB message, without and with the same 2 quotes on a third swtpm first.
+ * 6. 16 concurrent grpc-js callers: throughput, latency, errors; every answer verified.
  * Writes the `## Attestation agent` section of bench/RESULTS.md (other sections untouched; a
  * `### Where the time went` subsection written by hand is kept).
  * BENCH_AGENT_ROOT=<checkout> runs the agent (and attester) of another checkout, e.g. an older
@@ -20,6 +22,7 @@
  * sequential grpc-js FetchAttestation(VTPM) calls after a warm-up, printed as CPU ms per call by
  * module (package, agent file, Node internals, V8) and by function; the profile goes to bench/out/.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -55,7 +58,23 @@ if (process.argv.includes("--profile")) {
   await profileAgent();
   process.exit(0);
 }
-const [tpmA, tpmB] = await Promise.all([startSwtpm(), startSwtpm()]);
+const [tpmA, tpmB, tpmC] = await Promise.all([startSwtpm(), startSwtpm(), startSwtpm()]);
+const floors: ChildProcess[] = [];
+/** Starts bench/lib/agent-floor.ts on a socket of its own; resolves once it serves. */
+async function startFloor(name: string, args: string[]): Promise<string> {
+  const socket = path.join(dir, `${name}.sock`);
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, "lib/agent-floor.ts"), socket, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  floors.push(child);
+  let err = "";
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on("data", (d) => {
+      err += d;
+      if (err.includes("ready")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`floor server exited ${code}: ${err}`)));
+  });
+  return socket;
+}
 try {
   const { VtpmAttester } = (await import(path.join(AGENT_ROOT, "attestation-agent/tpm/vtpm.ts"))) as typeof import("../attestation-agent/tpm/vtpm.ts");
   const raw = new TpmClient(openTransport(tpmB.tpm));
@@ -78,6 +97,7 @@ try {
   ];
 
   type Row = { name: string; run: () => Promise<void>; xs: number[]; byRound: number[][] };
+  const closers: (() => void)[] = [];
   const rows: Row[] = [];
   const row = (name: string, run: () => Promise<void>) => rows.push({ name, run, xs: [], byRound: [] });
   row("raw TPM, steady state: 2 banks × Quote (what the agent sends per call)", async () => {
@@ -103,6 +123,19 @@ try {
     if (r.code !== 0) throw new Error(`call failed: ${r.code} ${r.details}`);
     if (fetched.length < 50) fetched.push({ nonce, quote: r.value!.quote });
   });
+  const grpcRow = rows.length - 1;
+  for (const [name, args] of [
+    ["RPC floor: grpc-js → bare node:http2 process, fixed 3 KB answer, no device work", []],
+    ["RPC floor with device work: grpc-js → bare node:http2 process sending the same 2 quotes, fixed answer", ["--tpm", tpmC.tpm]],
+  ] as const) {
+    const floor = grpcJsClient(await startFloor(`floor-${floors.length}`, [...args]));
+    closers.push(() => floor.close());
+    row(name, async () => {
+      const r = await floor.fetchAttestation({ nonce: randomBytes(32), platformType: "PLATFORM_TYPE_VTPM" });
+      if (r.code !== 0) throw new Error(`floor call failed: ${r.code} ${r.details}`);
+    });
+  }
+  const floorRow = rows.length - 1;
   for (const [name, t] of transports) {
     if (ONLY && !ONLY.includes("connect-es")) break;
     const client = createClient(AttestationService, t);
@@ -148,19 +181,21 @@ try {
   for (const r of results) verifyVtpmAttestation(r.quote, r.nonce);
   for (const r of fetched) verifyVtpmAttestation(r.quote, r.nonce);
   grpcJs.close();
+  for (const c of closers) c();
   await agent.stop();
   await raw.close();
 
   const rawP50 = pct(rows[0].xs, 50);
-  const grpcP50 = pct(rows[4].xs, 50);
+  const grpcP50 = pct(rows[grpcRow].xs, 50);
   // The same difference taken round by round (rows of a round ran back to back, on the same
   // machine load), then its median over rounds: far less noise than the difference of two p50s.
-  const paired = (r: Row) => pct(r.byRound.map((xs, i) => pct(xs, 50) - pct(rows[0].byRound[i], 50)), 50);
+  const pairedTo = (r: Row, base: Row) => pct(r.byRound.map((xs, i) => pct(xs, 50) - pct(base.byRound[i], 50)), 50);
+  const paired = (r: Row) => pairedTo(r, rows[0]);
   const rawPerRound = pct(rows[0].byRound.map((xs) => pct(xs, 50)), 50);
   const share = (d: number, base: number) => `${((d / base) * 100).toFixed(0)}%`;
   const table = rows.map((r) => {
     const p50 = pct(r.xs, 50);
-    const device = r.name.startsWith("FetchAttestation") || r.name.startsWith("agent's");
+    const device = r.name.startsWith("FetchAttestation") || r.name.startsWith("agent's") || r.name.startsWith("RPC floor with");
     const over = device ? `${ms(p50 - rawP50)} (${share(p50 - rawP50, rawP50)})` : "–";
     const pairedOver = device ? `${ms(paired(r))} (${share(paired(r), rawPerRound)})` : "–";
     return `| ${r.name} | ${r.xs.length} | ${ms(p50)} | ${ms(pct(r.xs, 99))} | ${over} | ${pairedOver} |`;
@@ -170,14 +205,14 @@ try {
   const section = [
     "## Attestation agent",
     "",
-    `\`npm run bench:agent\` — ${new Date().toISOString().slice(0, 10)}, ${cpu.length} × ${cpu[0]?.model.trim()}, Node ${process.version}, 1-minute load average ${load} at the end (a machine shared with other engineers' test runs: absolute numbers move by ±30 % between runs; the rows of one run are comparable because they alternate in ${ROUNDS} rounds of ${PER_ROUND}). Two swtpm instances made alike, over unix sockets; the agent is a separate process; clients on its unix socket. Every answer of the concurrent run and ${fetched.length} of the sequential ones were verified (signature, nonce, PCR digest) after timing.`,
+    `\`npm run bench:agent\` — ${new Date().toISOString().slice(0, 10)}, ${cpu.length} × ${cpu[0]?.model.trim()}, Node ${process.version}, 1-minute load average ${load} at the end (a machine shared with other engineers' test runs: absolute numbers move by ±30 % between runs; the rows of one run are comparable because they alternate in ${ROUNDS} rounds of ${PER_ROUND}). Three swtpm instances made alike (the agent's, this process's, the RPC floor's), over unix sockets; the agent and the RPC floor (bench/lib/agent-floor.ts) are separate processes; clients on their unix sockets. Every answer of the concurrent run and ${fetched.length} of the sequential ones were verified (signature, nonce, PCR digest) after timing.`,
     "",
     "| Measurement (one caller unless said) | Calls | p50 ms | p99 ms | Over raw TPM (p50s) | Over raw TPM, paired by round (median) |",
     "|---|---|---|---|---|---|",
     ...table,
     `| FetchAttestation(VTPM), ${CONCURRENCY} concurrent grpc-js callers | ${conc.length} | ${ms(pct(conc, 50))} | ${ms(pct(conc, 99))} | ${((conc.length / wall) * 1000).toFixed(0)} calls/s, ${errors} errors | – |`,
     "",
-    `Agent overhead (gRPC via grpc-js) over the raw TPM commands it sends: **${ms(paired(rows[4]))} ms (${share(paired(rows[4]), rawPerRound)})** paired by round (${ms(grpcP50 - rawP50)} ms, ${share(grpcP50 - rawP50, rawP50)}, as the difference of the two p50s); over the full PCR_Read + Quote sequence the agent sent before PCR values were reused: ${ms(grpcP50 - pct(rows[1].xs, 50))} ms. The TPM serialises commands, so concurrency raises throughput only by overlapping RPC work with TPM work.`,
+    `Agent overhead (gRPC via grpc-js) over the raw TPM commands it sends: **${ms(paired(rows[grpcRow]))} ms (${share(paired(rows[grpcRow]), rawPerRound)})** paired by round (${ms(grpcP50 - rawP50)} ms, ${share(grpcP50 - rawP50, rawP50)}, as the difference of the two p50s); over the full PCR_Read + Quote sequence the agent sent before PCR values were reused: ${ms(grpcP50 - pct(rows[1].xs, 50))} ms. The RPC floor with the same device work (a bare node:http2 process, same client) costs ${ms(paired(rows[floorRow]))} ms (${share(paired(rows[floorRow]), rawPerRound)}) over the raw TPM; the agent, paired by round against that floor: ${ms(pairedTo(rows[grpcRow], rows[floorRow]))} ms. The TPM serialises commands, so concurrency raises throughput only by overlapping RPC work with TPM work.`,
     "",
   ].join("\n");
   console.log(section);
@@ -194,8 +229,10 @@ try {
     await writeFile(file, updated);
   }
 } finally {
+  for (const f of floors) f.kill();
   await tpmA.stop();
   await tpmB.stop();
+  await tpmC.stop();
   await rm(dir, { recursive: true, force: true });
 }
 process.exit(0);

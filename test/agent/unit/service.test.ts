@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CloudError } from "../../../attestation-agent/cloud/provider.ts";
 import { AttestationSchema } from "../../../attestation-agent/gen/attest/attest_pb.ts";
 import { AttestationService, PlatformType, type AttestationRequest, type CloudTokenRequest } from "../../../attestation-agent/gen/attestation/v1/attestation_pb.ts";
@@ -228,6 +228,29 @@ describe("limits: queued calls, default deadline, cap", () => {
     const p = service({ caps: caps("vtpm"), vtpm: held(), defaultDeadlineMs: 60_000 }).fetchAttestation(vreq, ctx(undefined, ac.signal));
     ac.abort();
     expect(await code(p)).toEqual([Code.Canceled, "call cancelled"]);
+  });
+
+  it("a caller gone before the device work → CANCELLED; a finished call leaves no listener and no timer behind", async () => {
+    const vtpm = {
+      async attest(_nonce: Uint8Array, signal?: AbortSignal) {
+        if (signal?.aborted) throw signal.reason;
+        return create(AttestationSchema, { akPub: new Uint8Array([1]) });
+      },
+    } as unknown as VtpmAttester;
+    const s = service({ caps: caps("vtpm"), vtpm });
+    const ac = new AbortController();
+    ac.abort();
+    expect(await code(s.fetchAttestation(vreq, ctx(undefined, ac.signal)))).toEqual([Code.Canceled, "call cancelled"]);
+    vi.useFakeTimers();
+    try {
+      const c = ctx();
+      const before = getEventListeners(c.signal, "abort").length;
+      await expect(s.fetchAttestation(vreq, c)).resolves.toHaveProperty("quote");
+      expect(getEventListeners(c.signal, "abort")).toHaveLength(before);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
