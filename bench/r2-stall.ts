@@ -2,27 +2,29 @@
  * Issue 10's stall without the project's code: a plain-JS Worker under Miniflare (started as
  * scripts/lib/processes.ts starts one: convertV4MiniflareOptions, local state on disk) with one R2
  * binding, driven from here with the R2 calls a full push of the 10,000-commit bench repository
- * makes, many times into ONE workerd process:
- * - `push` (default): the request body (the "pack", 9,642,018 bytes, sent chunked as git does) read by the
- *   Worker into a multipart upload of 8 MiB parts (createMultipartUpload, uploadPart ×2, complete),
- *   memory grown and dropped in the isolate (R2S_GROW MiB of small and 64 KiB arrays, as indexing
- *   does), R2S_HASHES node:crypto SHA-1 hashes (0; indexing makes one per object, 74,166), CPU spent (R2S_CPU_MS), two 256 KiB range reads of the pack, then `put` of the `.rev`
- *   (296,716 bytes) and of the `.idx` (2,077,720 bytes), each a plain Uint8Array;
- *   With R2S_EOF=0 the Worker reads the body up to the pack's size only and cancels it after the puts
- *   (as the engine does: it reads the pack to its trailer and cancels the body after indexing).
+ * makes, many times into one workerd process, or R2S_RUNS new ones in turn:
+ * - `push` (default): the request body (the "pack", 9,642,018 bytes, sent chunked as git does)
+ *   read by the Worker into a multipart upload of 8 MiB parts (createMultipartUpload, uploadPart ×2,
+ *   complete); memory grown and dropped in the isolate (R2S_GROW MiB of 32 KiB and ~0.5 KiB arrays,
+ *   as indexing does); R2S_HASHES node:crypto SHA-1 hashes (indexing makes one per object,
+ *   74,166); CPU spent (R2S_CPU_MS); two 256 KiB range reads of the pack; then `put` of the `.rev`
+ *   (296,716 bytes) and of the `.idx` (2,077,720 bytes), each a plain Uint8Array. With R2S_EOF=0
+ *   the Worker reads the body up to the pack's size only and cancels it after the puts (as the
+ *   engine does: it reads the pack to its trailer and cancels the body after indexing).
  * - `put`: only `bucket.put` of a 2,077,720-byte Uint8Array, R2S_CONCURRENCY at a time.
  * A request unanswered for R2S_TIMEOUT s is a stall: the script prints the `.partial` blob files
- * workerd is still writing, the CPU each workerd thread used over 2 s, and (when gdb is installed)
- * every thread's native stack (to a file in the state directory), then stops (R2S_KEEP=1 leaves the
- * stalled workerd running for inspection and prints its pid).
- * Knobs: R2S_MODE (push|put), R2S_ITERATIONS (100 per workerd process), R2S_RUNS (1: workerd processes
- * started one after the other, each for R2S_ITERATIONS; the bench's stalls came at the 3rd or 4th push
- * into a process), R2S_GROW (MiB, 200), R2S_CPU_MS (2000),
- * R2S_LOAD (busy-looping processes started beside it, 0), R2S_TIMEOUT (s, 60), R2S_CONCURRENCY (1),
- * R2S_MINIFLARE (a miniflare package directory to use instead of this project's, e.g. a newer release
- * installed elsewhere), R2S_CHUNK (bytes per chunk of the pushed body, 65536), R2S_GAP (s of idle between iterations, 0; the
- * bench's full pushes into one workerd come ~25 s apart), R2S_KEEP (0). Miniflare passes
- * MINIFLARE_WORKERD_V8_FLAGS (space-separated) to workerd's V8, e.g. `--gc-interval=…` for GC stress.
+ * workerd is still writing, the CPU each workerd thread used over 2 s, each thread's wchan and
+ * (when gdb is installed) every thread's native stack (to a file in the state directory), tries a
+ * new put into the stalled process, then stops (R2S_KEEP=1 leaves the stalled workerd running for
+ * inspection). A request that fails at once is counted and the run goes on.
+ * Knobs: R2S_MODE (push|put), R2S_ITERATIONS (100 per workerd process), R2S_RUNS (1; the bench's
+ * stalls came at the 3rd or 4th push into a process), R2S_GROW (MiB, 200), R2S_HASHES (0),
+ * R2S_CPU_MS (2000), R2S_EOF (1), R2S_GAP (s of idle between iterations, 0; the bench's full
+ * pushes into one workerd come ~25 s apart), R2S_LOAD (busy-looping processes started beside it,
+ * 0), R2S_TIMEOUT (s, 60), R2S_CONCURRENCY (1), R2S_CHUNK (bytes per chunk of the pushed body,
+ * 65536), R2S_KEEP (0), R2S_MINIFLARE (a miniflare package directory to use instead of this
+ * project's, e.g. a newer release installed elsewhere). Miniflare passes
+ * MINIFLARE_WORKERD_V8_FLAGS (space-separated) to workerd's V8, e.g. `--gc-interval=500`.
  * `node bench/r2-stall.ts`; prints one line per iteration and a summary.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -70,7 +72,7 @@ function concat(list) {
   for (const b of list) { out.set(b, at); at += b.length; }
   return out;
 }
-/** Allocates mb MiB as indexing does (many small arrays, some 64 KiB ones), touches it, drops it. */
+/** Allocates about mb MiB as indexing does (many small arrays, 32 KiB ones), touches it, drops it. */
 function grow(mb) {
   let keep = [];
   let sum = 0;
