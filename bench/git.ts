@@ -33,6 +33,7 @@ import { fileURLToPath } from "node:url";
 import { freePort, type Running, runScript, startNodeServer, startSqld, startWorker, startWorkerd } from "../scripts/lib/processes.ts";
 import { fastImportChunks, Scratch } from "../test/git/helpers.ts";
 import { profileIsolates } from "./lib/inspector.ts";
+import { threadTicks } from "./lib/procfs.ts";
 
 const ROOT = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
 const RUNS = Number(process.env.BENCH_GIT_RUNS ?? 5);
@@ -74,17 +75,6 @@ function ownChildren(): Set<number> {
   }
 }
 
-/** CPU ticks of each thread of a process, by thread id and name. */
-function threadTicks(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").slice(readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").lastIndexOf(")") + 2).split(" ");
-      out.set(`${tid} ${readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim()}`, Number(f[11]) + Number(f[12]));
-    } catch {}
-  }
-  return out;
-}
 
 /** The inspector ports of the workerd processes started (a stalled run profiles their isolates). */
 const inspectorPorts: number[] = [];

@@ -11,6 +11,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { threadTicks } from "./lib/procfs.ts";
 
 const STALE_S = Number(process.env.R2W_STALE ?? 20);
 const FOR_S = Number(process.env.R2W_FOR ?? 3600);
@@ -30,17 +31,6 @@ function partials(dir: string): string[] {
   return out;
 }
 
-function ticks(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(`${tid} ${readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim()}`, Number(f[11]) + Number(f[12]));
-    } catch {}
-  }
-  return out;
-}
 
 function run(cmd: string, args: string[]): string {
   try {
@@ -52,9 +42,9 @@ function run(cmd: string, args: string[]): string {
 
 async function record(file: string, pid: number): Promise<string> {
   const lines = [`stalled blob write ${file}: ${statSync(file).size} bytes, last written ${statSync(file).mtime.toISOString()}, workerd pid ${pid}`];
-  const before = ticks(pid);
+  const before = threadTicks(pid);
   await new Promise((ok) => setTimeout(ok, 2000));
-  const busy = [...ticks(pid)].map(([t, v]) => `${t} ${(v - (before.get(t) ?? v)) * 10} ms`);
+  const busy = [...threadTicks(pid)].map(([t, v]) => `${t} ${(v - (before.get(t) ?? v)) * 10} ms`);
   lines.push(`CPU per thread over 2 s: ${busy.join(", ")}`);
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let kstack = "";

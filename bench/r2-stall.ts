@@ -32,6 +32,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { threadTicks } from "./lib/procfs.ts";
 
 const MODE = process.env.R2S_MODE ?? "push";
 const ITERATIONS = Number(process.env.R2S_ITERATIONS ?? 100);
@@ -163,18 +164,6 @@ function rssMiB(pid: number): number {
   return m ? Number(m[1]) / 1024 : 0;
 }
 
-/** CPU ticks (1/100 s) of each thread of a process, by `tid name`. */
-function threadTicks(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(`${tid} ${readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim()}`, Number(f[11]) + Number(f[12]));
-    } catch {}
-  }
-  return out;
-}
 
 let diagnoses = 0;
 
