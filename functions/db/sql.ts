@@ -33,29 +33,10 @@ export interface Bound<T> {
   readonly stmt: Compiled;
   readonly args: readonly unknown[];
   readonly map: (row: Row) => T;
-  /** Maps all rows at once instead (drizzle queries not yet moved to the query layer). */
-  readonly mapAll?: (rows: Row[]) => T[];
 }
 
 /** The typed rows of a bound statement from the rows its batch returned. */
-export const rowsOf = <T>(b: Bound<T>, rows: Row[]): T[] => (b.mapAll ? b.mapAll(rows) : rows.map((row) => b.map(row)));
-
-/** What a drizzle query exposes to run it in a batch of ours (as drizzle's own `db.batch` does). */
-interface DrizzleRunnable {
-  _prepare(): { getQuery(): { sql: string; params: unknown[] }; mapResult(response: { rows: Row[] }, isFromBatch: boolean): unknown };
-}
-
-/**
- * A drizzle query as a Bound, for batches that mix the query layer's statements with drizzle
- * queries not yet moved there: drizzle builds its SQL (per request) and maps its rows.
- */
-export function fromDrizzle<T>(q: unknown): Bound<T> {
-  const prepared = (q as DrizzleRunnable)._prepare();
-  const { sql: text, params } = prepared.getQuery();
-  const stmt: Compiled = { name: "drizzle", text, params: [] };
-  const args = params.map((v) => (typeof v === "boolean" ? (v ? 1 : 0) : v));
-  return { stmt, args, map: () => undefined as T, mapAll: (rows) => prepared.mapResult({ rows }, true) as T[] };
-}
+export const rowsOf = <T>(b: Bound<T>, rows: Row[]): T[] => rows.map((row) => b.map(row));
 
 /** A statement definition: `bind(values)` makes a Bound<T>. */
 export interface Statement<T, V extends Record<string, unknown>> {

@@ -1,14 +1,13 @@
 /**
  * The per-request context handed from route handlers to services, and the one read path that
- * authenticates in the same round trip as the route's own reads (`readWithCaller`).
+ * authenticates in the same round trip as the route's own reads (`read`).
  */
 import { OpenAPIHono, createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
-import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import { createDb, type Db, type DbMeter } from "../db/client.ts";
+import type { DbMeter } from "../db/client.ts";
 import type { Driver } from "../db/driver.ts";
 import { callerByPassword, callerByToken, sudoTarget, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
-import { fromDrizzle, rowsOf, type Bound, type ViewerValues } from "../db/sql.ts";
+import { rowsOf, type Bound, type ViewerValues } from "../db/sql.ts";
 import { hasCredentials, precheck, resolveCaller, viewerSql, type Caller, type Credentials, type RouteAuth, type ViewerSql } from "./auth.ts";
 import { ApiError, errorResponses, unprocessable, validationMessage } from "./errors.ts";
 import type { Settings } from "./settings.ts";
@@ -18,7 +17,6 @@ export interface AppEnv {
   Variables: {
     settings: Settings;
     rootUrl: string;
-    db: Db;
     driver: Driver;
     meter: DbMeter;
     creds: Credentials;
@@ -33,7 +31,6 @@ export interface Ctx {
   driver: Driver;
   /** The values every viewer-dependent statement binds. */
   vv: ViewerValues;
-  db: Db;
   creds: Credentials;
   route: RouteAuth;
   method: string;
@@ -51,15 +48,6 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
   return {
     driver: c.get("driver"),
     vv: viewerValues(creds),
-    // drizzle, for the services not yet moved to the query layer: built on first use.
-    get db() {
-      let db = c.get("db");
-      if (!db) {
-        db = createDb(c.get("driver"));
-        c.set("db", db);
-      }
-      return db;
-    },
     creds,
     route: c.get("routeAuth") ?? { scopes: [] },
     method: c.req.method,
@@ -131,41 +119,12 @@ export async function write<R extends NamedReads>(ctx: Ctx, commands: readonly B
   return out as ReadResults<R>;
 }
 
-type Reads = readonly BatchItem<"sqlite">[];
-
-/**
- * `read()` for routes whose reads are still drizzle queries (positional): one round trip with the
- * prepared caller lookup (and the sudo target only when sudo was given). The reads may embed `ctx.viewer`.
- */
-export async function readWithCaller<T extends Reads>(ctx: Ctx, reads: T): Promise<{ caller: Caller | null; rows: BatchResponse<T> }> {
-  const named: NamedReads = {};
-  reads.forEach((q, i) => {
-    named[i] = fromDrizzle(q);
-  });
-  const out = (await read(ctx, named)) as unknown as Record<string, unknown> & { caller: Caller | null };
-  return { caller: out.caller, rows: reads.map((_, i) => out[i]) as unknown as BatchResponse<T> };
-}
-
-/** A statement of a write batch: the query layer's, or a drizzle query not yet moved there. */
-type WriteItem = BatchItem<"sqlite"> | Bound<unknown>;
-type WriteResults<T extends readonly WriteItem[]> = { [K in keyof T]: T[K] extends Bound<infer R> ? R[] : T[K] extends BatchItem<"sqlite"> ? BatchResponse<[T[K]]>[0] : never };
-
-const isBound = (s: WriteItem): s is Bound<unknown> => "stmt" in s && "args" in s;
-
-/**
- * One round trip of writes (one transaction, all or nothing); reads at its end see the writes.
- * Drizzle queries among them are compiled here (per request) and mapped by drizzle.
- */
-export async function writeBatch<T extends readonly WriteItem[]>(ctx: Ctx, stmts: T): Promise<WriteResults<T>> {
-  return (await runBatch(ctx.driver, stmts.map((s) => (isBound(s) ? s : fromDrizzle(s))), "write")) as WriteResults<T>;
-}
-
 /** Validation failures as Gitea's 422 `[Field]: Rule`. */
 export const defaultHook = async (result: { success: boolean; error?: { issues: readonly unknown[] } }, c: Context<AppEnv>) => {
   if (result.success) return;
   // Gitea checks credentials and token scopes before it binds the body: a caller that may not use
   // the route learns that (401/403), not what its body got wrong. One round trip, invalid input only.
-  if (hasCredentials(c.get("creds"))) await readWithCaller(ctxOf(c), [] as const);
+  if (hasCredentials(c.get("creds"))) await read(ctxOf(c), {});
   throw unprocessable(validationMessage((result.error?.issues ?? []) as never));
 };
 

@@ -1,6 +1,6 @@
 /** Label routes of a repository (issue scope) and the label templates (no scope). */
 import { z } from "@hono/zod-openapi";
-import { apiRoute, createRouter, ctxOf, readWithCaller } from "../lib/context.ts";
+import { apiRoute, createRouter, ctxOf, read } from "../lib/context.ts";
 import { errorResponses, notFound } from "../lib/errors.ts";
 import { labelTemplate, labelTemplateNames } from "../lib/labels.ts";
 import { jsonResponse, pathParam } from "../lib/openapi.ts";
@@ -137,7 +137,7 @@ const listLabelTemplates = apiRoute({
   responses: { 200: jsonResponse(z.array(z.string()), "LabelTemplateList") },
 });
 labels.openapi(listLabelTemplates, async (c) => {
-  await readWithCaller(ctxOf(c), [] as const);
+  await read(ctxOf(c), {});
   return c.json(labelTemplateNames(), 200);
 });
 
@@ -152,7 +152,7 @@ const getLabelTemplateInfo = apiRoute({
   responses: { 200: jsonResponse(z.array(LabelTemplateSchema), "LabelTemplateInfo"), ...errorResponses(404) },
 });
 labels.openapi(getLabelTemplateInfo, async (c) => {
-  await readWithCaller(ctxOf(c), [] as const);
+  await read(ctxOf(c), {});
   const tpl = labelTemplate(c.req.valid("param").name);
   if (!tpl) throw notFound();
   return c.json(tpl, 200);

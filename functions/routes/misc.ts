@@ -1,5 +1,5 @@
 /** Miscellaneous routes: /version and /settings/api (no scope required, as in Gitea). */
-import { createRouter, apiRoute, readWithCaller, ctxOf } from "../lib/context.ts";
+import { createRouter, apiRoute, read, ctxOf } from "../lib/context.ts";
 import { GeneralAPISettingsSchema, ServerVersionSchema } from "../wire/user.ts";
 import { GITEA_API_VERSION } from "../lib/openapi.ts";
 
@@ -17,7 +17,7 @@ const getVersion = apiRoute({
 
 misc.openapi(getVersion, async (c) => {
   // Authentication still runs: bad credentials are a 401 everywhere (one round trip).
-  await readWithCaller(ctxOf(c), [] as const);
+  await read(ctxOf(c), {});
   return c.json({ version: GITEA_API_VERSION }, 200);
 });
 
@@ -32,7 +32,7 @@ const getGeneralAPISettings = apiRoute({
 });
 
 misc.openapi(getGeneralAPISettings, async (c) => {
-  await readWithCaller(ctxOf(c), [] as const);
+  await read(ctxOf(c), {});
   const { api } = c.get("settings");
   return c.json(
     {

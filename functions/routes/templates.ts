@@ -4,7 +4,7 @@
  * bundled texts AutoInit writes (functions/lib/repo-templates.ts).
  */
 import { z } from "@hono/zod-openapi";
-import { apiRoute, createRouter, ctxOf, readWithCaller } from "../lib/context.ts";
+import { apiRoute, createRouter, ctxOf, read } from "../lib/context.ts";
 import { errorResponses, notFound } from "../lib/errors.ts";
 import { jsonResponse, pathParam } from "../lib/openapi.ts";
 import { gitignoreNames, gitignoreTemplate, licenseNames, licenseTemplate } from "../lib/repo-templates.ts";
@@ -48,7 +48,7 @@ const listGitignoresTemplates = apiRoute({
   responses: { 200: jsonResponse(z.array(z.string()), "GitignoreTemplateList") },
 });
 templates.openapi(listGitignoresTemplates, async (c) => {
-  await readWithCaller(ctxOf(c), [] as const);
+  await read(ctxOf(c), {});
   return c.json(gitignoreNames(), 200);
 });
 
@@ -63,7 +63,7 @@ const getGitignoreTemplateInfo = apiRoute({
   responses: { 200: jsonResponse(GitignoreTemplateInfoSchema, "GitignoreTemplateInfo"), ...errorResponses(404) },
 });
 templates.openapi(getGitignoreTemplateInfo, async (c) => {
-  await readWithCaller(ctxOf(c), [] as const);
+  await read(ctxOf(c), {});
   const name = c.req.valid("param").name;
   const source = gitignoreTemplate(name);
   if (source === null) throw notFound();
@@ -80,7 +80,7 @@ const listLicenseTemplates = apiRoute({
   responses: { 200: jsonResponse(z.array(LicensesTemplateListEntrySchema), "LicenseTemplateList") },
 });
 templates.openapi(listLicenseTemplates, async (c) => {
-  await readWithCaller(ctxOf(c), [] as const);
+  await read(ctxOf(c), {});
   const root = c.get("rootUrl");
   return c.json(licenseNames().map((n) => ({ key: n, name: n, url: licenseUrl(root, n) })), 200);
 });
@@ -96,7 +96,7 @@ const getLicenseTemplateInfo = apiRoute({
   responses: { 200: jsonResponse(LicenseTemplateInfoSchema, "LicenseTemplateInfo"), ...errorResponses(404) },
 });
 templates.openapi(getLicenseTemplateInfo, async (c) => {
-  await readWithCaller(ctxOf(c), [] as const);
+  await read(ctxOf(c), {});
   const name = c.req.valid("param").name;
   const body = await licenseTemplate(name);
   if (body === null) throw notFound();
