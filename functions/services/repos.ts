@@ -10,6 +10,7 @@ import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, t
 import { userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, write, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
 import { accountByName } from "../db/queries/accounts.ts";
+import { forkVisibilityOfRepo } from "../db/queries/forks.ts";
 import { allLabelsOfRepo } from "../db/queries/labels.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
 import { CREATE, FACTS_JOINED as FACTS, factsOf, forksOfTargets, ownerForCreate, REPO_DELETE, REPO_EDIT, REPO_LISTS, type OwnerForCreate, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
@@ -499,7 +500,7 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
     if (isPrivate !== repo.isPrivate) {
       patch.isPrivate = isPrivate;
       // The change propagates down the fork tree in both directions; activity follows.
-      stmts.push(...eventStatements([{ kind: "repository.visibility", repoId: repo.id, isPrivate }], now), ...REPO_EDIT.forkVisibility.map((c) => c.bind({ id: repo.id })));
+      stmts.push(...eventStatements([{ kind: "repository.visibility", repoId: repo.id, isPrivate }], now), ...forkVisibilityOfRepo.map((c) => c.bind({ id: repo.id })));
     }
   }
   // Edit rule 4: a different default branch applies when the repository is empty (any name is

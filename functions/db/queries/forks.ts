@@ -2,8 +2,8 @@
  * Visibility that follows from other visibility (issue 8 A.4): a fork is private when its base is
  * private or the base's owner is private, and every change of a base's visibility — or of its
  * owner's — is carried down the whole fork tree by that formula, in both directions, with the
- * privacy of the forks' activity rows. The SQL is written once here (services/visibility.ts runs it
- * for the repositories a write names; `forkVisibilityOfOwner` is built once for an owner's change).
+ * privacy of the forks' activity rows. The SQL is written once here, built once for a repository's
+ * change (`forkVisibilityOfRepo`, repository edit) and for an owner's (`forkVisibilityOfOwner`).
  */
 import { sql, type SQL } from "drizzle-orm";
 import { command, p } from "../sql.ts";
@@ -33,3 +33,6 @@ export function forkVisibilitySql(roots: SQL): [SQL, SQL] {
 export const forkVisibilityOfOwner = forkVisibilitySql(sql`(SELECT id FROM repository WHERE owner_id = ${p("ownerId")})`).map((q, i) =>
   command<{ ownerId: number }>(`forkVisibilityOfOwner${i}`, q),
 );
+
+/** For the write batch of a repository's visibility change: the forks below repository :id follow it. */
+export const forkVisibilityOfRepo = forkVisibilitySql(sql`(${p("id")})`).map((q, i) => command<{ id: number }>(`forkVisibilityOfRepo${i}`, q));

@@ -10,7 +10,6 @@ import { mirror, repository, type RepositoryRow, type UserRow } from "../schema.
 import { columnsOf, command, insertSql, num, numOrNull, p, setList, shaped, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, query, type InsertKey, type Row, type Statement, type ViewerValues } from "../sql.ts";
 import { isOrgOwnerSql, userCols, writeTargetVisibleSql } from "./accounts.ts";
 import { repoCascadeSql } from "./cascade.ts";
-import { forkVisibilitySql } from "./forks.ts";
 
 /** The viewer CTE as the permission fragments' ViewerSql. */
 export const VIEWER: ViewerSql = { id: V.id, isAdmin: V.isAdmin, publicOnly: V.publicOnly, restricted: V.restricted, limited: V.limited };
@@ -315,8 +314,6 @@ export const REPO_EDIT = {
     sql`UPDATE repository SET default_branch = CASE WHEN is_empty = 1 OR EXISTS (SELECT 1 FROM git_ref b WHERE b.repo_id = ${p("id")} AND b.name = ${p("ref")})
       THEN ${p("branch")} ELSE default_branch END WHERE id = ${p("id")}`,
   ),
-  /** A visibility change carried down the fork tree (db/queries/forks.ts). */
-  forkVisibility: forkVisibilitySql(sql`(${p("id")})`).map((q, i) => command<{ id: number }>(`repoEditForkVisibility${i}`, q)),
   dropUnit: command<{ id: number; type: number }>("repoEditDropUnit", sql`DELETE FROM repo_unit WHERE repo_id = ${p("id")} AND type = ${p("type")}`),
   unit: command<{ id: number; type: number; config: string }>(
     "repoEditUnit",
