@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Caller } from "../../functions/lib/auth.ts";
-import { ACCESS, parseUnits, repoPermission, repoViewOf, UNIT, type RepoFacts, type RepoUnit } from "../../functions/lib/permissions.ts";
+import { ACCESS, parseUnits, repoPermission, repoViewOf, teamAccessOf, UNIT, type RepoFacts, type RepoUnit } from "../../functions/lib/permissions.ts";
 
 const caller = (over: Partial<Caller> = {}, row: { isRestricted?: boolean } = {}): Caller =>
   ({ id: 7, isAdmin: false, viaToken: false, publicOnly: false, scope: "", limited: { repository: false, organization: false, user: false }, row: { isRestricted: false, ...row }, ...over }) as Caller;
@@ -108,5 +108,37 @@ describe("repoViewOf", () => {
   it("drops the disabled units before computing the permission", () => {
     const units = JSON.stringify([{ type: UNIT.code, config: "{}" }, { type: UNIT.wiki, config: "{}" }]);
     expect(modes(repoViewOf(null, facts({ units }), ["repo.wiki"]).perm.units)).toEqual({ [UNIT.code]: ACCESS.read });
+  });
+});
+
+describe("teamAccessOf (the viewer's teams covering a repository, one row per team unit)", () => {
+  const access = (rows: [number | null, number | null, number][]) => {
+    const p = teamAccessOf(JSON.stringify(rows));
+    return { mode: p.mode, units: modes(p.units) };
+  };
+
+  it("no covering team is no access", () => {
+    expect(access([])).toEqual({ mode: ACCESS.none, units: {} });
+  });
+
+  it("the overall mode is the highest team authorize, whichever team comes first", () => {
+    expect(access([[UNIT.code, ACCESS.read, ACCESS.read], [UNIT.code, ACCESS.read, ACCESS.admin]]).mode).toBe(ACCESS.admin);
+    expect(access([[UNIT.code, ACCESS.read, ACCESS.admin], [UNIT.code, ACCESS.read, ACCESS.read]]).mode).toBe(ACCESS.admin);
+  });
+
+  it("each unit gets the highest mode any covering team gives it, whichever team comes first", () => {
+    const rows: [number, number, number][] = [
+      [UNIT.code, ACCESS.write, ACCESS.write],
+      [UNIT.issues, ACCESS.read, ACCESS.write],
+      [UNIT.code, ACCESS.read, ACCESS.read],
+      [UNIT.issues, ACCESS.admin, ACCESS.read],
+      [UNIT.wiki, ACCESS.none, ACCESS.read],
+    ];
+    expect(access(rows)).toEqual({ mode: ACCESS.write, units: { [UNIT.code]: ACCESS.write, [UNIT.issues]: ACCESS.admin } });
+  });
+
+  it("a team without units (its row is [null, null, authorize]) gives its authorize and no unit", () => {
+    expect(access([[null, null, ACCESS.write]])).toEqual({ mode: ACCESS.write, units: {} });
+    expect(access([[null, null, ACCESS.read], [UNIT.code, ACCESS.write, ACCESS.write]])).toEqual({ mode: ACCESS.write, units: { [UNIT.code]: ACCESS.write } });
   });
 });
