@@ -486,10 +486,10 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
     patch.name = form.name;
     patch.lowerName = form.name.toLowerCase();
   }
-  // Edit rule 2.
-  if (form.description !== undefined) patch.description = form.description;
-  if (form.website !== undefined) patch.website = form.website;
-  if (form.template !== undefined) patch.isTemplate = form.template;
+  // Edit rule 2 (a field not given stays undefined: patchKeys leaves it out of the UPDATE).
+  patch.description = form.description;
+  patch.website = form.website;
+  patch.isTemplate = form.template;
   // Edit rule 3 and the state table: private.
   let isPrivate = repo.isPrivate;
   if (form.private !== undefined) {
@@ -593,7 +593,7 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
       m.intervalMs = ms;
       m.nextUpdateUnix = ms === 0 ? 0 : now + Math.floor(ms / 1000);
     }
-    if (form.enable_prune !== undefined) m.enablePrune = form.enable_prune;
+    m.enablePrune = form.enable_prune;
     stmts.push(REPO_EDIT.mirror(patchKeys(m)).bind({ repoId: repo.id, ...m }));
   }
 
