@@ -187,7 +187,7 @@ export function summaryMarkdown(s: Summary): string {
   const inc = new Map(s.inclusive);
   const selfOf = (...gs: string[]) => s.self.filter(([g]) => gs.includes(g) || gs.some((x) => x.endsWith("/") && g.startsWith(x))).reduce((a, [, v]) => a + v, 0);
   const short = [
-    `@libsql/client with its libsql binding **${selfOf("@libsql/client", "libsql (native binding)").toFixed(1)} %**`,
+    `the database driver (the \`libsql\` binding; @libsql/client where used) **${selfOf("@libsql/client", "libsql (native binding)").toFixed(1)} %**`,
     `drizzle-orm **${selfOf("drizzle-orm").toFixed(1)} %**`,
     `hono and @hono/* **${selfOf("hono", "@hono/").toFixed(1)} %**`,
     `zod **${selfOf("zod").toFixed(1)} %**`,

@@ -11,8 +11,29 @@ export const visibilityCode = (s: string) => Math.max(0, VISIBILITY.indexOf(s as
 /** Go's zero time.Time, which Gitea emits for unset times. */
 export const ZERO_TIME = "0001-01-01T00:00:00Z";
 
-/** Unix seconds → RFC 3339 in UTC, as Go marshals time.Time (no fractional seconds). */
-export const isoTime = (unix: number) => `${new Date(unix * 1000).toISOString().slice(0, -5)}Z`;
+/** `YYYY-MM-DDT` of a UTC day number, from Date once per day; bounded, cleared when full. */
+const dayPrefixes = new Map<number, string>();
+const dayPrefix = (day: number) => {
+  let prefix = dayPrefixes.get(day);
+  if (prefix === undefined) {
+    if (dayPrefixes.size >= 4096) dayPrefixes.clear();
+    prefix = new Date(day * 86_400_000).toISOString().slice(0, 11);
+    dayPrefixes.set(day, prefix);
+  }
+  return prefix;
+};
+const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+
+/**
+ * Unix seconds → RFC 3339 in UTC, as Go marshals time.Time (no fractional seconds). Every UTC day
+ * has 86,400 unix seconds, so the time of day is plain arithmetic; only the date goes through Date
+ * (a profile of `GET /user` had `toISOString` at 4 % of the server's CPU).
+ */
+export const isoTime = (unix: number) => {
+  const day = Math.floor(unix / 86_400);
+  const s = Math.floor(unix) - day * 86_400;
+  return `${dayPrefix(day)}${pad2(Math.floor(s / 3600))}:${pad2(Math.floor(s / 60) % 60)}:${pad2(s % 60)}Z`;
+};
 
 export interface Viewer {
   id: number;

@@ -67,8 +67,14 @@ export function noneMatch(header: string | undefined | null, etag: string): bool
 const honoPath = (openApiPath: string) => `/api/v1${openApiPath.replace(/\{(\w+)\}/g, ":$1")}`;
 const NO_STORE = new Set<string>(NO_STORE_ROUTES.map(honoPath));
 
+const VARY_VALUE = VARY.join(", ");
 const addVary = (headers: Headers) => {
-  const names = (headers.get("Vary") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const vary = headers.get("Vary");
+  if (vary === null) {
+    headers.set("Vary", VARY_VALUE);
+    return;
+  }
+  const names = vary.split(",").map((s) => s.trim()).filter(Boolean);
   for (const name of VARY) if (!names.some((n) => n.toLowerCase() === name.toLowerCase())) names.push(name);
   headers.set("Vary", names.join(", "));
 };

@@ -67,6 +67,17 @@ describe("batches", () => {
     await expect(d.batch([q("SELECT ?", undefined)], "read")).rejects.toThrow(TypeError);
   });
 
+  it("statement texts reach sqld unchanged whatever JSON must escape in them, alone and in a batch, sent again from the encoded-text cache", async () => {
+    const d = fresh();
+    const odd = `q"b\\s\n\t\u0001\u2028é✓😀`;
+    const text = `SELECT '${odd}' AS "c""${odd.replaceAll('"', '""')}"`;
+    for (let i = 0; i < 2; i++) {
+      expect(await d.batch([q(text)], "read")).toEqual([[[odd]]]);
+      expect(await d.batch([q(text), q(`${text} WHERE ? = 1`, 1)], "read")).toEqual([[[odd]], [[odd]]]);
+    }
+    expect(sent.map((s) => s.types)).toEqual([["execute"], ["batch"], ["execute"], ["batch"]]);
+  });
+
   it("a failed write batch leaves nothing behind and answers the statement's error (UNIQUE stays recognisable)", async () => {
     const d = fresh();
     const e = await d.batch([q("INSERT INTO t (v) VALUES ('dup')"), q("INSERT INTO t (v) VALUES ('dup')")], "write").catch((x: Error) => x);

@@ -3,6 +3,7 @@
  * membership fragments every other query reuses (org owner, org member, account visibility).
  */
 import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { unlimited, userVisibleSql, type AccountKind } from "../../lib/auth.ts";
 import { user } from "../schema.ts";
 import { bool, columnsOf, command, num, p, query, setList, shaped, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, type InsertKey, type Row } from "../sql.ts";
 
@@ -18,33 +19,19 @@ const U_AUTH = columnsOf(user, "u");
 
 export type UserRow = ReturnType<typeof U.read>;
 
-/** Which token category governs an account's visibility: a user, an organization, or its `type` column. */
-export type AccountKind = "user" | "org" | SQL;
-
 /** The viewer as SQL: `V` (subqueries of the viewer CTE) or `VIEWER_COLUMNS` (the joined `v` row). */
 type Viewer = typeof V | typeof VIEWER_COLUMNS;
 
-const limitedFor = (kind: AccountKind, v: Viewer): SQL =>
-  kind === "user" ? v.limited.user : kind === "org" ? v.limited.organization : sql`(CASE WHEN ${kind} = 1 THEN ${v.limited.organization} ELSE ${v.limited.user} END)`;
-
-/** The sharing relation: the viewer and the account are in one organization (or the account is an org of the viewer). */
-const together = (id: SQL, v: Viewer) =>
-  sql`EXISTS (SELECT 1 FROM org_user vo WHERE vo.uid = ${v.id} AND (vo.org_id = ${id} OR vo.org_id IN (SELECT vo2.org_id FROM org_user vo2 WHERE vo2.uid = ${id})))`;
-
 /**
- * SQL: may the viewer see this user or organization (Gitea's IsUserVisibleToViewer)? public →
- * everyone; limited → signed-in users (restricted ones only when they share an organization);
- * private → self, site admins, and users sharing an organization. A token limited to public data
- * of the account's category sees public accounts only. `unlimited` ignores token limits (the
- * viewer's own relations, e.g. a repository owner a collaborator reaches).
+ * SQL: may the viewer see this user or organization — the rule of `userVisibleSql` (lib/auth.ts),
+ * the one place it is written, over the viewer CTE (`V`, the default) or the joined viewer row.
+ * `unlimited` ignores token limits (the viewer's own relations, e.g. a repository owner a
+ * collaborator reaches) and counts a site admin as one whatever the token.
  */
 export function visibleSql(id: SQL, visibility: SQL, kind: AccountKind, opts: { unlimited?: boolean; viewer?: Viewer } = {}): SQL {
   const v = opts.viewer ?? V;
-  const limit = opts.unlimited ? sql`0` : limitedFor(kind, v);
-  return sql`(${visibility} = 0 OR (NOT ${limit} AND (
-    ${opts.unlimited ? v.siteAdmin : v.isAdmin} OR ${id} = ${v.id}
-    OR (${visibility} = 1 AND ${v.id} IS NOT NULL AND (NOT ${v.restricted} OR ${together(id, v)}))
-    OR (${visibility} = 2 AND ${together(id, v)}))))`;
+  // Without limits the kind decides nothing: "user" keeps the text free of a CASE that is always 0.
+  return opts.unlimited ? userVisibleSql({ ...unlimited(v), isAdmin: v.siteAdmin }, id, visibility, "user") : userVisibleSql(v, id, visibility, kind);
 }
 
 // The account reads below join the viewer row once (VIEWER_JOIN, see sql.ts): they run on most

@@ -135,12 +135,19 @@ export interface RepoList<V extends Record<string, unknown>> {
   total: Statement<number, V & ViewerValues>;
 }
 
-function repoList<V extends Record<string, unknown> = Record<never, never>>(name: string, where: SQL): RepoList<V> {
+/**
+ * How a list is ordered. Gitea's owner lists ask for `id ASC` (listUserRepos) and its forks come in
+ * the order of creation; GET /user/repos goes through SearchRepository without an order, which
+ * sorts by name — here the lower-cased name, as the search's `sort=alpha`, then the id.
+ */
+const LIST_ORDER = { id: sql`repository.id`, name: sql`repository.lower_name, repository.id` };
+
+function repoList<V extends Record<string, unknown> = Record<never, never>>(name: string, where: SQL, order: keyof typeof LIST_ORDER = "id"): RepoList<V> {
   // The owner is joined (its visibility is read from the join), the viewer row joined once.
   const accessible = repoAccessibleSql(VIEWER_COLUMNS, sql`repository.id`, sql`repository.owner_id`, sql`repository.is_private`, sql`user.visibility`);
   const from = sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where} AND ${accessible}`;
   return {
-    page: viewerQuery<RepoFacts, V & { limit: number; offset: number }>(name, sql`SELECT ${FACTS_JOINED} ${from} ORDER BY repository.id LIMIT ${p("limit")} OFFSET ${p("offset")}`, factsOf),
+    page: viewerQuery<RepoFacts, V & { limit: number; offset: number }>(name, sql`SELECT ${FACTS_JOINED} ${from} ORDER BY ${LIST_ORDER[order]} LIMIT ${p("limit")} OFFSET ${p("offset")}`, factsOf),
     total: viewerQuery<number, V>(`${name}Count`, sql`SELECT COUNT(*) ${from}`, (r) => num(r[0])),
   };
 }
@@ -152,14 +159,14 @@ const ME = V.id;
 export const REPO_LISTS = {
   /**
    * GET /user/repos: the caller's own repositories, collaborations and team repositories, each found
-   * through its index (never by reading every repository).
+   * through its index (never by reading every repository), by name.
    */
   mine: repoList("repoListMine", sql`repository.id IN (
       SELECT mr.id FROM repository mr WHERE mr.owner_id = ${ME}
       UNION SELECT mc.repo_id FROM collaboration mc WHERE mc.user_id = ${ME}
       UNION SELECT mtr.repo_id FROM team_user mtu JOIN team mt ON mt.id = mtu.team_id JOIN team_repo mtr ON mtr.team_id = mt.id
         JOIN repository mrr ON mrr.id = mtr.repo_id AND mrr.owner_id = mt.org_id WHERE mtu.uid = ${ME}
-      UNION SELECT ar.id FROM team_user atu JOIN team at ON at.id = atu.team_id AND at.includes_all_repositories = 1 JOIN repository ar ON ar.owner_id = at.org_id WHERE atu.uid = ${ME})`),
+      UNION SELECT ar.id FROM team_user atu JOIN team at ON at.id = atu.team_id AND at.includes_all_repositories = 1 JOIN repository ar ON ar.owner_id = at.org_id WHERE atu.uid = ${ME})`, "name"),
   /** GET /users/{username}/repos, /orgs/{org}/repos: the owner's repositories (:owner lower-cased). */
   owner: repoList<{ owner: string }>("repoListOwner", sql`repository.owner_id = (SELECT ou.id FROM user ou WHERE ou.lower_name = ${p("owner")})`),
   /** GET /repos/{owner}/{repo}/forks: the forks of the repository at the path. */
