@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mirror, repository, star } from "../../functions/db/schema.ts";
 import { indexedKeyword } from "../../functions/services/repos.ts";
-import { addCollaborator, addTeamMember, apiRepo, expectRefusal, NOT_FOUND, seedOrg, seedTeam, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { addCollaborator, addTeamMember, apiRepo, expectRefusal, NOT_FOUND, roundTrips, seedOrg, seedTeam, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -167,6 +167,13 @@ describe("owner lists and forks", () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { full_name: string }[]).map((r) => r.full_name)).toEqual([`${org.name}/${n("opub")}`]);
     expect(res.headers.get("X-Total-Count")).toBe("1");
+  });
+
+  it("GET /users/{username}/repos and /orgs/{org}/repos of an account that does not exist → 404, the answer for an account hidden from the caller (one round trip)", async () => {
+    for (const path of [`/api/v1/users/${n("nobody")}/repos`, `/api/v1/orgs/${n("nobody")}/repos`, `/api/v1/users/${hidden.name}/repos`]) {
+      const res = await expectRefusal(t.request(path, { headers: token(bobTok) }), 404, NOT_FOUND, path);
+      expect(roundTrips(res), path).toBe(1);
+    }
   });
 
   it("GET /repos/{owner}/{repo}/forks lists the forks with their total", async () => {
