@@ -1,7 +1,7 @@
 /**
  * The one auth module (Gitea reference §3). The middleware parses credentials without I/O;
- * `read()` (lib/context.ts) loads the caller in the same batch as the route's reads; services embed
- * `viewerSql(creds)` where a query depends on who asks, then call `resolveCaller()` on the rows.
+ * `read()` (lib/context.ts) loads the caller in the same batch as the route's reads (a query that
+ * depends on who asks reads the viewer CTE of db/sql.ts), then `resolveCaller()` decides on the rows.
  * Pure guards named like Gitea's (`reqSiteAdmin`, `reqSelfOrAdmin`, …) decide afterwards.
  * May not see → 404; may see, may not act → 403.
  */
@@ -134,14 +134,6 @@ export async function parseCredentials(req: Request, settings: Settings): Promis
 export const hasCredentials = (c: Credentials) => c.tokenHash !== null || c.username !== null;
 const anyCreds = hasCredentials;
 
-/** SQL for the id of the authenticated principal (before sudo), or NULL. */
-function authIdSql(c: Credentials): SQL {
-  const byToken = c.tokenHash === null ? null : sql`(SELECT uid FROM access_token WHERE token_hash = ${c.tokenHash})`;
-  const byName = c.username === null ? null : sql`(SELECT id FROM user WHERE lower_name = ${c.username.toLowerCase()} AND type = 0)`;
-  if (byToken && byName) return sql`COALESCE(${byToken}, ${byName})`;
-  return byToken ?? byName ?? sql`NULL`;
-}
-
 /** Token scope categories whose data a route may embed from another category (issue 8 A.3). */
 export type DataCategory = "repository" | "organization" | "user";
 
@@ -162,32 +154,6 @@ export interface ViewerSql {
    * user's feed, a `read:organization` token none through a team's repository list.
    */
   limited: Record<DataCategory, SQL>;
-}
-
-/** SQL: the presented token lacks every read and write scope of `category` (and `all`). */
-function tokenLacks(c: Credentials, category: DataCategory): SQL {
-  if (c.tokenHash === null) return sql`0`;
-  return sql`EXISTS (SELECT 1 FROM access_token ls WHERE ls.token_hash = ${c.tokenHash}
-    AND (',' || ls.scope || ',') NOT LIKE '%,all,%' AND (',' || ls.scope || ',') NOT LIKE ${`%:${category},%`})`;
-}
-
-export function viewerSql(c: Credentials): ViewerSql {
-  const auth = authIdSql(c);
-  const id = c.sudo
-    ? sql`(CASE WHEN EXISTS (SELECT 1 FROM user sa WHERE sa.id = ${auth} AND sa.is_admin = 1) THEN (SELECT su.id FROM user su WHERE su.lower_name = ${c.sudo.toLowerCase()}) ELSE ${auth} END)`
-    : auth;
-  const publicOnly =
-    c.tokenHash === null
-      ? sql`0`
-      : sql`EXISTS (SELECT 1 FROM access_token pt WHERE pt.token_hash = ${c.tokenHash} AND (',' || pt.scope || ',') LIKE '%,public-only,%')`;
-  const limited = (category: DataCategory) => (c.tokenHash === null ? sql`0` : sql`(${publicOnly} OR ${tokenLacks(c, category)})`);
-  return {
-    id,
-    publicOnly,
-    isAdmin: sql`(EXISTS (SELECT 1 FROM user va WHERE va.id = ${id} AND va.is_admin = 1) AND NOT ${publicOnly})`,
-    restricted: sql`EXISTS (SELECT 1 FROM user vr WHERE vr.id = ${id} AND vr.is_restricted = 1)`,
-    limited: { repository: limited("repository"), organization: limited("organization"), user: limited("user") },
-  };
 }
 
 /** Which token category governs the visibility of an account: users and organizations, or a `type` column deciding per row. */

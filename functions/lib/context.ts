@@ -8,7 +8,7 @@ import type { DbMeter } from "../db/client.ts";
 import type { Driver } from "../db/driver.ts";
 import { callerByPassword, callerByToken, sudoTarget, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
 import { rowsOf, type Bound, type ViewerValues } from "../db/sql.ts";
-import { hasCredentials, precheck, resolveCaller, viewerSql, type Caller, type Credentials, type RouteAuth, type ViewerSql } from "./auth.ts";
+import { hasCredentials, precheck, resolveCaller, type Caller, type Credentials, type RouteAuth } from "./auth.ts";
 import { ApiError, errorResponses, unprocessable, validationMessage } from "./errors.ts";
 import type { Settings } from "./settings.ts";
 
@@ -38,13 +38,10 @@ export interface Ctx {
   rootUrl: string;
   /** The request URL (for redirects that keep the rest of the path and the query). */
   url: string;
-  /** SQL describing the viewer, for queries that depend on who asks. */
-  viewer: ViewerSql;
 }
 
 export function ctxOf(c: Context<AppEnv>): Ctx {
   const creds = c.get("creds");
-  let viewer: ViewerSql | undefined;
   return {
     driver: c.get("driver"),
     vv: viewerValues(creds),
@@ -54,11 +51,6 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
     settings: c.get("settings"),
     rootUrl: c.get("rootUrl"),
     url: c.req.url,
-    // Built on first use: routes whose reads are all in the query layer never need it.
-    get viewer() {
-      viewer ??= viewerSql(creds);
-      return viewer;
-    },
   };
 }
 

@@ -176,7 +176,7 @@ describe("REQUIRE_SIGNIN_VIEW", () => {
   });
 });
 
-describe("the viewer in the services' own queries (viewerSql): sign-in forms, sudo and token limits per category", () => {
+describe("the viewer CTE of the query layer: sign-in forms, sudo and token limits per category", () => {
   /** GET /orgs/{org}/teams of a private organization: 200 with its teams for members, 404 for everyone else. */
   const teamsOf = (org: string, headers: Record<string, string>) => t.request(`/api/v1/orgs/${org}/teams`, { headers });
 

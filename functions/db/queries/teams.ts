@@ -4,8 +4,7 @@
  * search; an edit, once per set of edited fields), each reading the viewer from the viewer CTE.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { publicOnlyViewer, userVisibleSql } from "../../lib/auth.ts";
-import type { Ctx } from "../../lib/context.ts";
+import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
 import { repoAccessibleSql, type RepoFacts } from "../../lib/permissions.ts";
 import { team, type TeamRow } from "../schema.ts";
 import { bool, columnsOf, command, guardCommand, insertSql, num, p, query, setList, shaped, str, viewerQuery, type InsertKey, type Row } from "../sql.ts";
@@ -20,7 +19,7 @@ import { FACTS, factsOf, VIEWER } from "./repos.ts";
  * to public organization data (public-only, or no organization read scope) sees public teams of
  * public organizations only (A.2, A.3).
  */
-export function teamVisibleSql(ctx: Pick<Ctx, "viewer">, t: { id: SQL; orgId: SQL; visibility: SQL }): SQL {
+export function teamVisibleSql(ctx: { viewer: ViewerSql }, t: { id: SQL; orgId: SQL; visibility: SQL }): SQL {
   const v = ctx.viewer;
   const me = v.id;
   const orgVisible = userVisibleSql(v, t.orgId, sql`(SELECT tov.visibility FROM user tov WHERE tov.id = ${t.orgId})`, "org");
