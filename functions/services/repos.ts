@@ -70,8 +70,6 @@ export interface Assigned {
   view: RepoView;
 }
 
-export { repoIdByPath } from "../db/queries/repos.ts";
-
 /**
  * One round trip: the caller, ONE statement for the repository (its permission facts, its mirror
  * row, a rename redirect, with `withParent` a fork's parent), and the route's own reads (`named`,

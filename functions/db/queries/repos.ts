@@ -341,7 +341,3 @@ export const REPO_DELETE: Statement<number, { id: number; ownerId: number }>[] =
   sql`UPDATE user SET num_repos = num_repos - 1 WHERE id = ${p("ownerId")}`,
   sql`DELETE FROM repository WHERE id = ${p("id")}`,
 ].map((q, i) => command<{ id: number; ownerId: number }>(`repoDelete${i}`, q));
-
-/** SQL: the id of the repository at {owner}/{repo} (case-insensitive), for the route's own reads. */
-export const repoIdByPath = (owner: string, name: string) =>
-  sql`(SELECT r.id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${owner.toLowerCase()} AND r.lower_name = ${name.toLowerCase()})`;
