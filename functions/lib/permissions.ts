@@ -71,11 +71,24 @@ export function parseUnits(json: string, disabled: readonly string[]): RepoUnit[
 }
 
 /**
+ * What a repository permission depends on in its subject: a signed-in caller (`Caller`), or another
+ * user whose permission is asked for (a collaborator's permission), whose rights come from
+ * memberships alone — no token limits them.
+ */
+export interface PermissionSubject {
+  id: number;
+  isAdmin: boolean;
+  row: Pick<UserRow, "isRestricted">;
+  /** The token may read only public repositories of public owners (`Caller.limited`). */
+  limited: Pick<Caller["limited"], "repository">;
+}
+
+/**
  * The caller's permission on a repository, from the facts row (pure). An archived repository is
  * read-only in every unit; the overall mode stays, so its admins can still change settings and
  * un-archive it.
  */
-export function repoPermission(caller: Caller | null, f: RepoFacts, units: RepoUnit[]): Permission {
+export function repoPermission(caller: PermissionSubject | null, f: RepoFacts, units: RepoUnit[]): Permission {
   const p = permissionIgnoringArchive(caller, f, units);
   if (!f.repo.isArchived) return p;
   return { mode: p.mode, units: new Map([...p.units].map(([t, m]) => [t, Math.min(m, ACCESS.read)])) };
@@ -85,7 +98,7 @@ export function repoPermission(caller: Caller | null, f: RepoFacts, units: RepoU
  * The permission as if the repository were not archived: what Gitea's reqRepoWriter checks before
  * mustNotBeArchived answers 423 (lib/guards.ts).
  */
-export function permissionIgnoringArchive(caller: Caller | null, f: RepoFacts, units: RepoUnit[]): Permission {
+export function permissionIgnoringArchive(caller: PermissionSubject | null, f: RepoFacts, units: RepoUnit[]): Permission {
   const all = (mode: number): Permission => ({
     mode,
     units: new Map(units.map((u) => [u.type, READ_ONLY_UNITS.has(u.type) ? Math.min(mode, ACCESS.read) : mode])),
@@ -126,7 +139,7 @@ export function teamAccessOf(json: string): Permission {
 }
 
 /** A repository as the caller sees it, from its facts row: units, permission and whether its owner is visible. */
-export function repoViewOf(caller: Caller | null, f: RepoFacts, disabled: readonly string[]) {
+export function repoViewOf(caller: PermissionSubject | null, f: RepoFacts, disabled: readonly string[]) {
   const units = parseUnits(f.units, disabled);
   return { repo: f.repo, owner: f.owner, units, perm: repoPermission(caller, f, units), ownerVisible: !!f.ownerVisible };
 }

@@ -13,12 +13,11 @@ import {
 } from "../db/queries/collaborators.ts";
 import { repoPath } from "../db/queries/repos.ts";
 import { toUser } from "../convert/user.ts";
-import { limitsOf, type Caller } from "../lib/auth.ts";
 import { write, type Ctx } from "../lib/context.ts";
 import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import { reqRepoAdmin } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
-import { ACCESS, ACCESS_NAMES, canWrite, isRepoAdmin, parseUnits, repoPermission, UNIT } from "../lib/permissions.ts";
+import { ACCESS, ACCESS_NAMES, canWrite, isRepoAdmin, parseUnits, repoPermission, UNIT, type PermissionSubject } from "../lib/permissions.ts";
 import { nowUnix, site, viewerOf } from "./common.ts";
 import { assignRepo } from "./repos.ts";
 
@@ -83,8 +82,8 @@ export async function collaboratorPermission(ctx: Ctx, owner: string, name: stri
   if (!u) throw notFound();
   const facts = a.named.facts[0];
   const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
-  const asCaller: Caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken: false, publicOnly: false, scope: "", limited: limitsOf(false, "") };
-  const perm = u.isActive && !u.prohibitLogin ? repoPermission(asCaller, facts, units) : { mode: 0, units: new Map() };
+  const subject: PermissionSubject = { id: u.id, row: u, isAdmin: u.isAdmin, limited: { repository: false } };
+  const perm = u.isActive && !u.prohibitLogin ? repoPermission(subject, facts, units) : { mode: 0, units: new Map() };
   // A permission mode is 0–4, each with a name.
   const mode = ACCESS_NAMES[perm.mode];
   return { permission: mode, role_name: mode, user: toUser(u, viewerOf(me), site(ctx)) };
