@@ -114,19 +114,20 @@ export async function startProxyProcess(target: string, delayMs: number) {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const lines = createInterface({ input: proc.stdout! });
-  const url = await new Promise<string>((ok, fail) => {
+  const { url, control } = await new Promise<{ url: string; control: string }>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error("latency proxy did not start within 10 s")), 10_000);
     proc.once("exit", (code) => fail(new Error(`latency proxy exited with ${code}`)));
     lines.once("line", (l) => {
       clearTimeout(timer);
-      ok((JSON.parse(l) as { url: string }).url);
+      ok(JSON.parse(l) as { url: string; control: string });
     });
   });
   return {
     url,
-    stats: async () => (await (await fetch(`${url}/__stats`)).json()) as { requests: number; byPath: Record<string, number> },
-    reset: async () => void (await fetch(`${url}/__reset`, { method: "POST" })),
-    setDelay: async (ms: number) => void (await fetch(`${url}/__delay?ms=${ms}`, { method: "POST" })),
+    pid: proc.pid!,
+    stats: async () => (await (await fetch(`${control}/__stats`)).json()) as { requests: number; byPath: Record<string, number> },
+    reset: async () => void (await fetch(`${control}/__reset`, { method: "POST" })),
+    setDelay: async (ms: number) => void (await fetch(`${control}/__delay?ms=${ms}`, { method: "POST" })),
     stop: () => stopGroup(proc),
   };
 }
