@@ -146,8 +146,18 @@ function repoList<V extends Record<string, unknown> = Record<never, never>>(name
   // The owner is joined (its visibility is read from the join), the viewer row joined once.
   const accessible = repoAccessibleSql(VIEWER_COLUMNS, sql`repository.id`, sql`repository.owner_id`, sql`repository.is_private`, sql`user.visibility`);
   const from = sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where} AND ${accessible}`;
+  const slice = sql`ORDER BY ${LIST_ORDER[order]} LIMIT ${p("limit")} OFFSET ${p("offset")}`;
+  // By id, SQLite walks the rows in id order and stops after the page: the facts are computed for
+  // the page's rows only. By name it must sort every accessible row first, and a sorter carries
+  // every column of its rows — so the page's ids are found first and the facts computed for them
+  // alone (GET /user/repos of a caller with 332 repositories: 30 facts rows, not 332).
+  const page =
+    order === "id"
+      ? sql`SELECT ${FACTS_JOINED} ${from} ${slice}`
+      : sql`SELECT ${FACTS_JOINED} FROM (SELECT repository.id AS pid, repository.lower_name AS k ${from} ${slice}) pg
+          JOIN repository ON repository.id = pg.pid JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} ORDER BY pg.k, pg.pid`;
   return {
-    page: viewerQuery<RepoFacts, V & { limit: number; offset: number }>(name, sql`SELECT ${FACTS_JOINED} ${from} ORDER BY ${LIST_ORDER[order]} LIMIT ${p("limit")} OFFSET ${p("offset")}`, factsOf),
+    page: viewerQuery<RepoFacts, V & { limit: number; offset: number }>(name, page, factsOf),
     total: viewerQuery<number, V>(`${name}Count`, sql`SELECT COUNT(*) ${from}`, (r) => num(r[0])),
   };
 }
