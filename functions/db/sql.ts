@@ -275,6 +275,7 @@ export const VIEWER_COLUMNS = {
   restricted: sql`v.restricted`,
   publicOnly: sql`v.public_only`,
   limited: { repository: sql`v.lim_repo`, organization: sql`v.lim_org`, user: sql`v.lim_user` },
+  idOnce: V.id,
 } as const;
 /**
  * Joins the viewer row last: the statement's own tables keep the query plan they had (at the head

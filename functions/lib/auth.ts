@@ -154,6 +154,13 @@ export interface ViewerSql {
    * user's feed, a `read:organization` token none through a team's repository list.
    */
   limited: Record<DataCategory, SQL>;
+  /**
+   * The same id as an expression that does not depend on the row being tested (`(SELECT id FROM
+   * v)` where `id` is the joined viewer row's column), for the viewer's sets — its organizations,
+   * collaborations, teams — which SQLite then computes once per statement instead of once per row.
+   * Defaults to `id`.
+   */
+  idOnce?: SQL;
 }
 
 /** Which token category governs the visibility of an account: users and organizations, or a `type` column deciding per row. */
@@ -170,7 +177,12 @@ const limitedFor = (v: ViewerSql, kind: AccountKind): SQL =>
  * (public-only, or no read scope for users / organizations) sees public accounts only.
  */
 export function userVisibleSql(v: ViewerSql, idCol: SQL, visibilityCol: SQL, kind: AccountKind): SQL {
-  const together = sql`EXISTS (SELECT 1 FROM org_user vo WHERE vo.uid = ${v.id} AND (vo.org_id = ${idCol} OR vo.org_id IN (SELECT vo2.org_id FROM org_user vo2 WHERE vo2.uid = ${idCol})))`;
+  // The account is an organization the viewer is in, or a user sharing one with the viewer: two
+  // sets of the viewer, computed once per statement (a correlated EXISTS ran per tested row: 2.9 s
+  // for a keyword-less search's count at 100,000 repositories).
+  const me = v.idOnce ?? v.id;
+  const together = sql`(${idCol} IN (SELECT vo.org_id FROM org_user vo WHERE vo.uid = ${me})
+    OR ${idCol} IN (SELECT vo2.uid FROM org_user vo JOIN org_user vo2 ON vo2.org_id = vo.org_id WHERE vo.uid = ${me}))`;
   return sql`(${visibilityCol} = 0 OR (NOT ${limitedFor(v, kind)} AND (
     ${v.isAdmin} OR ${idCol} = ${v.id}
     OR (${visibilityCol} = 1 AND ${v.id} IS NOT NULL AND (NOT ${v.restricted} OR ${together}))

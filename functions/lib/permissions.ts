@@ -191,10 +191,14 @@ export function repoAccessibleSql(
   const me = viewer.id;
   const ownerRow = ownerVisibilityCol ?? sql`(SELECT ov.visibility FROM user ov WHERE ov.id = ${ownerIdCol})`;
   const ownerVisible = userVisibleSql(unlimited(viewer), ownerIdCol, ownerRow, "user");
+  // The viewer's collaborations, team repositories (of the team's own organization) and the
+  // organizations of its include-all teams: sets computed once per statement, one lookup per row.
+  const once = viewer.idOnce ?? me;
   const explicit = sql`(${ownerIdCol} = ${me}
-    OR EXISTS (SELECT 1 FROM collaboration ac WHERE ac.repo_id = ${repoIdCol} AND ac.user_id = ${me})
-    OR EXISTS (SELECT 1 FROM team at JOIN team_user atu ON atu.team_id = at.id AND atu.uid = ${me}
-               WHERE at.org_id = ${ownerIdCol} AND (at.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo atr WHERE atr.team_id = at.id AND atr.repo_id = ${repoIdCol}))))`;
+    OR ${repoIdCol} IN (SELECT ac.repo_id FROM collaboration ac WHERE ac.user_id = ${once}
+      UNION ALL SELECT atr.repo_id FROM team_user atu JOIN team at ON at.id = atu.team_id JOIN team_repo atr ON atr.team_id = at.id
+        JOIN repository atrr ON atrr.id = atr.repo_id AND atrr.owner_id = at.org_id WHERE atu.uid = ${once})
+    OR ${ownerIdCol} IN (SELECT at.org_id FROM team_user atu JOIN team at ON at.id = atu.team_id WHERE atu.uid = ${once} AND at.includes_all_repositories = 1))`;
   const publicRead = sql`(${privateCol} = 0 AND ${ownerVisible} AND NOT ${viewer.restricted})`;
   return sql`(CASE WHEN ${viewer.limited.repository}
       THEN (${privateCol} = 0 AND ${ownerRow} = 0)
