@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhook } from "../../functions/db/schema.ts";
 import { decryptSecret } from "../../functions/lib/crypto.ts";
-import { expectRefusal, NOT_FOUND, roundTrips, seedMember, seedOrg, seedUser, testApp, token, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, interleavedWrites, NOT_FOUND, roundTrips, seedMember, seedOrg, seedUser, testApp, token, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 import { giteaShapeErrors } from "../fixtures/gitea-schema.ts";
 
 let t: TestApp;
@@ -81,6 +81,18 @@ describe("create", () => {
 });
 
 describe("read, edit, delete", () => {
+  it("a hook another request deleted between the edit's read and its write → 404, nothing written (not a 500)", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const o = await seedOrg(t2, await seedUser(t2.db));
+    const hooks = `/api/v1/orgs/${o.name}/hooks`;
+    const h = await (await t2.request(hooks, { method: "POST", headers: token(o.ownerToken), json: { type: "gitea", config: { url: "https://hooks.example.com/in", content_type: "json" } } })).json();
+    w.beforeNextWrite("DELETE FROM webhook WHERE id = ?", [h.id]);
+    await expectRefusal(t2.request(`${hooks}/${h.id}`, { method: "PATCH", headers: token(o.ownerToken), json: { active: true } }), 404, NOT_FOUND);
+    expect(await t2.db.select().from(webhook).where(eq(webhook.ownerId, o.id))).toEqual([]);
+    t2.close();
+  });
+
   it("edit replaces present fields only and keeps secrets write-only", async () => {
     const h = await (await create({ ...good, events: ["push", "create"], branch_filter: "main" })).json();
     const res = await t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { active: true, events: ["release"], config: { content_type: "form" } } });

@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { label } from "../../functions/db/schema.ts";
-import { expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, interleavedWrites, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let owner: SeededUser;
@@ -76,6 +76,19 @@ describe("get by id or name, confined to the repository", () => {
 });
 
 describe("edit", () => {
+  it("a label another request deleted between the edit's read and its write → 404, nothing written (not a 500)", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const tk = await (await seedUser(t2.db)).token();
+    const r = await apiRepo(t2, tk, { name: uniq("l") });
+    const me = await (await t2.request("/api/v1/user", { headers: token(tk) })).json();
+    const l = await (await t2.request(`/api/v1/repos/${me.login}/${r.name}/labels`, { method: "POST", headers: token(tk), json: { name: "gone", color: "#000000" } })).json();
+    w.beforeNextWrite("DELETE FROM label WHERE id = ?", [l.id]);
+    await expectRefusal(t2.request(`/api/v1/repos/${me.login}/${r.name}/labels/${l.id}`, { method: "PATCH", headers: token(tk), json: { name: "back" } }), 404, NOT_FOUND);
+    expect(await t2.db.select().from(label).where(eq(label.repoId, r.id))).toEqual([]);
+    t2.close();
+  });
+
   it("applies present fields; an absent is_archived clears the archived flag", async () => {
     const l = await (await create({ name: "arch", color: "ffffff", is_archived: true })).json();
     expect(l.is_archived).toBe(true);

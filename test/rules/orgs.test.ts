@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orgUser, team, teamUnit, teamUser, user, userBlocking } from "../../functions/db/schema.ts";
-import { expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, interleavedWrites, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -102,6 +102,16 @@ describe("GET /orgs/{org} and visibility", () => {
 });
 
 describe("PATCH and DELETE /orgs/{org}", () => {
+  it("an organization another request deleted between the edit's read and its write → 404 (not a 500)", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const o = await seedOrg(t2, await seedUser(t2.db));
+    w.beforeNextWrite("DELETE FROM user WHERE id = ?", [o.id]);
+    await expectRefusal(t2.request(`/api/v1/orgs/${o.name}`, { method: "PATCH", headers: token(o.ownerToken), json: { description: "late" } }), 404, NOT_FOUND);
+    expect(await t2.db.select().from(user).where(eq(user.id, o.id))).toEqual([]);
+    t2.close();
+  });
+
   it("owners edit present fields only; members get 403; outsiders of a private org get 404", async () => {
     const org = await seedOrg(t, alice, { visibility: 2 });
     const member = await seedUser(t.db);

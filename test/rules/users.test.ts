@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessToken, emailAddress, label, loginSource, repository, user } from "../../functions/db/schema.ts";
-import { expectRefusal, NOT_FOUND, apiRepo, basic, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, basic, interleavedWrites, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let admin: SeededUser;
@@ -218,6 +218,17 @@ describe("POST /admin/users", () => {
 });
 
 describe("PATCH /admin/users/{username}", () => {
+  it("a user another request deleted between the edit's read and its write → 404 (not a 500)", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const adminTk = await (await seedUser(t2.db, { admin: true })).token();
+    const u = await seedUser(t2.db);
+    w.beforeNextWrite("DELETE FROM user WHERE id = ?", [u.id]);
+    await expectRefusal(t2.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTk), json: { location: "late" } }), 404, NOT_FOUND);
+    expect(await t2.db.select().from(user).where(eq(user.id, u.id))).toEqual([]);
+    t2.close();
+  });
+
   it("applies only present fields: active, prohibit_login, admin, login_name; 2 round trips", async () => {
     const u = await seedUser(t.db);
     await t.db.update(user).set({ fullName: "Keep Me", location: "Here" }).where(eq(user.id, u.id));
