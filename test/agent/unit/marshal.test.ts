@@ -129,6 +129,12 @@ describe("response parsing and its checks", () => {
     expect(out.digests.map(hex)).toEqual(["aa", "bbcc"]);
   });
 
+  it("PCR_Read: a digest count that disagrees with the PCRs selected is malformed (not PCR values with holes)", () => {
+    const read = (body: string) => () => m.parsePcrRead(m.parseResponse(bytes(frame("8001", "00000000", body))));
+    expect(read("0000002a 00000001 000b 03 030000 00000001 0001aa")).toThrow(new m.TpmParseError("PCR_Read returned 1 digests for 2 selected PCRs"));
+    expect(read("0000002a 00000001 000b 03 010000 00000002 0001aa 0002bbcc")).toThrow(new m.TpmParseError("PCR_Read returned 2 digests for 1 selected PCRs"));
+  });
+
   it("Quote/Certify: the TPMS_ATTEST and the TPMT_SIGNATURE bytes exactly as sent; a NULL signature is refused", () => {
     const attest = "ff544347 8018 0000 0000";
     const rsa = "0014 000b 0003 010203";
