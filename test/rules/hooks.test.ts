@@ -38,10 +38,10 @@ describe("create", () => {
   it("secrets are stored encrypted under SECRET_KEY, not in the clear", async () => {
     const body = await (await create(good)).json();
     const [row] = await t.db.select().from(webhook).where(eq(webhook.id, body.id));
-    expect(row.secretEnc).not.toContain("s3cr3t-value");
-    expect(row.authHeaderEnc).not.toContain("very-secret");
-    expect(await decryptSecret("test-secret-key-0123456789", row.secretEnc)).toBe("s3cr3t-value");
-    await expect(decryptSecret("another-key-0123456789", row.secretEnc)).rejects.toThrow();
+    expect(row!.secretEnc).not.toContain("s3cr3t-value");
+    expect(row!.authHeaderEnc).not.toContain("very-secret");
+    expect(await decryptSecret("test-secret-key-0123456789", row!.secretEnc)).toBe("s3cr3t-value");
+    await expect(decryptSecret("another-key-0123456789", row!.secretEnc)).rejects.toThrow();
     const listed = await (await t.request(base(), { headers: token(tk) })).text();
     expect(listed).not.toContain("s3cr3t-value");
   });
@@ -99,7 +99,7 @@ describe("read, edit, delete", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ active: true, events: ["release"], branch_filter: "main", config: { url: "https://hooks.example.com/in", content_type: "form" } });
     const [row] = await t.db.select().from(webhook).where(eq(webhook.id, h.id));
-    expect(await decryptSecret("test-secret-key-0123456789", row.authHeaderEnc)).toBe("Bearer very-secret");
+    expect(await decryptSecret("test-secret-key-0123456789", row!.authHeaderEnc)).toBe("Bearer very-secret");
     await expectRefusal(t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { config: { url: "http://10.0.0.1/" } } }), 422, "webhook can only call allowed HTTP servers (check your webhook.ALLOWED_HOST_LIST setting), deliver to 10.0.0.1 is blocked");
   });
 

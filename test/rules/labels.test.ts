@@ -28,7 +28,7 @@ describe("create", () => {
     const body = await res.json();
     expect(body).toEqual({ id: body.id, name: "bug", exclusive: false, is_archived: false, color: "aabbcc", description: "d", url: `http://gitea.test/api/v1/repos/${owner.name}/${repo.name}/labels/${body.id}` });
     const [row] = await t.db.select().from(label).where(eq(label.id, body.id));
-    expect(row.color).toBe("#aabbcc");
+    expect(row!.color).toBe("#aabbcc");
   });
 
   it("an invalid colour → 422 `bad color code: …`; a missing colour → 422 [Color]: Required", async () => {
@@ -64,7 +64,7 @@ describe("get by id or name, confined to the repository", () => {
     await expectRefusal(t.request(`${base()}/${foreign.id}`, { method: "PATCH", headers: token(ownerTok), json: { name: "hijack" } }), 404, NOT_FOUND);
     expect((await t.request(`${base()}/${foreign.id}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
     const [still] = await t.db.select().from(label).where(eq(label.id, foreign.id));
-    expect(still.name).toBe("f");
+    expect(still!.name).toBe("f");
   });
 
   it("labels of a private repository are 404 to outsiders", async () => {

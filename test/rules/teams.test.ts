@@ -353,9 +353,9 @@ describe("rule 3: the unit and mode rules of create and edit (Gitea's CreateTeam
     const name = uniq("Renamed");
     const res = await t.request(`/api/v1/teams/${a.id}`, { method: "PATCH", headers: token(ownerTok), json: { name } });
     expect((await res.json()).name).toBe(name);
-    expect((await t.db.select({ lowerName: team.lowerName }).from(team).where(eq(team.id, a.id)))[0].lowerName).toBe(name.toLowerCase());
+    expect((await t.db.select({ lowerName: team.lowerName }).from(team).where(eq(team.id, a.id)))[0]!.lowerName).toBe(name.toLowerCase());
     await expectRefusal(t.request(`/api/v1/teams/${b.id}`, { method: "PATCH", headers: token(ownerTok), json: { name: name.toUpperCase() } }), 422, `team already exists [org_id: ${org.id}, name: ${name.toUpperCase()}]`);
-    expect((await t.db.select({ name: team.name }).from(team).where(eq(team.id, b.id)))[0].name).toBe(b.name);
+    expect((await t.db.select({ name: team.name }).from(team).where(eq(team.id, b.id)))[0]!.name).toBe(b.name);
   });
 
   it("edit: fields not sent keep their values; can_create_org_repo false is stored", async () => {

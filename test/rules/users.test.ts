@@ -154,10 +154,10 @@ describe("POST /admin/users", () => {
     const body = await res.json();
     expect(body).toMatchObject({ login: name, active: true, is_admin: false, visibility: "public" });
     const [row] = await t.db.select().from(user).where(eq(user.lowerName, name.toLowerCase()));
-    expect(row.mustChangePassword).toBe(true);
-    expect(row.passwd).toMatch(/^pbkdf2_sha256\$10000\$/);
-    expect(row.passwd).not.toContain("longenough1");
-    const emails = await t.db.select().from(emailAddress).where(eq(emailAddress.uid, row.id));
+    expect(row!.mustChangePassword).toBe(true);
+    expect(row!.passwd).toMatch(/^pbkdf2_sha256\$10000\$/);
+    expect(row!.passwd).not.toContain("longenough1");
+    const emails = await t.db.select().from(emailAddress).where(eq(emailAddress.uid, row!.id));
     expect(emails).toMatchObject([{ email: `${name}@example.com`, isPrimary: true, isActivated: true }]);
   });
 
@@ -253,7 +253,7 @@ describe("PATCH /admin/users/{username}", () => {
     const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { email: `${alice.name.toLowerCase()}@example.com`, full_name: "Changed" } });
     await expectRefusal(res, 400, `e-mail already in use [email: ${alice.name.toLowerCase()}@example.com]`);
     const [row] = await t.db.select().from(user).where(eq(user.id, u.id));
-    expect(row.fullName).toBe("");
+    expect(row!.fullName).toBe("");
   });
 
   it("changing the e-mail makes it the primary address", async () => {
@@ -278,11 +278,11 @@ describe("PATCH /admin/users/{username}", () => {
   it("source_id and login_name bind the account to an external login source (and only an existing one)", async () => {
     const [src] = await t.db.insert(loginSource).values({ type: 2, name: uniq("ldap") }).returning();
     const u = await seedUser(t.db);
-    const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { source_id: src.id, login_name: "uid=ext" } });
+    const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { source_id: src!.id, login_name: "uid=ext" } });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ source_id: src.id, login_name: "uid=ext" });
+    expect(await res.json()).toMatchObject({ source_id: src!.id, login_name: "uid=ext" });
     const [row] = await t.db.select().from(user).where(eq(user.id, u.id));
-    expect(row).toMatchObject({ loginType: 2, loginSource: src.id });
+    expect(row).toMatchObject({ loginType: 2, loginSource: src!.id });
     // An external account no longer signs in with the local password.
     await expectRefusal(t.request("/api/v1/user", { headers: basic(u.name, u.password) }), 401, "invalid username, password or token");
     await expectRefusal(t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { source_id: 987654 } }), 422, "login source does not exist [id: 987654]");

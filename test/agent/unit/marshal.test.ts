@@ -184,7 +184,7 @@ describe("response parsing and its checks", () => {
     const made = new Uint8Array([...t.subarray(0, t.length - 2), 0x01, 0x00, ...new Uint8Array(256)]);
     expect(m.publicMatchesTemplate(made, t)).toBe(true);
     const other = made.slice();
-    other[5] ^= 0x20; // decrypt attribute flipped
+    other[5]! ^= 0x20; // decrypt attribute flipped
     expect(m.publicMatchesTemplate(other, t)).toBe(false);
     expect(m.publicMatchesTemplate(t.subarray(0, t.length - 3), t)).toBe(false);
     expect(m.publicMatchesTemplate(t.subarray(0, t.length - 2), t)).toBe(true);
@@ -216,7 +216,7 @@ describe("the reader and the hash table", () => {
 
   it("parsed values are copies, not views that keep the whole response alive", () => {
     const pcr = m.parsePcrRead(m.parseResponse(bytes(frame("8001", "00000000", "00000001 00000001 000b 03 010000 00000001 0001aa"))));
-    expect(pcr.digests[0].buffer.byteLength).toBe(1);
+    expect(pcr.digests[0]!.buffer.byteLength).toBe(1);
     expect(m.parseNvRead(m.parseResponse(bytes(frame("8002", "00000000", "00000004 0002 beef 0000010000")))).buffer.byteLength).toBe(2);
     expect(m.parseRsaDecrypt(m.parseResponse(bytes(frame("8002", "00000000", "00000003 0001 7f 0000010000")))).buffer.byteLength).toBe(1);
   });
