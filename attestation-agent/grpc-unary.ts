@@ -67,7 +67,7 @@ function timeoutOf(v: string | string[] | undefined): number | undefined | null 
   if (v === undefined) return undefined;
   const m = typeof v === "string" ? TIMEOUT.exec(v) : null;
   if (!m) return null;
-  const ms = UNIT_MS[m[2]] * Number.parseInt(m[1], 10);
+  const ms = UNIT_MS[m[2]!]! * Number.parseInt(m[1]!, 10); // !: both groups always participate, and TIMEOUT admits only UNIT_MS's keys
   return ms > 0 && ms <= MAX_TIMER_MS ? ms : null;
 }
 
@@ -187,7 +187,7 @@ async function serve(req: http2.Http2ServerRequest, res: http2.Http2ServerRespon
   // Longer than one message may be: Connect reads on and answers RESOURCE_EXHAUSTED.
   if (body.outcome === "more") return delegate((req as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]());
   if (body.outcome === "failed") return delegate(undefined);
-  const bytes = read.length === 1 ? read[0] : Buffer.concat(read);
+  const bytes = read.length === 1 ? read[0]! : Buffer.concat(read); // !: length 1
   const len = size >= 5 ? new DataView(bytes.buffer, bytes.byteOffset, bytes.length).getUint32(1) : -1;
   let input: unknown;
   try {

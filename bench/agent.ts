@@ -49,7 +49,7 @@ const ONLY = process.env.BENCH_AGENT_PROTOCOLS?.split(",");
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 }
 const ms = (x: number) => x.toFixed(2);
 
@@ -185,13 +185,13 @@ try {
   await agent.stop();
   await raw.close();
 
-  const rawP50 = pct(rows[0].xs, 50);
-  const grpcP50 = pct(rows[grpcRow].xs, 50);
+  const rawP50 = pct(rows[0]!.xs, 50);
+  const grpcP50 = pct(rows[grpcRow]!.xs, 50);
   // The same difference taken round by round (rows of a round ran back to back, on the same
   // machine load), then its median over rounds: far less noise than the difference of two p50s.
-  const pairedTo = (r: Row, base: Row) => pct(r.byRound.map((xs, i) => pct(xs, 50) - pct(base.byRound[i], 50)), 50);
-  const paired = (r: Row) => pairedTo(r, rows[0]);
-  const rawPerRound = pct(rows[0].byRound.map((xs) => pct(xs, 50)), 50);
+  const pairedTo = (r: Row, base: Row) => pct(r.byRound.map((xs, i) => pct(xs, 50) - pct(base.byRound[i]!, 50)), 50);
+  const paired = (r: Row) => pairedTo(r, rows[0]!);
+  const rawPerRound = pct(rows[0]!.byRound.map((xs) => pct(xs, 50)), 50);
   const share = (d: number, base: number) => `${((d / base) * 100).toFixed(0)}%`;
   const table = rows.map((r) => {
     const p50 = pct(r.xs, 50);
@@ -201,7 +201,7 @@ try {
     return `| ${r.name} | ${r.xs.length} | ${ms(p50)} | ${ms(pct(r.xs, 99))} | ${over} | ${pairedOver} |`;
   });
   const cpu = os.cpus();
-  const load = os.loadavg()[0].toFixed(2);
+  const load = os.loadavg()[0]!.toFixed(2);
   const section = [
     "## Attestation agent",
     "",
@@ -212,7 +212,7 @@ try {
     ...table,
     `| FetchAttestation(VTPM), ${CONCURRENCY} concurrent grpc-js callers | ${conc.length} | ${ms(pct(conc, 50))} | ${ms(pct(conc, 99))} | ${((conc.length / wall) * 1000).toFixed(0)} calls/s, ${errors} errors | – |`,
     "",
-    `Agent overhead (gRPC via grpc-js) over the raw TPM commands it sends: **${ms(paired(rows[grpcRow]))} ms (${share(paired(rows[grpcRow]), rawPerRound)})** paired by round (${ms(grpcP50 - rawP50)} ms, ${share(grpcP50 - rawP50, rawP50)}, as the difference of the two p50s); over the full PCR_Read + Quote sequence the agent sent before PCR values were reused: ${ms(grpcP50 - pct(rows[1].xs, 50))} ms. The RPC floor with the same device work (a bare node:http2 process, same client) costs ${ms(paired(rows[floorRow]))} ms (${share(paired(rows[floorRow]), rawPerRound)}) over the raw TPM; the agent, paired by round against that floor: ${ms(pairedTo(rows[grpcRow], rows[floorRow]))} ms. The TPM serialises commands, so concurrency raises throughput only by overlapping RPC work with TPM work.`,
+    `Agent overhead (gRPC via grpc-js) over the raw TPM commands it sends: **${ms(paired(rows[grpcRow]!))} ms (${share(paired(rows[grpcRow]!), rawPerRound)})** paired by round (${ms(grpcP50 - rawP50)} ms, ${share(grpcP50 - rawP50, rawP50)}, as the difference of the two p50s); over the full PCR_Read + Quote sequence the agent sent before PCR values were reused: ${ms(grpcP50 - pct(rows[1]!.xs, 50))} ms. The RPC floor with the same device work (a bare node:http2 process, same client) costs ${ms(paired(rows[floorRow]!))} ms (${share(paired(rows[floorRow]!), rawPerRound)}) over the raw TPM; the agent, paired by round against that floor: ${ms(pairedTo(rows[grpcRow]!, rows[floorRow]!))} ms. The TPM serialises commands, so concurrency raises throughput only by overlapping RPC work with TPM work.`,
     "",
   ].join("\n");
   console.log(section);
@@ -266,7 +266,7 @@ async function profileAgent(): Promise<void> {
     client.close();
     await agent.stop();
     await rm(`${out}.started`, { force: true });
-    const load = os.loadavg()[0].toFixed(2);
+    const load = os.loadavg()[0]!.toFixed(2);
     console.log(`Agent CPU profile (${AGENT_ROOT === path.resolve(import.meta.dirname, "..") ? "this checkout" : AGENT_ROOT}): ${calls} sequential grpc-js FetchAttestation(VTPM), ${ms(wall / calls)} ms per call, 1-minute load average ${load}; ${out}\n`);
     console.log(profileSummary(JSON.parse(await readFile(out, "utf8")), calls));
   } finally {
@@ -297,7 +297,7 @@ function profileSummary(p: { nodes: ProfileNode[]; samples: number[]; timeDeltas
     const nm = u.lastIndexOf("/node_modules/");
     if (nm >= 0) {
       const [a, b] = u.slice(nm + 14).split("/");
-      return a.startsWith("@") ? `${a}/${b}` : a;
+      return a!.startsWith("@") ? `${a}/${b}` : a;
     }
     const at = u.indexOf("/attestation-agent/");
     return at >= 0 ? `agent: ${u.slice(at + 19)}` : "other";
@@ -318,7 +318,7 @@ function profileSummary(p: { nodes: ProfileNode[]; samples: number[]; timeDeltas
   let busy = 0;
   let idle = 0;
   p.samples.forEach((id, i) => {
-    const dt = (p.timeDeltas[i + 1] ?? p.timeDeltas[i]) / 1000;
+    const dt = (p.timeDeltas[i + 1] ?? p.timeDeltas[i])! / 1000;
     const o = owner(id);
     if (o.module === "(idle)") {
       idle += dt;
@@ -341,6 +341,6 @@ function profileSummary(p: { nodes: ProfileNode[]; samples: number[]; timeDeltas
     ...[...fns]
       .sort((a, b) => b[1] - a[1])
       .slice(0, 15)
-      .map(([k, v]) => `| ${k.split("\t")[1].replace(/\|/g, "\\|")} | ${k.split("\t")[0]} | ${cells(v)} |`),
+      .map(([k, v]) => `| ${k.split("\t")[1]!.replace(/\|/g, "\\|")} | ${k.split("\t")[0]} | ${cells(v)} |`),
   ].join("\n");
 }

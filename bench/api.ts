@@ -300,7 +300,7 @@ const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b
 const meets = (ok: boolean) => (ok ? "yes" : "**no**");
 const lines: string[] = [];
 lines.push(
-  `${label ? `**${label}** — ` : ""}\`npm run bench\`, ${header}. 1-minute load average ${fmt(loadBefore, 2)} when the run began; whole run ${Math.round((Date.now() - started) / 1000)} s.`,
+  `${label ? `**${label}** — ` : ""}\`npm run bench\`, ${header}. 1-minute load average ${fmt(loadBefore!, 2)} when the run began; whole run ${Math.round((Date.now() - started) / 1000)} s.`,
   "",
   `Data: \`bench/seed.ts\` with ${fmtInt(REPOS)} repositories, ${fmtInt(seeded!.users)} users, ${fmtInt(seeded!.orgs)} organizations (seeded in ${fmt(seeded!.seconds)} s). Caller: the seed's well-connected non-admin \`viewer\` with an all-scopes token (\`Authorization: token …\`). Project: \`npm start\`'s server (\`dist/node/node.js\`, the bundle of \`functions/node.ts\`) on the embedded file. Reference: \`bench/reference.ts\` (plain \`node:http\`, the \`libsql\` binding, statements prepared once) on the same file, answering with the same bytes. The file's journal mode as the project leaves it: \`${journalMode}\` (the reference uses synchronous=NORMAL only in WAL mode, SQLite's default FULL otherwise). Load: autocannon in its own process (\`bench/load.ts\`), ${CONNECTIONS} connections, ${DURATION} s per run after a ${WARMUP_S} s warm-up, ${ROUNDS} rounds of project and reference in alternating order; figures are medians over the rounds.`,
   "",

@@ -557,7 +557,7 @@ async function main() {
       const seen: Record<string, number> = {};
       for (const x of run.exchanges) {
         seen[x.what] = (seen[x.what] ?? 0) + 1;
-        const k = seen[x.what] > 1 ? `${x.what} (${seen[x.what]})` : x.what;
+        const k = seen[x.what]! > 1 ? `${x.what} (${seen[x.what]})` : x.what;
         if (!keys.includes(k)) keys.push(k);
         byKey[k] ??= {};
         byKey[k][n] ??= [];

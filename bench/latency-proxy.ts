@@ -79,7 +79,7 @@ export class RequestFramer {
       const prev = this.headBytes;
       this.head.push(chunk.subarray(at));
       this.headBytes += chunk.length - at;
-      const joined = this.head.length === 1 ? this.head[0] : Buffer.concat(this.head);
+      const joined = this.head.length === 1 ? this.head[0]! : Buffer.concat(this.head);
       const end = joined.indexOf(CRLF2, Math.max(0, prev - 3));
       if (end < 0) {
         if (this.headBytes > 64 * 1024) throw new Error("request head over 64 KiB");
@@ -96,7 +96,7 @@ export class RequestFramer {
 
   private startBody(head: string): void {
     const lines = head.split("\r\n");
-    const [method = "?", target = "/"] = lines[0].split(" ");
+    const [method = "?", target = "/"] = lines[0]!.split(" ");
     this.onRequest(`${method} ${target.split("?")[0]}`);
     for (const l of lines.slice(1)) {
       const colon = l.indexOf(":");
@@ -127,7 +127,7 @@ export class RequestFramer {
     const text = Buffer.concat(this.line).toString("latin1").replace(/\r$/, "");
     this.line = [];
     if (this.chunked === "size") {
-      const size = Number.parseInt(text.split(";")[0], 16);
+      const size = Number.parseInt(text.split(";")[0]!, 16);
       if (size === 0) this.chunked = "trailer";
       else {
         this.skip = size;
@@ -163,8 +163,8 @@ export async function startLatencyProxy(opts: { target: string; delayMs: number 
     const flush = () => {
       timer = null;
       const now = performance.now();
-      while (queue.length && queue[0].due <= now) upstream.write(queue.shift()!.chunk);
-      if (queue.length) timer = setTimeout(flush, queue[0].due - now);
+      while (queue.length && queue[0]!.due <= now) upstream.write(queue.shift()!.chunk);
+      if (queue.length) timer = setTimeout(flush, queue[0]!.due - now);
     };
     client.on("data", (chunk: Buffer) => {
       try {

@@ -46,7 +46,7 @@ export interface LoadResult {
   namesCreated: number;
 }
 
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 export async function generateLoad(spec: LoadSpec): Promise<LoadResult> {
   const u = new URL(spec.url);
@@ -89,7 +89,7 @@ export async function generateLoad(spec: LoadSpec): Promise<LoadResult> {
             timed++;
             dbMs += Number(m[1]);
             trips += Number(m[2]);
-            tripHistogram[m[2]] = (tripHistogram[m[2]] ?? 0) + 1;
+            tripHistogram[m[2]!] = (tripHistogram[m[2]!] ?? 0) + 1;
           }
           if (spec.uniqueNamePrefix && status === spec.expectStatus) {
             const n = /,"name":"([^"]+)","full_name"/.exec(body)?.[1];

@@ -303,7 +303,7 @@ function handle(req: IncomingMessage, res: ServerResponse, body: string) {
   const m = req.method === "GET" ? /^\/api\/v1\/repos\/([^/]+)\/([^/]+)$/.exec(path) : null;
   if (m) {
     reqScopes(caller, "read", ["repository"]);
-    const r = stmt.repoByPath.get(caller?.id ?? null, decodeURIComponent(m[1]).toLowerCase(), decodeURIComponent(m[2]).toLowerCase()) as Row | undefined;
+    const r = stmt.repoByPath.get(caller?.id ?? null, decodeURIComponent(m[1]!).toLowerCase(), decodeURIComponent(m[2]!).toLowerCase()) as Row | undefined;
     if (!r || (!(r.mode as number) && !caller?.is_admin)) throw new HttpError(404, NOT_FOUND);
     return send(res, 200, repoJson(r, caller, root));
   }

@@ -96,8 +96,8 @@ try {
       const timeouts = new Map<number, number>();
       const specs = SIZES.map((size, i) => {
         const s = seeds[i];
-        const headers: Record<string, string> = v === "viewer" ? { authorization: `token ${s.viewer.token}` } : {};
-        return { size, url: servers[i].url + route.path(s), headers };
+        const headers: Record<string, string> = v === "viewer" ? { authorization: `token ${s!.viewer.token}` } : {};
+        return { size, url: servers[i]!.url + route.path(s!), headers };
       });
       for (const sp of specs) {
         const res = await fetch(sp.url, { headers: sp.headers });
@@ -119,9 +119,9 @@ try {
         for (let j = 0; j < specs.length; j++) {
           const sp = specs[(j + round) % specs.length];
           const quiet = await waitForQuiet();
-          const r = await runLoad({ url: sp.url, headers: sp.headers, connections: 1, amount: amounts.get(sp.size), timeout: timeouts.get(sp.size), expectStatus: 200 });
-          cells.get(sp.size)!.runs.push({ quiet, r });
-          console.log(`${route.name} · ${v} · ${fmtInt(sp.size)} · round ${round + 1}: p50 ${fmt(r.p50, 2)} ms (${r.completed} requests, failures ${r.failures}, load ${fmt(quiet.load1, 2)}, busy ${fmt(100 * quiet.busy, 0)}%)`);
+          const r = await runLoad({ url: sp!.url, headers: sp!.headers, connections: 1, amount: amounts.get(sp!.size), timeout: timeouts.get(sp!.size), expectStatus: 200 });
+          cells.get(sp!.size)!.runs.push({ quiet, r });
+          console.log(`${route.name} · ${v} · ${fmtInt(sp!.size)} · round ${round + 1}: p50 ${fmt(r.p50, 2)} ms (${r.completed} requests, failures ${r.failures}, load ${fmt(quiet.load1, 2)}, busy ${fmt(100 * quiet.busy, 0)}%)`);
         }
       }
     }
@@ -133,11 +133,11 @@ try {
 // ---- RESULTS.md ----
 const base = SIZES[0];
 const lines: string[] = [
-  `${label ? `**${label}** — ` : ""}\`npm run bench:scale\`, ${header}. 1-minute load average ${fmt(loadBefore, 2)} when the run began; whole run ${Math.round((Date.now() - started) / 1000)} s.`,
+  `${label ? `**${label}** — ` : ""}\`npm run bench:scale\`, ${header}. 1-minute load average ${fmt(loadBefore!, 2)} when the run began; whole run ${Math.round((Date.now() - started) / 1000)} s.`,
   "",
   `Data: \`bench/seed.ts\` at ${SIZES.map(fmtInt).join(", ")} repositories, each with ${fmtInt(seeds[0]?.users ?? 0)} users and ${fmtInt(seeds[0]?.orgs ?? 0)} organizations; seeding took ${seeds.map((s) => `${fmt(s.seconds)} s`).join(", ")} (rows: ${seeds.map((s) => `${fmtInt(Object.values(s.rows).reduce((a, b) => a + b, 0))}`).join(", ")}). One project Node server per size (\`npm start\`'s bundle, \`dist/node/node.js\`, on its own embedded file). Load from \`bench/load.ts\` in its own process, 1 connection (one request at a time), about ${DURATION} s of requests per run (at least 3), ${ROUNDS} rounds with the sizes in rotating order; p50 = median over the rounds of each run's p50. Viewer = the seed's well-connected non-admin user (25 teams in 21 organizations, among them include-all teams, 30 collaborations), by token; anonymous = no credentials.`,
   "",
-  `| Route | Caller | ${SIZES.map((s) => `p50 ms at ${fmtInt(s)}`).join(" | ")} | ${SIZES.slice(1).map((s) => `Ratio ${fmtInt(s)}/${fmtInt(base)}`).join(" | ")} | Target | Meets | Round trips | X-Total-Count (${SIZES.map(fmtInt).join(" / ")}) |`,
+  `| Route | Caller | ${SIZES.map((s) => `p50 ms at ${fmtInt(s)}`).join(" | ")} | ${SIZES.slice(1).map((s) => `Ratio ${fmtInt(s)}/${fmtInt(base!)}`).join(" | ")} | Target | Meets | Round trips | X-Total-Count (${SIZES.map(fmtInt).join(" / ")}) |`,
   `|---|---|${SIZES.map(() => "---|").join("")}${SIZES.slice(1).map(() => "---|").join("")}---|---|---|---|`,
 ];
 for (const route of ROUTES) {
@@ -148,7 +148,7 @@ for (const route of ROUTES) {
       continue;
     }
     const p50 = SIZES.map((s) => median(cells.get(s)?.runs.map((x) => x.r.p50) ?? []));
-    const ratios = p50.slice(1).map((x) => x / p50[0]);
+    const ratios = p50.slice(1).map((x) => x! / p50[0]!);
     const allTrips = SIZES.flatMap((s) => {
       const cell = cells.get(s);
       if (!cell) return [];
@@ -159,7 +159,7 @@ for (const route of ROUTES) {
     const failures = SIZES.reduce((n, s) => n + (cells.get(s)?.runs.reduce((a, x) => a + x.r.failures, 0) ?? 0), 0);
     const ok = (route.grows || ratios.every((q) => q <= 2)) && oneTrip && !failures;
     lines.push(
-      `| \`${route.name}\` | ${v} | ${p50.map((x) => fmt(x, 2)).join(" | ")} | ${ratios.map((q) => `**${fmt(q, 2)}**`).join(" | ")} | ${route.grows ? "1 trip (the total grows with the data)" : "≤ 2 and 1 trip"} | ${ok ? "yes" : "**no**"} | ${oneTrip ? "1" : allTrips.map((t) => fmt(t, 2)).join(", ")}${failures ? ` — ${failures} failed answers` : ""} | ${SIZES.map((s) => cells.get(s)?.total ?? "–").join(" / ")} |`,
+      `| \`${route.name}\` | ${v} | ${p50.map((x) => fmt(x!, 2)).join(" | ")} | ${ratios.map((q) => `**${fmt(q, 2)}**`).join(" | ")} | ${route.grows ? "1 trip (the total grows with the data)" : "≤ 2 and 1 trip"} | ${ok ? "yes" : "**no**"} | ${oneTrip ? "1" : allTrips.map((t) => fmt(t, 2)).join(", ")}${failures ? ` — ${failures} failed answers` : ""} | ${SIZES.map((s) => cells.get(s)?.total ?? "–").join(" / ")} |`,
     );
   }
 }
@@ -187,7 +187,7 @@ lines.push(
   "",
   "### How to read it",
   "",
-  `- Each row is one route from one caller's viewpoint; the p50 columns are one request at a time, so they are the request's own cost, not queueing. **Ratio** is the p50 at that size divided by the p50 at ${fmtInt(base)} repositories, measured in the same run with the sizes interleaved; issue 9 asks for ≤ 2.`,
+  `- Each row is one route from one caller's viewpoint; the p50 columns are one request at a time, so they are the request's own cost, not queueing. **Ratio** is the p50 at that size divided by the p50 at ${fmtInt(base!)} repositories, measured in the same run with the sizes interleaved; issue 9 asks for ≤ 2.`,
   "- X-Total-Count is the same at every size by construction of the seed (what the caller can reach does not grow), so any growth in the p50 is work spent on rows the answer does not contain — a scan, or a subquery evaluated per row of a growing table. The exception is the search without a keyword: its total is every repository the caller can reach, which grows with the data, and its count costs time in proportion; its row has no ≤ 2 target and shows that growth.",
   "- Round trips come from `Server-Timing: db;desc` of the sequential check and of every answer under load; every read must stay one batch.",
   "- Sign-in routes have no anonymous row that touches the database.",

@@ -79,7 +79,7 @@ const REPO_UNITS: [number, string][] = [
 const FORK_UNITS = REPO_UNITS.filter(([t]) => t === 1 || t === 3);
 
 
-const cap = (s: string) => s[0].toUpperCase() + s.slice(1);
+const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 const b = (x: boolean) => (x ? 1 : 0);
 
 /** Rows per table, in column order; ids are explicit so that every size shares the fixed part's ids. */
@@ -140,13 +140,13 @@ function usersRows(p: Plan, n: number) {
     const created = T0 - 3 * YEAR + rng.int(2 * YEAR);
     const mail = `${name}@example.com`;
     const keepPrivate = id > 2 && id % 3 === 0;
-    u.rows.push([id, name.toLowerCase(), name, `${cap(adj)} ${cap(noun)}`, mail, b(keepPrivate), "", "", 0, 0, 0, "", 0, rng.pick(["", "Berlin", "Lagos", "Lima", "Osaka"]), "", id % 4 === 0 ? `${cap(adj)} ${noun} maintainer` : "", "en-US", visibility, b(id === p.adminId), 1, 0, b(id > 2 && id % 97 === 0), 1, -1, created, created + rng.int(YEAR), T0 + rng.int(YEAR)]);
-    email.rows.push([id, id, mail, mail.toLowerCase(), 1, 1]);
+    u!.rows.push([id, name.toLowerCase(), name, `${cap(adj)} ${cap(noun)}`, mail, b(keepPrivate), "", "", 0, 0, 0, "", 0, rng.pick(["", "Berlin", "Lagos", "Lima", "Osaka"]), "", id % 4 === 0 ? `${cap(adj)} ${noun} maintainer` : "", "en-US", visibility, b(id === p.adminId), 1, 0, b(id > 2 && id % 97 === 0), 1, -1, created, created + rng.int(YEAR), T0 + rng.int(YEAR)]);
+    email!.rows.push([id, id, mail, mail.toLowerCase(), 1, 1]);
     p.users.push({ id, name, visibility });
   }
   let tid = 0;
   for (const [uid, plain] of [[p.viewerId, p.tokens.viewer], [p.adminId, p.tokens.admin]] as const) {
-    token.rows.push([++tid, uid, "bench", createHash("sha256").update(plain).digest("hex"), plain.slice(-8), "all", T0, T0]);
+    token!.rows.push([++tid, uid, "bench", createHash("sha256").update(plain).digest("hex"), plain.slice(-8), "all", T0, T0]);
   }
 }
 
@@ -165,10 +165,10 @@ function orgRows(p: Plan, n: number) {
     const name = k === 0 ? "acme" : `org-${NOUN[k % NOUN.length]}-${k}`;
     const visibility = k === 0 ? 0 : k % 10 === 7 ? 2 : k % 10 === 8 ? 1 : 0;
     const created = T0 - 3 * YEAR + rng.int(YEAR);
-    p.t.user.rows.push([id, name, name, `${cap(NOUN[k % NOUN.length])} ${kind === "acme" ? "Corp" : "Group"} ${k}`, `${name}@example.org`, 0, "", "", 0, 0, 0, "", 1, "", "", `The ${name} organization`, "", visibility, 0, 1, 0, 0, 1, -1, created, created, 0]);
+    p.t.user!.rows.push([id, name, name, `${cap(NOUN[k % NOUN.length]!)} ${kind === "acme" ? "Corp" : "Group"} ${k}`, `${name}@example.org`, 0, "", "", 0, 0, 0, "", 1, "", "", `The ${name} organization`, "", visibility, 0, 1, 0, 0, 1, -1, created, created, 0]);
     const size = kind === "acme" || kind === "big" ? 300 : kind === "viewer" ? 8 : 3 + rng.int(13);
     const members = new Set<number>();
-    while (members.size < size) members.add(pool[rng.int(pool.length)]);
+    while (members.size < size) members.add(pool[rng.int(pool.length)]!);
     const list = [...members];
     const org: OrgInfo = { id, name, visibility, kind, members: list, teams: [] };
     const deep = kind === "acme" || kind === "big";
@@ -184,25 +184,25 @@ function orgRows(p: Plan, n: number) {
       if (s.name === "Owners") tm.push(...list.slice(0, 2));
       else for (const m of list.slice(2)) if (rng.chance(s.name === "developers" ? 0.4 : s.name === "readers" ? 0.5 : 0.25)) tm.push(m);
       org.teams.push({ id: tid, name: s.name, authorize: s.authorize, includesAll: s.includesAll, members: tm });
-        p.t.team.rows.push([tid, id, s.name.toLowerCase(), s.name, s.name === "Owners" ? "" : `The ${s.name} of ${name}`, s.authorize, b(s.includesAll), b(s.canCreate), s.visibility, created, created]);
+        p.t.team!.rows.push([tid, id, s.name.toLowerCase(), s.name, s.name === "Owners" ? "" : `The ${s.name} of ${name}`, s.authorize, b(s.includesAll), b(s.canCreate), s.visibility, created, created]);
       for (const type of UNIT_TYPES) {
         const mode = s.authorize === ACCESS.owner ? ACCESS.owner : EXT_UNITS.has(type) ? Math.min(s.authorize, ACCESS.read) : s.authorize;
-        p.t.team_unit.rows.push([++unitId, id, tid, type, mode]);
+        p.t.team_unit!.rows.push([++unitId, id, tid, type, mode]);
       }
     }
     // Members in no team yet join the readers.
     const inTeam = new Set(org.teams.flatMap((t) => t.members));
-    for (const m of list) if (!inTeam.has(m)) org.teams[2].members.push(m);
+    for (const m of list) if (!inTeam.has(m)) org.teams[2]!.members.push(m);
     // The viewer: in acme's developers, readers and three squads (never an owner); developers of
     // ten small organizations and readers (include-all) of ten more.
     if (kind === "acme") for (const t of org.teams.filter((t) => ["developers", "readers", "squad-1", "squad-2", "squad-3"].includes(t.name))) t.members.push(p.viewerId);
-    if (kind === "viewer") org.teams[k <= 10 ? 1 : 2].members.push(p.viewerId);
+    if (kind === "viewer") org.teams[k <= 10 ? 1 : 2]!.members.push(p.viewerId);
     if (kind === "acme" || kind === "viewer") org.members.push(p.viewerId);
-    for (const t of org.teams) for (const m of t.members) p.t.team_user.rows.push([++tuId, id, t.id, m]);
-    for (const m of org.members) p.t.org_user.rows.push([++ouId, m, id, b(rng.chance(0.5))]);
+    for (const t of org.teams) for (const m of t.members) p.t.team_user!.rows.push([++tuId, id, t.id, m]);
+    for (const m of org.members) p.t.org_user!.rows.push([++ouId, m, id, b(rng.chance(0.5))]);
     p.orgs.push(org);
   }
-  p.named.teamId = p.orgs[0].teams[1].id;
+  p.named.teamId = p.orgs[0]!.teams[1]!.id;
 }
 
 const REPO_COLS = ["id", "owner_id", "owner_name", "lower_name", "name", "description", "website", "original_url", "default_branch", "num_watches", "num_stars", "num_forks", "num_issues", "num_closed_issues", "num_pulls", "num_closed_pulls", "num_releases", "is_private", "is_empty", "is_archived", "is_mirror", "is_fork", "fork_id", "is_template", "template_id", "size", "topics", "object_format_name", "trust_model", "created_unix", "updated_unix", "archived_unix"] as const;
@@ -222,14 +222,14 @@ function repoRows(p: Plan) {
     const topics = rng.chance(0.3) ? JSON.stringify([...new Set([rng.pick(TOPICS), rng.pick(TOPICS)])]) : "[]";
     const issues = rng.int(40);
     const pulls = rng.int(20);
-    p.t.repository.rows.push([id, ownerId, ownerName, name.toLowerCase(), name, rng.chance(0.7) ? `A ${rng.pick(ADJ)} project about ${rng.pick(NOUN)}s` : "", "", "", "main", rng.int(10), rng.int(50), 0, issues, rng.int(issues + 1), pulls, rng.int(pulls + 1), rng.int(5), b(opts.isPrivate), b(rng.chance(0.05)), b(archived), 0, b(!!opts.fork), opts.fork?.id ?? 0, b(rng.chance(0.02)), 0, rng.int(50_000), topics, "sha1", 0, created, created + rng.int(YEAR / 2), archived ? created + YEAR / 2 : 0]);
-    for (const [type, config] of opts.fork ? FORK_UNITS : REPO_UNITS) p.t.repo_unit.rows.push([p.t.repo_unit.rows.length + 1, id, type, config, created]);
+    p.t.repository!.rows.push([id, ownerId, ownerName, name.toLowerCase(), name, rng.chance(0.7) ? `A ${rng.pick(ADJ)} project about ${rng.pick(NOUN)}s` : "", "", "", "main", rng.int(10), rng.int(50), 0, issues, rng.int(issues + 1), pulls, rng.int(pulls + 1), rng.int(5), b(opts.isPrivate), b(rng.chance(0.05)), b(archived), 0, b(!!opts.fork), opts.fork?.id ?? 0, b(rng.chance(0.02)), 0, rng.int(50_000), topics, "sha1", 0, created, created + rng.int(YEAR / 2), archived ? created + YEAR / 2 : 0]);
+    for (const [type, config] of opts.fork ? FORK_UNITS : REPO_UNITS) p.t.repo_unit!.rows.push([p.t.repo_unit!.rows.length + 1, id, type, config, created]);
     const info: RepoInfo = { id, ownerId, org, isPrivate: opts.isPrivate, created, actors: org ? org.members : [ownerId] };
     if (org) {
       // Teams that are not include-all get explicit team_repo rows (as the app writes them).
       for (const t of org.teams) {
         if (t.includesAll) continue;
-        if (rng.chance(t.name === "developers" ? 0.6 : 0.2)) p.t.team_repo.rows.push([p.t.team_repo.rows.length + 1, org.id, t.id, id]);
+        if (rng.chance(t.name === "developers" ? 0.6 : 0.2)) p.t.team_repo!.rows.push([p.t.team_repo!.rows.length + 1, org.id, t.id, id]);
       }
     }
     p.repoList.push(info);
@@ -245,20 +245,20 @@ function repoRows(p: Plan) {
   let nIdx = 0;
   for (let i = 0; i < 200; i++) {
     const isPrivate = i % 10 < 3;
-    const r = add(rng, acme.id, acme.name, acme, { isPrivate, name: i % 12 === 5 ? needle(nIdx++) : undefined });
+    const r = add(rng, acme!.id, acme!.name, acme!, { isPrivate, name: i % 12 === 5 ? needle(nIdx++) : undefined });
     // The named repositories: a private one covered by the viewer's developers team, a public one.
-    const dev = acme.teams[1].id;
-    if (isPrivate && !p.named.privateRepo && p.t.team_repo.rows.some((row) => row[2] === dev && row[3] === r.info.id)) p.named.privateRepo = `${acme.name}/${r.name}`;
-    if (!isPrivate && !p.named.publicRepo && i >= 3) p.named.publicRepo = `${acme.name}/${r.name}`;
+    const dev = acme!.teams[1]!.id;
+    if (isPrivate && !p.named.privateRepo && p.t.team_repo!.rows.some((row) => row[2] === dev && row[3] === r.info.id)) p.named.privateRepo = `${acme!.name}/${r.name}`;
+    if (!isPrivate && !p.named.publicRepo && i >= 3) p.named.publicRepo = `${acme!.name}/${r.name}`;
   }
   for (const o of p.orgs.filter((o) => o.kind === "viewer")) for (let i = 0; i < 5; i++) add(rng, o.id, o.name, o, { isPrivate: i < 2, name: i === 4 && nIdx < 25 ? needle(nIdx++) : undefined });
-  for (let i = 0; i < 20; i++) add(rng, viewer.id, viewer.name, null, { isPrivate: i % 4 === 0, name: i % 5 === 0 ? needle(nIdx++) : undefined });
+  for (let i = 0; i < 20; i++) add(rng, viewer!.id, viewer!.name, null, { isPrivate: i % 4 === 0, name: i % 5 === 0 ? needle(nIdx++) : undefined });
   for (let i = 0; i < 50; i++) {
     const f = friends[i];
-    const r = add(rng, f.id, f.name, null, { isPrivate: i % 5 < 2, name: i % 4 === 1 && nIdx < 40 ? needle(nIdx++) : undefined });
+    const r = add(rng, f!.id, f!.name, null, { isPrivate: i % 5 < 2, name: i % 4 === 1 && nIdx < 40 ? needle(nIdx++) : undefined });
     // The viewer collaborates on 30 of them.
-    if (i < 30) p.t.collaboration.rows.push([p.t.collaboration.rows.length + 1, r.info.id, p.viewerId, 1 + (i % 3), r.info.created, r.info.created]);
-    if (i < 30) r.info.actors = [f.id, p.viewerId];
+    if (i < 30) p.t.collaboration!.rows.push([p.t.collaboration!.rows.length + 1, r.info.id, p.viewerId, 1 + (i % 3), r.info.created, r.info.created]);
+    if (i < 30) r.info.actors = [f!.id, p.viewerId];
   }
   if (!p.named.privateRepo) throw new Error("seed: no private acme repository covered by the viewer's team");
   p.fixedRepos = p.repoList.length;
@@ -284,16 +284,16 @@ function repoRows(p: Plan) {
     } else {
       // Skewed: a few users own many repositories.
       const u = regular[Math.floor(regular.length * g.next() ** 2)];
-      const r = add(g, u.id, u.name, null, { isPrivate, fork: forkFor(u.id, candidate) });
+      const r = add(g, u!.id, u!.name, null, { isPrivate, fork: forkFor(u!.id, candidate) });
       if (g.chance(0.2)) {
         const n = 1 + g.int(3);
         const collab = new Set<number>();
         while (collab.size < n) {
-          const c = regular[g.int(regular.length)].id;
-          if (c !== u.id) collab.add(c);
+          const c = regular[g.int(regular.length)]!.id;
+          if (c !== u!.id) collab.add(c);
         }
-        r.info.actors = [u.id, ...collab];
-        for (const c of collab) p.t.collaboration.rows.push([p.t.collaboration.rows.length + 1, r.info.id, c, 1 + g.int(3), r.info.created, r.info.created]);
+        r.info.actors = [u!.id, ...collab];
+        for (const c of collab) p.t.collaboration!.rows.push([p.t.collaboration!.rows.length + 1, r.info.id, c, 1 + g.int(3), r.info.created, r.info.created]);
       }
     }
   }
@@ -305,9 +305,9 @@ function collaborationRows(p: Plan) {
   const regular = p.users.filter((u) => u.id > 52);
   for (const r of p.repoList.slice(p.fixedRepos)) {
     if (!r.org || !g.chance(0.05)) continue;
-    const c = regular[g.int(regular.length)].id;
+    const c = regular[g.int(regular.length)]!.id;
     if (r.org.members.includes(c)) continue;
-    p.t.collaboration.rows.push([p.t.collaboration.rows.length + 1, r.id, c, 1 + g.int(3), r.created, r.created]);
+    p.t.collaboration!.rows.push([p.t.collaboration!.rows.length + 1, r.id, c, 1 + g.int(3), r.created, r.created]);
     r.actors = [...r.actors, c];
   }
 }
@@ -318,7 +318,7 @@ function collaborationRows(p: Plan) {
  * The viewer acts only on the fixed part, so its own feed is the same at every size.
  */
 function activityRows(p: Plan) {
-  const rows = p.t.action.rows;
+  const rows = p.t.action!.rows;
   const emit = (actor: number, r: RepoInfo, op: number, at: number, refName: string, content: string) => {
     for (const receiver of new Set([actor, r.ownerId])) rows.push([rows.length + 1, receiver, op, actor, r.id, 0, refName, b(r.isPrivate), content, at]);
   };
@@ -436,7 +436,7 @@ async function fill(sink: Sink, p: Plan) {
 }
 
 function describe(p: Plan, started: number): Seeded {
-  const vName = p.users[p.viewerId - 1].name;
+  const vName = p.users[p.viewerId - 1]!.name;
   return {
     repos: p.repoList.length,
     users: p.users.length,
@@ -445,7 +445,7 @@ function describe(p: Plan, started: number): Seeded {
     seconds: (performance.now() - started) / 1000,
     viewer: { id: p.viewerId, name: vName, token: p.tokens.viewer },
     admin: { id: p.adminId, name: "admin", token: p.tokens.admin },
-    org: p.orgs[0].name,
+    org: p.orgs[0]!.name,
     teamId: p.named.teamId,
     privateRepo: p.named.privateRepo,
     publicRepo: p.named.publicRepo,

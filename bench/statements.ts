@@ -95,7 +95,7 @@ for (const [name, run, want] of routes.filter(([name]) => only.test(name))) {
     const d = process.cpuUsage(t0);
     rounds.push((d.user + d.system) / N);
   }
-  console.log(`| ${name} | ${median(rounds).toFixed(0)} |`);
+  console.log(`| ${name} | ${median(rounds)!.toFixed(0)} |`);
 }
 sqlite.close();
 rmSync(dir, { recursive: true, force: true });

@@ -78,7 +78,7 @@ async function main(argv: string[]) {
       }
       const isAdmin = boolFlag(values.admin, "admin") ?? false;
       // As Gitea: the first user does not have to change the password; others do unless told otherwise.
-      const [{ n }] = await db.select({ n: count() }).from(user).where(eq(user.type, 0));
+      const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(user).where(eq(user.type, 0)); // COUNT(*) answers one row
       const mustChange = boolFlag(values["must-change-password"], "must-change-password") ?? n > 0;
       const lower = values.username.toLowerCase();
       const passwd = await hashPassword(values.password, settings.security.passwordHashIterations);

@@ -64,8 +64,9 @@ export function parseEventLog(log: Uint8Array): TcgEvent[] {
 
 /** The log MAA wants: PCR 0-7 events with SHA-256 digests only (an empty log gives the header only). */
 export function stripEventLog(log: Uint8Array): Uint8Array {
-  const out: Buffer[] = [Buffer.from(SPEC_ID_SHA256)];
-  if (log.length === 0) return new Uint8Array(out[0]);
+  const header = Buffer.from(SPEC_ID_SHA256);
+  const out: Buffer[] = [header];
+  if (log.length === 0) return new Uint8Array(header);
   for (const ev of parseEventLog(log)) {
     const d = ev.digests.get(0x0b);
     if (ev.pcr > 7 || !d || d.length === 0) continue;

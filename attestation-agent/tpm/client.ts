@@ -147,7 +147,7 @@ export class TpmClient {
       const got = out.selection.find((s) => s.alg === alg)?.pcrs ?? [];
       if (got.length === 0) throw new TpmError("PCR_Read", 0x1c4 /* TPM_RC_VALUE, bank empty */);
       got.forEach((p, i) => {
-        values.set(p, out.digests[i]);
+        values.set(p, out.digests[i]!); // !: parsePcrRead checked one digest per selected PCR
       });
       todo = todo.filter((p) => !values.has(p));
     }

@@ -246,7 +246,8 @@ export function pcrSelection(banks: { alg: number; pcrs: number[] }[]): Uint8Arr
   const w = new Writer().u32(banks.length);
   for (const b of banks) {
     const bitmap = new Uint8Array(3);
-    for (const p of b.pcrs) bitmap[p >> 3] |= 1 << (p & 7);
+    // A PCR beyond 23 has no bit in the 3-byte map: the write to a missing index is dropped, as before.
+    for (const p of b.pcrs) bitmap[p >> 3] = (bitmap[p >> 3] ?? 0) | (1 << (p & 7));
     w.u16(b.alg).u8(3).raw(bitmap);
   }
   return w.bytes();
@@ -266,7 +267,7 @@ export function readPcrSelection(r: Reader): PcrBankSelection[] {
     const n = r.u8();
     const bm = r.raw(n);
     const pcrs: number[] = [];
-    for (let j = 0; j < n * 8; j++) if (bm[j >> 3] & (1 << (j & 7))) pcrs.push(j);
+    for (let j = 0; j < n * 8; j++) if (bm[j >> 3]! & (1 << (j & 7))) pcrs.push(j); // !: raw(n) returned n bytes
     out.push({ alg, pcrs });
   }
   return out;
@@ -286,7 +287,7 @@ export function createPrimaryCommand(hierarchy: number, template: Uint8Array): U
 
 export function parseCreatePrimary(res: Response): { handle: number; publicArea: Uint8Array } {
   const { handles, r } = paramsReader(res, 1);
-  return { handle: handles[0], publicArea: r.tpm2b() };
+  return { handle: handles[0]!, publicArea: r.tpm2b() }; // !: paramsReader read 1 handle
 }
 
 export function readPublicCommand(handle: number): Uint8Array {
@@ -352,6 +353,9 @@ export function parsePcrRead(res: Response): { updateCounter: number; selection:
   const updateCounter = r.u32();
   const selection = readPcrSelection(r);
   const n = r.u32();
+  // One digest per selected PCR (Part 3, PCR_Read): a count that disagrees is malformed, not a PCR set with holes.
+  const selected = selection.reduce((sum, s) => sum + s.pcrs.length, 0);
+  if (n !== selected) throw new TpmParseError(`PCR_Read returned ${n} digests for ${selected} selected PCRs`);
   const digests: Uint8Array[] = [];
   for (let i = 0; i < n; i++) digests.push(r.tpm2b().slice());
   return { updateCounter, selection, digests };
@@ -528,7 +532,7 @@ export function startAuthSessionCommand(type: number): Uint8Array {
 }
 
 export function parseStartAuthSession(res: Response): number {
-  return paramsReader(res, 1).handles[0];
+  return paramsReader(res, 1).handles[0]!; // !: paramsReader read 1 handle
 }
 
 export function policyPcrCommand(session: number, pcrDigest: Uint8Array, sel: PcrBankSelection[]): Uint8Array {

@@ -54,9 +54,9 @@ export function parseSnpReport(raw: Uint8Array): Report {
     if (b.subarray(lo, hi).some((x) => x !== 0)) throw new SnpFormatError(`SNP report reserved bytes 0x${lo.toString(16).toUpperCase()}..0x${(hi - 1).toString(16).toUpperCase()} are not zero`);
   let cpuid1eaxFms = 0;
   if (version >= 3) {
-    const family = b[0x188];
-    const model = b[0x189];
-    const stepping = b[0x18a] & 0xf;
+    const family = b.readUInt8(0x188);
+    const model = b.readUInt8(0x189);
+    const stepping = b.readUInt8(0x18a) & 0xf;
     const extFamily = family > 0xf ? family - 0xf : 0;
     cpuid1eaxFms = ((extFamily & 0xff) << 20) | ((model >> 4) << 16) | (Math.min(family, 0xf) << 8) | ((model & 0xf) << 4) | stepping;
   }

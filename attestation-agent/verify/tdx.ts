@@ -129,12 +129,14 @@ export function verifyTdxQuote(quote: Uint8Array, trust: TdxTrust = {}): TdxQuot
   const ak = p256Key(q.attestationKey);
   if (!cryptoVerify("sha256", q.signedBytes, { key: ak, dsaEncoding: "ieee-p1363" }, q.signature)) throw new VerifyError("signature", "quote signature does not verify under its attestation key");
   const chain = splitPem(q.pckChainPem);
-  if (chain.length < 2) throw new VerifyError("chain", `PCK chain has ${chain.length} certificate(s)`);
-  const root = trust.trustedRoot ? x509(trust.trustedRoot, "trusted root") : chain[chain.length - 1];
-  if (!chain[chain.length - 1].raw.equals(root.raw)) throw new VerifyError("chain", "PCK chain does not end at the trusted root");
+  const leaf = chain[0];
+  const last = chain[chain.length - 1];
+  if (chain.length < 2 || !leaf || !last) throw new VerifyError("chain", `PCK chain has ${chain.length} certificate(s)`);
+  const root = trust.trustedRoot ? x509(trust.trustedRoot, "trusted root") : last;
+  if (!last.raw.equals(root.raw)) throw new VerifyError("chain", "PCK chain does not end at the trusted root");
   if (!root.verify(root.publicKey)) throw new VerifyError("chain", "root is not self-signed");
-  for (let i = 0; i < chain.length - 1; i++) if (!chain[i].verify(chain[i + 1].publicKey)) throw new VerifyError("chain", `PCK chain link ${i} does not verify`);
-  if (!cryptoVerify("sha256", q.qeReport, { key: chain[0].publicKey, dsaEncoding: "ieee-p1363" }, q.qeReportSignature)) throw new VerifyError("qe-report", "QE report signature does not verify under the PCK");
+  for (let i = 0; i < chain.length - 1; i++) if (!chain[i]!.verify(chain[i + 1]!.publicKey)) throw new VerifyError("chain", `PCK chain link ${i} does not verify`); // !: i + 1 < chain.length
+  if (!cryptoVerify("sha256", q.qeReport, { key: leaf.publicKey, dsaEncoding: "ieee-p1363" }, q.qeReportSignature)) throw new VerifyError("qe-report", "QE report signature does not verify under the PCK");
   const binding = createHash("sha256").update(q.attestationKey).update(q.qeAuthData).digest();
   if (!Buffer.from(q.qeReport.subarray(320, 352)).equals(binding) || !Buffer.from(q.qeReport.subarray(352, 384)).equals(Buffer.alloc(32)))
     throw new VerifyError("qe-report", "QE report does not bind the attestation key");

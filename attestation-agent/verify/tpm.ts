@@ -50,9 +50,9 @@ export function verifyQuote(ak: KeyObject, q: { quote: Uint8Array; rawSig: Uint8
   if (!cryptoVerify(sigHash.name, q.quote, ak, sig.rsa)) throw new VerifyError("signature", `${bank.name} quote signature does not verify under the AK`);
   if (Buffer.compare(Buffer.from(info.extraData), Buffer.from(nonce)) !== 0)
     throw new VerifyError("nonce", `${bank.name} quote extraData ${Buffer.from(info.extraData).toString("hex")} != nonce ${Buffer.from(nonce).toString("hex")}`);
-  if (info.selection.length !== 1 || info.selection[0].alg !== q.hash)
-    throw new VerifyError("selection", `${bank.name} quote does not select exactly its own bank`);
-  const sel = info.selection[0].pcrs;
+  const own = info.selection[0];
+  if (info.selection.length !== 1 || own?.alg !== q.hash) throw new VerifyError("selection", `${bank.name} quote does not select exactly its own bank`);
+  const sel = own.pcrs;
   if (sel.length !== PCR_COUNT || sel.some((p, i) => p !== i)) throw new VerifyError("selection", `${bank.name} quote selects PCRs ${sel.join(",")}, not 0-23`);
   const h = createHash(sigHash.name);
   for (const p of sel) {

@@ -49,5 +49,5 @@ server.on("stream", (stream) => {
     });
   });
 });
-await unlink(socket).catch(() => {});
+await unlink(socket!).catch(() => {});
 server.listen(socket, () => console.error("ready"));

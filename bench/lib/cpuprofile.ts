@@ -37,7 +37,7 @@ export function groupOf(f: CallFrame): string | null {
   const nm = url.lastIndexOf("/node_modules/");
   if (nm >= 0) {
     const rest = url.slice(nm + "/node_modules/".length).split("/");
-    const pkg = rest[0].startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0];
+    const pkg = rest[0]!.startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]!;
     // @libsql/core and @libsql/hrana-client are parts of @libsql/client.
     return pkg === "@libsql/core" || pkg === "@libsql/hrana-client" ? "@libsql/client" : pkg === "libsql" ? "libsql (native binding)" : pkg;
   }
@@ -91,7 +91,7 @@ export function summarize(p: CpuProfile, opts: { topFunctions?: number; treeMinP
       // V8 names native functions unreliably (every addon function may carry the same name): say whose native part it is.
       if (up !== undefined) {
         const [callerName, callerWhere] = (frameKey.get(up) ?? "?\t").split("\t");
-        key = `${callerName.replace(/ \(native part\)$/, "")} (native part)\t${callerWhere}`;
+        key = `${callerName!.replace(/ \(native part\)$/, "")} (native part)\t${callerWhere}`;
       }
     }
     effective.set(id, g);
@@ -175,7 +175,7 @@ export function summarize(p: CpuProfile, opts: { topFunctions?: number; treeMinP
     functions: sorted(fn)
       .slice(0, opts.topFunctions ?? 25)
       .map(([k, v]) => {
-        const [group, name, where] = k.split("\t");
+        const [group = "", name = "", where = ""] = k.split("\t");
         return { group, name, where, pct: v };
       }),
     tree,

@@ -135,8 +135,8 @@ export async function startProxyProcess(target: string, delayMs: number) {
 /** CPU busy fraction of the whole machine over `ms` (from /proc/stat). */
 async function cpuBusy(ms: number): Promise<number> {
   const read = () => {
-    const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
-    const idle = f[3] + (f[4] ?? 0);
+    const f = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = f[3]! + (f[4] ?? 0);
     return { idle, total: f.reduce((a, b) => a + b, 0) };
   };
   const a = read();
@@ -168,14 +168,14 @@ export async function waitForQuiet(threshold = 0.25, maxWaitS = Number(process.e
     await new Promise((r) => setTimeout(r, 4000));
     busy = await cpuBusy(1000);
   }
-  return { load1: os.loadavg()[0], busy, waited: Math.max(0, (performance.now() - start) / 1000 - 1), gaveUp: busy > threshold };
+  return { load1: os.loadavg()[0]!, busy, waited: Math.max(0, (performance.now() - start) / 1000 - 1), gaveUp: busy > threshold };
 }
 
 export const median = (xs: number[]) => {
   const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
   if (!s.length) return NaN;
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2; // !: 0 < m < s.length
 };
 
 export const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : "–");
@@ -208,7 +208,7 @@ export async function writeSection(title: string, body: string): Promise<void> {
   let updated: string;
   if (!m) updated = `${old.trimEnd()}\n\n${section}`;
   else {
-    const start = m.index + m[1].length;
+    const start = m.index + m[1]!.length;
     const next = old.indexOf("\n## ", start + heading.length);
     updated = `${old.slice(0, start)}${section}${next < 0 ? "" : `\n${old.slice(next + 1)}`}`;
   }

@@ -61,7 +61,7 @@ export function uniqueViolation(err: unknown): string | null {
   for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
     const msg = String((e as { message?: unknown }).message ?? "");
     const m = /UNIQUE constraint failed: ([\w.,\s]+)/.exec(msg);
-    if (m) return m[1].trim();
+    if (m) return m[1]!.trim(); // !: the group always participates
   }
   return null;
 }
@@ -72,7 +72,7 @@ export function clientDriver(client: Client): Driver {
   const rowsOf = (r: ResultSet) => r.rows as unknown as Row[];
   return {
     async batch(items, mode) {
-      if (items.length === 1 && mode === "read") return [rowsOf(await client.execute(stmt(items[0])))];
+      if (items.length === 1 && mode === "read") return [rowsOf(await client.execute(stmt(items[0]!)))]; // !: length 1
       return (await client.batch(items.map(stmt), mode as TransactionMode)).map(rowsOf);
     },
     close: () => client.close(),
@@ -122,7 +122,7 @@ export function driverAsClient(driver: Driver): Client {
   const client = {
     async execute(s: InStatement) {
       const [rows] = await driver.batch([item(s)], READ_ONLY.test(typeof s === "string" ? s : s.sql) ? "read" : "write");
-      return result(rows);
+      return result(rows!); // !: a batch answers one result per item
     },
     async batch(stmts: InStatement[], mode?: TransactionMode) {
       const items = stmts.map(item);

@@ -123,7 +123,7 @@ export function hranaDriver(url: string, authToken?: string): Driver {
   return {
     async batch(items, mode) {
       const single = items.length === 1 && mode === "read";
-      const request = single ? `{"type":"execute","stmt":${stmtOf(items[0])}}` : `{"type":"batch","batch":{"steps":[${stepsOf(items, mode)}]}}`;
+      const request = single ? `{"type":"execute","stmt":${stmtOf(items[0]!)}}` : `{"type":"batch","batch":{"steps":[${stepsOf(items, mode)}]}}`; // items[0]!: single means one item
       let stream = take();
       const keep = stream !== null || streams.open < MAX_OPEN_STREAMS;
       if (stream === null && keep) streams.open += 1;

@@ -102,7 +102,7 @@ export function nativeDriver(db: Database.Database): Driver {
     if (queue.length) schedule();
     if (group.length === 0) return;
     if (group.length === 1) {
-      const [one] = group;
+      const one = group[0]!; // !: length 1
       try {
         one.resolve(transaction("write", () => one.items.map(run)));
       } catch (err) {
@@ -132,7 +132,7 @@ export function nativeDriver(db: Database.Database): Driver {
       return;
     }
     group.forEach((g, i) => {
-      const o = outcomes[i];
+      const o = outcomes[i]!; // !: one outcome per group member
       if (o.ok) g.resolve(o.rows);
       else g.reject(o.err);
     });
@@ -154,7 +154,7 @@ export function nativeDriver(db: Database.Database): Driver {
         });
       }
       try {
-        if (items.length === 1) return Promise.resolve([run(items[0])]);
+        if (items.length === 1) return Promise.resolve([run(items[0]!)]); // !: length 1
         return Promise.resolve(transaction("read", () => items.map(run)));
       } catch (err) {
         return Promise.reject(err);

@@ -65,7 +65,7 @@ class ConfiguredPool extends ConnectionPool {
 
 /** The file path of a `file:` URL, as @libsql/client reads it (`file:rel`, `file:/abs`, `file:///abs`). */
 export function filePath(url: string): string {
-  const rest = url.slice("file:".length).split("?")[0];
+  const rest = url.slice("file:".length).split("?")[0]!; // !: split returns at least one part
   const path = rest.startsWith("//") ? rest.replace(/^\/\/(localhost)?(?=\/)/i, "") : rest;
   if (path.startsWith("//")) throw new Error(`DATABASE_URL: a file: URL names no host, got "${url}"`);
   return decodeURIComponent(path);

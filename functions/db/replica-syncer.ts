@@ -21,7 +21,7 @@ export type SyncerReply = { type: "ready" } | { type: "failed"; message: string 
 const port = parentPort!;
 const { path, syncUrl, authToken } = workerData as SyncerData;
 const post = (reply: SyncerReply) => port.postMessage(reply);
-const message = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0];
+const message = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0]!; // !: split returns at least one part
 
 let client: Client;
 try {

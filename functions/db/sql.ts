@@ -38,6 +38,19 @@ export interface Bound<T> {
 /** The typed rows of a bound statement from the rows its batch returned. */
 export const rowsOf = <T>(b: Bound<T>, rows: Row[]): T[] => rows.map((row) => b.map(row));
 
+/**
+ * The row a statement returns by construction — a write batch's read-back of the row it just
+ * inserted in the same transaction, a row of the same read snapshot the route already found.
+ * Its absence is a broken invariant, not an answer: a plain Error naming the statement (a 500).
+ * Rows a client can make absent (a name it gave, a row another request deleted) are checked
+ * where they are read and answered with Gitea's status instead.
+ */
+export function only<T>(rows: readonly T[], what: string): T {
+  const row = rows[0];
+  if (row === undefined) throw new Error(`${what}: the statement returned no row`);
+  return row;
+}
+
 /** A statement definition: `bind(values)` makes a Bound<T>. */
 export interface Statement<T, V extends Record<string, unknown>> {
   readonly compiled: Compiled;
@@ -210,7 +223,7 @@ export function columnsOf<TT extends SQLiteTable>(table: TT, alias: string, omit
       const out: Record<string, unknown> = {};
       for (let i = 0; i < keys.length; i++) {
         const v = row[offset + i];
-        out[keys[i]] = v === null || v === undefined ? v : booleans[i] ? v === 1 || v === 1n || v === true : typeof v === "bigint" ? Number(v) : v;
+        out[keys[i]!] = v === null || v === undefined ? v : booleans[i] ? v === 1 || v === 1n || v === true : typeof v === "bigint" ? Number(v) : v; // !: i < keys.length
       }
       for (const [k, v] of defaults) out[k] = v;
       return out as InferSelectModel<TT>;

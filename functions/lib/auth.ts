@@ -269,11 +269,11 @@ export async function resolveCaller(
       if (!ok || !row) throw unauthorized();
       viaToken = false;
     }
-    const u = row.user;
+    const { user: u, scope: rowScope } = row!; // !: viaToken means a row; without one the password branch above threw
     if (!u.isActive) throw bareForbidden("This account is prohibited from signing in, please contact your site administrator.");
     if (u.prohibitLogin) throw bareForbidden("This account is prohibited from signing in, please contact your site administrator.");
     if (u.mustChangePassword) throw bareForbidden(changePasswordMessage(ctx.rootUrl));
-    const scope = viaToken ? (row.scope ?? "") : "";
+    const scope = viaToken ? (rowScope ?? "") : "";
     caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken, publicOnly: viaToken && isPublicOnly(scope), scope, limited: limitsOf(viaToken, scope) };
   }
   if (!caller && settings.service.requireSignInView) throw bareForbidden("Only signed in user is allowed to call APIs.");

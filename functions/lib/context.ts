@@ -70,7 +70,7 @@ async function runBatch(driver: Driver, items: readonly Bound<unknown>[], mode: 
     items.map((b) => ({ text: b.stmt.text, args: b.args})),
     mode,
   );
-  return rows.map((rs, i) => rowsOf(items[i], rs));
+  return rows.map((rs, i) => rowsOf(items[i]!, rs)); // !: a batch answers one result per item
 }
 
 /**
@@ -86,7 +86,7 @@ export async function read<R extends NamedReads>(ctx: Ctx, reads: R): Promise<{ 
     items.push((ctx.creds.password !== null ? callerByPassword : callerByToken).bind(ctx.vv));
     if (ctx.creds.sudo) items.push(sudoTarget.bind({ name: ctx.creds.sudo.toLowerCase() }));
   }
-  for (const n of names) items.push(reads[n]);
+  for (const n of names) items.push(reads[n]!); // !: n is one of reads' own keys
   const rows = items.length ? await runBatch(ctx.driver, items, "read") : [];
   const head = signed ? (ctx.creds.sudo ? 2 : 1) : 0;
   const caller = await resolveCaller(ctx, (signed ? rows[0] : []) as CallerRow[], (signed && ctx.creds.sudo ? rows[1] : []) as UserRow[]);
@@ -103,7 +103,7 @@ export async function read<R extends NamedReads>(ctx: Ctx, reads: R): Promise<{ 
  */
 export async function write<R extends NamedReads>(ctx: Ctx, commands: readonly Bound<unknown>[], reads: R = {} as R): Promise<ReadResults<R>> {
   const names = Object.keys(reads);
-  const rows = await runBatch(ctx.driver, [...commands, ...names.map((n) => reads[n])], "write");
+  const rows = await runBatch(ctx.driver, [...commands, ...names.map((n) => reads[n]!)], "write"); // !: n is one of reads' own keys
   const out: Record<string, unknown> = {};
   names.forEach((n, i) => {
     out[n] = rows[commands.length + i];

@@ -24,7 +24,7 @@ async function pbkdf2(password: string, salt: Uint8Array, iterations: number): P
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a[i] ^ b[i];
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!; // !: i < a.length === b.length
   return diff === 0;
 }
 
@@ -47,6 +47,8 @@ export async function verifyPassword(password: string, stored: string | null | u
   const seen = usable ? verifiedKey(password, stored) : null;
   if (seen !== null && recentlyVerified(seen)) return true;
   const [, iter, salt, hash] = (usable ? stored : DUMMY_HASH).split("$");
+  // A stored hash missing its salt or its hash verifies nothing (not a TypeError: a 500 on sign-in).
+  if (salt === undefined || hash === undefined) return false;
   const iterations = Number(iter);
   if (!Number.isSafeInteger(iterations) || iterations < 1 || iterations > 1_000_000) return false;
   const derived = await pbkdf2(password, unhex(salt), iterations);

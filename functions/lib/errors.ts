@@ -81,7 +81,7 @@ export const goFieldName = (key: string) =>
   key
     .split(/[_-]/)
     .filter(Boolean)
-    .map((p) => p[0].toUpperCase() + p.slice(1))
+    .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
     .join("");
 
 interface Issue {

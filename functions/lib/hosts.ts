@@ -7,15 +7,18 @@
  */
 
 type Kind = "loopback" | "private" | "external" | "blocked";
+/** An IPv4 address's 4 octets; an IPv6 address's 8 groups. */
+type V4 = [number, number, number, number];
+type V6 = [number, number, number, number, number, number, number, number];
 
-const v4 = (s: string): number[] | null => {
+const v4 = (s: string): V4 | null => {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
   if (!m) return null;
-  const p = m.slice(1).map(Number);
+  const p: V4 = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])];
   return p.every((x) => x <= 255) ? p : null;
 };
 
-function classifyV4([a, b]: number[]): Kind {
+function classifyV4([a, b]: V4): Kind {
   if (a === 127) return "loopback";
   if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return "private";
   // link-local (incl. cloud metadata 169.254.169.254), CGNAT, "this network", benchmarking, multicast, reserved
@@ -25,25 +28,28 @@ function classifyV4([a, b]: number[]): Kind {
 }
 
 /** Expands an IPv6 literal to 8 16-bit groups, or null. */
-function v6Groups(s: string): number[] | null {
+function v6Groups(s: string): V6 | null {
   let str = s;
-  const tail = /(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.exec(str);
-  if (tail) {
-    const p = v4(tail[1]);
+  const tail = /(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.exec(str)?.[1];
+  if (tail !== undefined) {
+    const p = v4(tail);
     if (!p) return null;
-    str = str.slice(0, -tail[1].length) + `${((p[0] << 8) | p[1]).toString(16)}:${((p[2] << 8) | p[3]).toString(16)}`;
+    str = str.slice(0, -tail.length) + `${((p[0] << 8) | p[1]).toString(16)}:${((p[2] << 8) | p[3]).toString(16)}`;
   }
   const halves = str.split("::");
   if (halves.length > 2) return null;
   const parse = (h: string) => (h ? h.split(":").map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)) : []);
-  const head = parse(halves[0]);
-  const rest = halves.length === 2 ? parse(halves[1]) : [];
-  const fill = halves.length === 2 ? 8 - head.length - rest.length : 0;
+  const [left = "", right] = halves; // split returns at least one part; `right` only after a "::"
+  const head = parse(left);
+  const rest = right === undefined ? [] : parse(right);
+  const fill = right === undefined ? 0 : 8 - head.length - rest.length;
   const groups = [...head, ...Array(Math.max(fill, 0)).fill(0), ...rest];
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g)) ? groups : null;
+  return isV6(groups) ? groups : null;
 }
 
-function classifyV6(g: number[]): Kind {
+const isV6 = (g: number[]): g is V6 => g.length === 8 && g.every((x) => Number.isInteger(x));
+
+function classifyV6(g: V6): Kind {
   const embedded = (hi: number, lo: number) => classifyV4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
   if (g.every((x, i) => (i < 7 ? x === 0 : x === 1))) return "loopback";
   if (g.every((x) => x === 0)) return "blocked";
@@ -62,7 +68,7 @@ export function hostKind(hostname: string): Kind {
   const p4 = v4(h);
   if (p4) return classifyV4(p4);
   if (h.includes(":")) {
-    const g = v6Groups(h.split("%")[0]);
+    const g = v6Groups(h.replace(/%[\s\S]*$/, "")); // without the zone
     return g ? classifyV6(g) : "blocked";
   }
   if (h === "localhost" || h.endsWith(".localhost")) return "loopback";
@@ -70,7 +76,7 @@ export function hostKind(hostname: string): Kind {
   return "external";
 }
 
-const ipToNumber = (p: number[]) => ((p[0] << 24) >>> 0) + (p[1] << 16) + (p[2] << 8) + p[3];
+const ipToNumber = (p: V4) => ((p[0] << 24) >>> 0) + (p[1] << 16) + (p[2] << 8) + p[3];
 
 /** Whether `hostname` matches one entry of an ALLOWED_HOST_LIST. */
 function matches(entry: string, hostname: string, kind: Kind): boolean {
@@ -80,7 +86,7 @@ function matches(entry: string, hostname: string, kind: Kind): boolean {
   if (e === "external" || e === "private" || e === "loopback") return kind === e;
   const cidr = /^(\d{1,3}(?:\.\d{1,3}){3})\/(\d{1,2})$/.exec(e);
   if (cidr) {
-    const net = v4(cidr[1]);
+    const net = v4(cidr[1]!); // !: both groups always participate
     const ip = v4(hostname);
     if (!net || !ip) return false;
     const bits = Number(cidr[2]);

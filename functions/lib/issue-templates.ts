@@ -123,7 +123,7 @@ export function ellipsisDisplayString(str: string, limit: number): string {
   let posByte = 0;
   let invalid = false;
   for (let i = 0, b = 0; i < runes.length; i++) {
-    const cp = runes[i].codePointAt(0)!;
+    const cp = runes[i]!.codePointAt(0)!; // !: i < runes.length, and a rune has a code point
     invalid ||= cp === 0xfffd || (cp >= 0xd800 && cp <= 0xdfff);
     pos = i;
     posByte = b;
@@ -419,7 +419,7 @@ function parseFirstDocument(src: string): { doc: Document.Parsed | null; lines: 
   const err = doc?.errors[0];
   if (err) {
     const line = err.linePos?.[0]?.line ?? lines.linePos(err.pos[0]).line;
-    const problem = err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "");
+    const problem = err.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, ""); // !: split returns at least one part
     return { doc: null, lines, error: `yaml: line ${line}: ${problem}` };
   }
   return { doc, lines, error: null };
@@ -446,7 +446,7 @@ function compareBytes(a: string, b: string): number {
   const x = encoder.encode(a);
   const y = encoder.encode(b);
   const n = Math.min(x.length, y.length);
-  for (let i = 0; i < n; i++) if (x[i] !== y[i]) return x[i] - y[i];
+  for (let i = 0; i < n; i++) if (x[i] !== y[i]) return x[i]! - y[i]!; // !: i < n, the shorter length
   return x.length - y.length;
 }
 
@@ -581,13 +581,13 @@ const UNICODE_SPACE = /^[\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f
 function isYamlSeparator(line: string): boolean {
   const b = encoder.encode(line);
   const runeAt = (i: number): [string, number] => {
-    const lead = b[i];
+    const lead = b[i]!; // !: called with i < b.length
     const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
     return [decoder.decode(b.slice(i, i + size)), size];
   };
   let idx = 0;
   for (; idx < b.length; idx++) {
-    if (b[idx] >= 0x80) {
+    if (b[idx]! >= 0x80) { // !: idx < b.length
       const [r, sz] = runeAt(idx);
       if (!UNICODE_SPACE.test(r)) return false;
       idx += sz;
@@ -599,7 +599,7 @@ function isYamlSeparator(line: string): boolean {
   for (; idx < b.length && b[idx] === 0x2d; idx++) dashes++;
   if (dashes < 3) return false;
   for (; idx < b.length; idx++) {
-    if (b[idx] >= 0x80) {
+    if (b[idx]! >= 0x80) { // !: idx < b.length
       const [r, sz] = runeAt(idx);
       if (!UNICODE_SPACE.test(r)) return false;
       idx += sz;
@@ -889,10 +889,10 @@ const HEX = /^[0-9a-fA-F]$/;
 /** net/url unescape's error cases for a host or path component. */
 function badEscapes(s: string, host: boolean): boolean {
   for (let i = 0; i < s.length; i++) {
-    const c = s[i];
+    const c = s.charAt(i);
     if (c === "%") {
-      if (i + 2 >= s.length || !HEX.test(s[i + 1]) || !HEX.test(s[i + 2])) return true;
-      if (host && parseInt(s[i + 1], 16) < 8 && s.slice(i, i + 3) !== "%25") return true;
+      if (i + 2 >= s.length || !HEX.test(s.charAt(i + 1)) || !HEX.test(s.charAt(i + 2))) return true;
+      if (host && parseInt(s.charAt(i + 1), 16) < 8 && s.slice(i, i + 3) !== "%25") return true;
       i += 2;
       continue;
     }
@@ -912,7 +912,7 @@ export function isRequestUri(raw: string): boolean {
   let scheme = "";
   let rest = raw;
   for (let i = 0; i < raw.length; i++) {
-    const c = raw[i];
+    const c = raw.charAt(i);
     if (/[A-Za-z]/.test(c)) continue;
     if (/[0-9+\-.]/.test(c)) {
       if (i === 0) break;

@@ -25,6 +25,11 @@ export const UNIT_KEY: Record<number, string> = {
   9: "repo.packages",
   10: "repo.actions",
 };
+/** Whether DISABLED_REPO_UNITS names unit `type` (a type without a key, unknown here, is never disabled by name). */
+export function unitDisabled(disabled: readonly string[], type: number): boolean {
+  const key = UNIT_KEY[type];
+  return key !== undefined && disabled.includes(key);
+}
 export const unitTypeOfKey = (key: string) => Number(Object.entries(UNIT_KEY).find(([, k]) => k === key.toLowerCase())?.[0] ?? 0);
 /** External units can never be written through the repository (max read). */
 const READ_ONLY_UNITS = new Set<number>([UNIT.extWiki, UNIT.extIssues]);
@@ -66,7 +71,7 @@ export const NO_ACCESS: Permission = { mode: 0, units: new Map() };
 export function parseUnits(json: string, disabled: readonly string[]): RepoUnit[] {
   const rows = JSON.parse(json || "[]") as { type: number; config: string | Record<string, unknown> }[];
   return rows
-    .filter((u) => u && u.type && !disabled.includes(UNIT_KEY[u.type]))
+    .filter((u) => u && u.type && !unitDisabled(disabled, u.type))
     .map((u) => ({ type: u.type, config: typeof u.config === "string" ? (JSON.parse(u.config || "{}") as Record<string, unknown>) : (u.config ?? {}) }));
 }
 

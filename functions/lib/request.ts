@@ -63,7 +63,7 @@ export function normalizeRequest(): MiddlewareHandler {
       c.req.raw = new Request(url, c.req.raw);
     }
 
-    const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim();
+    const type = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim(); // !: split returns at least one part
     if (readsBody && JSON_TYPE.test(type)) {
       const text = await c.req.text();
       if (text.trim() === "") {

@@ -105,7 +105,7 @@ export function parseGoDuration(raw: string): number | null {
     re.lastIndex = pos;
     const m = re.exec(s);
     if (!m) return null;
-    total += Number(m[1]) * units[m[2]];
+    total += Number(m[1]) * units[m[2]!]!; // !: both groups always participate, and every unit the pattern admits is a key
     pos = re.lastIndex;
   }
   return total;

@@ -115,7 +115,7 @@ function convertOperation(op: Json, consumes: Set<string>, produces: Set<string>
     const types = Object.keys(content);
     for (const t of types) consumes.add(t);
     out.consumes = types;
-    const schema = content["application/json"]?.schema ?? content[types[0]]?.schema ?? { type: "object" };
+    const schema = content["application/json"]?.schema ?? (types[0] === undefined ? undefined : content[types[0]]?.schema) ?? { type: "object" };
     params.push({ name: "body", in: "body", required: !!body.required, schema: convertSchema(schema), ...(body.description ? { description: body.description } : {}) });
   }
   if (params.length) out.parameters = params;
@@ -129,7 +129,7 @@ function convertOperation(op: Json, consumes: Set<string>, produces: Set<string>
       produces.add(t);
       opProduces.add(t);
     });
-    const schema = content["application/json"]?.schema ?? content[types[0]]?.schema;
+    const schema = content["application/json"]?.schema ?? (types[0] === undefined ? undefined : content[types[0]]?.schema);
     if (schema) res.schema = convertSchema(schema);
     if (r.headers) {
       res.headers = Object.fromEntries(

@@ -12,6 +12,7 @@ import {
   setCollaborator,
 } from "../db/queries/collaborators.ts";
 import { repoPath } from "../db/queries/repos.ts";
+import { only } from "../db/sql.ts";
 import { toUser } from "../convert/user.ts";
 import { write, type Ctx } from "../lib/context.ts";
 import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
@@ -31,7 +32,7 @@ export async function listCollaborators(ctx: Ctx, owner: string, name: string, p
   const v = { ...ctx.vv, ...repoPath(owner, name) };
   const a = await assignRepo(ctx, owner, name, { users: collaboratorsOfRepo.bind({ ...v, limit: page.limit, offset: page.offset }), total: collaboratorCountOfRepo.bind(v) });
   const viewer = viewerOf(a.caller);
-  return { total: a.named.total[0], users: a.named.users.map((u) => toUser(u, viewer, site(ctx))) };
+  return { total: a.named.total[0] ?? 0, users: a.named.users.map((u) => toUser(u, viewer, site(ctx))) };
 }
 
 /** The values of a statement about user {collaborator} of the repository in the path. */
@@ -80,12 +81,13 @@ export async function collaboratorPermission(ctx: Ctx, owner: string, name: stri
   }
   const u = a.named.user[0];
   if (!u) throw notFound();
-  const facts = a.named.facts[0];
+  // The repository assignRepo found, read in the same snapshot.
+  const facts = only(a.named.facts, "factsForLogin");
   const units = parseUnits(facts.units, ctx.settings.repository.disabledRepoUnits);
   const subject: PermissionSubject = { id: u.id, row: u, isAdmin: u.isAdmin, limited: { repository: false } };
   const perm = u.isActive && !u.prohibitLogin ? repoPermission(subject, facts, units) : { mode: 0, units: new Map() };
   // A permission mode is 0–4, each with a name.
-  const mode = ACCESS_NAMES[perm.mode];
+  const mode = ACCESS_NAMES[perm.mode]!; // !: repoPermission's modes are ACCESS values, 0–4
   return { permission: mode, role_name: mode, user: toUser(u, viewerOf(me), site(ctx)) };
 }
 

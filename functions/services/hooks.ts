@@ -6,7 +6,7 @@
 import type { WebhookRow } from "../db/schema.ts";
 import { orgByName, type OrgSeen } from "../db/queries/accounts.ts";
 import { deleteHook as deleteHookCmd, hookCountOfOrg, hookOfOrg, hooksOfOrg, insertHook, updateHook, type HookValues } from "../db/queries/hooks.ts";
-import { patchKeys, type Bound } from "../db/sql.ts";
+import { only, patchKeys, type Bound } from "../db/sql.ts";
 import { isoTime } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
 import { read, write, type Ctx } from "../lib/context.ts";
@@ -128,15 +128,20 @@ export async function createHook(ctx: Ctx, orgName: string, form: HookForm) {
   const type = (form.type ?? "").toLowerCase();
   if (!HOOK_TYPES.includes(type)) throw unprocessable(`Invalid hook type: ${form.type ?? ""}`);
   const cfg = form.config ?? {};
-  for (const k of ["url", "content_type"]) if (!cfg[k]) throw unprocessable(`Missing config option: ${k}`);
-  if (cfg.content_type !== "json" && cfg.content_type !== "form") throw unprocessable("Invalid content type");
-  checkTarget(ctx, cfg.url);
+  const { url, content_type: contentType } = cfg;
+  if (!url) throw unprocessable("Missing config option: url");
+  if (!contentType) throw unprocessable("Missing config option: content_type");
+  if (contentType !== "json" && contentType !== "form") throw unprocessable("Invalid content type");
+  checkTarget(ctx, url);
   const meta: Record<string, string> = {};
   if (type === "slack") {
     if (!cfg.channel) throw unprocessable("Missing config option: channel");
     if (!/^[#@]?[\w.-]+$/.test(cfg.channel.trim())) throw badRequest("Invalid slack channel name");
     meta.channel = cfg.channel.trim();
-    for (const k of ["username", "icon_url", "color"]) if (cfg[k]) meta[k] = cfg[k];
+    for (const k of ["username", "icon_url", "color"]) {
+      const v = cfg[k];
+      if (v) meta[k] = v;
+    }
   }
   if (form.branch_filter && !globOk(form.branch_filter)) throw unprocessable("[BranchFilter]: GlobPattern");
   const now = nowUnix();
@@ -145,8 +150,8 @@ export async function createHook(ctx: Ctx, orgName: string, form: HookForm) {
     repoId: 0,
     type,
     name: form.name ?? "",
-    url: cfg.url,
-    contentType: cfg.content_type,
+    url,
+    contentType,
     secretEnc: await seal(ctx, cfg.secret ?? ""),
     authHeaderEnc: await seal(ctx, form.authorization_header ?? ""),
     events: JSON.stringify(normEvents(form.events)),
@@ -157,7 +162,7 @@ export async function createHook(ctx: Ctx, orgName: string, form: HookForm) {
     updatedUnix: now,
   };
   const { hook } = await write(ctx, [], { hook: insertHook.bind(values) });
-  return toHook(hook[0]);
+  return toHook(only(hook, "insertHook"));
 }
 
 /** PATCH /orgs/{org}/hooks/{id} (orgEditHook): present fields replace; secrets stay write-only. */
@@ -195,7 +200,10 @@ export async function editHook(ctx: Ctx, orgName: string, id: number, form: Hook
   if (form.active !== undefined) patch.isActive = form.active;
   if (form.name !== undefined) patch.name = form.name;
   const { updated } = await write(ctx, [], { updated: updateHook(patchKeys(patch)).bind({ ...patch, id: h.id }) });
-  return toHook(updated[0]);
+  // Another request may have deleted the hook since it was read: the update changed nothing.
+  const row = updated[0];
+  if (!row) throw notFound();
+  return toHook(row);
 }
 
 /** DELETE /orgs/{org}/hooks/{id} (orgDeleteHook): 404 when the hook does not exist (in this org). */

@@ -1,7 +1,7 @@
 /** Repository labels (Gitea routers/api/v1/repo/label.go) and the label templates. */
 import { deleteLabel as deleteLabelCmd, insertLabel, labelCountOfRepo, labelOfRepo, labelsOfRepo, LABEL_SORT, updateLabel, type LabelRow, type LabelSort, type LabelValues } from "../db/queries/labels.ts";
 import { repoPath } from "../db/queries/repos.ts";
-import { patchKeys } from "../db/sql.ts";
+import { only, patchKeys } from "../db/sql.ts";
 import { write, type Ctx } from "../lib/context.ts";
 import { notFound, unprocessable } from "../lib/errors.ts";
 import { reqRepoReader, reqRepoWriter } from "../lib/guards.ts";
@@ -79,7 +79,7 @@ export async function createLabel(ctx: Ctx, owner: string, name: string, form: R
   const now = nowUnix();
   const values: LabelValues = { repoId: a.facts.repo.id, name: form.name, color: c, description: form.description ?? "", exclusive: form.exclusive ?? false, archivedUnix: form.is_archived ? now : 0, createdUnix: now, updatedUnix: now };
   const { created } = await write(ctx, [], { created: insertLabel.bind(values) });
-  return toLabel(created[0], repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
+  return toLabel(only(created, "insertLabel"), repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
 }
 
 /** PATCH /repos/{owner}/{repo}/labels/{id} (issueEditLabel): present fields only; an absent is_archived un-archives. */
@@ -97,7 +97,10 @@ export async function editLabel(ctx: Ctx, owner: string, name: string, ref: stri
   // Spec: when is_archived is absent the label's archived flag is set to false.
   patch.archivedUnix = form.is_archived ? (l.archivedUnix || now) : 0;
   const { updated } = await write(ctx, [], { updated: updateLabel(patchKeys(patch)).bind({ ...patch, id: l.id, repo: a.facts.repo.id }) });
-  return toLabel(updated[0], repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
+  // Another request may have deleted the label since it was read: the update changed nothing.
+  const row = updated[0];
+  if (!row) throw notFound();
+  return toLabel(row, repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
 }
 
 /** DELETE /repos/{owner}/{repo}/labels/{id} (issueDeleteLabel): 204, also for ids that are not this repository's. */

@@ -19,7 +19,7 @@ import {
   unblockUser as unblockUserCmd,
 } from "../db/queries/orgs.ts";
 import type { UserRow } from "../db/schema.ts";
-import { patchKeys } from "../db/sql.ts";
+import { only, patchKeys } from "../db/sql.ts";
 import { toOrganization, toUser, visibilityCode } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
 import { read, write, type Ctx } from "../lib/context.ts";
@@ -72,7 +72,7 @@ export async function createOrg(ctx: Ctx, form: CreateOrgOption) {
       ],
       { row: CREATE_ORG.row.bind({ lowerName }) },
     );
-    return toOrganization(row[0], site(ctx));
+    return toOrganization(only(row, "createdOrg"), site(ctx));
   } catch (err) {
     if (uniqueViolation(err)?.includes("user.lower_name")) throw unprocessable(`user already exists [name: ${form.username}]`);
     throw err;
@@ -109,7 +109,10 @@ export async function editOrg(ctx: Ctx, name: string, form: EditOrgOption) {
     ],
     { row: userById.bind({ id }) },
   );
-  return toOrganization(row[0], site(ctx));
+  // Another request may have deleted the organization since it was read: the update changed nothing.
+  const updated = row[0];
+  if (!updated) throw notFound();
+  return toOrganization(updated, site(ctx));
 }
 
 /** DELETE /orgs/{org} (orgDelete): owners only; removes teams, memberships and blocks with it. */

@@ -14,7 +14,7 @@ import { forkVisibilityOfRepo } from "../db/queries/forks.ts";
 import { allLabelsOfRepo } from "../db/queries/labels.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
 import { CREATE, FACTS_JOINED as FACTS, factsOf, forksOfTargets, ownerForCreate, REPO_DELETE, REPO_EDIT, REPO_LISTS, type OwnerForCreate, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
-import { commandOnce, num, p, patchKeys, shaped, viewerQuery, VIEWER_COLUMNS as REPO_VIEWER, VIEWER_JOIN, type Bound } from "../db/sql.ts";
+import { commandOnce, num, only, p, patchKeys, shaped, viewerQuery, VIEWER_COLUMNS as REPO_VIEWER, VIEWER_JOIN, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import { reqRepoAdmin, reqRepoOwner, reqRepoReader } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
@@ -25,7 +25,7 @@ import {
   repoAccessibleSql,
   repoPermission,
   UNIT,
-  UNIT_KEY,
+  unitDisabled,
   type Permission, repoViewOf,
   type RepoFacts,
   type RepoUnit,
@@ -214,7 +214,7 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
   if (n.gitStatements) commands.push(...n.gitStatements(CREATE.newRepoId(key)).map((q) => commandOnce("repoCreateGit", q)));
   try {
     const { row } = await write(ctx, commands, { row: CREATE.row.bind(key) });
-    return row[0];
+    return only(row, "repoCreated");
   } catch (err) {
     const v = uniqueViolation(err);
     if (v?.includes("repository.fork_id") && n.fork) throw forkExists(n.owner, n.fork, `${n.owner.name}/${n.name}`);
@@ -233,7 +233,7 @@ export const forkPrivate = (base: { isPrivate: boolean }, baseOwner: { visibilit
 /** The creator's permission on a new repository: owner on every unit (new repositories have no external units). */
 const ownerPerm = (units: [number, Record<string, unknown>][]): Permission => ({ mode: ACCESS.owner, units: new Map(units.map(([t]) => [t, ACCESS.owner])) });
 
-const defaultUnits = (ctx: Ctx) => DEFAULT_UNITS.filter(([t]) => !ctx.settings.repository.disabledRepoUnits.includes(UNIT_KEY[t]));
+const defaultUnits = (ctx: Ctx) => DEFAULT_UNITS.filter(([t]) => !unitDisabled(ctx.settings.repository.disabledRepoUnits, t));
 
 /** The owner target for a create: the caller itself, or an org the caller may create in. */
 function orgCreateRight(facts: OwnerForCreate, caller: Caller) {
@@ -466,7 +466,7 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
   const repo = a.facts.repo;
   const parent = a.parent;
   const disabled = ctx.settings.repository.disabledRepoUnits;
-  const enabled = (t: number) => !disabled.includes(UNIT_KEY[t]);
+  const enabled = (t: number) => !unitDisabled(disabled, t);
   const patch: Partial<RepositoryRow> = {};
   const stmts: Bound<number>[] = [];
   const now = nowUnix();

@@ -33,7 +33,7 @@ import {
   type TeamSearch,
   type TeamValues,
 } from "../db/queries/teams.ts";
-import { patchKeys, type Bound } from "../db/sql.ts";
+import { only, patchKeys, type Bound } from "../db/sql.ts";
 import { toOrganization, toUser } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
 import { read, write, type Ctx, type NamedReads } from "../lib/context.ts";
@@ -55,8 +55,12 @@ export function toTeam(t: TeamRow, unitsJson: string, org: UserRow | null, ctx: 
   const units = (JSON.parse(unitsJson || "[]") as [number, number][]).sort((a, b) => a[0] - b[0]);
   const admin = t.authorize >= ACCESS.admin;
   const unitsMap: Record<string, string> = {};
-  if (admin) for (const key of Object.values(UNIT_KEY)) unitsMap[key] = ACCESS_NAMES[t.authorize];
-  else for (const [type, mode] of units) if (UNIT_KEY[type]) unitsMap[UNIT_KEY[type]] = ACCESS_NAMES[mode] ?? "none";
+  if (admin) for (const key of Object.values(UNIT_KEY)) unitsMap[key] = ACCESS_NAMES[t.authorize] ?? "none";
+  else
+    for (const [type, mode] of units) {
+      const key = UNIT_KEY[type];
+      if (key) unitsMap[key] = ACCESS_NAMES[mode] ?? "none";
+    }
   return {
     id: t.id,
     name: t.name,
@@ -86,13 +90,13 @@ export async function listOrgTeams(ctx: Ctx, orgName: string, page: Page, search
   const v = { ...ctx.vv, name: orgName.toLowerCase(), org: orgName.toLowerCase(), ...(kw ? { pattern: likePattern(kw) } : {}) };
   const out = await read(ctx, { org: orgByName.bind(v), teams: st.page.bind({ ...v, limit: page.limit, offset: page.offset }), total: st.total.bind(v) });
   assignOrg(out.org);
-  return { total: out.total[0], teams: out.teams.map((r) => toTeam(r.t, r.units, null, ctx)) };
+  return { total: out.total[0] ?? 0, teams: out.teams.map((r) => toTeam(r.t, r.units, null, ctx)) };
 }
 
 /** GET /user/teams: the caller's teams, with their organization — those the caller's token may see. */
 export async function listMyTeams(ctx: Ctx, page: Page) {
   const out = await read(ctx, { teams: myTeams.bind({ ...ctx.vv, limit: page.limit, offset: page.offset }), total: myTeamCount.bind(ctx.vv) });
-  return { total: out.total[0], teams: out.teams.map((r) => toTeam(r.t, r.units, r.org, ctx)) };
+  return { total: out.total[0] ?? 0, teams: out.teams.map((r) => toTeam(r.t, r.units, r.org, ctx)) };
 }
 
 export interface TeamForm {
@@ -187,7 +191,8 @@ export async function createTeam(ctx: Ctx, orgName: string, form: TeamForm & { n
       [CREATE_TEAM.team.bind(values), CREATE_TEAM.units.bind({ ...values, units: JSON.stringify(units) }), CREATE_TEAM.orgCount.bind(values)],
       { created: CREATE_TEAM.row.bind(values) },
     );
-    return toTeam(created[0].t, created[0].units, o.org, ctx);
+    const team = only(created, "createdTeam");
+    return toTeam(team.t, team.units, o.org, ctx);
   } catch (err) {
     if (uniqueViolation(err)?.includes("team.org_id")) throw unprocessable(`team already exists [org_id: ${orgId}, name: ${form.name}]`);
     throw err;
@@ -247,7 +252,10 @@ export async function editTeam(ctx: Ctx, id: number, form: TeamForm) {
   }
   try {
     const { row } = await write(ctx, stmts, { row: teamById.bind({ id: t.id }) });
-    return toTeam(row[0].t, row[0].units, f.org, ctx);
+    // Another request may have deleted the team since it was read: the update changed nothing.
+    const team = row[0];
+    if (!team) throw notFound();
+    return toTeam(team.t, team.units, f.org, ctx);
   } catch (err) {
     if (uniqueViolation(err)?.includes("team.org_id")) throw unprocessable(`team already exists [org_id: ${t.orgId}, name: ${form.name}]`);
     throw err;
@@ -272,7 +280,7 @@ export async function listTeamMembers(ctx: Ctx, id: number, page: Page) {
   const v = { ...ctx.vv, id };
   const { caller, named } = await assignTeam(ctx, id, { users: membersOfTeam.bind({ ...v, limit: page.limit, offset: page.offset }), total: memberCountOfTeam.bind(v) });
   const viewer = viewerOf(caller);
-  return { total: named.total[0], users: named.users.map((u) => toUser(u, viewer, site(ctx))) };
+  return { total: named.total[0] ?? 0, users: named.users.map((u) => toUser(u, viewer, site(ctx))) };
 }
 
 /** GET /teams/{id}/members/{username} (orgListTeamMember): 404 unless a member. */
@@ -319,7 +327,7 @@ export async function listTeamRepos(ctx: Ctx, id: number, page: Page) {
   const { caller, named } = await assignTeam(ctx, id, { repos: reposOfTeam.bind({ ...v, limit: page.limit, offset: page.offset }), total: repoCountOfTeam.bind(v) });
   const disabled = ctx.settings.repository.disabledRepoUnits;
   const data = named.repos.map((f) => repoJson(ctx, caller, repoViewOf(caller, f, disabled)));
-  return { total: named.total[0], data };
+  return { total: named.total[0] ?? 0, data };
 }
 
 /** Repository {org}/{repo} for a team route, with whether it is the team's. */
@@ -338,7 +346,7 @@ export async function getTeamRepo(ctx: Ctx, id: number, orgName: string, repoNam
   const { caller, f, named } = await assignTeam(ctx, id, { repo: repoInOrg(ctx, id, orgName, repoName) });
   const at = named.repo[0];
   const view = teamRepoTarget(ctx, caller, f, at?.facts);
-  if (!at.inTeam) throw notFound();
+  if (!at?.inTeam) throw notFound(); // no row: teamRepoTarget already answered 404
   return repoJson(ctx, caller, view);
 }
 

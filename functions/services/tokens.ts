@@ -8,6 +8,7 @@ import { reqSelfOrAdmin } from "../lib/guards.ts";
 import { read, write, type Ctx } from "../lib/context.ts";
 import { badRequest, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import { newToken, tokenHash } from "../lib/crypto.ts";
+import { only } from "../db/sql.ts";
 import type { Page } from "../lib/pagination.ts";
 import { featureDisabled, nowUnix } from "./common.ts";
 
@@ -49,7 +50,7 @@ export async function createAccessToken(ctx: Ctx, username: string, form: { name
   try {
     const values = { uid: target.id, name: form.name, tokenHash: await tokenHash(plain), tokenLastEight: plain.slice(-8), scope, createdUnix: now, updatedUnix: now };
     const { found } = await write(ctx, [insertToken.bind(values)], { found: tokenByName.bind({ uid: target.id, name: form.name }) });
-    return toAccessToken(found[0], plain);
+    return toAccessToken(only(found, "tokenByName"), plain);
   } catch (err) {
     if (uniqueViolation(err)?.includes("access_token.uid")) throw badRequest("access token name has been used already");
     throw err;
@@ -67,7 +68,8 @@ export async function deleteAccessToken(ctx: Ctx, username: string, ref: string)
   const target = account[0];
   if (!target) throw notFound();
   reqSelfOrAdmin(caller, target);
-  if (matches.length === 0) throw notFound();
-  if (matches.length > 1) throw unprocessable("multiple matches for token name");
-  await write(ctx, [deleteToken.bind({ id: matches[0], uid: target.id })]);
+  const [id, another] = matches;
+  if (id === undefined) throw notFound();
+  if (another !== undefined) throw unprocessable("multiple matches for token name");
+  await write(ctx, [deleteToken.bind({ id, uid: target.id })]);
 }

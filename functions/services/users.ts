@@ -17,7 +17,7 @@ import {
   searchStatements,
 } from "../db/queries/users.ts";
 import type { UserRow } from "../db/schema.ts";
-import { patchKeys, type Bound } from "../db/sql.ts";
+import { only, patchKeys, type Bound } from "../db/sql.ts";
 import { pseudoUser, toUser, visibilityCode } from "../convert/user.ts";
 import { read, write, type Ctx } from "../lib/context.ts";
 import { badRequest, notFound, unprocessable } from "../lib/errors.ts";
@@ -102,7 +102,7 @@ export async function adminCreateUser(ctx: Ctx, form: CreateUserOption) {
     const { found } = await write(ctx, [insertUser.bind(values), addPrimaryEmail.bind({ lower, email: form.email, lowerEmail: form.email.toLowerCase() })], {
       found: accountByLowerName.bind({ name: lower }),
     });
-    return toUser(found[0], viewerOf(caller), site(ctx));
+    return toUser(only(found, "accountByLowerName"), viewerOf(caller), site(ctx));
   } catch (err) {
     userWriteError(err, form.username, form.email);
   }
@@ -171,7 +171,10 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
       ],
       { row: userById.bind({ id }) },
     );
-    return toUser(row[0], viewerOf(caller), site(ctx));
+    // Another request may have deleted the user since it was read: the update changed nothing.
+    const updated = row[0];
+    if (!updated) throw notFound();
+    return toUser(updated, viewerOf(caller), site(ctx));
   } catch (err) {
     if (isGuardTrip(err)) throw badRequest("can not remove the last admin user");
     if (uniqueViolation(err)?.includes("email_address")) throw badRequest(`e-mail already in use [email: ${email}]`);

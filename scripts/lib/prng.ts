@@ -12,7 +12,7 @@ export function prng(seed: number) {
     next,
     int: (n: number) => Math.floor(next() * n),
     chance: (p: number) => next() < p,
-    pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)],
+    pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!,
   };
 }
 export type Rng = ReturnType<typeof prng>;

@@ -67,7 +67,7 @@ describe("FetchCloudToken via the Confidential Space launcher", () => {
     const r = await client.fetchCloudToken({ nonce });
     expect(r.code).toBe(0);
     expect(seen.at(-1)).toEqual({ audience: "https://relying-party.test", token_type: "PKI", nonces: [nonce.toString("hex")] });
-    const claims = JSON.parse(Buffer.from(r.value!.token.toString().split(".")[1], "base64url").toString());
+    const claims = JSON.parse(Buffer.from(r.value!.token.toString().split(".")[1]!, "base64url").toString());
     expect(claims.eat_nonce).toEqual([nonce.toString("hex")]);
   });
 

@@ -24,7 +24,7 @@ let doc: string;
 /** The body of the first fenced block with this info string that contains `marker`. */
 function block(lang: string, marker: string): string {
   const re = new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g");
-  for (const m of doc.matchAll(re)) if (m[1].includes(marker)) return m[1];
+  for (const m of doc.matchAll(re)) if (m[1]!.includes(marker)) return m[1]!;
   throw new Error(`no \`\`\`${lang} block with ${marker} in docs/attestation-agent.md`);
 }
 

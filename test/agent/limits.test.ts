@@ -102,7 +102,7 @@ describe("queued calls and deadlines", () => {
     gate.release();
     const rs = await Promise.all([first, second]);
     rs.forEach((r, i) => {
-      verifyVtpmAttestation(r.value!.quote, nonces[i]);
+      verifyVtpmAttestation(r.value!.quote, nonces[i]!);
     });
   });
 

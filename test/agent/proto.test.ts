@@ -35,7 +35,7 @@ describe("proto and generated code", () => {
     const def = loader.loadSync("attestation/v1/attestation.proto", { includeDirs: [path.join(ROOT, "proto")], keepCase: true });
     const svc = def["attestation.v1.AttestationService"] as Record<string, { path: string }>;
     expect(Object.keys(svc).sort()).toEqual(["FetchAttestation", "FetchCloudToken"]);
-    expect(svc.FetchAttestation.path).toBe("/attestation.v1.AttestationService/FetchAttestation");
+    expect(svc.FetchAttestation!.path).toBe("/attestation.v1.AttestationService/FetchAttestation");
     const req = def["attestation.v1.AttestationRequest"] as { type: { field: { name: string; number: number }[] } };
     expect(req.type.field.map((f) => [f.name, f.number])).toEqual([["report_data", 1], ["nonce", 2], ["platform_type", 3]]);
     const en = def["attestation.v1.PlatformType"] as { type: { value: { name: string; number: number }[] } };

@@ -225,8 +225,8 @@ describe("plain HTTP clients", () => {
     let i = 1;
     for (let shift = 0; ; shift += 7) {
       const b = body[i++];
-      len |= (b & 0x7f) << shift;
-      if (b < 0x80) break;
+      len |= (b! & 0x7f) << shift;
+      if (b! < 0x80) break;
     }
     verifyVtpmAttestation(body.subarray(i, i + len), Buffer.concat([Buffer.from([1, 2, 3]), Buffer.alloc(29)]));
   });

@@ -154,7 +154,7 @@ describe("SNP via configfs-tsm", () => {
     const { client } = await agentWith(fs, "snp");
     const r = await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" });
     const att = fromBinary(SnpAttestationSchema, r.value!.quote);
-    att.report!.measurement[0] ^= 1;
+    att.report!.measurement[0]! ^= 1;
     expect(() => verifySnpAttestation(att)).toThrow(/signature does not verify/);
     const other = await makePckChain();
     expect(() => verifySnpAttestation(r.value!.quote, { trustedArk: other.root })).toThrow(/not the trusted ARK/);
@@ -183,7 +183,7 @@ describe("TDX via configfs-tsm", () => {
     const q = verifyTdxQuote(r.value!.quote, { trustedRoot: pck.root, reportData: rd });
     expect(q.version).toBe(4);
     const bad = Buffer.from(r.value!.quote);
-    bad[0x100] ^= 1;
+    bad[0x100]! ^= 1;
     expect(() => verifyTdxQuote(bad)).toThrow(/quote signature/);
     expect((await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" })).code).toBe(S.FAILED_PRECONDITION);
   });

@@ -38,7 +38,7 @@ beforeAll(async () => {
   // swtpm serves one client at a time: the test's own tpm2-tools work happens before the agent connects.
   await run("tpm2_pcrextend", ["-T", tpm.tcti, `16:sha256=${"ab".repeat(32)},sha1=${"cd".repeat(20)}`]);
   const { stdout } = await run("tpm2_pcrread", ["-T", tpm.tcti, "sha256:16"]);
-  pcr16 = /0x([0-9A-F]{64})/i.exec(stdout)![1].toLowerCase();
+  pcr16 = /0x([0-9A-F]{64})/i.exec(stdout)![1]!.toLowerCase();
   const sock = path.join(dir, "agent.sock");
   await writeFile(sock, "stale"); // a crashed agent's leftover: must be replaced
   agent = await startAgentProcess(sock, ["--tpm", tpm.tpm, "--tsm-root", path.join(dir, "no-configfs"), "--event-log", path.join(dir, "no-log")]);
@@ -75,12 +75,12 @@ describe("VTPM evidence", () => {
     expect(v.quotes.map((q) => q.bank)).toEqual(["sha1", "sha256"]);
     for (const q of v.quotes) expect(q.info.selection).toEqual([{ alg: q.bank === "sha1" ? ALG.SHA1 : ALG.SHA256, pcrs: [...Array(24).keys()] }]);
     const sha256 = v.attestation.quotes.find((q) => q.pcrs!.hash === ALG.SHA256)!;
-    expect(Buffer.from(sha256.pcrs!.pcrs[16]).toString("hex")).toBe(pcr16);
-    expect(Buffer.from(sha256.pcrs!.pcrs[0]).toString("hex")).toBe("00".repeat(32));
+    expect(Buffer.from(sha256.pcrs!.pcrs[16]!).toString("hex")).toBe(pcr16);
+    expect(Buffer.from(sha256.pcrs!.pcrs[0]!).toString("hex")).toBe("00".repeat(32));
     // AK = go-tpm-tools AttestationKeyRSA: RSA-2048, restricted signing, RSASSA-SHA256.
     expect(Buffer.from(v.attestation.akPub.subarray(0, 10)).toString("hex")).toBe("0001000b000500720000");
     expect(v.attestation.eventLog.length).toBe(0); // swtpm has no firmware log and the path is absent
-    const q = v.quotes[1].info;
+    const q = v.quotes[1]!.info;
     console.log(`verified vTPM quote: banks ${v.quotes.map((x) => x.bank).join("+")}, PCRs 0-23, nonce ${nonce.toString("hex").slice(0, 16)}…, ` +
       `sha256 pcrDigest ${Buffer.from(q.pcrDigest).toString("hex").slice(0, 16)}…, clock ${q.clock}, resetCount ${q.resetCount}, AK n ${rsaPublicJwk(v.attestation.akPub).n.slice(0, 12)}…`);
   });
@@ -119,7 +119,7 @@ describe("VTPM evidence", () => {
     const r = await client.fetchAttestation({ nonce, platformType: "PLATFORM_TYPE_VTPM" });
     const padded = Buffer.concat([nonce, Buffer.alloc(27)]);
     const v = verifyVtpmAttestation(r.value!.quote, padded);
-    expect(Buffer.from(v.quotes[0].info.extraData)).toEqual(padded);
+    expect(Buffer.from(v.quotes[0]!.info.extraData)).toEqual(padded);
     expect(() => verifyVtpmAttestation(r.value!.quote, nonce)).toThrow(/nonce/);
   });
 
@@ -129,8 +129,8 @@ describe("VTPM evidence", () => {
     const digests = new Set<string>();
     rs.forEach((r, i) => {
       expect(r.code).toBe(0);
-      const v = verifyVtpmAttestation(r.value!.quote, nonces[i]);
-      digests.add(Buffer.from(v.attestation.quotes[0].quote).toString("hex"));
+      const v = verifyVtpmAttestation(r.value!.quote, nonces[i]!);
+      digests.add(Buffer.from(v.attestation.quotes[0]!.quote).toString("hex"));
     });
     expect(digests.size).toBe(16);
   });
@@ -321,7 +321,7 @@ describe("robustness", () => {
       const rs = await Promise.all(calls);
       expect(rs.map((r) => r.code)).toEqual(Array(16).fill(0));
       rs.forEach((r, i) => {
-        verifyVtpmAttestation(r.value!.quote, nonces[i]);
+        verifyVtpmAttestation(r.value!.quote, nonces[i]!);
       });
       expect(code).toBe(0);
       expect(a.stderr()).toMatch(/SIGTERM: draining/);

@@ -101,7 +101,7 @@ for (const target of targets()) {
         }
       }
       // Sudo is a different caller too.
-      const sudo = await get(path, { ...adminHeaders, Sudo: bob.name, "If-None-Match": tags.bob });
+      const sudo = await get(path, { ...adminHeaders, Sudo: bob.name, "If-None-Match": tags.bob! });
       expect(sudo.status).toBe(200);
     });
 

@@ -328,7 +328,7 @@ for (const target of targets()) {
 							: r.chance(0.6)
 								? callers[1]
 								: callers[0];
-					const headers: Record<string, string> = { ...caller.headers };
+					const headers: Record<string, string> = { ...caller!.headers };
 					let body: string | undefined;
 					if (op.requestBody) {
 						headers["Content-Type"] = "application/json";
@@ -365,7 +365,7 @@ for (const target of targets()) {
 						sent++;
 						statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
 						const text = await res.text();
-						const where = `${caller.key} ${method} ${url}${body ? ` ${body.slice(0, 120)}` : ""} → ${res.status}`;
+						const where = `${caller!.key} ${method} ${url}${body ? ` ${body.slice(0, 120)}` : ""} → ${res.status}`;
 						// A 500 is a bug even where the document lists it, except the two the spec
 						// prescribes (status table: a team below admin without units, an inactive
 						// collaborator); 503 is a stalled dependency's clean answer.
@@ -414,7 +414,7 @@ for (const target of targets()) {
 			let next = 0;
 			await Promise.all(
 				Array.from({ length: 4 }, async () => {
-					while (next < jobs.length) await jobs[next++]();
+					while (next < jobs.length) await jobs[next++]!();
 				}),
 			);
 			expect(sent).toBeGreaterThan(1000);

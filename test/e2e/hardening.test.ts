@@ -146,7 +146,7 @@ for (const target of targets()) {
       for (const m of messages) expect([`${prefix}${winner}]`, ...Array.from({ length: 12 }, (_, i) => `${prefix}${base}-race${i}]`)]).toContain(m);
       expect(messages).toHaveLength(11);
       const forks = await db.execute({ sql: "SELECT COUNT(*) AS n FROM repository WHERE owner_id = ? AND fork_id = (SELECT id FROM repository WHERE owner_id = ? AND lower_name = ?)", args: [c.id, a.id, base.toLowerCase()] });
-      expect(Number(forks.rows[0].n)).toBe(1);
+      expect(Number(forks.rows[0]!.n)).toBe(1);
       expect((await repoOf(`${a.name}/${base}`)).forks_count).toBe(3);
     });
 
@@ -378,7 +378,7 @@ for (const target of targets()) {
       const res = await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name, description: "a\u0000b" } });
       expect(res.status).toBe(422);
       expect((await res.json()).message).toBe("[Description]: invalid character NUL");
-      expect((await db.execute("SELECT COUNT(*) AS n FROM repository")).rows[0].n).toBe(before.rows[0].n);
+      expect((await db.execute("SELECT COUNT(*) AS n FROM repository")).rows[0]!.n).toBe(before.rows[0]!.n);
       await expectRefusal(call("POST", "/api/v1/user/repos", { headers: a.h, json: { name: `${name}\u0000x` } }), 422, "[Name]: invalid character NUL");
       // A NUL in the path can match nothing — not a prefix of an existing name either.
       await expectRefusal(call("GET", `/api/v1/users/${a.name}%00suffix`, { headers: a.h }), 404, NOT_FOUND);
@@ -506,7 +506,7 @@ async function expectNoOrphans(db: Client) {
       }
       if (target === "none" || target === "comment" || target === "login_source") continue;
       const res = await db.execute(`SELECT COUNT(*) AS n FROM "${table}" WHERE "${c}" <> 0 AND "${c}" NOT IN (SELECT id FROM "${target === "user" ? "user" : target}")`);
-      if (Number(res.rows[0].n) > 0) orphans.push(`${table}.${c}: ${res.rows[0].n} rows point at a deleted ${target}`);
+      if (Number(res.rows[0]!.n) > 0) orphans.push(`${table}.${c}: ${res.rows[0]!.n} rows point at a deleted ${target}`);
     }
   }
   expect(orphans).toEqual([]);

@@ -105,8 +105,8 @@ for (const target of targets()) {
       const losers = Array.from({ length: 50 }, (_, i) => `${name}-${i}@example.com`).filter((e) => e !== winner);
       expect(losers).toHaveLength(49);
       const stored = await db.execute({ sql: `SELECT COUNT(*) AS n FROM email_address WHERE lower_email IN (${losers.map(() => "?").join(",")})`, args: losers });
-      expect(Number(stored.rows[0].n)).toBe(0);
-      expect((await create(uniqName("reuse"), losers[0])).status).toBe(201);
+      expect(Number(stored.rows[0]!.n)).toBe(0);
+      expect((await create(uniqName("reuse"), losers[0]!)).status).toBe(201);
     });
 
     it("50 concurrent creations of the same organization give exactly one success and one Owners team", async () => {

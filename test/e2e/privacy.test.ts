@@ -1006,7 +1006,7 @@ async function pool<T>(jobs: (() => Promise<T>)[], n: number): Promise<T[]> {
     Array.from({ length: n }, async () => {
       while (next < jobs.length) {
         const i = next++;
-        out[i] = await jobs[i]();
+        out[i] = await jobs[i]!();
       }
     }),
   );
@@ -1065,7 +1065,7 @@ for (const target of targets()) {
       /** Every schema a node references, following references through schemas. */
       const refs = (node: unknown, seen = new Set<string>()): Set<string> => {
         for (const [, name] of JSON.stringify(node ?? {}).matchAll(/#\/components\/schemas\/(\w+)"/g)) {
-          if (!seen.has(name)) refs(schemas[name], seen.add(name));
+          if (!seen.has(name!)) refs(schemas[name!], seen.add(name!));
         }
         return seen;
       };

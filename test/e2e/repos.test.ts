@@ -103,7 +103,7 @@ for (const target of targets()) {
       expect(bodies.map((b) => b.message)).toEqual(Array(49).fill("The repository with the same name already exists."));
       // The owner's repository count counts the two repositories, not the losers.
       const counted = await db.execute({ sql: "SELECT num_repos AS n, (SELECT COUNT(*) FROM repository r WHERE r.owner_id = u.id) AS actual FROM user u WHERE lower_name = ?", args: [u.name.toLowerCase()] });
-      expect([Number(counted.rows[0].n), Number(counted.rows[0].actual)]).toEqual([2, 2]);
+      expect([Number(counted.rows[0]!.n), Number(counted.rows[0]!.actual)]).toEqual([2, 2]);
       const labels = await call("GET", `/api/v1/repos/${u.name}/${name}/labels?limit=50`, { headers: tokenAuth(u.token) });
       expect(labels.headers.get("X-Total-Count")).toBe("7");
     });

@@ -57,7 +57,7 @@ describe("the embedded file configured for a server", () => {
       const { createClient } = await import("@libsql/client");
       const plain = createClient({ url: `file:${join(fresh, "gitea.db")}` });
       // The journal mode is stored in the file: a plain connection opened afterwards reads it.
-      expect((await plain.execute("PRAGMA journal_mode")).rows[0].journal_mode).toBe("wal");
+      expect((await plain.execute("PRAGMA journal_mode")).rows[0]!.journal_mode).toBe("wal");
       plain.close();
     } finally {
       rmSync(fresh, { recursive: true, force: true });

@@ -100,7 +100,7 @@ for (const target of targets()) {
       expect(bodies.map((b) => b.message)).toEqual(Array(49).fill(`team already exists [org_id: ${orgId}, name: same]`));
       // Owners, solo and same: the organization counts three teams.
       const counted = await db.execute({ sql: "SELECT num_teams AS n, (SELECT COUNT(*) FROM team t WHERE t.org_id = u.id) AS actual FROM user u WHERE id = ?", args: [orgId] });
-      expect([Number(counted.rows[0].n), Number(counted.rows[0].actual)]).toEqual([3, 3]);
+      expect([Number(counted.rows[0]!.n), Number(counted.rows[0]!.actual)]).toEqual([3, 3]);
     });
   });
 }

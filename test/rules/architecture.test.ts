@@ -21,7 +21,7 @@ function modules(dir: string, out: string[] = []): string[] {
 /** Runtime imports (not `import type`) of one module, resolved to files of `functions/`. */
 function runtimeImports(file: string, known: Set<string>): string[] {
   const src = readFileSync(file, "utf8");
-  return [...src.matchAll(/^import\s+(?!type\b)[^;]*?from\s+"(\.[^"]+)"/gms)].map((m) => resolve(dirname(file), m[1])).filter((f) => known.has(f));
+  return [...src.matchAll(/^import\s+(?!type\b)[^;]*?from\s+"(\.[^"]+)"/gms)].map((m) => resolve(dirname(file), m[1]!)).filter((f) => known.has(f));
 }
 
 /** Strongly connected components of more than one module (Tarjan), as paths relative to functions/. */

@@ -1,5 +1,7 @@
 /** Authentication (reference §3) and account states (§0): one auth module, every credential form. */
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { user } from "../../functions/db/schema.ts";
 import { expectRefusal, NOT_FOUND, basic, roundTrips, seedMember, seedOrg, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
@@ -14,6 +16,15 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe("credential forms", () => {
+  it("a stored password hash missing its salt or hash signs nobody in: 401, like a wrong password (not a 500)", async () => {
+    const u = await seedUser(t.db);
+    for (const stored of ["pbkdf2_sha256$10000", "pbkdf2_sha256$10000$00ff"]) {
+      await t.db.update(user).set({ passwd: stored }).where(eq(user.id, u.id));
+      const res = await t.request("/api/v1/user", { headers: basic(u.name, u.password) });
+      expect([stored, res.status]).toEqual([stored, 401]);
+    }
+  });
+
   it("Authorization: token, Bearer (any case), basic with password, basic with token as user or password all sign in", async () => {
     const tok = await alice.token();
     for (const headers of [

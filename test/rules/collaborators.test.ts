@@ -45,10 +45,10 @@ describe("rule 2: add or update", () => {
     expect(res.status).toBe(204);
     expect(roundTrips(res)).toBe(2);
     const [row] = await t.db.select().from(collaboration).where(eq(collaboration.userId, u.id));
-    expect(row.mode).toBe(2);
+    expect(row!.mode).toBe(2);
     await put(u.name, ownerTok, { permission: "admin" });
     const [row2] = await t.db.select().from(collaboration).where(eq(collaboration.userId, u.id));
-    expect(row2.mode).toBe(3);
+    expect(row2!.mode).toBe(3);
     await expectRefusal(put(u.name, ownerTok, { permission: "owner" }), 422, "[Permission]: In");
   });
 

@@ -34,14 +34,14 @@ function open(env: Record<string, string> = {}, dir?: string) {
 }
 
 const pragmas = async (c: Pick<Client, "execute">) => ({
-  journal: (await c.execute("PRAGMA journal_mode")).rows[0].journal_mode,
-  synchronous: (await c.execute("PRAGMA synchronous")).rows[0].synchronous,
-  busyTimeout: (await c.execute("PRAGMA busy_timeout")).rows[0].timeout,
+  journal: (await c.execute("PRAGMA journal_mode")).rows[0]!.journal_mode,
+  synchronous: (await c.execute("PRAGMA synchronous")).rows[0]!.synchronous,
+  busyTimeout: (await c.execute("PRAGMA busy_timeout")).rows[0]!.timeout,
 });
 
 /** The pragmas as the server's own connection (`openDriver`, prepared statements) reports them. */
 async function driverPragmas(d: Driver) {
-  const one = async (text: string) => (await d.batch([{ text, args: []}], "read"))[0][0] as unknown as unknown[];
+  const one = async (text: string) => (await d.batch([{ text, args: []}], "read"))[0]![0] as unknown as unknown[];
   return { journal: (await one("PRAGMA journal_mode"))[0], synchronous: (await one("PRAGMA synchronous"))[0], busyTimeout: (await one("PRAGMA busy_timeout"))[0] };
 }
 

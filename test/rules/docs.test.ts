@@ -28,7 +28,7 @@ function servedRoutes(): [string, string][] {
     .filter((r) => r.method !== "ALL")
     // A parameter with a Hono pattern (`:filepath{.+}`, several segments) is the documented `{filepath}`.
     .map((r) => [r.method.toLowerCase(), r.path.replace(/:(\w+)(\{[^}]*\})?/g, "{$1}")] as [string, string])
-    .filter(([, p], i, all) => all.findIndex(([m2, p2]) => p2 === p && m2 === all[i][0]) === i);
+    .filter(([, p], i, all) => all.findIndex(([m2, p2]) => p2 === p && m2 === all[i]![0]) === i);
 }
 
 describe("the OpenAPI 3.0 document", () => {
@@ -52,7 +52,7 @@ describe("scope", () => {
     const rows = [...md.matchAll(/^\| (GET|POST|PUT|PATCH|DELETE) \| `([^`]+)` \| `(\w+)`/gm)];
     expect(rows.length).toBeGreaterThan(80);
     for (const [, method, path, operationId] of rows) {
-      expect(v3.paths[path]?.[method.toLowerCase()]?.operationId, `${method} ${path}`).toBe(operationId);
+      expect(v3.paths[path!]?.[method!.toLowerCase()]?.operationId, `${method} ${path}`).toBe(operationId);
     }
   });
 });

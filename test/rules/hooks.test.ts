@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhook } from "../../functions/db/schema.ts";
 import { decryptSecret } from "../../functions/lib/crypto.ts";
-import { expectRefusal, NOT_FOUND, roundTrips, seedMember, seedOrg, seedUser, testApp, token, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, interleavedWrites, NOT_FOUND, roundTrips, seedMember, seedOrg, seedUser, testApp, token, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 import { giteaShapeErrors } from "../fixtures/gitea-schema.ts";
 
 let t: TestApp;
@@ -38,10 +38,10 @@ describe("create", () => {
   it("secrets are stored encrypted under SECRET_KEY, not in the clear", async () => {
     const body = await (await create(good)).json();
     const [row] = await t.db.select().from(webhook).where(eq(webhook.id, body.id));
-    expect(row.secretEnc).not.toContain("s3cr3t-value");
-    expect(row.authHeaderEnc).not.toContain("very-secret");
-    expect(await decryptSecret("test-secret-key-0123456789", row.secretEnc)).toBe("s3cr3t-value");
-    await expect(decryptSecret("another-key-0123456789", row.secretEnc)).rejects.toThrow();
+    expect(row!.secretEnc).not.toContain("s3cr3t-value");
+    expect(row!.authHeaderEnc).not.toContain("very-secret");
+    expect(await decryptSecret("test-secret-key-0123456789", row!.secretEnc)).toBe("s3cr3t-value");
+    await expect(decryptSecret("another-key-0123456789", row!.secretEnc)).rejects.toThrow();
     const listed = await (await t.request(base(), { headers: token(tk) })).text();
     expect(listed).not.toContain("s3cr3t-value");
   });
@@ -81,13 +81,25 @@ describe("create", () => {
 });
 
 describe("read, edit, delete", () => {
+  it("a hook another request deleted between the edit's read and its write → 404, nothing written (not a 500)", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const o = await seedOrg(t2, await seedUser(t2.db));
+    const hooks = `/api/v1/orgs/${o.name}/hooks`;
+    const h = await (await t2.request(hooks, { method: "POST", headers: token(o.ownerToken), json: { type: "gitea", config: { url: "https://hooks.example.com/in", content_type: "json" } } })).json();
+    w.beforeNextWrite("DELETE FROM webhook WHERE id = ?", [h.id]);
+    await expectRefusal(t2.request(`${hooks}/${h.id}`, { method: "PATCH", headers: token(o.ownerToken), json: { active: true } }), 404, NOT_FOUND);
+    expect(await t2.db.select().from(webhook).where(eq(webhook.ownerId, o.id))).toEqual([]);
+    t2.close();
+  });
+
   it("edit replaces present fields only and keeps secrets write-only", async () => {
     const h = await (await create({ ...good, events: ["push", "create"], branch_filter: "main" })).json();
     const res = await t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { active: true, events: ["release"], config: { content_type: "form" } } });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ active: true, events: ["release"], branch_filter: "main", config: { url: "https://hooks.example.com/in", content_type: "form" } });
     const [row] = await t.db.select().from(webhook).where(eq(webhook.id, h.id));
-    expect(await decryptSecret("test-secret-key-0123456789", row.authHeaderEnc)).toBe("Bearer very-secret");
+    expect(await decryptSecret("test-secret-key-0123456789", row!.authHeaderEnc)).toBe("Bearer very-secret");
     await expectRefusal(t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { config: { url: "http://10.0.0.1/" } } }), 422, "webhook can only call allowed HTTP servers (check your webhook.ALLOWED_HOST_LIST setting), deliver to 10.0.0.1 is blocked");
   });
 

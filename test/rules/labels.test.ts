@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { label } from "../../functions/db/schema.ts";
-import { expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, interleavedWrites, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let owner: SeededUser;
@@ -28,7 +28,7 @@ describe("create", () => {
     const body = await res.json();
     expect(body).toEqual({ id: body.id, name: "bug", exclusive: false, is_archived: false, color: "aabbcc", description: "d", url: `http://gitea.test/api/v1/repos/${owner.name}/${repo.name}/labels/${body.id}` });
     const [row] = await t.db.select().from(label).where(eq(label.id, body.id));
-    expect(row.color).toBe("#aabbcc");
+    expect(row!.color).toBe("#aabbcc");
   });
 
   it("an invalid colour → 422 `bad color code: …`; a missing colour → 422 [Color]: Required", async () => {
@@ -64,7 +64,7 @@ describe("get by id or name, confined to the repository", () => {
     await expectRefusal(t.request(`${base()}/${foreign.id}`, { method: "PATCH", headers: token(ownerTok), json: { name: "hijack" } }), 404, NOT_FOUND);
     expect((await t.request(`${base()}/${foreign.id}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
     const [still] = await t.db.select().from(label).where(eq(label.id, foreign.id));
-    expect(still.name).toBe("f");
+    expect(still!.name).toBe("f");
   });
 
   it("labels of a private repository are 404 to outsiders", async () => {
@@ -76,6 +76,19 @@ describe("get by id or name, confined to the repository", () => {
 });
 
 describe("edit", () => {
+  it("a label another request deleted between the edit's read and its write → 404, nothing written (not a 500)", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const tk = await (await seedUser(t2.db)).token();
+    const r = await apiRepo(t2, tk, { name: uniq("l") });
+    const me = await (await t2.request("/api/v1/user", { headers: token(tk) })).json();
+    const l = await (await t2.request(`/api/v1/repos/${me.login}/${r.name}/labels`, { method: "POST", headers: token(tk), json: { name: "gone", color: "#000000" } })).json();
+    w.beforeNextWrite("DELETE FROM label WHERE id = ?", [l.id]);
+    await expectRefusal(t2.request(`/api/v1/repos/${me.login}/${r.name}/labels/${l.id}`, { method: "PATCH", headers: token(tk), json: { name: "back" } }), 404, NOT_FOUND);
+    expect(await t2.db.select().from(label).where(eq(label.repoId, r.id))).toEqual([]);
+    t2.close();
+  });
+
   it("applies present fields; an absent is_archived clears the archived flag", async () => {
     const l = await (await create({ name: "arch", color: "ffffff", is_archived: true })).json();
     expect(l.is_archived).toBe(true);

@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orgUser, team, teamUnit, teamUser, user, userBlocking } from "../../functions/db/schema.ts";
-import { expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, interleavedWrites, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -30,9 +30,9 @@ describe("POST /orgs", () => {
     expect(body).toMatchObject({ name, username: name, full_name: "Acme", visibility: "limited" });
     const [owners] = await t.db.select().from(team).where(eq(team.orgId, body.id));
     expect(owners).toMatchObject({ name: "Owners", authorize: 4, canCreateOrgRepo: true, includesAllRepositories: true, numMembers: 1 });
-    const units = await t.db.select().from(teamUnit).where(eq(teamUnit.teamId, owners.id));
-    expect(units.map((u) => [u.type, u.accessMode]).sort((a, b) => a[0] - b[0])).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((type) => [type, 4]));
-    expect(await t.db.select().from(teamUser).where(eq(teamUser.teamId, owners.id))).toMatchObject([{ uid: alice.id }]);
+    const units = await t.db.select().from(teamUnit).where(eq(teamUnit.teamId, owners!.id));
+    expect(units.map((u) => [u.type, u.accessMode]).sort((a, b) => a[0]! - b[0]!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((type) => [type, 4]));
+    expect(await t.db.select().from(teamUser).where(eq(teamUser.teamId, owners!.id))).toMatchObject([{ uid: alice.id }]);
     expect(await t.db.select().from(orgUser).where(eq(orgUser.orgId, body.id))).toMatchObject([{ uid: alice.id }]);
   });
 
@@ -102,6 +102,16 @@ describe("GET /orgs/{org} and visibility", () => {
 });
 
 describe("PATCH and DELETE /orgs/{org}", () => {
+  it("an organization another request deleted between the edit's read and its write → 404 (not a 500)", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const o = await seedOrg(t2, await seedUser(t2.db));
+    w.beforeNextWrite("DELETE FROM user WHERE id = ?", [o.id]);
+    await expectRefusal(t2.request(`/api/v1/orgs/${o.name}`, { method: "PATCH", headers: token(o.ownerToken), json: { description: "late" } }), 404, NOT_FOUND);
+    expect(await t2.db.select().from(user).where(eq(user.id, o.id))).toEqual([]);
+    t2.close();
+  });
+
   it("owners edit present fields only; members get 403; outsiders of a private org get 404", async () => {
     const org = await seedOrg(t, alice, { visibility: 2 });
     const member = await seedUser(t.db);
@@ -173,7 +183,7 @@ describe("members", () => {
     expect(res.status).toBe(204);
     expect(await t.db.select().from(teamUser).where(and(eq(teamUser.orgId, org.id), eq(teamUser.uid, m.id)))).toEqual([]);
     const [mteam] = await t.db.select().from(team).where(eq(team.id, mt.id));
-    expect(mteam.numMembers).toBe(0);
+    expect(mteam!.numMembers).toBe(0);
     const last = await t.request(`/api/v1/orgs/${org.name}/members/${alice.name}`, { method: "DELETE", headers: token(await alice.token()) });
     await expectRefusal(last, 422, `user is the last member of owner team [uid: ${alice.id}]`);
     expect(await t.db.select().from(orgUser).where(and(eq(orgUser.orgId, org.id), eq(orgUser.uid, alice.id)))).toHaveLength(1);

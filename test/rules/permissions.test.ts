@@ -28,9 +28,9 @@ beforeAll(async () => {
   users.restricted = await seedUser(t.db, { restricted: true });
   users.restrictedMember = await seedUser(t.db, { restricted: true });
   users.admin = await seedUser(t.db, { admin: true });
-  const ownerTok = await users.owner.token();
-  const org = await seedOrg(t, users.orgOwner);
-  const privOrg = await seedOrg(t, users.orgOwner, { visibility: 2 });
+  const ownerTok = await users.owner!.token();
+  const org = await seedOrg(t, users.orgOwner!);
+  const privOrg = await seedOrg(t, users.orgOwner!, { visibility: 2 });
   const tag = uniq("pm");
   const mk = async (key: Repo, tk: string, priv: boolean, owner?: string) => (full[key] = (await apiRepo(t, tk, { name: `${tag}-${key}`, private: priv, issue_labels: "Default" }, owner)).full_name);
   await mk("userPub", ownerTok, false);
@@ -39,11 +39,11 @@ beforeAll(async () => {
   await mk("orgPub", org.ownerToken, false, org.name);
   await mk("orgPriv", org.ownerToken, true, org.name);
   await mk("privOrgPub", privOrg.ownerToken, false, privOrg.name);
-  await addCollaborator(t, ownerTok, full.userPriv, users.collabRead, "read");
-  await addCollaborator(t, ownerTok, full.userPriv, users.collabWrite, "write");
-  await addCollaborator(t, ownerTok, full.userPriv, users.collabAdmin, "admin");
-  await addCollaborator(t, ownerTok, full.archived, users.collabWrite, "write");
-  await addCollaborator(t, privOrg.ownerToken, full.privOrgPub, users.collabRead, "read");
+  await addCollaborator(t, ownerTok, full.userPriv, users.collabRead!, "read");
+  await addCollaborator(t, ownerTok, full.userPriv, users.collabWrite!, "write");
+  await addCollaborator(t, ownerTok, full.userPriv, users.collabAdmin!, "admin");
+  await addCollaborator(t, ownerTok, full.archived, users.collabWrite!, "write");
+  await addCollaborator(t, privOrg.ownerToken, full.privOrgPub, users.collabRead!, "read");
   const archive = await t.request(`/api/v1/repos/${full.archived}`, { method: "PATCH", headers: token(ownerTok), json: { archived: true } });
   expect(archive.status).toBe(200);
   // Teams of the public organization that cover only its private repository, one per unit mode.
@@ -53,15 +53,15 @@ beforeAll(async () => {
     expect(res.status).toBe(204);
     for (const m of members) await addTeamMember(t, org, team.id, m);
   };
-  await covering({ permission: "read", units: ["repo.code"] }, [users.teamCode, users.restrictedMember]);
-  await covering({ unitsMap: { "repo.code": "read", "repo.issues": "write" } }, [users.teamIssues]);
-  await covering({ permission: "admin" }, [users.teamAdmin]);
+  await covering({ permission: "read", units: ["repo.code"] }, [users.teamCode!, users.restrictedMember!]);
+  await covering({ unitsMap: { "repo.code": "read", "repo.issues": "write" } }, [users.teamIssues!]);
+  await covering({ permission: "admin" }, [users.teamAdmin!]);
   callers.anonymous = {};
   for (const [k, u] of Object.entries(users)) callers[k] = token(await u.token());
-  callers["admin sudo collabWrite"] = { ...callers.admin, Sudo: users.collabWrite.name };
+  callers["admin sudo collabWrite"] = { ...callers.admin, Sudo: users.collabWrite!.name };
   callers["admin sudo restricted"] = { ...callers.admin, Sudo: users.restricted.name };
   callers["admin public-only"] = token(await users.admin.token(["public-only", "all"]));
-  callers["owner public-only"] = token(await users.owner.token(["public-only", "all"]));
+  callers["owner public-only"] = token(await users.owner!.token(["public-only", "all"]));
 });
 afterAll(() => t.close());
 
@@ -114,7 +114,7 @@ describe("GET /repos/{owner}/{repo}: who reaches what, with which permission", (
 describe("lists agree with the permission model (the SQL twin of the same rules)", () => {
   for (const [who, { perms }] of Object.entries(RULES)) {
     it(`${who}: search lists exactly the repositories it reaches, with the same permissions`, async () => {
-      const tag = full.userPub.split("/")[1].split("-")[0];
+      const tag = full.userPub.split("/")[1]!.split("-")[0];
       const res = await t.request(`/api/v1/repos/search?q=${tag}&limit=50`, { headers: callers[who] });
       expect(res.status).toBe(200);
       expect(roundTrips(res)).toBe(1);
@@ -182,7 +182,7 @@ describe("units: what a team's unit modes allow", () => {
 
 describe("tokens without the repository scope", () => {
   it("a read:organization token lists only public repositories of public owners, with the caller's own rights on them", async () => {
-    const tk = await users.orgOwner.token(["read:organization"]);
+    const tk = await users.orgOwner!.token(["read:organization"]);
     const org = full.orgPub.split("/")[0];
     const res = await t.request(`/api/v1/orgs/${org}/repos?limit=50`, { headers: token(tk) });
     expect(res.status).toBe(200);
@@ -195,7 +195,7 @@ describe("tokens without the repository scope", () => {
   });
 
   it("the route itself needs the repository scope: read:user → 403 naming it", async () => {
-    const res = await t.request(`/api/v1/repos/${full.userPub}`, { headers: token(await users.owner.token(["read:user"])) });
+    const res = await t.request(`/api/v1/repos/${full.userPub}`, { headers: token(await users.owner!.token(["read:user"])) });
     expect(res.status).toBe(403);
     expect((await res.json()).message).toBe("token does not have at least one of required scope(s), required=[read:repository], token scope=read:user");
     expect(roundTrips(res)).toBe(1);

@@ -108,14 +108,14 @@ const HOT = () => [
 function fullScans(plan: { detail: string }[], text: string, tables: Set<string>): string[] {
   const alias = new Map<string, string>();
   for (const m of text.matchAll(/\b(?:FROM|JOIN)\s+"?(\w+)"?(?:\s+(?:AS\s+)?"?(\w+)"?)?/gi)) {
-    if (!tables.has(m[1])) continue;
-    alias.set(m[1], m[1]);
-    if (m[2] && !/^(ON|WHERE|JOIN|LEFT|INNER|CROSS|GROUP|ORDER|LIMIT|USING|AND|OR)$/i.test(m[2])) alias.set(m[2], m[1]);
+    if (!tables.has(m[1]!)) continue;
+    alias.set(m[1]!, m[1]!);
+    if (m[2] && !/^(ON|WHERE|JOIN|LEFT|INNER|CROSS|GROUP|ORDER|LIMIT|USING|AND|OR)$/i.test(m[2])) alias.set(m[2], m[1]!);
   }
   const out: string[] = [];
   for (const { detail } of plan) {
     const m = /^SCAN (\w+)/.exec(detail);
-    if (m && !detail.includes("VIRTUAL TABLE") && alias.has(m[1])) out.push(`${detail} (table ${alias.get(m[1])})`);
+    if (m && !detail.includes("VIRTUAL TABLE") && alias.has(m[1]!)) out.push(`${detail} (table ${alias.get(m[1]!)})`);
   }
   return out;
 }
@@ -135,7 +135,7 @@ describe("query plans of the hot routes", () => {
     }
     route = "";
     const [tableRows] = await t.driver.batch([{ text: "SELECT name FROM sqlite_master WHERE type = 'table'", args: []}], "read");
-    const tables = new Set(tableRows.map((row) => String((row as unknown as unknown[])[0])));
+    const tables = new Set(tableRows!.map((row) => String((row as unknown as unknown[])[0])));
     const explained = new Map<string, string[]>();
     const problems: string[] = [];
     for (const { route: r, item } of sent) {
@@ -143,7 +143,7 @@ describe("query plans of the hot routes", () => {
       const key = `${r}\n${item.text}`;
       if (explained.has(key)) continue;
       const [rows] = await t.driver.batch([{ text: `EXPLAIN QUERY PLAN ${item.text}`, args: item.args}], "read");
-      const plan = rows.map((row) => ({ detail: String((row as unknown as unknown[])[3]) }));
+      const plan = rows!.map((row) => ({ detail: String((row as unknown as unknown[])[3]) }));
       const scans = fullScans(plan, item.text, tables).filter((d) => !ALLOWED.some((a) => a.route.test(r) && a.scans.test(d)));
       explained.set(key, scans);
       for (const s of scans) problems.push(`${r}: ${s}\n    in: ${item.text.slice(0, 300)}`);

@@ -301,12 +301,12 @@ describe("generate's template items", () => {
     };
     const withLabels = await gen({ labels: true });
     expect(withLabels.labels).toEqual(["bug", "duplicate", "enhancement", "help wanted", "invalid", "question", "wontfix"]);
-    expect(JSON.parse(withLabels.row.topics)).toEqual([]);
+    expect(JSON.parse(withLabels.row!.topics)).toEqual([]);
     expect(withLabels.body.template).toBe(false);
-    expect(withLabels.row.templateId).toBe(tpl.id);
+    expect(withLabels.row!.templateId).toBe(tpl.id);
     const withTopics = await gen({ topics: true });
     expect(withTopics.labels).toEqual([]);
-    expect(JSON.parse(withTopics.row.topics)).toEqual(["alpha", "beta"]);
+    expect(JSON.parse(withTopics.row!.topics)).toEqual(["alpha", "beta"]);
     // Any single item is enough; git content of an empty template leaves the repository empty.
     for (const item of ["git_content", "git_hooks", "webhooks", "avatar", "protected_branch"]) {
       const g = await gen({ [item]: true });

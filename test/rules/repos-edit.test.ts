@@ -24,7 +24,7 @@ const edit = async (name: string, json: unknown) => {
 const unitTypes = async (repoId: number) =>
   (await t.db.select({ type: repoUnit.type }).from(repoUnit).where(eq(repoUnit.repoId, repoId))).map((u) => u.type).sort((a, b) => a - b);
 const unitConfig = async (repoId: number, type: number) =>
-  JSON.parse((await t.db.select({ config: repoUnit.config }).from(repoUnit).where(and(eq(repoUnit.repoId, repoId), eq(repoUnit.type, type))))[0].config as string);
+  JSON.parse((await t.db.select({ config: repoUnit.config }).from(repoUnit).where(and(eq(repoUnit.repoId, repoId), eq(repoUnit.type, type))))[0]!.config as string);
 
 describe("edit rule 1: rename", () => {
   it("edit rule 1: renaming onto a reserved name or pattern → 422 with Gitea's message, nothing written", async () => {
@@ -228,8 +228,8 @@ describe("edit rule 11: archive", () => {
     const again = await edit(r.name, { archived: true });
     expect(again.archived).toBe(true);
     const [row] = await t.db.select({ u: repository.archivedUnix }).from(repository).where(eq(repository.id, r.id));
-    expect(row.u).toBeGreaterThanOrEqual(before);
-    expect(again.archived_at).toBe(new Date(row.u * 1000).toISOString().replace(".000Z", "Z"));
+    expect(row!.u).toBeGreaterThanOrEqual(before);
+    expect(again.archived_at).toBe(new Date(row!.u * 1000).toISOString().replace(".000Z", "Z"));
     await edit(r.name, { archived: false });
     expect((await edit(r.name, { archived: false })).archived_at).toBe("1970-01-01T00:00:00Z");
   });

@@ -117,7 +117,7 @@ describe("search: keyword, filters and order", () => {
     const h = await apiRepo(t, htk, { name: n("hid") });
     await addCollaborator(t, htk, `${hidden.name}/${h.name}`, bob, "read");
     const [b] = await t.db.select({ id: repository.id }).from(repository).where(eq(repository.lowerName, n("b").toLowerCase()));
-    await t.db.insert(star).values({ uid: hidden.id, repoId: b.id });
+    await t.db.insert(star).values({ uid: hidden.id, repoId: b!.id });
     expect((await search(`uid=${hidden.id}`, htk)).names).toEqual([`${hidden.name}/${h.name}`]);
     expect((await search(`starredBy=${hidden.id}`, htk)).names).toEqual(mine("b"));
     expect((await search(`q=${h.name}`, bobTok)).names).toEqual([`${hidden.name}/${h.name}`]);

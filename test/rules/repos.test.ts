@@ -213,7 +213,7 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
     expect((await res.json()).private).toBe(false);
     await patch(alice.name, base.name, aliceTok, { private: true });
     const [row] = await t.db.select().from(repository).where(eq(repository.id, fork.id));
-    expect(row.isPrivate).toBe(true);
+    expect(row!.isPrivate).toBe(true);
   });
 
   it("rule 4: default_branch on an empty repository is applied", async () => {
@@ -297,7 +297,7 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
     expect(res.status).toBe(422);
     expect((await res.json()).message).toBe("repo is a mirror, cannot archive/un-archive");
     const [row] = await t.db.select().from(repository).where(eq(repository.id, m.id));
-    expect(row.description).toBe("");
+    expect(row!.description).toBe("");
   });
 
   it("an archived repository is read-only in its units: a write collaborator loses push and label writes; admins keep settings", async () => {
@@ -322,7 +322,7 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
     expect((await (await patch(alice.name, m.name, aliceTok, { mirror_interval: "1h30m", enable_prune: false })).json()).mirror_interval).toBe("1h30m0s");
     expect((await (await patch(alice.name, m.name, aliceTok, { mirror_interval: "0" })).json()).mirror_interval).toBe("0s");
     const [mrow] = await t.db.select().from(mirror).where(eq(mirror.repoId, m.id));
-    expect(mrow.enablePrune).toBe(false);
+    expect(mrow!.enablePrune).toBe(false);
     const plain = await apiRepo(t, aliceTok, { name: uniq("np") });
     const ignored = await patch(alice.name, plain.name, aliceTok, { mirror_interval: "soon" });
     expect(ignored.status).toBe(200);
@@ -457,7 +457,7 @@ describe("create, get and fork: details the first mutation run found unpinned", 
     const trust = async (name: string, trust_model?: string) => {
       const body = await (await post("/api/v1/user/repos", aliceTok, { name, trust_model })).json();
       expect(body.topics).toEqual([]);
-      return (await t.db.select({ m: repository.trustModel }).from(repository).where(eq(repository.id, body.id)))[0].m;
+      return (await t.db.select({ m: repository.trustModel }).from(repository).where(eq(repository.id, body.id)))[0]!.m;
     };
     expect(await trust(uniq("tm"), "Committer")).toBe(2);
     expect(await trust(uniq("tm"), "collaboratorcommitter")).toBe(3);
@@ -505,7 +505,7 @@ describe("edit details (rules 1, 5, 10-12)", () => {
     expect((await same.json()).name).toBe(r.name);
     const upper = r.name.toUpperCase();
     expect((await (await patch(alice.name, r.name, aliceTok, { name: upper })).json()).name).toBe(upper);
-    expect((await t.db.select({ n: repository.lowerName }).from(repository).where(eq(repository.id, r.id)))[0].n).toBe(r.name.toLowerCase());
+    expect((await t.db.select({ n: repository.lowerName }).from(repository).where(eq(repository.id, r.id)))[0]!.n).toBe(r.name.toLowerCase());
     expect(await t.db.select().from(repoRedirect).where(eq(repoRedirect.redirectRepoId, r.id))).toEqual([]);
     expect(await t.db.select().from(action).where(and(eq(action.repoId, r.id), eq(action.opType, 2)))).toEqual([]);
   });
@@ -531,7 +531,7 @@ describe("edit details (rules 1, 5, 10-12)", () => {
     await patch(alice.name, r.name, aliceTok, { archived: true });
     const body = await (await patch(alice.name, r.name, aliceTok, { archived: false })).json();
     expect(body.archived_at).toBe("1970-01-01T00:00:00Z");
-    expect((await t.db.select({ u: repository.archivedUnix }).from(repository).where(eq(repository.id, r.id)))[0].u).toBe(0);
+    expect((await t.db.select({ u: repository.archivedUnix }).from(repository).where(eq(repository.id, r.id)))[0]!.u).toBe(0);
   });
 
   it("rule 12: a mirror's next update follows the new interval; enable_prune alone keeps the interval", async () => {
@@ -541,12 +541,12 @@ describe("edit details (rules 1, 5, 10-12)", () => {
     const before = Math.floor(Date.now() / 1000);
     await patch(alice.name, m.name, aliceTok, { mirror_interval: "1h" });
     const [row] = await t.db.select().from(mirror).where(eq(mirror.repoId, m.id));
-    expect(row.intervalMs).toBe(3_600_000);
-    expect(row.nextUpdateUnix).toBeGreaterThanOrEqual(before + 3600);
-    expect(row.nextUpdateUnix).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 3600);
+    expect(row!.intervalMs).toBe(3_600_000);
+    expect(row!.nextUpdateUnix).toBeGreaterThanOrEqual(before + 3600);
+    expect(row!.nextUpdateUnix).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 3600);
     await patch(alice.name, m.name, aliceTok, { enable_prune: false });
     const [after] = await t.db.select().from(mirror).where(eq(mirror.repoId, m.id));
-    expect(after).toMatchObject({ intervalMs: 3_600_000, enablePrune: false, nextUpdateUnix: row.nextUpdateUnix });
+    expect(after).toMatchObject({ intervalMs: 3_600_000, enablePrune: false, nextUpdateUnix: row!.nextUpdateUnix });
     await patch(alice.name, m.name, aliceTok, { mirror_interval: "0s" });
     expect((await t.db.select().from(mirror).where(eq(mirror.repoId, m.id)))[0]).toMatchObject({ intervalMs: 0, nextUpdateUnix: 0 });
   });
@@ -639,7 +639,7 @@ describe("edit and delete details (rules 4, 12, delete)", () => {
   });
 
   it("rule 12: the minimum interval is named as Go prints durations (hours, minutes and seconds)", async () => {
-    for (const [min, shown] of [["1h", "1h0m0s"], ["90s", "1m30s"]]) {
+    for (const [min, shown] of [["1h", "1h0m0s"], ["90s", "1m30s"]] as const) {
       const t2 = await testApp({ GITEA__mirror__MIN_INTERVAL: min });
       const u = await seedUser(t2.db);
       const ut = await u.token();
@@ -665,7 +665,7 @@ describe("edit and delete details (rules 4, 12, delete)", () => {
     expect((await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { max_repo_creation: 1 } })).status).toBe(200);
     await expectRefusal(post("/api/v1/user/repos", ut, { name: uniq("over") }), 403, "You have reached your limit of 1 repositories.");
     expect((await t.request(`/api/v1/repos/${u.name}/${r.name}`, { method: "DELETE", headers: token(ut) })).status).toBe(204);
-    expect((await t.db.select({ n: user.numRepos }).from(user).where(eq(user.id, u.id)))[0].n).toBe(0);
+    expect((await t.db.select({ n: user.numRepos }).from(user).where(eq(user.id, u.id)))[0]!.n).toBe(0);
     expect((await post("/api/v1/user/repos", ut, { name: uniq("again") })).status).toBe(201);
   });
 });

@@ -68,12 +68,12 @@ function param(path: string, name: string): string {
       return org.name;
     case "owner":
     case "template_owner":
-      return repo.split("/")[0];
+      return repo.split("/")[0]!;
     case "repo":
       // A team's repository is one of the team's organization.
-      return path.startsWith("/teams/") ? orgRepo : repo.split("/")[1];
+      return path.startsWith("/teams/") ? orgRepo : repo.split("/")[1]!;
     case "template_repo":
-      return repo.split("/")[1];
+      return repo.split("/")[1]!;
     case "name":
       return "Default";
     case "filepath":
@@ -104,7 +104,7 @@ function requestOf(r: Route): { path: string; init: RequestInit & { json?: unkno
   let path = r.path;
   names.forEach((n, i) => {
     const last = i === names.length - 1;
-    const value = bodiless && last ? (n === "id" ? "999999999" : MISSING) : param(r.path, n);
+    const value = bodiless && last ? (n === "id" ? "999999999" : MISSING) : param(r.path, n!);
     path = path.replace(`{${n}}`, encodeURIComponent(value));
   });
   return { path: `/api/v1${path}`, init: { method: r.method, ...(r.hasBody ? { json: [] } : {}) } };

@@ -29,7 +29,7 @@ beforeAll(async () => {
   }
   await t.request(`/api/v1/repos/${alice.name}/${names.arch}`, { method: "PATCH", headers: token(aliceTok), json: { archived: true } });
   await addCollaborator(t, aliceTok, `${alice.name}/${names.shared}`, bob, "read");
-  await t.db.update(repository).set({ topics: JSON.stringify(["edge-topic"]) }).where(eq(repository.lowerName, names.pub.toLowerCase()));
+  await t.db.update(repository).set({ topics: JSON.stringify(["edge-topic"]) }).where(eq(repository.lowerName, names.pub!.toLowerCase()));
 });
 afterAll(() => t.close());
 
@@ -100,8 +100,8 @@ describe("search rules", () => {
     expect((await search("q=edge-topic&topic=true", aliceTok)).names).toEqual([names.pub]);
     expect((await search(`uid=${bob.id}`, aliceTok)).names).toEqual([names.shared]);
     expect((await search(`uid=${bob.id}&exclusive=true`, aliceTok)).names).toEqual([]);
-    const [pub] = await t.db.select().from(repository).where(eq(repository.lowerName, names.pub.toLowerCase()));
-    await t.db.insert(star).values({ uid: bob.id, repoId: pub.id });
+    const [pub] = await t.db.select().from(repository).where(eq(repository.lowerName, names.pub!.toLowerCase()));
+    await t.db.insert(star).values({ uid: bob.id, repoId: pub!.id });
     expect((await search(`starredBy=${bob.id}`, aliceTok)).names).toEqual([names.pub]);
     const own = await apiRepo(t, bobTok, { name: `${tag}-zzz-bob` });
     const prio = await search(`q=${tag}&priority_owner_id=${bob.id}`, bobTok);
@@ -136,7 +136,7 @@ describe("search rules", () => {
     expect((await t.request(`${path}/${base}-moved`, { method: "DELETE", headers: token(aliceTok) })).status).toBe(204);
     expect((await search("q=needle-topic&topic=true", aliceTok)).names).toEqual([]);
     const [left] = await t.driver.batch([{ text: "SELECT COUNT(*) FROM repo_search WHERE rowid = ?", args: [r.id] }], "read");
-    expect(Number((left[0] as unknown as unknown[])[0])).toBe(0);
+    expect(Number((left![0] as unknown as unknown[])[0])).toBe(0);
   });
 
   it("a private repository of a private org is invisible to non-members in search (go-gitea/gitea#23150)", async () => {

@@ -201,7 +201,7 @@ describe("statements built once (issue 9 B.1)", () => {
     const columns = (Object.values(schema) as unknown[])
       .filter((v): v is Table => is(v, Table))
       .flatMap((table) => Object.values(getTableColumns(table)).map((c) => `${getTableName(table)}.${c.name}`))
-      .filter((c) => /(^|_)repo_id$/.test(c.split(".")[1]) || c === "repository.fork_id" || c === "repository.template_id");
+      .filter((c) => /(^|_)repo_id$/.test(c.split(".")[1]!) || c === "repository.fork_id" || c === "repository.template_id");
     expect(columns.length).toBeGreaterThan(10);
     const uncovered = columns.filter((c) => {
       const [table, column] = c.split(".");

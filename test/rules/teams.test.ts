@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orgUser, repository, team, teamRepo, teamUnit, teamUser, userBlocking } from "../../functions/db/schema.ts";
-import { expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, interleavedWrites, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 import { giteaShapeErrors } from "../fixtures/gitea-schema.ts";
 
 let t: TestApp;
@@ -153,6 +153,17 @@ describe("rule 1: visibility filtering of lists, search and GET /teams/{id}", ()
 });
 
 describe("rule 4: edit", () => {
+  it("a team another request deleted between the edit's read and its write → 404 (not a 500)", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const o = await seedOrg(t2, await seedUser(t2.db));
+    const tm = await (await t2.request(`/api/v1/orgs/${o.name}/teams`, { method: "POST", headers: token(o.ownerToken), json: { name: uniq("gone"), permission: "read", units: ["repo.code"] } })).json();
+    w.beforeNextWrite("DELETE FROM team WHERE id = ?", [tm.id]);
+    await expectRefusal(t2.request(`/api/v1/teams/${tm.id}`, { method: "PATCH", headers: token(o.ownerToken), json: { description: "late" } }), 404, NOT_FOUND);
+    expect(await t2.db.select().from(team).where(eq(team.id, tm.id))).toEqual([]);
+    t2.close();
+  });
+
   it("the Owners team keeps can_create_org_repo, its visibility and permission", async () => {
     const res = await t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "PATCH", headers: token(ownerTok), json: { can_create_org_repo: false, visibility: "public", permission: "read", description: "the bosses" } });
     expect(res.status).toBe(200);
@@ -342,9 +353,9 @@ describe("rule 3: the unit and mode rules of create and edit (Gitea's CreateTeam
     const name = uniq("Renamed");
     const res = await t.request(`/api/v1/teams/${a.id}`, { method: "PATCH", headers: token(ownerTok), json: { name } });
     expect((await res.json()).name).toBe(name);
-    expect((await t.db.select({ lowerName: team.lowerName }).from(team).where(eq(team.id, a.id)))[0].lowerName).toBe(name.toLowerCase());
+    expect((await t.db.select({ lowerName: team.lowerName }).from(team).where(eq(team.id, a.id)))[0]!.lowerName).toBe(name.toLowerCase());
     await expectRefusal(t.request(`/api/v1/teams/${b.id}`, { method: "PATCH", headers: token(ownerTok), json: { name: name.toUpperCase() } }), 422, `team already exists [org_id: ${org.id}, name: ${name.toUpperCase()}]`);
-    expect((await t.db.select({ name: team.name }).from(team).where(eq(team.id, b.id)))[0].name).toBe(b.name);
+    expect((await t.db.select({ name: team.name }).from(team).where(eq(team.id, b.id)))[0]!.name).toBe(b.name);
   });
 
   it("edit: fields not sent keep their values; can_create_org_repo false is stored", async () => {

@@ -30,7 +30,7 @@ describe("POST /users/{username}/tokens", () => {
     expect(body.token_last_eight).toBe(body.sha1.slice(-8));
     expect(body.scopes).toEqual(["write:repository", "read:user"]);
     const [row] = await t.db.select().from(accessToken).where(eq(accessToken.id, body.id));
-    expect(row.tokenHash).toBe(await tokenHash(body.sha1));
+    expect(row!.tokenHash).toBe(await tokenHash(body.sha1));
     expect(JSON.stringify(row)).not.toContain(body.sha1);
     expect((await t.request("/api/v1/user", { headers: token(body.sha1) })).status).toBe(200);
   });

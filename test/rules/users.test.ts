@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessToken, emailAddress, label, loginSource, repository, user } from "../../functions/db/schema.ts";
-import { expectRefusal, NOT_FOUND, apiRepo, basic, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, apiRepo, basic, interleavedWrites, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let admin: SeededUser;
@@ -154,10 +154,10 @@ describe("POST /admin/users", () => {
     const body = await res.json();
     expect(body).toMatchObject({ login: name, active: true, is_admin: false, visibility: "public" });
     const [row] = await t.db.select().from(user).where(eq(user.lowerName, name.toLowerCase()));
-    expect(row.mustChangePassword).toBe(true);
-    expect(row.passwd).toMatch(/^pbkdf2_sha256\$10000\$/);
-    expect(row.passwd).not.toContain("longenough1");
-    const emails = await t.db.select().from(emailAddress).where(eq(emailAddress.uid, row.id));
+    expect(row!.mustChangePassword).toBe(true);
+    expect(row!.passwd).toMatch(/^pbkdf2_sha256\$10000\$/);
+    expect(row!.passwd).not.toContain("longenough1");
+    const emails = await t.db.select().from(emailAddress).where(eq(emailAddress.uid, row!.id));
     expect(emails).toMatchObject([{ email: `${name}@example.com`, isPrimary: true, isActivated: true }]);
   });
 
@@ -218,6 +218,17 @@ describe("POST /admin/users", () => {
 });
 
 describe("PATCH /admin/users/{username}", () => {
+  it("a user another request deleted between the edit's read and its write → 404 (not a 500)", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const adminTk = await (await seedUser(t2.db, { admin: true })).token();
+    const u = await seedUser(t2.db);
+    w.beforeNextWrite("DELETE FROM user WHERE id = ?", [u.id]);
+    await expectRefusal(t2.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTk), json: { location: "late" } }), 404, NOT_FOUND);
+    expect(await t2.db.select().from(user).where(eq(user.id, u.id))).toEqual([]);
+    t2.close();
+  });
+
   it("applies only present fields: active, prohibit_login, admin, login_name; 2 round trips", async () => {
     const u = await seedUser(t.db);
     await t.db.update(user).set({ fullName: "Keep Me", location: "Here" }).where(eq(user.id, u.id));
@@ -242,7 +253,7 @@ describe("PATCH /admin/users/{username}", () => {
     const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { email: `${alice.name.toLowerCase()}@example.com`, full_name: "Changed" } });
     await expectRefusal(res, 400, `e-mail already in use [email: ${alice.name.toLowerCase()}@example.com]`);
     const [row] = await t.db.select().from(user).where(eq(user.id, u.id));
-    expect(row.fullName).toBe("");
+    expect(row!.fullName).toBe("");
   });
 
   it("changing the e-mail makes it the primary address", async () => {
@@ -267,11 +278,11 @@ describe("PATCH /admin/users/{username}", () => {
   it("source_id and login_name bind the account to an external login source (and only an existing one)", async () => {
     const [src] = await t.db.insert(loginSource).values({ type: 2, name: uniq("ldap") }).returning();
     const u = await seedUser(t.db);
-    const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { source_id: src.id, login_name: "uid=ext" } });
+    const res = await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { source_id: src!.id, login_name: "uid=ext" } });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ source_id: src.id, login_name: "uid=ext" });
+    expect(await res.json()).toMatchObject({ source_id: src!.id, login_name: "uid=ext" });
     const [row] = await t.db.select().from(user).where(eq(user.id, u.id));
-    expect(row).toMatchObject({ loginType: 2, loginSource: src.id });
+    expect(row).toMatchObject({ loginType: 2, loginSource: src!.id });
     // An external account no longer signs in with the local password.
     await expectRefusal(t.request("/api/v1/user", { headers: basic(u.name, u.password) }), 401, "invalid username, password or token");
     await expectRefusal(t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { source_id: 987654 } }), 422, "login source does not exist [id: 987654]");

@@ -75,7 +75,7 @@ describe("round trips are counted", () => {
     expect(firsts(await oneRoundTrip(meter, () => m.batch([q("SELECT ? AS x", 7)], "read")))).toEqual([7]);
     expect(firsts(await oneRoundTrip(meter, () => m.batch([q("SELECT 1 AS a"), q("SELECT ? AS b", 2), q("SELECT ? || ? AS c", "x", "y")], "read")))).toEqual([1, 2, "xy"]);
     await oneRoundTrip(meter, () => m.batch([q("INSERT INTO t (v) VALUES (?)", `${kind}-1`), q("UPDATE t SET v = ? WHERE v = ?", `${kind}-2`, `${kind}-1`)], "write"));
-    expect((await raw.execute({ sql: "SELECT COUNT(*) AS n FROM t WHERE v = ?", args: [`${kind}-2`] })).rows[0].n).toBe(1);
+    expect((await raw.execute({ sql: "SELECT COUNT(*) AS n FROM t WHERE v = ?", args: [`${kind}-2`] })).rows[0]!.n).toBe(1);
     expect(meter.roundTrips).toBe(3);
   });
 
@@ -86,7 +86,7 @@ describe("round trips are counted", () => {
     await expect(oneRoundTrip(meter, () => m.batch([q("SELECT * FROM no_such_table")], "read"))).rejects.toThrow(/no such table/);
     await expect(oneRoundTrip(meter, () => m.batch([q("INSERT INTO t (v) VALUES ('dup')"), q("INSERT INTO t (v) VALUES ('dup')")], "write"))).rejects.toThrow(/UNIQUE/);
     expect(meter.roundTrips).toBe(2);
-    expect((await raw.execute("SELECT COUNT(*) AS n FROM t WHERE v = 'dup'")).rows[0].n).toBe(0);
+    expect((await raw.execute("SELECT COUNT(*) AS n FROM t WHERE v = 'dup'")).rows[0]!.n).toBe(0);
     // The connection is usable after the failure (no transaction left open).
     expect(firsts(await m.batch([q("SELECT 5")], "read"))).toEqual([5]);
   });
@@ -107,16 +107,16 @@ describe("round trips are counted", () => {
 
   it.each(["native", "client"])("%s: a read ending in LIMIT 1 answers its one row, or none, whatever ran before it", async (kind) => {
     const d = Object.fromEntries(both())[kind];
-    await d.batch([q("INSERT INTO t (v) VALUES ('one-a'), ('one-b')")], "write");
+    await d!.batch([q("INSERT INTO t (v) VALUES ('one-a'), ('one-b')")], "write");
     const first = "SELECT v FROM t WHERE v >= ? ORDER BY v LIMIT 1";
     for (const [from, want] of [["one-", "one-a"], ["one-b", "one-b"], ["one-c", undefined], ["one-a", "one-a"]] as const) {
-      const [rows] = await d.batch([q(first, from)], "read");
-      expect(rows.map((r) => (r as unknown as unknown[])[0])).toEqual(want === undefined ? [] : [want]);
+      const [rows] = await d!.batch([q(first, from)], "read");
+      expect(rows!.map((r) => (r as unknown as unknown[])[0])).toEqual(want === undefined ? [] : [want]);
     }
     // In a batch with other reads, and with a lone NULL or blob argument (positional, never named).
-    const [a, b, c] = await d.batch([q(first, "one-b"), q("SELECT ? IS NULL LIMIT 1", null), q("SELECT length(?) LIMIT 1", new Uint8Array([1, 2, 3]))], "read");
-    expect(firsts([a, b, c])).toEqual(["one-b", 1, 3]);
-    await d.batch([q("DELETE FROM t WHERE v LIKE 'one-%'")], "write");
+    const [a, b, c] = await d!.batch([q(first, "one-b"), q("SELECT ? IS NULL LIMIT 1", null), q("SELECT length(?) LIMIT 1", new Uint8Array([1, 2, 3]))], "read");
+    expect(firsts([a!, b!, c!])).toEqual(["one-b", 1, 3]);
+    await d!.batch([q("DELETE FROM t WHERE v LIKE 'one-%'")], "write");
   });
 
   it("the native driver's failed one-row read does not poison the next call of the same statement", async () => {
@@ -196,7 +196,7 @@ describe("the native driver commits concurrent write batches together, each all 
       await tx.rollback();
       writer.close();
     }
-    expect((await raw.execute("SELECT COUNT(*) AS n FROM t WHERE v LIKE 'busy-%'")).rows[0].n).toBe(0);
+    expect((await raw.execute("SELECT COUNT(*) AS n FROM t WHERE v LIKE 'busy-%'")).rows[0]!.n).toBe(0);
   });
 
   it("closing the connection fails the batches still waiting for their group", async () => {
@@ -204,7 +204,7 @@ describe("the native driver commits concurrent write batches together, each all 
     const pending = d.batch([q("INSERT INTO t (v) VALUES ('closed')")], "write");
     d.close();
     await expect(pending).rejects.toThrow(/closed/);
-    expect((await raw.execute("SELECT COUNT(*) AS n FROM t WHERE v = 'closed'")).rows[0].n).toBe(0);
+    expect((await raw.execute("SELECT COUNT(*) AS n FROM t WHERE v = 'closed'")).rows[0]!.n).toBe(0);
   });
 });
 
@@ -241,7 +241,7 @@ describe("batches take the lock their statements need", () => {
     await c.batch(["SELECT 1", "SELECT 2"], "write");
     await c.batch(["SELECT 1"], "read");
     expect(modes).toEqual(["read", "write", "read", "write", "write", "write", "read"]);
-    expect((await raw.execute("SELECT COUNT(*) AS n FROM t WHERE v = 'w2'")).rows[0].n).toBe(1);
+    expect((await raw.execute("SELECT COUNT(*) AS n FROM t WHERE v = 'w2'")).rows[0]!.n).toBe(1);
   });
 });
 

@@ -36,7 +36,7 @@ const octets = (ip: string) => ip.split(".").map(Number);
 const toNumber = (ip: string) => octets(ip).reduce((n, o) => n * 256 + o, 0);
 const hex16 = (ip: string) => {
   const [a, b, c, d] = octets(ip);
-  return `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  return `${((a! << 8) | b!).toString(16)}:${((c! << 8) | d!).toString(16)}`;
 };
 /** What the default allow list (`external`) decides for an address of this kind. */
 const allowedByDefault = (kind: Kind) => kind === "external";

@@ -61,7 +61,7 @@ describe("batches", () => {
 
   it("values keep their types both ways: integers, floats, text, NULL, blobs, booleans as 1/0", async () => {
     const d = fresh();
-    const [[row]] = await d.batch([q("SELECT ?, typeof(?), ?, typeof(?), ?, ?, typeof(?), ?, ?", 42, 42, 2.5, 2.5, "é✓", null, null, new Uint8Array([0, 255, 7]), true)], "read");
+    const [[row] = []] = await d.batch([q("SELECT ?, typeof(?), ?, typeof(?), ?, ?, typeof(?), ?, ?", 42, 42, 2.5, 2.5, "é✓", null, null, new Uint8Array([0, 255, 7]), true)], "read");
     expect(row).toEqual([42, "integer", 2.5, "real", "é✓", null, "null", new Uint8Array([0, 255, 7]), 1]);
     await expect(d.batch([q("SELECT 9007199254740993")], "read")).rejects.toThrow(RangeError);
     await expect(d.batch([q("SELECT ?", undefined)], "read")).rejects.toThrow(TypeError);
@@ -93,7 +93,7 @@ describe("streams", () => {
   it("the next batch goes on the stream the last one left open, with the baton the server answered", async () => {
     const d = fresh();
     for (let i = 0; i < 4; i++) await d.batch([q("SELECT ?", i)], i % 2 ? "read" : "write");
-    expect(sent[0].baton).toBeNull();
+    expect(sent[0]!.baton).toBeNull();
     expect(sent.slice(1).every((s) => typeof s.baton === "string" && s.baton.length > 0)).toBe(true);
     expect(new Set(sent.map((s) => s.baton)).size).toBe(4);
     expect(sent.every((s) => !s.types.includes("close"))).toBe(true);

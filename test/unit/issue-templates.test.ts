@@ -147,7 +147,7 @@ describe("YAML form templates", () => {
 
   it("attribute maps are written with sorted keys, as Go's encoding/json does", () => {
     const t = parseIssueTemplate("x.yml", field("- type: input\n  attributes: {value: v, label: L, description: d}"));
-    expect(Object.keys(t.body![0].attributes!)).toEqual(["description", "label", "value"]);
+    expect(Object.keys(t.body![0]!.attributes!)).toEqual(["description", "label", "value"]);
   });
 
   it("an explicit empty visible list is omitted (omitempty)", () => {
@@ -325,7 +325,7 @@ describe("issue config", () => {
     ];
     expect(loadIssueConfig(files).blank_issues_enabled).toBe(false);
     expect(validateIssueConfig(files)).toEqual({ valid: true, message: "" });
-    expect(loadIssueConfig([files[0], { path: ".github/ISSUE_TEMPLATE/config.yml", content: "blank_issues_enabled: false" }]).blank_issues_enabled).toBe(true);
+    expect(loadIssueConfig([files[0]!, { path: ".github/ISSUE_TEMPLATE/config.yml", content: "blank_issues_enabled: false" }]).blank_issues_enabled).toBe(true);
   });
 
   it.each([

@@ -106,7 +106,7 @@ describe("label templates", () => {
   });
 
   it("LabelTemplate JSON keys are name, exclusive, color, description", () => {
-    expect(Object.keys(labelTemplate("Default")![0])).toEqual(["name", "exclusive", "color", "description"]);
+    expect(Object.keys(labelTemplate("Default")![0]!)).toEqual(["name", "exclusive", "color", "description"]);
   });
 
   it("lookup is case-sensitive like Gitea's display-name map: unknown → null", () => {
@@ -126,8 +126,8 @@ describe("label templates", () => {
   });
 
   it("callers get copies: mutating a result does not change the template", () => {
-    labelTemplate("Default")![0].name = "changed";
-    expect(labelTemplate("Default")![0].name).toBe("bug");
+    labelTemplate("Default")![0]!.name = "changed";
+    expect(labelTemplate("Default")![0]!.name).toBe("bug");
   });
 
   it("rows to insert carry #rrggbb colours and the exclusive flag; unknown template → null", () => {

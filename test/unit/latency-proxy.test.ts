@@ -89,8 +89,8 @@ describe("the latency proxy between a client and a server", () => {
     const b = await send(agent, "/v2/pipeline", "abcdef", true);
     expect(a.text).toBe(`POST /v2/pipeline?x=1 ${Buffer.byteLength(tricky)}`);
     expect(b.text).toBe("POST /v2/pipeline 6");
-    expect(arrivals[0] - a.sentAt).toBeGreaterThanOrEqual(39);
-    expect(arrivals[1] - b.sentAt).toBeGreaterThanOrEqual(39);
+    expect(arrivals[0]! - a.sentAt).toBeGreaterThanOrEqual(39);
+    expect(arrivals[1]! - b.sentAt).toBeGreaterThanOrEqual(39);
     expect(proxy.stats()).toEqual({ requests: 2, byPath: { "POST /v2/pipeline": 2 } });
     agent.destroy();
   });

@@ -129,6 +129,12 @@ describe("response parsing and its checks", () => {
     expect(out.digests.map(hex)).toEqual(["aa", "bbcc"]);
   });
 
+  it("PCR_Read: a digest count that disagrees with the PCRs selected is malformed (not PCR values with holes)", () => {
+    const read = (body: string) => () => m.parsePcrRead(m.parseResponse(bytes(frame("8001", "00000000", body))));
+    expect(read("0000002a 00000001 000b 03 030000 00000001 0001aa")).toThrow(new m.TpmParseError("PCR_Read returned 1 digests for 2 selected PCRs"));
+    expect(read("0000002a 00000001 000b 03 010000 00000002 0001aa 0002bbcc")).toThrow(new m.TpmParseError("PCR_Read returned 2 digests for 1 selected PCRs"));
+  });
+
   it("Quote/Certify: the TPMS_ATTEST and the TPMT_SIGNATURE bytes exactly as sent; a NULL signature is refused", () => {
     const attest = "ff544347 8018 0000 0000";
     const rsa = "0014 000b 0003 010203";
@@ -178,7 +184,7 @@ describe("response parsing and its checks", () => {
     const made = new Uint8Array([...t.subarray(0, t.length - 2), 0x01, 0x00, ...new Uint8Array(256)]);
     expect(m.publicMatchesTemplate(made, t)).toBe(true);
     const other = made.slice();
-    other[5] ^= 0x20; // decrypt attribute flipped
+    other[5]! ^= 0x20; // decrypt attribute flipped
     expect(m.publicMatchesTemplate(other, t)).toBe(false);
     expect(m.publicMatchesTemplate(t.subarray(0, t.length - 3), t)).toBe(false);
     expect(m.publicMatchesTemplate(t.subarray(0, t.length - 2), t)).toBe(true);
@@ -210,7 +216,7 @@ describe("the reader and the hash table", () => {
 
   it("parsed values are copies, not views that keep the whole response alive", () => {
     const pcr = m.parsePcrRead(m.parseResponse(bytes(frame("8001", "00000000", "00000001 00000001 000b 03 010000 00000001 0001aa"))));
-    expect(pcr.digests[0].buffer.byteLength).toBe(1);
+    expect(pcr.digests[0]!.buffer.byteLength).toBe(1);
     expect(m.parseNvRead(m.parseResponse(bytes(frame("8002", "00000000", "00000004 0002 beef 0000010000")))).buffer.byteLength).toBe(2);
     expect(m.parseRsaDecrypt(m.parseResponse(bytes(frame("8002", "00000000", "00000003 0001 7f 0000010000")))).buffer.byteLength).toBe(1);
   });

@@ -131,7 +131,7 @@ describe("FetchAttestation input rules", () => {
     const f = fakeVtpm();
     const s = service({ caps: caps("vtpm"), vtpm: f.vtpm });
     await s.fetchAttestation({ $typeName: "attestation.v1.AttestationRequest", reportData: new Uint8Array(0), nonce: new Uint8Array([5, 6]), platformType: PlatformType.VTPM }, ctx());
-    expect(Array.from(f.seen[0])).toEqual([5, 6, ...new Array(30).fill(0)]);
+    expect(Array.from(f.seen[0]!)).toEqual([5, 6, ...new Array(30).fill(0)]);
   });
 });
 
@@ -154,7 +154,7 @@ describe("evidence per platform type (devices faked at their interfaces)", () =>
     const att = fromBinary(SnpAttestationSchema, (await s.fetchAttestation(vreq(PlatformType.SNP), ctx())).quote);
     expect(Array.from(att.report!.reportData)).toEqual([1, 2, ...new Array(62).fill(0)]);
     expect(Buffer.from(att.certificateChain!.arkCert).toString()).toBe("ark");
-    expect(Array.from(seen[0])).toEqual(Array.from(att.report!.reportData));
+    expect(Array.from(seen[0]!)).toEqual(Array.from(att.report!.reportData));
   });
 
   it("TDX: the outblob as is", async () => {
@@ -170,8 +170,8 @@ describe("evidence per platform type (devices faked at their interfaces)", () =>
     const att = fromBinary(AttestationSchema, (await s.fetchAttestation(vreq(PlatformType.SNP_VTPM), ctx())).quote);
     expect(att.teeAttestation.case).toBe("sevSnpAttestation");
     const want = bindAk(pad(new Uint8Array([1, 2]), 64), new Uint8Array([1, 2]));
-    expect(Buffer.from(seen[0])).toEqual(Buffer.from(want));
-    expect(Array.from(f.seen[0])).toEqual([3, ...new Array(31).fill(0)]);
+    expect(Buffer.from(seen[0]!)).toEqual(Buffer.from(want));
+    expect(Array.from(f.seen[0]!)).toEqual([3, ...new Array(31).fill(0)]);
   });
 
   it("a configfs-tsm provider other than the one asked for → INTERNAL", async () => {

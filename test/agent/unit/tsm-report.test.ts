@@ -25,7 +25,7 @@ describe("TsmClient", () => {
     const fs = snp();
     expect(await new TsmClient(ROOT, fs).provider()).toBe("sev_guest");
     expect([fs.made.length, fs.entries.size]).toEqual([1, 0]);
-    expect(fs.made[0].startsWith(`${ROOT}/probe-`)).toBe(true);
+    expect(fs.made[0]!.startsWith(`${ROOT}/probe-`)).toBe(true);
     expect(await new TsmClient(ROOT, new FakeConfigFs(ROOT, undefined, () => ({ outblob: new Uint8Array(1) }))).provider()).toBeUndefined();
     expect(await new TsmClient("/elsewhere", fs).provider()).toBeUndefined();
     const blank: ConfigFs = { ...fs, mkdtemp: (p) => fs.mkdtemp(p), rmdir: (d) => fs.rmdir(d), writeFile: (f, d) => fs.writeFile(f, d), readFile: async () => new TextEncoder().encode(" \n") };
@@ -39,7 +39,7 @@ describe("TsmClient", () => {
     const fs = snp();
     const r = await new TsmClient(ROOT, fs).getReport({ inblob: IN, privilege: 2, getAuxblob: true });
     expect([Array.from(r.outblob), Array.from(r.auxblob!), r.provider]).toEqual([[3, 3, 2], [9], "sev_guest"]);
-    expect(fs.made[0].startsWith(`${ROOT}/entry-`)).toBe(true);
+    expect(fs.made[0]!.startsWith(`${ROOT}/entry-`)).toBe(true);
     expect(fs.removed).toEqual(fs.made);
     const plain = await new TsmClient(ROOT, fs).getReport({ inblob: IN });
     expect([plain.auxblob, Array.from(plain.outblob)]).toEqual([undefined, [3, 3, 0]]);

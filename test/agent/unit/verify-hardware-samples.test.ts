@@ -24,12 +24,12 @@ const pemBlocks = (s: string) => s.match(/-----BEGIN CERTIFICATE-----[\s\S]+?---
 /** A KDS cert_chain file: ASK (or ASVK) first, then ARK; DER each. */
 function kdsChain(f: string): { ask: Buffer; ark: Buffer } {
   const [ask, ark] = pemBlocks(file(f).toString("latin1")).map((p) => new X509Certificate(p).raw);
-  return { ask, ark };
+  return { ask: ask!, ark: ark! };
 }
 const der = (f: string) => new X509Certificate(file(f)).raw;
 const flip = (b: Uint8Array, at: number, bit = 0) => {
   const c = Buffer.from(b);
-  c[at] ^= 1 << bit;
+  c[at]! ^= 1 << bit;
   return c;
 };
 /** The last byte of a DER certificate lies in its signature value. */
@@ -106,7 +106,7 @@ describe("AMD SEV-SNP: AMD's published chains and VCEKs/VLEKs from real machines
     for (const l of LEAVES) {
       const v = new X509Certificate(file(l.f));
       expect([l.f, cn(v), v.publicKey.asymmetricKeyType, v.publicKey.asymmetricKeyDetails?.namedCurve, v.signatureAlgorithm]).toEqual([l.f, `CN=${l.cn}`, "ec", "secp384r1", "rsassaPss"]);
-      const signers = CHAINS.filter((_, i) => v.verify(asks[i].publicKey)).map((c) => c.f);
+      const signers = CHAINS.filter((_, i) => v.verify(asks[i]!.publicKey)).map((c) => c.f);
       expect([l.f, signers]).toEqual([l.f, [l.chain]]);
     }
   });
@@ -138,8 +138,8 @@ describe("AMD SEV-SNP: AMD's published chains and VCEKs/VLEKs from real machines
 
   it("REPORT_DATA is the one the guest asked for (go-sev-guest's sample: nonce 01 02 03 04 05), a one-bit change is refused", () => {
     const r = REPORTS[0];
-    const chain = kdsChain(r.chain);
-    const att = attestation(raw(r.f), der(r.leaf), chain);
+    const chain = kdsChain(r!.chain);
+    const att = attestation(raw(r!.f), der(r!.leaf), chain);
     const nonce = new Uint8Array(64);
     nonce.set([1, 2, 3, 4, 5]);
     expect(Buffer.from(verifySnpAttestation(att, { trustedArk: chain.ark, reportData: nonce }).report.reportData)).toEqual(Buffer.from(nonce));
@@ -161,8 +161,8 @@ describe("AMD SEV-SNP: AMD's published chains and VCEKs/VLEKs from real machines
 
   it("a one-bit change in the unsigned bytes of the signature field or in a reserved byte is refused, not ignored", () => {
     const r = REPORTS[0];
-    const bytes = raw(r.f);
-    const vcek = new X509Certificate(der(r.leaf));
+    const bytes = raw(r!.f);
+    const vcek = new X509Certificate(der(r!.leaf));
     for (const at of [0x2a0 + 48, 0x2a0 + 71, 0x2e8 + 48, 0x2e8 + 71, 0x330, 0x49f])
       fails(() => verifySnpReportSignature(flip(bytes, at), vcek), "signature", "signature field has nonzero bytes beyond R and S");
     fails(() => verifySnpReportSignature(flip(bytes, 0x34), vcek), "signature", "signature algorithm 0 is not ECDSA P-384 SHA-384");
@@ -180,9 +180,9 @@ describe("AMD SEV-SNP: AMD's published chains and VCEKs/VLEKs from real machines
 
   it("a one-bit change in the ARK, ASK or VCEK fails the chain link it breaks", () => {
     const r = REPORTS[0];
-    const chain = kdsChain(r.chain);
-    const att = attestation(raw(r.f), der(r.leaf), chain);
-    const vcek = der(r.leaf);
+    const chain = kdsChain(r!.chain);
+    const att = attestation(raw(r!.f), der(r!.leaf), chain);
+    const vcek = der(r!.leaf);
     fails(() => verifySnpAttestation(att, { ark: flipSignature(chain.ark) }), "chain", "ARK is not self-signed");
     fails(() => verifySnpAttestation(att, { ark: flipSignature(chain.ark), trustedArk: chain.ark }), "chain", "ARK is not the trusted ARK");
     fails(() => verifySnpAttestation(att, { trustedArk: chain.ark, ask: flipSignature(chain.ask) }), "chain", "ASK is not signed by the ARK");
@@ -194,9 +194,9 @@ describe("AMD SEV-SNP: AMD's published chains and VCEKs/VLEKs from real machines
 
   it("another product's ARK, another product's ASK, or another real chip's VCEK is refused", () => {
     const r = REPORTS[0];
-    const milan = kdsChain(r.chain);
+    const milan = kdsChain(r!.chain);
     const genoa = kdsChain("amd/ask-ark-genoa.pem");
-    const att = attestation(raw(r.f), der(r.leaf), milan);
+    const att = attestation(raw(r!.f), der(r!.leaf), milan);
     fails(() => verifySnpAttestation(att, { trustedArk: genoa.ark }), "chain", "ARK is not the trusted ARK");
     fails(() => verifySnpAttestation(att, { trustedArk: milan.ark, ask: genoa.ask }), "chain", "ASK is not signed by the ARK");
     fails(() => verifySnpAttestation(att, { ark: genoa.ark, ask: genoa.ask }), "chain", "VCEK is not signed by the ASK");
@@ -206,10 +206,10 @@ describe("AMD SEV-SNP: AMD's published chains and VCEKs/VLEKs from real machines
 
   it("the relying-party CLI verifies a real report as sevsnp.Attestation with the ARK pinned", async () => {
     const r = REPORTS[1];
-    const chain = kdsChain(r.chain);
-    const bytes = toBinary(AttestationSchema, attestation(raw(r.f), der(r.leaf), chain));
+    const chain = kdsChain(r!.chain);
+    const bytes = toBinary(AttestationSchema, attestation(raw(r!.f), der(r!.leaf), chain));
     const out = await verifyEvidence("snp", bytes, { ark: chain.ark });
-    expect([out.type, out.version, out.vmpl, out.chipId]).toEqual(["snp", 2, 0, Buffer.from(raw(r.f).subarray(0x1a0, 0x1e0)).toString("hex")]);
+    expect([out.type, out.version, out.vmpl, out.chipId]).toEqual(["snp", 2, 0, Buffer.from(raw(r!.f).subarray(0x1a0, 0x1e0)).toString("hex")]);
     await expect(verifyEvidence("snp", bytes, { ark: kdsChain("amd/ask-ark-turin.pem").ark })).rejects.toThrow(new VerifyError("chain", "ARK is not the trusted ARK"));
   });
 
@@ -284,7 +284,7 @@ describe("Intel TDX: quotes from real machines, PCK chains to Intel's SGX Root C
     const lines = out.subarray(start, end).toString("latin1").split("\n");
     const b64 = change(Buffer.from(lines.join(""), "base64")).toString("base64");
     const starts = lines.map((_, i) => lines.slice(0, i).reduce((n, l) => n + l.length, 0));
-    const rewrapped = lines.map((l, i) => b64.slice(starts[i], starts[i] + l.length)).join("\n");
+    const rewrapped = lines.map((l, i) => b64.slice(starts[i], starts[i]! + l.length)).join("\n");
     expect(rewrapped.length).toBe(end - start);
     out.write(rewrapped, start, "latin1");
     return out;
@@ -292,7 +292,7 @@ describe("Intel TDX: quotes from real machines, PCK chains to Intel's SGX Root C
 
   it("a one-bit change in the header, body, signature, attestation key, QE report, its signature or the QE auth data fails its own check", () => {
     for (const s of [QUOTES[0], QUOTES[4]]) {
-      const q = file(s.f);
+      const q = file(s!.f);
       const l = layout(q);
       expect(Buffer.from(parseTdxQuote(q).attestationKey)).toEqual(q.subarray(l.ak, l.ak + 64));
       const verify = (b: Buffer) => () => verifyTdxQuote(b, { trustedRoot: ROOT });
@@ -308,7 +308,7 @@ describe("Intel TDX: quotes from real machines, PCK chains to Intel's SGX Root C
 
   it("a one-bit change in the PCK certificate, the Platform CA or the root fails the link it breaks; another root is refused", () => {
     for (const s of [QUOTES[0], QUOTES[4]]) {
-      const q = file(s.f);
+      const q = file(s!.f);
       const verify = (b: Buffer, trustedRoot = ROOT) => () => verifyTdxQuote(b, { trustedRoot });
       fails(verify(changeCert(q, 0, flipSignature)), "chain", "PCK chain link 0 does not verify");
       fails(verify(changeCert(q, 1, flipSignature)), "chain", "PCK chain link 1 does not verify");
@@ -317,7 +317,7 @@ describe("Intel TDX: quotes from real machines, PCK chains to Intel's SGX Root C
       fails(verify(q, otherRoot), "chain", "PCK chain does not end at the trusted root");
       // A flipped bit that leaves the PEM's alphabet ('A' → '@'): unreadable, still a chain failure.
       const broken = Buffer.from(q);
-      broken[broken.indexOf("A", broken.indexOf("-----BEGIN CERTIFICATE-----") + 28)] ^= 1;
+      broken[broken.indexOf("A", broken.indexOf("-----BEGIN CERTIFICATE-----") + 28)]! ^= 1;
       fails(verify(broken), "chain", /^chain: PCK chain certificate 0 unreadable: /);
       fails(() => verifyTdxQuote(q, { trustedRoot: "not a certificate" }), "chain", /^chain: trusted root unreadable: /);
     }
@@ -333,8 +333,8 @@ describe("Intel TDX: quotes from real machines, PCK chains to Intel's SGX Root C
   });
 
   it("the relying-party CLI verifies a real quote against the SGX Root CA", async () => {
-    const out = await verifyEvidence("tdx", file(QUOTES[0].f), { root: file("intel/sgx-root-ca.pem") });
+    const out = await verifyEvidence("tdx", file(QUOTES[0]!.f), { root: file("intel/sgx-root-ca.pem") });
     expect([out.type, out.version]).toEqual(["tdx", 4]);
-    expect(out.mrtd).toBe(file(QUOTES[0].f).subarray(48 + 136, 48 + 184).toString("hex"));
+    expect(out.mrtd).toBe(file(QUOTES[0]!.f).subarray(48 + 136, 48 + 184).toString("hex"));
   });
 });

@@ -84,7 +84,7 @@ describe("tsm/snp.ts: ATTESTATION_REPORT and cert table", () => {
     });
     const r = parseSnpReport(b);
     fields.forEach(([, n, name], i) => {
-      expect([name, Buffer.from((r as unknown as Record<string, Uint8Array>)[name])]).toEqual([name, Buffer.alloc(n, 0xa0 + i)]);
+      expect([name, Buffer.from((r as unknown as Record<string, Uint8Array>)[name]!)]).toEqual([name, Buffer.alloc(n, 0xa0 + i)]);
     });
     expect(Buffer.from(serializeSnpReport(r))).toEqual(b);
   });
@@ -130,7 +130,7 @@ describe("tsm/snp.ts: ATTESTATION_REPORT and cert table", () => {
     const t = buildCertTable([[CERT_GUID.VCEK, Buffer.from("v")], [CERT_GUID.VLEK, Buffer.from("l")], [CERT_GUID.ASK, Buffer.from("s")], [CERT_GUID.ARK, Buffer.from("r")], [extra, Buffer.from("x")]]);
     expect(Buffer.from(t.subarray(0, 24)).toString("hex")).toBe(`63da758de6644564adc5f4b93be8accd${"90000000"}01000000`);
     const c = parseCertTable(t);
-    expect([c.vcekCert, c.vlekCert, c.askCert, c.arkCert, c.extras[extra]].map((x) => Buffer.from(x).toString())).toEqual(["v", "l", "s", "r", "x"]);
+    expect([c.vcekCert, c.vlekCert, c.askCert, c.arkCert, c.extras[extra]!].map((x) => Buffer.from(x).toString())).toEqual(["v", "l", "s", "r", "x"]);
     const unterminated = Buffer.from(buildCertTable([[CERT_GUID.VCEK, Buffer.from("vv")]]));
     unterminated.copy(unterminated, 24, 0, 24); // the terminator becomes a second entry; then the table ends
     expect(() => parseCertTable(unterminated)).toThrow("cert table has no terminating all-zero entry");
@@ -324,7 +324,7 @@ describe("verify/tdx.ts", () => {
   it("each signature and chain defect fails its own check", () => {
     const flip = (off: number) => {
       const b = q4();
-      b[off] ^= 1;
+      b[off]! ^= 1;
       return b;
     };
     fails(() => verifyTdxQuote(flip(48 + 520)), "signature", "signature: quote signature does not verify under its attestation key");
@@ -336,7 +336,7 @@ describe("verify/tdx.ts", () => {
     for (const off of [320, 383]) {
       const b = q4();
       const qe = SD + 128 + 6;
-      b[qe + off] ^= 1;
+      b[qe + off]! ^= 1;
       const { sign } = require("node:crypto") as typeof import("node:crypto");
       sign("sha256", b.subarray(qe, qe + 384), { key: pck.pckKey, dsaEncoding: "ieee-p1363" }).copy(b, qe + 384);
       fails(() => verifyTdxQuote(b), "qe-report", "qe-report: QE report does not bind the attestation key");

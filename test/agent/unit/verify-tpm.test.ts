@@ -18,7 +18,7 @@ const ALL = [...Array(24).keys()];
 const SIZE: Record<number, number> = { [ALG.SHA1]: 20, [ALG.SHA256]: 32 };
 
 function pcrValues(alg: number, seed = 0): Map<number, Uint8Array> {
-  return new Map(ALL.map((i) => [i, new Uint8Array(SIZE[alg]).fill(i + seed)]));
+  return new Map(ALL.map((i) => [i, new Uint8Array(SIZE[alg]!).fill(i + seed)]));
 }
 
 interface QuoteOpts {
@@ -133,7 +133,7 @@ describe("verifyVtpmAttestation", () => {
     fails(() => verifyVtpmAttestation(new Uint8Array([0xff, 0xff, 0xff]), NONCE), "format", /^format: not an attest.Attestation: /);
     fails(() => verifyVtpmAttestation(attestation([]), NONCE), "quotes", "quotes: no quotes");
     const noPcrs = good();
-    noPcrs.quotes[1].pcrs = undefined;
+    noPcrs.quotes[1]!.pcrs = undefined;
     fails(() => verifyVtpmAttestation(noPcrs, NONCE), "pcrs", "pcrs: quote without PCR values");
     const q = makeQuote(ALG.SHA256, pcrValues(ALG.SHA256));
     fails(() => verifyVtpmAttestation(attestation([q, q]), NONCE), "quotes", "quotes: two quotes for the same bank");
