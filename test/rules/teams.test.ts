@@ -164,6 +164,20 @@ describe("rule 4: edit", () => {
     t2.close();
   });
 
+  it("an edit of a team deleted meanwhile writes no unit rows for it (no orphans, whatever the answer)", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const o = await seedOrg(t2, await seedUser(t2.db));
+    const tm = await (await t2.request(`/api/v1/orgs/${o.name}/teams`, { method: "POST", headers: token(o.ownerToken), json: { name: uniq("gone"), permission: "read", units: ["repo.code"] } })).json();
+    expect(await t2.db.select().from(teamUnit).where(eq(teamUnit.teamId, tm.id))).toHaveLength(1);
+    // The team goes with its units, as a deletion does; then the edit that replaces the units runs.
+    w.beforeNextWrite("DELETE FROM team_unit WHERE team_id = ?", [tm.id]);
+    w.beforeNextWrite("DELETE FROM team WHERE id = ?", [tm.id]);
+    await expectRefusal(t2.request(`/api/v1/teams/${tm.id}`, { method: "PATCH", headers: token(o.ownerToken), json: { permission: "write", units: ["repo.code", "repo.issues"] } }), 404, NOT_FOUND);
+    expect(await t2.db.select().from(teamUnit).where(eq(teamUnit.teamId, tm.id))).toEqual([]);
+    t2.close();
+  });
+
   it("the Owners team keeps can_create_org_repo, its visibility and permission", async () => {
     const res = await t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "PATCH", headers: token(ownerTok), json: { can_create_org_repo: false, visibility: "public", permission: "read", description: "the bosses" } });
     expect(res.status).toBe(200);

@@ -229,6 +229,19 @@ describe("PATCH /admin/users/{username}", () => {
     t2.close();
   });
 
+  it("an e-mail change of a user deleted meanwhile adds no address for it (no orphans, whatever the answer)", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const adminTk = await (await seedUser(t2.db, { admin: true })).token();
+    const u = await seedUser(t2.db);
+    w.beforeNextWrite("DELETE FROM email_address WHERE uid = ?", [u.id]);
+    w.beforeNextWrite("DELETE FROM user WHERE id = ?", [u.id]);
+    const email = `${uniq("late")}@example.com`;
+    await expectRefusal(t2.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTk), json: { email } }), 404, NOT_FOUND);
+    expect(await t2.db.select().from(emailAddress).where(eq(emailAddress.uid, u.id))).toEqual([]);
+    t2.close();
+  });
+
   it("applies only present fields: active, prohibit_login, admin, login_name; 2 round trips", async () => {
     const u = await seedUser(t.db);
     await t.db.update(user).set({ fullName: "Keep Me", location: "Here" }).where(eq(user.id, u.id));

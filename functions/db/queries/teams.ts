@@ -122,10 +122,14 @@ const NEW_TEAM = sql`(SELECT id FROM team WHERE org_id = ${p("orgId")} AND lower
 export type TeamValues = Pick<TeamRow, "orgId" | "name" | "lowerName" | "description" | "authorize" | "includesAllRepositories" | "canCreateOrgRepo" | "visibility" | "createdUnix" | "updatedUnix">;
 const INSERTED: InsertKey<typeof team>[] = ["orgId", "name", "lowerName", "description", "authorize", "includesAllRepositories", "canCreateOrgRepo", "visibility", "createdUnix", "updatedUnix"];
 
-/** :units = JSON `[[type, access mode], …]`, inserted in that order for team :teamId of organization :orgId. */
+/**
+ * :units = JSON `[[type, access mode], …]`, inserted in that order for team :teamId of organization
+ * :orgId — only while the team exists (an edit racing a deletion leaves no orphan units).
+ */
 const insertUnits = (teamId: SQL) =>
   sql`INSERT INTO team_unit (org_id, team_id, type, access_mode)
-      SELECT ${p("orgId")}, ${teamId}, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') FROM json_each(${p("units")}) j ORDER BY j.key`;
+      SELECT ${p("orgId")}, ${teamId}, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') FROM json_each(${p("units")}) j
+      WHERE EXISTS (SELECT 1 FROM team WHERE id = ${teamId}) ORDER BY j.key`;
 
 /** POST /orgs/{org}/teams: the team, its units, the organization's team count, the team as stored. */
 export const CREATE_TEAM = {

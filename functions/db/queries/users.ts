@@ -61,7 +61,9 @@ export const EDIT_EMAIL = {
   promote: command<{ id: number }>("emailMakePrimary", sql`UPDATE email_address SET is_primary = 1, is_activated = 1 WHERE id = ${p("id")}`),
   add: command<{ uid: number; email: string; lowerEmail: string }>(
     "emailAddPrimary",
-    sql`INSERT INTO email_address (uid, email, lower_email, is_activated, is_primary) VALUES (${p("uid")}, ${p("email")}, ${p("lowerEmail")}, 1, 1)`,
+    // Only while the user exists: an edit racing a deletion leaves no orphan address.
+    sql`INSERT INTO email_address (uid, email, lower_email, is_activated, is_primary)
+        SELECT ${p("uid")}, ${p("email")}, ${p("lowerEmail")}, 1, 1 WHERE EXISTS (SELECT 1 FROM user WHERE id = ${p("uid")})`,
   ),
 };
 
