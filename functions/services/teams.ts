@@ -55,7 +55,7 @@ export function toTeam(t: TeamRow, unitsJson: string, org: UserRow | null, ctx: 
   const units = (JSON.parse(unitsJson || "[]") as [number, number][]).sort((a, b) => a[0] - b[0]);
   const admin = t.authorize >= ACCESS.admin;
   const unitsMap: Record<string, string> = {};
-  if (admin) for (const key of Object.values(UNIT_KEY)) unitsMap[key] = ACCESS_NAMES[t.authorize] ?? "none";
+  if (admin) for (const key of Object.values(UNIT_KEY)) unitsMap[key] = ACCESS_NAMES[t.authorize]!; // !: admin or owner, both named
   else
     for (const [type, mode] of units) {
       const key = UNIT_KEY[type];
