@@ -195,7 +195,7 @@ export function repoAccessibleSql(
 ): SQL {
   const me = viewer.id;
   const ownerRow = ownerVisibilityCol ?? sql`(SELECT ov.visibility FROM user ov WHERE ov.id = ${ownerIdCol})`;
-  const ownerVisible = userVisibleSql(unlimited(viewer), ownerIdCol, ownerRow, "user");
+  const ownerVisible = userVisibleSql(unlimited(viewer), ownerIdCol, ownerRow, "user", "set");
   // The viewer's collaborations, team repositories (of the team's own organization) and the
   // organizations of its include-all teams: sets computed once per statement, one lookup per row.
   const once = viewer.idOnce ?? me;
