@@ -192,14 +192,26 @@ export function repoAccessibleSql(
   privateCol: SQL = col(repository.isPrivate),
   /** The owner's visibility when the query already joins the owner (else a lookup per row). */
   ownerVisibilityCol?: SQL,
+  /**
+   * `"row"`: lookups for each tested repository — best when few are tested (a keyword search, a
+   * list of one owner). `"set"`: the viewer's collaborations, team repositories, include-all
+   * organizations, organizations and co-members, each computed once per statement — best when
+   * every repository is tested (a search without a keyword: its count at 100,000 repositories took
+   * 3.4 s with lookups, 0.17 s with the sets; a keyword search is ~15 % slower with them).
+   */
+  shape: "row" | "set" = "row",
 ): SQL {
   const me = viewer.id;
   const ownerRow = ownerVisibilityCol ?? sql`(SELECT ov.visibility FROM user ov WHERE ov.id = ${ownerIdCol})`;
-  const ownerVisible = userVisibleSql(unlimited(viewer), ownerIdCol, ownerRow, "user", "set");
-  // The viewer's collaborations, team repositories (of the team's own organization) and the
-  // organizations of its include-all teams: sets computed once per statement, one lookup per row.
+  const ownerVisible = userVisibleSql(unlimited(viewer), ownerIdCol, ownerRow, "user", shape);
   const once = viewer.idOnce ?? me;
-  const explicit = sql`(${ownerIdCol} = ${me}
+  const explicit =
+    shape === "row"
+      ? sql`(${ownerIdCol} = ${me}
+    OR EXISTS (SELECT 1 FROM collaboration ac WHERE ac.repo_id = ${repoIdCol} AND ac.user_id = ${me})
+    OR EXISTS (SELECT 1 FROM team at JOIN team_user atu ON atu.team_id = at.id AND atu.uid = ${me}
+               WHERE at.org_id = ${ownerIdCol} AND (at.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo atr WHERE atr.team_id = at.id AND atr.repo_id = ${repoIdCol}))))`
+      : sql`(${ownerIdCol} = ${me}
     OR ${repoIdCol} IN (SELECT ac.repo_id FROM collaboration ac WHERE ac.user_id = ${once}
       UNION ALL SELECT atr.repo_id FROM team_user atu JOIN team at ON at.id = atu.team_id JOIN team_repo atr ON atr.team_id = at.id
         JOIN repository atrr ON atrr.id = atr.repo_id AND atrr.owner_id = at.org_id WHERE atu.uid = ${once})
