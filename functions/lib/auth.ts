@@ -181,8 +181,9 @@ const limitedFor = (v: ViewerSql, kind: AccountKind): SQL =>
  * e.g. every repository a search counts): the viewer's organizations and the users sharing one,
  * each computed once per statement — at 100,000 repositories a keyword-less search's count took
  * 2.9 s with lookups per row, 0.17 s with the sets; a single repository read, 0.12 ms with lookups
- * and 0.56 ms with the sets. The sets cost sqld, which prepares every statement on every request,
- * ~1.5 ms more per keyword search (page and count): the price of a count that does not take seconds.
+ * and 0.56 ms with the sets. When few rows match the sets cost more than they save (a keyword
+ * search: ~15 % slower on Node, ~1.5 ms more sqld CPU), so only the search without a keyword uses
+ * them (`repoAccessibleSql`'s shape).
  */
 export function userVisibleSql(v: ViewerSql, idCol: SQL, visibilityCol: SQL, kind: AccountKind, shape: "row" | "set" = "row"): SQL {
   const together =
