@@ -5,7 +5,7 @@
 import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { unlimited, userVisibleSql, type AccountKind } from "../../lib/auth.ts";
 import { user } from "../schema.ts";
-import { bool, columnsOf, command, num, p, query, setList, shaped, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, type InsertKey, type Row, type ViewerValues } from "../sql.ts";
+import { bool, columnsOf, command, num, p, query, setList, shaped, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, type InsertKey, type Row, SIGNED_IN, type ViewerValues } from "../sql.ts";
 
 /** Gitea's user types. */
 export const USER_TYPE = { individual: 0, organization: 1 } as const;
@@ -58,14 +58,6 @@ const callerOf = (shape: typeof U) => (row: Row): CallerRow => ({
   tokenId: row[shape.width] === null ? null : num(row[shape.width]),
   scope: (row[shape.width + 1] as string | null) ?? null,
 });
-
-/**
- * Who signed in, before sudo: the token's owner, or the basic-auth user by name (an individual;
- * the password is checked afterwards in application code) — the viewer CTE's `va`, written out:
- * the caller statement reads nothing else of the viewer, and sqld parses and prepares every
- * statement text on every request (the whole CTE cost ~0.15 ms of its CPU per signed request).
- */
-const SIGNED_IN = sql`COALESCE((SELECT uid FROM access_token WHERE token_hash = ${p("v_token")}), (SELECT id FROM user WHERE lower_name = ${p("v_name")} AND type = 0))`;
 
 /** The authenticated principal (before sudo) with the presented token's id and scope. */
 export const callerByToken = query<CallerRow, Pick<ViewerValues, "v_token" | "v_name">>(
