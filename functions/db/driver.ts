@@ -66,6 +66,14 @@ export function uniqueViolation(err: unknown): string | null {
   return null;
 }
 
+/** Whether a write batch failed because a row it hangs on was gone at write time (`whileExists`, db/sql.ts). */
+export function rowGone(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (/string or blob too big/.test(String((e as { message?: unknown }).message ?? ""))) return true;
+  }
+  return false;
+}
+
 /** `@libsql/client` (Node against sqld, Turso or an embedded replica; the CLI). */
 export function clientDriver(client: Client): Driver {
   const stmt = (i: BatchItem): InStatement => ({ sql: i.text, args: i.args as never });

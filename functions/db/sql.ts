@@ -194,6 +194,20 @@ export function guardCommand<V extends Record<string, unknown>>(name: string, co
 /** The guard's SQL (see `guardCommand`). */
 export const guardSql = (cond: SQL) => sql`SELECT CASE WHEN ${cond} THEN abs(-9223372036854775807 - 1) ELSE 0 END`;
 
+/**
+ * A statement that aborts its write batch unless `exists` holds at write time: the rows a write
+ * hangs on (the repository a collaborator is added to, the user a token is made for) may have been
+ * deleted by another request since the route read them. The batch then writes nothing — no row
+ * left pointing at nothing — and `write()` (lib/context.ts) answers 404, as the request would have
+ * been answered a moment later. The error is SQLite's SQLITE_TOOBIG for a zeroblob longer than any
+ * length limit can be (2^63 - 1 bytes; the limit's hard maximum is 2^31 - 1, so nothing is
+ * allocated), evaluated only when the row is gone: no other statement raises it, so it is told
+ * apart from `guardCommand`'s (db/driver.ts `rowGone`).
+ */
+export function whileExists<V extends Record<string, unknown>>(name: string, exists: SQL): Statement<number, V> {
+  return command<V>(name, sql`SELECT CASE WHEN ${exists} THEN 0 ELSE zeroblob(9223372036854775807) END`);
+}
+
 // ---- typed row mapping from the drizzle schema ----
 
 /** Reads `table`'s columns from a row at `offset` (in the order `columnsOf` listed them). */

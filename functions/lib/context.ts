@@ -5,11 +5,11 @@
 import { OpenAPIHono, createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { DbMeter } from "../db/client.ts";
-import type { Driver } from "../db/driver.ts";
+import { rowGone, type Driver } from "../db/driver.ts";
 import { callerByPassword, callerByToken, sudoTarget, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
 import { rowsOf, type Bound, type ViewerValues } from "../db/sql.ts";
 import { hasCredentials, precheck, resolveCaller, type Caller, type Credentials, type RouteAuth } from "./auth.ts";
-import { ApiError, errorResponses, unprocessable, validationMessage } from "./errors.ts";
+import { ApiError, errorResponses, notFound, unprocessable, validationMessage } from "./errors.ts";
 import type { Settings } from "./settings.ts";
 
 export interface AppEnv {
@@ -99,11 +99,18 @@ export async function read<R extends NamedReads>(ctx: Ctx, reads: R): Promise<{ 
 
 /**
  * ONE round trip of writes — one transaction, all or nothing — followed by named reads that see
- * the writes (to answer with the stored state).
+ * the writes (to answer with the stored state). A `whileExists` guard whose row is gone → 404.
  */
 export async function write<R extends NamedReads>(ctx: Ctx, commands: readonly Bound<unknown>[], reads: R = {} as R): Promise<ReadResults<R>> {
   const names = Object.keys(reads);
-  const rows = await runBatch(ctx.driver, [...commands, ...names.map((n) => reads[n]!)], "write"); // !: n is one of reads' own keys
+  let rows: unknown[][];
+  try {
+    rows = await runBatch(ctx.driver, [...commands, ...names.map((n) => reads[n]!)], "write"); // !: n is one of reads' own keys
+  } catch (err) {
+    // A row the write hangs on was deleted since the route read it (`whileExists`): nothing was written.
+    if (rowGone(err)) throw notFound();
+    throw err;
+  }
   const out: Record<string, unknown> = {};
   names.forEach((n, i) => {
     out[n] = rows[commands.length + i];

@@ -9,6 +9,7 @@ import {
   factsForLogin,
   loginUser,
   reviewersOfRepo,
+  collaboratorTargetsExist,
   setCollaborator,
 } from "../db/queries/collaborators.ts";
 import { repoPath } from "../db/queries/repos.ts";
@@ -59,7 +60,8 @@ export async function addCollaborator(ctx: Ctx, owner: string, name: string, log
   if (!target.isActive) throw new ApiError(500, `user account is inactive [name: ${target.name}]`);
   if (found.blocked) throw forbidden("user is blocked by the repository owner or blocks the doer");
   const mode = ACCESS[permission ?? "write"];
-  await write(ctx, [setCollaborator.bind({ repoId: a.facts.repo.id, uid: target.id, mode, now: nowUnix() })]);
+  const v = { repoId: a.facts.repo.id, uid: target.id, mode, now: nowUnix() };
+  await write(ctx, [collaboratorTargetsExist.bind(v), setCollaborator.bind(v)]);
 }
 
 /** DELETE …/collaborators/{collaborator} (repoDeleteCollaborator): unknown user 422; access ends at once. */

@@ -5,7 +5,7 @@
  */
 import type { WebhookRow } from "../db/schema.ts";
 import { orgByName, type OrgSeen } from "../db/queries/accounts.ts";
-import { deleteHook as deleteHookCmd, hookCountOfOrg, hookOfOrg, hooksOfOrg, insertHook, updateHook, type HookValues } from "../db/queries/hooks.ts";
+import { deleteHook as deleteHookCmd, hookCountOfOrg, hookOfOrg, hookOwnerExists, hooksOfOrg, insertHook, updateHook, type HookValues } from "../db/queries/hooks.ts";
 import { only, patchKeys, type Bound } from "../db/sql.ts";
 import { isoTime } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
@@ -161,7 +161,7 @@ export async function createHook(ctx: Ctx, orgName: string, form: HookForm) {
     createdUnix: now,
     updatedUnix: now,
   };
-  const { hook } = await write(ctx, [], { hook: insertHook.bind(values) });
+  const { hook } = await write(ctx, [hookOwnerExists.bind(values)], { hook: insertHook.bind(values) });
   return toHook(only(hook, "insertHook"));
 }
 

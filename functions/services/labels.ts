@@ -1,5 +1,5 @@
 /** Repository labels (Gitea routers/api/v1/repo/label.go) and the label templates. */
-import { deleteLabel as deleteLabelCmd, insertLabel, labelCountOfRepo, labelOfRepo, labelsOfRepo, LABEL_SORT, updateLabel, type LabelRow, type LabelSort, type LabelValues } from "../db/queries/labels.ts";
+import { deleteLabel as deleteLabelCmd, insertLabel, labelCountOfRepo, labelRepoExists, labelOfRepo, labelsOfRepo, LABEL_SORT, updateLabel, type LabelRow, type LabelSort, type LabelValues } from "../db/queries/labels.ts";
 import { repoPath } from "../db/queries/repos.ts";
 import { only, patchKeys } from "../db/sql.ts";
 import { write, type Ctx } from "../lib/context.ts";
@@ -78,7 +78,7 @@ export async function createLabel(ctx: Ctx, owner: string, name: string, form: R
   const c = color(form.color);
   const now = nowUnix();
   const values: LabelValues = { repoId: a.facts.repo.id, name: form.name, color: c, description: form.description ?? "", exclusive: form.exclusive ?? false, archivedUnix: form.is_archived ? now : 0, createdUnix: now, updatedUnix: now };
-  const { created } = await write(ctx, [], { created: insertLabel.bind(values) });
+  const { created } = await write(ctx, [labelRepoExists.bind(values)], { created: insertLabel.bind(values) });
   return toLabel(only(created, "insertLabel"), repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
 }
 

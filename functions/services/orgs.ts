@@ -4,6 +4,7 @@ import { accountByNameForWrite, orgByName, updateAccount, userById, type OrgSeen
 import { forkVisibilityOfOwner } from "../db/queries/forks.ts";
 import {
   BLOCKS,
+  blockTargetsExist,
   blockUser as blockUserCmd,
   CREATE_ORG,
   DELETE_ORG,
@@ -64,6 +65,7 @@ export async function createOrg(ctx: Ctx, form: CreateOrgOption) {
     const { row } = await write(
       ctx,
       [
+        CREATE_ORG.creatorExists.bind({ uid: me.id }),
         CREATE_ORG.org.bind(org),
         CREATE_ORG.owners.bind({ lowerName, now }),
         CREATE_ORG.ownerUnits.bind({ lowerName }),
@@ -227,7 +229,8 @@ export async function blockUser(ctx: Ctx, blocker: Blocker, username: string, no
   if (blockee.u.id === blockerId) throw badRequest("user can not be blocked");
   if (blockee.u.type === 1) throw badRequest("cannot block an organization");
   if (blockerIsOrg && (out.member?.[0] ?? 0) > 0) throw badRequest("user can not be blocked");
-  await write(ctx, [blockUserCmd.bind({ blockerId, blockeeId: blockee.u.id, note, now: nowUnix() })]);
+  const v = { blockerId, blockeeId: blockee.u.id, note, now: nowUnix() };
+  await write(ctx, [blockTargetsExist.bind(v), blockUserCmd.bind(v)]);
 }
 
 /** DELETE …/blocks/{username}: idempotent; unblocking oneself is a 400 as in Gitea. */

@@ -178,6 +178,7 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
   const key = { ownerId: n.owner.id, lower: n.name.toLowerCase() };
   const now = nowUnix();
   const commands: Bound<unknown>[] = [
+    CREATE.sourcesExist.bind({ ownerId: n.owner.id, doerId: n.doer.id, baseId: n.fork?.id ?? n.templateId ?? 0 }),
     CREATE.dropRedirect.bind(key),
     CREATE.insert.bind({
       ...key,
@@ -606,7 +607,7 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
   // Edit rule 13: the answer is the repository as stored after all changes.
   try {
     const update = REPO_EDIT.update(patchKeys(patch)).bind({ id: repo.id, ...patch });
-    const after = repoAtOf((await write(ctx, [update, ...stmts], { at: repoAtId.bind({ ...ctx.vv, id: repo.id }) })).at);
+    const after = repoAtOf((await write(ctx, [REPO_EDIT.exists.bind({ id: repo.id }), update, ...stmts], { at: repoAtId.bind({ ...ctx.vv, id: repo.id }) })).at);
     const facts = after.facts as RepoFacts;
     const newUnits = parseUnits(facts.units, disabled);
     const perm = repoPermission(me, facts, newUnits);

@@ -188,7 +188,7 @@ export async function createTeam(ctx: Ctx, orgName: string, form: TeamForm & { n
   try {
     const { created } = await write(
       ctx,
-      [CREATE_TEAM.team.bind(values), CREATE_TEAM.units.bind({ ...values, units: JSON.stringify(units) }), CREATE_TEAM.orgCount.bind(values)],
+      [CREATE_TEAM.orgExists.bind(values), CREATE_TEAM.team.bind(values), CREATE_TEAM.units.bind({ ...values, units: JSON.stringify(units) }), CREATE_TEAM.orgCount.bind(values)],
       { created: CREATE_TEAM.row.bind(values) },
     );
     const team = only(created, "createdTeam");

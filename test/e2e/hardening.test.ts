@@ -8,6 +8,7 @@ import { createClient, type Client } from "@libsql/client";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectRefusal, NOT_FOUND, roundTrips } from "../fixtures/app.ts";
+import { expectNoOrphans } from "../fixtures/orphans.ts";
 import { basicAuth, client, rowsWrittenBy, targets, tokenAuth, uniqName, type Target } from "../fixtures/targets.ts";
 
 /** Sends raw bytes to the target and returns the raw answer (for what `fetch` would not send). */
@@ -460,54 +461,4 @@ for (const target of targets()) {
       expect(Number(feed.headers.get("X-Total-Count"))).toBe(entries.length);
     });
   });
-}
-
-/**
- * Every column that holds the id of a user (or organization), repository or team, by table. Built
- * from the live schema: a column ending in `_id` or named `uid` that is not listed here fails the
- * test, so a new table cannot skip the check.
- */
-const REFERENCES: Record<string, Record<string, "user" | "repository" | "team" | "login_source" | "comment" | "none">> = {
-  access_token: { uid: "user" },
-  action: { user_id: "user", act_user_id: "user", repo_id: "repository", comment_id: "comment" },
-  collaboration: { repo_id: "repository", user_id: "user" },
-  email_address: { uid: "user" },
-  git_identity: { repo_id: "repository" },
-  git_ref: { repo_id: "repository" },
-  // repo_id names the storage holding the pack files (a fork reads its base's until the base is
-  // deleted or its owner purged, when they are copied): a storage key, not a row reference.
-  git_pack: { catalog_repo_id: "repository", repo_id: "none" },
-  label: { repo_id: "repository", org_id: "user" },
-  mirror: { repo_id: "repository" },
-  org_user: { uid: "user", org_id: "user" },
-  repo_redirect: { owner_id: "user", redirect_repo_id: "repository" },
-  repo_unit: { repo_id: "repository" },
-  repository: { owner_id: "user", fork_id: "repository", template_id: "repository" },
-  star: { uid: "user", repo_id: "repository" },
-  team: { org_id: "user" },
-  team_repo: { org_id: "user", team_id: "team", repo_id: "repository" },
-  team_unit: { org_id: "user", team_id: "team" },
-  team_user: { org_id: "user", team_id: "team", uid: "user" },
-  user: { login_source: "login_source" },
-  user_blocking: { blocker_id: "user", blockee_id: "user" },
-  webhook: { repo_id: "repository", owner_id: "user" },
-};
-
-async function expectNoOrphans(db: Client) {
-  const tables = (await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_\\_%' ESCAPE '\\' AND name NOT LIKE '_cf_%'")).rows.map((r) => String(r.name));
-  const orphans: string[] = [];
-  for (const table of tables) {
-    const cols = (await db.execute(`PRAGMA table_info("${table}")`)).rows.map((r) => String(r.name));
-    for (const c of cols.filter((c) => c !== "id" && (c.endsWith("_id") || c === "uid" || c === "login_source"))) {
-      const target = REFERENCES[table]?.[c];
-      if (!target) {
-        orphans.push(`${table}.${c} is not classified in REFERENCES`);
-        continue;
-      }
-      if (target === "none" || target === "comment" || target === "login_source") continue;
-      const res = await db.execute(`SELECT COUNT(*) AS n FROM "${table}" WHERE "${c}" <> 0 AND "${c}" NOT IN (SELECT id FROM "${target === "user" ? "user" : target}")`);
-      if (Number(res.rows[0]!.n) > 0) orphans.push(`${table}.${c}: ${res.rows[0]!.n} rows point at a deleted ${target}`);
-    }
-  }
-  expect(orphans).toEqual([]);
 }

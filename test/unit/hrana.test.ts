@@ -6,8 +6,11 @@
  * for a 503. Every request the driver sends is recorded from `fetch`.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { DatabaseUnavailable, metered, newMeter, uniqueViolation, unreachable, type BatchItem } from "../../functions/db/driver.ts";
+import { sql } from "drizzle-orm";
+import { DatabaseUnavailable, metered, newMeter, rowGone, uniqueViolation, unreachable, type BatchItem } from "../../functions/db/driver.ts";
 import { hranaDriver, MAX_OPEN_STREAMS, STREAM_IDLE_MS } from "../../functions/db/hrana.ts";
+import { guardCommand, p, whileExists } from "../../functions/db/sql.ts";
+import { isGuardTrip } from "../../functions/services/common.ts";
 import { freePort, startSqld, type Running } from "../../scripts/lib/processes.ts";
 
 const q = (text: string, ...args: unknown[]): BatchItem => ({ text, args });
@@ -86,6 +89,21 @@ describe("batches", () => {
     expect(unreachable(e)).toBe(false);
     expect(await d.batch([q("SELECT COUNT(*) FROM t WHERE v = 'dup'")], "read")).toEqual([[[0]]]);
     await expect(d.batch([q("SELECT * FROM no_such_table")], "read")).rejects.toThrow(/no such table/);
+  });
+
+  it("a tripped guard aborts its whole write batch on sqld, and the two kinds are told apart: guardCommand → isGuardTrip, whileExists → rowGone", async () => {
+    const d = fresh();
+    const stmt = (s: { compiled: { text: string } }, ...args: unknown[]) => q(s.compiled.text, ...args);
+    const exists = whileExists<{ v: string }>("probeWhileExists", sql`EXISTS (SELECT 1 FROM t WHERE v = ${p("v")})`);
+    const guard = guardCommand<{ v: string }>("probeGuard", sql`EXISTS (SELECT 1 FROM t WHERE v = ${p("v")})`);
+    await d.batch([q("INSERT INTO t (v) VALUES ('parent')")], "write");
+    // Held: the row exists, the guard's condition is false — both let the batch through.
+    await d.batch([stmt(exists, "parent"), stmt(guard, "no-such"), q("INSERT INTO t (v) VALUES ('child-1')")], "write");
+    const gone = await d.batch([stmt(exists, "no-such"), q("INSERT INTO t (v) VALUES ('child-2')")], "write").catch((x: Error) => x);
+    expect([rowGone(gone), isGuardTrip(gone), unreachable(gone)]).toEqual([true, false, false]);
+    const tripped = await d.batch([q("INSERT INTO t (v) VALUES ('child-3')"), stmt(guard, "parent")], "write").catch((x: Error) => x);
+    expect([rowGone(tripped), isGuardTrip(tripped), unreachable(tripped)]).toEqual([false, true, false]);
+    expect(await d.batch([q("SELECT v FROM t WHERE v LIKE 'child-%' ORDER BY v")], "read")).toEqual([[["child-1"]]]);
   });
 });
 

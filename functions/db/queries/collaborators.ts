@@ -6,7 +6,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
 import { ACCESS, UNIT, type RepoFacts } from "../../lib/permissions.ts";
-import { bool, command, num, p, viewerQuery, type Row } from "../sql.ts";
+import { bool, command, num, p, viewerQuery, type Row, whileExists } from "../sql.ts";
 import { userCols, type UserRow } from "./accounts.ts";
 import { factsList, factsOf, REPO_ID_BY_PATH, VIEWER, type RepoPath } from "./repos.ts";
 
@@ -52,6 +52,12 @@ export const collaboratorForWrite = viewerQuery<{ u: UserRow; blocked: boolean }
       OR (b.blockee_id = user.id AND b.blocker_id IN (${V.id}, (SELECT owner_id FROM repository WHERE id = ${REPO_ID_BY_PATH}))))`,
   ),
   (r) => ({ u: U.read(r, 0), blocked: bool(r[U.width]) }),
+);
+
+/** Aborts the write unless repository :repoId and user :uid still exist (`whileExists`). */
+export const collaboratorTargetsExist = whileExists<{ repoId: number; uid: number }>(
+  "setCollaboratorWhileBoth",
+  sql`EXISTS (SELECT 1 FROM repository WHERE id = ${p("repoId")}) AND EXISTS (SELECT 1 FROM user WHERE id = ${p("uid")})`,
 );
 
 /** User :uid collaborates on repository :repoId with :mode (added, or its mode changed). */
