@@ -4,8 +4,7 @@ import { accountByNameForWrite, orgByName, updateAccount, userById, type OrgSeen
 import { forkVisibilityOfOwner } from "../db/queries/forks.ts";
 import {
   BLOCKS,
-  blockTargetsExist,
-  blockUser as blockUserCmd,
+  BLOCK_USER,
   CREATE_ORG,
   DELETE_ORG,
   isMemberOfOrg,
@@ -230,7 +229,7 @@ export async function blockUser(ctx: Ctx, blocker: Blocker, username: string, no
   if (blockee.u.type === 1) throw badRequest("cannot block an organization");
   if (blockerIsOrg && (out.member?.[0] ?? 0) > 0) throw badRequest("user can not be blocked");
   const v = { blockerId, blockeeId: blockee.u.id, note, now: nowUnix() };
-  await write(ctx, [blockTargetsExist.bind(v), blockUserCmd.bind(v)]);
+  await write(ctx, BLOCK_USER.map((c) => c.bind(v)));
 }
 
 /** DELETE …/blocks/{username}: idempotent; unblocking oneself is a 400 as in Gitea. */

@@ -1,7 +1,7 @@
 /** Organizations, membership and blocks (Gitea's org routes). */
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { orgUser, team, teamUnit, teamUser, user, userBlocking } from "../../functions/db/schema.ts";
+import { collaboration, orgUser, repository, star, team, teamUnit, teamUser, user, userBlocking } from "../../functions/db/schema.ts";
 import { expectRefusal, NOT_FOUND, apiRepo, interleavedWrites, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
@@ -224,6 +224,50 @@ describe("blocks", () => {
     const org = await seedOrg(t, bob);
     await expectRefusal(t.request(`/api/v1/user/blocks/${org.name}`, { method: "PUT", headers: token(tk) }), 400, "cannot block an organization");
     await expectRefusal(t.request("/api/v1/user/blocks/nobody-xyz", { method: "PUT", headers: token(tk) }), 404, NOT_FOUND);
+  });
+
+  it("a block ends, as Gitea's BlockUser, each side's collaborations on and stars of the other's repositories (counters too); other users' stay", async () => {
+    const u = await seedUser(t.db);
+    const b = await seedUser(t.db);
+    const c = await seedUser(t.db);
+    const [utk, btk, ctk] = [await u.token(), await b.token(), await c.token()];
+    const r1 = await apiRepo(t, utk, { name: uniq("b1") });
+    const r2 = await apiRepo(t, btk, { name: uniq("b2") });
+    const r3 = await apiRepo(t, ctk, { name: uniq("b3") });
+    const collab = (owner: string, repo: string, tk: string, who: string) => t.request(`/api/v1/repos/${owner}/${repo}/collaborators/${who}`, { method: "PUT", headers: token(tk), json: {} });
+    for (const [o, r, tk, who] of [[u.name, r1.name, utk, b.name], [b.name, r2.name, btk, u.name], [u.name, r1.name, utk, c.name], [c.name, r3.name, ctk, b.name]] as const) {
+      expect((await collab(o, r, tk, who)).status).toBe(204);
+    }
+    await t.db.insert(star).values([{ uid: b.id, repoId: r1.id }, { uid: u.id, repoId: r2.id }, { uid: c.id, repoId: r1.id }, { uid: b.id, repoId: r3.id }, { uid: u.id, repoId: r1.id }]);
+    await t.client.execute("UPDATE repository SET num_stars = (SELECT COUNT(*) FROM star WHERE repo_id = repository.id)");
+    await t.client.execute("UPDATE user SET num_stars = (SELECT COUNT(*) FROM star WHERE uid = user.id)");
+    const ids = [u.id, b.id, c.id];
+    const repos = [r1.id, r2.id, r3.id];
+    expect((await t.request(`/api/v1/user/blocks/${b.name}`, { method: "PUT", headers: token(utk) })).status).toBe(204);
+    const collabs = await t.db.select({ repoId: collaboration.repoId, userId: collaboration.userId }).from(collaboration).where(inArray(collaboration.repoId, repos)).orderBy(collaboration.repoId, collaboration.userId);
+    expect(collabs).toEqual([{ repoId: r1.id, userId: c.id }, { repoId: r3.id, userId: b.id }]);
+    const stars = await t.db.select({ uid: star.uid, repoId: star.repoId }).from(star).where(inArray(star.uid, ids)).orderBy(star.repoId, star.uid);
+    expect(stars).toEqual([{ uid: u.id, repoId: r1.id }, { uid: c.id, repoId: r1.id }, { uid: b.id, repoId: r3.id }]);
+    const repoStars = await t.db.select({ id: repository.id, n: repository.numStars }).from(repository).where(inArray(repository.id, repos)).orderBy(repository.id);
+    expect(repoStars).toEqual([{ id: r1.id, n: 2 }, { id: r2.id, n: 0 }, { id: r3.id, n: 1 }]);
+    const userStars = await t.db.select({ id: user.id, n: user.numStars }).from(user).where(inArray(user.id, ids)).orderBy(user.id);
+    expect(userStars).toEqual([{ id: u.id, n: 1 }, { id: b.id, n: 1 }, { id: c.id, n: 1 }]);
+    // The blocked user no longer reaches the blocker's private repositories through a collaboration.
+    const priv = await apiRepo(t, utk, { name: uniq("bp"), private: true });
+    expect((await collab(u.name, priv.name, utk, c.name)).status).toBe(204);
+    expect((await t.request(`/api/v1/user/blocks/${c.name}`, { method: "PUT", headers: token(utk) })).status).toBe(204);
+    await expectRefusal(t.request(`/api/v1/repos/${u.name}/${priv.name}`, { headers: token(ctk) }), 404, NOT_FOUND);
+  });
+
+  it("an organization's block ends the user's collaborations on the organization's repositories", async () => {
+    const org = await seedOrg(t, alice);
+    const r = await apiRepo(t, org.ownerToken, { name: uniq("ob"), private: true }, org.name);
+    const u = await seedUser(t.db);
+    expect((await t.request(`/api/v1/repos/${org.name}/${r.name}/collaborators/${u.name}`, { method: "PUT", headers: token(org.ownerToken), json: {} })).status).toBe(204);
+    expect((await t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await u.token()) })).status).toBe(200);
+    expect((await t.request(`/api/v1/orgs/${org.name}/blocks/${u.name}`, { method: "PUT", headers: token(org.ownerToken) })).status).toBe(204);
+    expect(await t.db.select().from(collaboration).where(eq(collaboration.repoId, r.id))).toEqual([]);
+    await expectRefusal(t.request(`/api/v1/repos/${org.name}/${r.name}`, { headers: token(await u.token()) }), 404, NOT_FOUND);
   });
 
   it("organization blocks need an owner; members cannot be blocked by their org", async () => {

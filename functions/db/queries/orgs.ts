@@ -164,6 +164,29 @@ export const blockUser = command<{ blockerId: number; blockeeId: number; note: s
       ON CONFLICT (blocker_id, blockee_id) DO UPDATE SET note = excluded.note`,
 );
 
+type BlockPair = { blockerId: number; blockeeId: number };
+/** SQL: star `s` (or collaboration row `c`, through `uid`/`repo`) ties the two sides of a block: one's on the other's repository. */
+const BETWEEN = (uid: SQL, repo: SQL) =>
+  sql`((${uid} = ${p("blockeeId")} AND ${repo} IN (SELECT id FROM repository WHERE owner_id = ${p("blockerId")}))
+    OR (${uid} = ${p("blockerId")} AND ${repo} IN (SELECT id FROM repository WHERE owner_id = ${p("blockeeId")})))`;
+
+/**
+ * PUT …/blocks/{username}'s write batch, as Gitea's BlockUser: both users still exist, each
+ * unstars the other's repositories (with the counters) and stops collaborating on them, then the
+ * block. (Gitea also unfollows, unwatches, unassigns and cancels transfers: none of those exist here.)
+ */
+export const BLOCK_USER = [
+  blockTargetsExist,
+  command<BlockPair>("blockUnstarRepoCounts", sql`UPDATE repository SET num_stars = num_stars - 1 WHERE id IN (SELECT s.repo_id FROM star s WHERE ${BETWEEN(sql`s.uid`, sql`s.repo_id`)})`),
+  command<BlockPair>(
+    "blockUnstarUserCounts",
+    sql`UPDATE user SET num_stars = num_stars - (SELECT COUNT(*) FROM star s WHERE s.uid = user.id AND ${BETWEEN(sql`s.uid`, sql`s.repo_id`)}) WHERE id IN (${p("blockerId")}, ${p("blockeeId")})`,
+  ),
+  command<BlockPair>("blockUnstar", sql`DELETE FROM star WHERE ${BETWEEN(sql`uid`, sql`repo_id`)}`),
+  command<BlockPair>("blockUncollaborate", sql`DELETE FROM collaboration WHERE ${BETWEEN(sql`user_id`, sql`repo_id`)}`),
+  blockUser,
+] as const;
+
 export const unblockUser = command<{ blockerId: number; blockeeId: number }>("unblockUser", sql`DELETE FROM user_blocking WHERE blocker_id = ${p("blockerId")} AND blockee_id = ${p("blockeeId")}`);
 
 /** The statements of one blocker kind: the blocker is the viewer, or organization :org. */
