@@ -8,7 +8,7 @@
  */
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { accessToken, collaboration, emailAddress, label, orgUser, repository, team, teamRepo, teamUser, user, userBlocking, webhook } from "../../functions/db/schema.ts";
+import { accessToken, collaboration, emailAddress, gitPack, gitRef, label, orgUser, repository, team, teamRepo, teamUser, user, userBlocking, webhook } from "../../functions/db/schema.ts";
 import { addTeamMember, apiRepo, basic, expectRefusal, interleavedWrites, NOT_FOUND, roundTrips, seedOrg, seedTeam, seedUser, testApp, token, uniq, type TestApp } from "../fixtures/app.ts";
 import { expectNoOrphans } from "../fixtures/orphans.ts";
 
@@ -192,6 +192,26 @@ describe("a write whose row another request deleted between the route's read and
     await expectGone(t, t.request(`/api/v1/repos/${a.name}/${r.name}`, { method: "PATCH", headers: token(a.tk), json: { has_wiki: false, has_projects: false, description: "late" } }), () =>
       t.db.select().from(repository).where(eq(repository.id, r.id)),
     );
+  });
+
+  it("PUT a file through the contents API into a repository being deleted: no ref, pack row or pack file left", async () => {
+    const { t, deleteRepo } = await racing();
+    const a = await account(t);
+    const r = await apiRepo(t, a.tk, { name: uniq("g"), auto_init: true });
+    deleteRepo(`${a.name}/${r.name}`, a.tk);
+    await expectGone(t, t.request(`/api/v1/repos/${a.name}/${r.name}/contents/late.txt`, POST(a.tk, { content: Buffer.from("late\n").toString("base64"), message: "late" })), async () => [
+      ...(await t.db.select().from(gitRef).where(eq(gitRef.repoId, r.id))),
+      ...(await t.db.select().from(gitPack).where(eq(gitPack.catalogRepoId, r.id))),
+      ...(await t.objects.list(String(r.id))),
+    ]);
+  });
+
+  it("POST a branch to a repository being deleted", async () => {
+    const { t, deleteRepo } = await racing();
+    const a = await account(t);
+    const r = await apiRepo(t, a.tk, { name: uniq("g"), auto_init: true });
+    deleteRepo(`${a.name}/${r.name}`, a.tk);
+    await expectGone(t, t.request(`/api/v1/repos/${a.name}/${r.name}/branches`, POST(a.tk, { new_branch_name: "late" })), () => t.db.select().from(gitRef).where(eq(gitRef.repoId, r.id)));
   });
 
   it("POST an organization by a user being purged", async () => {

@@ -9,6 +9,7 @@
 import type { BatchItem, Driver } from "../driver.ts";
 import type { CommitResult, PackRecord, Ref, RefStore, RefTransaction, RepoState } from "../../git/storage/ref-store.ts";
 import type { PushEvent } from "../../git/events.ts";
+import { notFound } from "../../lib/errors.ts";
 
 /** A statement of the commit batch that runs only when every compare-and-swap held. */
 export interface Guard {
@@ -85,14 +86,17 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
   items.push(item(names.length ? `SELECT name, oid FROM git_ref WHERE repo_id = ? AND name IN (${placeholders(names.length)})` : "SELECT NULL, NULL WHERE 0", names.length ? [repoId, ...names] : []));
   // 1: the catalog rows compaction removes (all must exist)
   items.push(item(remove.length ? `SELECT id FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)})` : "SELECT NULL WHERE 0", remove.length ? [repoId, ...remove] : []));
-  // 2: the verdict, evaluated once before any write: every ref holds its expected value
+  // 2: the repository still exists (another request may have deleted it since the push read it)
+  items.push(item("SELECT 1 FROM repository WHERE id = ?", [repoId]));
+  // 3: the verdict, evaluated once before any write: the repository exists and every ref holds its expected value
   const expectations = tx.updates.length
     ? `NOT EXISTS (SELECT 1 FROM (VALUES ${placeholders(tx.updates.length, "(?, ?)")}) e LEFT JOIN git_ref r ON r.repo_id = ? AND r.name = e.column1 WHERE r.oid IS NOT e.column2)`
     : "1";
   const packsExist = remove.length ? `(SELECT COUNT(*) FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)})) = ?` : "1";
   items.push(
-    item(`INSERT INTO git_tx (id, ok) SELECT ?, (${expectations}) AND (${packsExist})`, [
+    item(`INSERT INTO git_tx (id, ok) SELECT ?, EXISTS (SELECT 1 FROM repository WHERE id = ?) AND (${expectations}) AND (${packsExist})`, [
       id,
+      repoId,
       ...tx.updates.flatMap((u) => [u.name, u.old]),
       ...(tx.updates.length ? [repoId] : []),
       ...(remove.length ? [repoId, ...remove, remove.length] : []),
@@ -135,6 +139,8 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
   return {
     items,
     check(rows) {
+      // Deleted meanwhile: nothing was written, and the answer is the one a moment later would get.
+      if ((rows[2] ?? []).length === 0) throw notFound();
       const actual = new Map((rows[0] ?? []).map((r) => [String(r[0]), String(r[1])]));
       const rejected = tx.updates.filter((u) => (actual.get(u.name) ?? null) !== u.old).map((u) => ({ name: u.name, actual: actual.get(u.name) ?? null }));
       if (rejected.length) return { ok: false, rejected };

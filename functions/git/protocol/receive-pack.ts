@@ -141,9 +141,14 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   // ---- one atomic commit (plus one retry without the refs that lost a race)
   let committed = false;
   let pending = result.commands.filter((c) => !c.error);
+  const dropPack = () => (indexed ? ctx.objects.delete(ctx.repoId, packFileNames(indexed.record.id)).catch(() => {}) : Promise.resolve());
   for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
     const tx = await transaction(ctx, state, pending, indexed, commits);
-    const r = await ctx.refs.commit(ctx.repoId, tx);
+    // A store that refuses the whole push (e.g. the repository was deleted meanwhile) keeps no pack behind.
+    const r = await ctx.refs.commit(ctx.repoId, tx).catch(async (e: unknown) => {
+      await dropPack();
+      throw e;
+    });
     result.refStoreCalls++;
     if (r.ok) {
       committed = true;
@@ -161,9 +166,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
     }
     pending = pending.filter((c) => !c.error);
   }
-  if (!committed && indexed) {
-    await ctx.objects.delete(ctx.repoId, packFileNames(indexed.record.id)).catch(() => {});
-  }
+  if (!committed) await dropPack();
 
   // ---- report
   if (!reportStatus) return { response: new Response(useSideband ? asBody(FLUSH) : null, { headers }), result };

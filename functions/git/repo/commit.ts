@@ -158,6 +158,7 @@ export async function createCommit(
   const branchTips = repo.branches().map((b) => b.oid);
   const event = await buildPushEvent(repo.commits, [{ name: ref, old: current, new: commit }], branchTips, DEFAULT_LIMITS);
   const head = !repo.state.head || (!repo.ref(repo.state.head) && repo.state.head !== ref) ? ref : undefined;
+  const drop = () => ctx.objects.delete(ctx.repoId, packFileNames(stored.record.id)).catch(() => {});
   const result = await ctx.refs.commit(ctx.repoId, {
     updates: [{ name: ref, old: current, new: commit, peeled: null }],
     pack: stored.record,
@@ -166,9 +167,13 @@ export async function createCommit(
     empty: false,
     event,
     identities: [...new Set([req.author.email, (req.committer ?? req.author).email].map((e) => e.toLowerCase()))],
+  }).catch(async (e: unknown) => {
+    // A store that refuses the commit whole (the repository was deleted meanwhile) keeps no pack behind.
+    await drop();
+    throw e;
   });
   if (!result.ok) {
-    await ctx.objects.delete(ctx.repoId, packFileNames(stored.record.id)).catch(() => {});
+    await drop();
     throw new GitError("conflict", `branch ${ref.slice(11)} was updated by someone else; try again`);
   }
   return { commit, tree, parent, ref, pack: stored.record, event, blobs };
