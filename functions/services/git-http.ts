@@ -70,11 +70,18 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
     ? pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate })
     : undefined;
   const refs = prefetched(new LibsqlRefStore(ctx.driver, events), repoId, state);
-  const res = await serveGit(
-    { repoId, objects, refs, limits: { maxPackBytes: ctx.settings.git.maxPushBytes }, protectHead: true, denyNonFastForwards: false },
-    req,
-    subPath,
-  );
+  let res: Response;
+  try {
+    res = await serveGit(
+      { repoId, objects, refs, limits: { maxPackBytes: ctx.settings.git.maxPushBytes }, protectHead: true, denyNonFastForwards: false },
+      req,
+      subPath,
+    );
+  } catch (e) {
+    // The repository was deleted while the push ran (its ref commit found no repository row).
+    if (e instanceof ApiError && e.status === 404) return plain(404, "Repository not found");
+    throw e;
+  }
   res.headers.set("Cache-Control", "no-cache, max-age=0, must-revalidate");
   return res;
 }

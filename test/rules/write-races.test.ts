@@ -7,10 +7,13 @@
  * that the write left nothing, and that no row anywhere points at a deleted one.
  */
 import { eq } from "drizzle-orm";
+import { ZERO_OID } from "../../functions/git/bytes.ts";
+import { FLUSH, pkt } from "../../functions/git/pkt-line.ts";
 import { describe, expect, it } from "vitest";
 import { accessToken, collaboration, emailAddress, gitPack, gitRef, label, orgUser, repository, team, teamRepo, teamUser, user, userBlocking, webhook } from "../../functions/db/schema.ts";
 import { addTeamMember, apiRepo, basic, expectRefusal, interleavedWrites, NOT_FOUND, roundTrips, seedOrg, seedTeam, seedUser, testApp, token, uniq, type TestApp } from "../fixtures/app.ts";
 import { expectNoOrphans } from "../fixtures/orphans.ts";
+import { makeHistory, Scratch } from "../git/helpers.ts";
 
 /** A fresh app whose next write batch first runs the queued deletions. */
 async function racing() {
@@ -204,6 +207,33 @@ describe("a write whose row another request deleted between the route's read and
       ...(await t.db.select().from(gitPack).where(eq(gitPack.catalogRepoId, r.id))),
       ...(await t.objects.list(String(r.id))),
     ]);
+  });
+
+  it("git push (receive-pack) into a repository being deleted: 404 Repository not found, nothing stored", async () => {
+    const { t, deleteRepo } = await racing();
+    const a = await account(t);
+    const r = await apiRepo(t, a.tk, { name: uniq("p") });
+    const scratch = new Scratch("write-races-");
+    try {
+      const src = scratch.path("src");
+      await makeHistory(scratch, src, { commits: 2, files: 2 });
+      const tip = await scratch.gitText(["rev-parse", "main"], { cwd: src });
+      const pack = (await scratch.git(["pack-objects", "--stdout", "--revs", "-q"], { cwd: src, input: "main\n" })).stdout;
+      deleteRepo(`${a.name}/${r.name}`, a.tk);
+      const res = await t.request(`/${a.name}/${r.name}.git/git-receive-pack`, {
+        method: "POST",
+        body: Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/main\0report-status\n`), FLUSH, pack]) as Uint8Array<ArrayBuffer>,
+        headers: { ...basic(a.name, a.password), "Content-Type": "application/x-git-receive-pack-request" },
+      });
+      expect([res.status, await res.text()]).toEqual([404, "Repository not found\n"]);
+      expect(await t.db.select().from(gitRef).where(eq(gitRef.repoId, r.id))).toEqual([]);
+      expect(await t.db.select().from(gitPack).where(eq(gitPack.catalogRepoId, r.id))).toEqual([]);
+      expect(await t.objects.list(String(r.id))).toEqual([]);
+      await expectNoOrphans(t.client);
+    } finally {
+      scratch.cleanup();
+      t.close();
+    }
   });
 
   it("POST a branch to a repository being deleted", async () => {
