@@ -50,6 +50,24 @@ describe("grpc-go client", () => {
     expect(Buffer.from(fromBinary(AttestationSchema, bytes).eventLog)).toEqual(eventLog);
   });
 
+  it("-bench (bench/agent.ts's caller): seq and conc commands over one connection, every call with its own nonce, each answer verifying", async () => {
+    const child = execFile(bin, ["-bench", "-socket", agent.socket]);
+    let out = "";
+    child.stdout!.on("data", (d) => {
+      out += d;
+    });
+    child.stdin!.end("seq 2\nconc 3 2\n");
+    await new Promise((resolve) => child.once("exit", resolve));
+    const lines = out.trim().split("\n").map((l) => JSON.parse(l) as { code?: number; nonce?: string; hex?: string; ms?: number; done?: boolean; wallMs?: number });
+    expect(lines.map((l) => (l.done ? "done" : "call"))).toEqual(["call", "call", "done", "call", "call", "call", "call", "call", "call", "done"]);
+    const calls = lines.filter((l) => !l.done);
+    expect(new Set(calls.map((c) => c.nonce)).size).toBe(8);
+    for (const c of calls) {
+      expect([c.code, c.ms! > 0]).toEqual([0, true]);
+      expect(verifyVtpmAttestation(Buffer.from(c.hex!, "hex"), Buffer.from(c.nonce!, "hex")).quotes).toHaveLength(2);
+    }
+  });
+
   it("sees the same status codes: INVALID_ARGUMENT, FAILED_PRECONDITION, UNIMPLEMENTED", async () => {
     expect(await goCall(["-platform", "3", "-nonce", "00".repeat(33)])).toMatchObject({ code: 3, message: expect.stringMatching(/nonce is 33 bytes/) });
     expect(await goCall(["-platform", "1"])).toMatchObject({ code: 9, message: expect.stringMatching(/not available/) });

@@ -2,16 +2,24 @@
 // way cocos' Go client does (grpc.Dial("unix://"+path), insecure). It needs no generated code:
 // requests and responses are encoded by hand with a byte codec, which keeps the build offline
 // against Debian's golang-google-grpc-dev alone. Prints one JSON line per call.
+//
+// With -bench it stays up on one connection and answers commands on stdin, for bench/agent.ts:
+// "seq N" makes N sequential FetchAttestation(VTPM) calls, "conc C N" runs C callers of N calls
+// each; every call has a fresh random nonce and prints {"ms", "code", "nonce", "hex"} (its own
+// duration around the RPC alone), then {"done": true, "wallMs"} ends the command.
 package main
 
 import (
+	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -98,9 +106,89 @@ func readVarint(b []byte) (uint64, int) {
 }
 
 type result struct {
-	Code    uint32 `json:"code"`
-	Message string `json:"message,omitempty"`
-	Hex     string `json:"hex,omitempty"`
+	Code    uint32  `json:"code"`
+	Message string  `json:"message,omitempty"`
+	Hex     string  `json:"hex,omitempty"`
+	Nonce   string  `json:"nonce,omitempty"`
+	Ms      float64 `json:"ms,omitempty"`
+}
+
+// call makes one unary call and decodes its answer (field 1 of the response, or the status).
+func call(conn *grpc.ClientConn, method string, req []byte, timeout time.Duration) result {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var resp []byte
+	start := time.Now()
+	err := conn.Invoke(ctx, "/attestation.v1.AttestationService/"+method, &req, &resp)
+	out := result{Ms: float64(time.Since(start).Nanoseconds()) / 1e6}
+	if err != nil {
+		s := status.Convert(err)
+		out.Code = uint32(s.Code())
+		out.Message = s.Message()
+		return out
+	}
+	v, perr := firstBytesField(resp)
+	if perr != nil {
+		out.Code = 13
+		out.Message = perr.Error()
+		return out
+	}
+	out.Hex = hex.EncodeToString(v)
+	return out
+}
+
+// attestationRequest is a FetchAttestationRequest with a fresh random nonce for platform_type 3 (VTPM).
+func attestationRequest() ([]byte, []byte) {
+	nonce := make([]byte, 32)
+	if _, err := rand.Read(nonce); err != nil {
+		panic(err)
+	}
+	req := appendBytesField(nil, 2, nonce)
+	req = appendVarint(req, 3<<3|0)
+	return appendVarint(req, 3), nonce
+}
+
+// bench answers "seq N" and "conc C N" commands on stdin over one connection (see the top).
+func bench(conn *grpc.ClientConn, timeout time.Duration) {
+	enc := json.NewEncoder(os.Stdout)
+	var mu sync.Mutex
+	emit := func(v interface{}) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(v)
+	}
+	one := func() {
+		req, nonce := attestationRequest()
+		r := call(conn, "FetchAttestation", req, timeout)
+		r.Nonce = hex.EncodeToString(nonce)
+		emit(r)
+	}
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var c, n int
+		start := time.Now()
+		if k, _ := fmt.Sscanf(in.Text(), "seq %d", &n); k == 1 {
+			for i := 0; i < n; i++ {
+				one()
+			}
+		} else if k, _ := fmt.Sscanf(in.Text(), "conc %d %d", &c, &n); k == 2 {
+			var wg sync.WaitGroup
+			for w := 0; w < c; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < n; i++ {
+						one()
+					}
+				}()
+			}
+			wg.Wait()
+		} else {
+			fmt.Fprintln(os.Stderr, "unknown command:", in.Text())
+			os.Exit(2)
+		}
+		emit(map[string]interface{}{"done": true, "wallMs": float64(time.Since(start).Nanoseconds()) / 1e6})
+	}
 }
 
 func main() {
@@ -110,6 +198,7 @@ func main() {
 	nonce := flag.String("nonce", "", "nonce, hex")
 	reportData := flag.String("report-data", "", "report_data, hex")
 	timeout := flag.Duration("timeout", 10*time.Second, "per-call deadline (cocos uses 10s)")
+	benchMode := flag.Bool("bench", false, "answer seq/conc commands on stdin (bench/agent.ts)")
 	flag.Parse()
 
 	n, err := hex.DecodeString(*nonce)
@@ -140,22 +229,9 @@ func main() {
 		os.Exit(1)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	defer cancel()
-	var resp []byte
-	err = conn.Invoke(ctx, "/attestation.v1.AttestationService/"+*method, &req, &resp)
-	out := result{}
-	if err != nil {
-		s := status.Convert(err)
-		out.Code = uint32(s.Code())
-		out.Message = s.Message()
-	} else {
-		v, perr := firstBytesField(resp)
-		if perr != nil {
-			fmt.Fprintln(os.Stderr, perr)
-			os.Exit(1)
-		}
-		out.Hex = hex.EncodeToString(v)
+	if *benchMode {
+		bench(conn, *timeout)
+		return
 	}
-	_ = json.NewEncoder(os.Stdout).Encode(out)
+	_ = json.NewEncoder(os.Stdout).Encode(call(conn, *method, req, *timeout))
 }
