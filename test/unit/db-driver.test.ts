@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { col, createDb, DatabaseUnavailable, newMeter, uniqueViolation } from "../../functions/db/client.ts";
-import { clientDriver, driverAsClient, metered, unreachable, type BatchItem, type Driver } from "../../functions/db/driver.ts";
+import { clientDriver, driverAsClient, metered, rowGone, unreachable, type BatchItem, type Driver } from "../../functions/db/driver.ts";
 import { nativeDriver, singleRowRead } from "../../functions/db/native.ts";
 import { repository } from "../../functions/db/schema.ts";
 
@@ -364,6 +364,17 @@ describe("what counts as unreachable", () => {
     const loop = new Error("loop") as Error & { cause?: unknown };
     loop.cause = loop;
     expect(unreachable(loop)).toBe(false);
+  });
+
+  it("rowGone (a whileExists guard tripped) is SQLite's SQLITE_TOOBIG message, through at most five causes, and nothing else", () => {
+    const tooBig = () => new Error("SQLITE_TOOBIG: string or blob too big");
+    expect(rowGone(tooBig())).toBe(true);
+    expect(rowGone(nested(tooBig(), 4))).toBe(true);
+    expect(rowGone(nested(tooBig(), 5))).toBe(false);
+    for (const other of [new Error("integer overflow"), new Error("UNIQUE constraint failed: t.v"), coded("ECONNRESET"), { message: 42 }, null, "string or blob"]) expect(rowGone(other)).toBe(false);
+    const loop = new Error("loop") as Error & { cause?: unknown };
+    loop.cause = loop;
+    expect(rowGone(loop)).toBe(false);
   });
 });
 
