@@ -152,38 +152,3 @@ describe("query plans of the hot routes", () => {
     expect(problems).toEqual([]);
   });
 });
-
-/**
- * The plan of the one count statement GET `path` sends as the viewer: SQLite's `EXPLAIN QUERY PLAN`
- * details, in order.
- */
-async function countPlan(path: string): Promise<string[]> {
-  sent.length = 0;
-  route = `GET ${path}`;
-  expect((await t.request(path, { headers: token(viewerToken) })).status, route).toBe(200);
-  route = "";
-  const counts = sent.filter((s) => /^SELECT COUNT\(\*\)/m.test(s.item.text));
-  expect(counts, path).toHaveLength(1);
-  const [rows] = await t.driver.batch([{ text: `EXPLAIN QUERY PLAN ${counts[0]!.item.text}`, args: counts[0]!.item.args }], "read");
-  return rows!.map((row) => String((row as unknown as unknown[])[3]));
-}
-
-describe("the viewer's sets in the repository search (repoAccessibleSql and userVisibleSql shapes)", () => {
-  it("a search without a keyword computes the viewer's organizations, co-members, collaborations and teams once per statement: no correlated subquery", async () => {
-    const plan = await countPlan("/api/v1/repos/search?limit=10");
-    expect(plan.filter((d) => d.startsWith("CORRELATED"))).toEqual([]);
-    // The viewer's collaborations and team memberships are read by the viewer's id, not per repository.
-    expect(plan).toContain("SEARCH ac USING INDEX IDX_collaboration_user_id (user_id=?)");
-    expect(plan).toContain("SEARCH vo2 USING INDEX IDX_org_user_org_id (org_id=?)");
-    expect(plan.filter((d) => d.startsWith("SEARCH atu ")).length).toBe(2);
-  });
-
-  it("a keyword search looks them up for each repository it tests (correlated subqueries by repository and owner)", async () => {
-    const plan = await countPlan("/api/v1/repos/search?q=hot&limit=10");
-    expect(plan).toContain("SEARCH ac USING COVERING INDEX UQE_collaboration_s (repo_id=? AND user_id=?)");
-    expect(plan).toContain("SEARCH atr USING COVERING INDEX UQE_team_repo_s (team_id=? AND repo_id=?)");
-    expect(plan).toContain("SEARCH vo2 USING COVERING INDEX UQE_org_user_s (uid=?)");
-    expect(plan).not.toContain("SEARCH ac USING INDEX IDX_collaboration_user_id (user_id=?)");
-    expect(plan.filter((d) => d.startsWith("CORRELATED")).length).toBeGreaterThan(0);
-  });
-});
