@@ -84,6 +84,14 @@ const V6_CASES: [string, Kind][] = V6_RANGES.flatMap((r) => [
   ...(r.above ? [[r.above, "external"] as [string, Kind]] : []),
 ]);
 
+describe("IPv4 ranges: the second octet counts only after the first", () => {
+  // 172.16–31, 192.168, 169.254, 100.64–127 and 198.18–19: the same second octet after another first octet is external.
+  it.each(["1.16.0.1", "1.31.0.1", "1.168.0.1", "1.254.0.1", "1.64.0.1", "1.127.0.1", "1.18.0.1", "1.19.0.1", "8.168.8.8"])("%s is external", (ip) => {
+    expect(hostKind(ip)).toBe("external");
+    expect(isAllowedHost(`http://${ip}/`, ["external"])).toBe(true);
+  });
+});
+
 describe("IPv6 ranges: first, last and the neighbours outside", () => {
   it.each(V6_CASES)("%s is %s", (ip, kind) => {
     expect(hostKind(ip)).toBe(kind);
@@ -95,6 +103,12 @@ describe("IPv6 ranges: first, last and the neighbours outside", () => {
     expect(hostKind("::fffe:7f00:1")).toBe("external");
     expect(hostKind("0:0:0:0:1:ffff:7f00:1")).toBe("external");
     expect(hostKind("::ffff:7f00:1")).toBe("loopback");
+  });
+
+  it("NAT64 is 64:ff9b::/32 only: ff9b as the second group after another first group is external", () => {
+    expect(hostKind("2001:ff9b::1")).toBe("external");
+    expect(hostKind("65:ff9b::808:808")).toBe("external");
+    expect(hostKind("64:ff9b::808:808")).toBe("blocked");
   });
 
   it("a zone index is ignored; anything that does not parse as IPv6 is refused", () => {
@@ -122,6 +136,9 @@ describe("names", () => {
     ["hooks.example.com", "external"],
     ["1.2.3.4.5", "external"],
     ["256.1.1.1", "external"],
+    // A name that starts with an address is a name (the address is no prefix match).
+    ["10.0.0.1.example.com", "external"],
+    ["127.0.0.1.nip.io", "external"],
   ] as const)("%s is %s", (name, kind) => expect(hostKind(name)).toBe(kind));
 });
 
@@ -142,6 +159,15 @@ describe("ALLOWED_HOST_LIST entries", () => {
     expect(isAllowedHost("http://8.8.8.8/", ["0.0.0.0/0"])).toBe(true);
     expect(isAllowedHost("http://200.1.1.1/", ["128.0.0.0/1"])).toBe(true);
     expect(isAllowedHost("http://127.0.0.1/", ["128.0.0.0/1"])).toBe(false);
+  });
+
+  it("a CIDR entry is the whole entry, its octets one to three digits wide, its network masked at any prefix", () => {
+    expect(isAllowedHost("http://192.168.10.7/", ["192.168.10.0/24"])).toBe(true);
+    expect(isAllowedHost("http://192.168.11.7/", ["192.168.10.0/24"])).toBe(false);
+    expect(isAllowedHost("http://192.168.10.7/", ["x192.168.10.0/24"])).toBe(false);
+    expect(isAllowedHost("http://192.168.10.7/", ["192.168.10.0/24x"])).toBe(false);
+    expect(isAllowedHost("http://10.1.5.9/", ["10.1.0.0/16"])).toBe(true);
+    expect(isAllowedHost("http://10.2.0.0/", ["10.1.0.0/16"])).toBe(false);
   });
 
   it("a CIDR never matches a name or an IPv6 address; an invalid network matches nothing", () => {

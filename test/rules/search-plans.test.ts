@@ -1,0 +1,66 @@
+/**
+ * The shapes of the repository search's access rule (4d49b8f): without a keyword every repository
+ * is tested, so the viewer's organizations, co-members, collaborations and teams are computed once
+ * per statement (`repoAccessibleSql`/`userVisibleSql` shape "set"); a keyword search tests few
+ * repositories and looks them up per row (shape "row"). Both give the same repositories (the other
+ * search tests); only the plan tells them apart. In a file of their own: statements are built once
+ * per module graph, and the first test to build them is the one a mutation run credits with them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BatchItem, Driver } from "../../functions/db/driver.ts";
+import { seedUser, testApp, token, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let viewerToken = "";
+let recording = false;
+const sent: BatchItem[] = [];
+
+/** Records every statement sent while `recording`. */
+const recorder = (d: Driver): Driver => ({
+  batch(items, mode) {
+    if (recording) sent.push(...items);
+    return d.batch(items, mode);
+  },
+  close: () => d.close(),
+});
+
+beforeAll(async () => {
+  t = await testApp({}, { wrap: recorder });
+  viewerToken = await (await seedUser(t.db)).token();
+});
+afterAll(() => t.close());
+
+/**
+ * The plan of the one count statement GET `path` sends as the viewer: SQLite's `EXPLAIN QUERY PLAN`
+ * details, in order.
+ */
+async function countPlan(path: string): Promise<string[]> {
+  sent.length = 0;
+  recording = true;
+  expect((await t.request(path, { headers: token(viewerToken) })).status, path).toBe(200);
+  recording = false;
+  const counts = sent.filter((item) => /^SELECT COUNT\(\*\)/m.test(item.text));
+  expect(counts, path).toHaveLength(1);
+  const [rows] = await t.driver.batch([{ text: `EXPLAIN QUERY PLAN ${counts[0]!.text}`, args: counts[0]!.args }], "read");
+  return rows!.map((row) => String((row as unknown as unknown[])[3]));
+}
+
+describe("the viewer's sets in the repository search (repoAccessibleSql and userVisibleSql shapes)", () => {
+  it("a search without a keyword computes the viewer's organizations, co-members, collaborations and teams once per statement: no correlated subquery", async () => {
+    const plan = await countPlan("/api/v1/repos/search?limit=10");
+    expect(plan.filter((d) => d.startsWith("CORRELATED"))).toEqual([]);
+    // The viewer's collaborations and team memberships are read by the viewer's id, not per repository.
+    expect(plan).toContain("SEARCH ac USING INDEX IDX_collaboration_user_id (user_id=?)");
+    expect(plan).toContain("SEARCH vo2 USING INDEX IDX_org_user_org_id (org_id=?)");
+    expect(plan.filter((d) => d.startsWith("SEARCH atu ")).length).toBe(2);
+  });
+
+  it("a keyword search looks them up for each repository it tests (correlated subqueries by repository and owner)", async () => {
+    const plan = await countPlan("/api/v1/repos/search?q=hot&limit=10");
+    expect(plan).toContain("SEARCH ac USING COVERING INDEX UQE_collaboration_s (repo_id=? AND user_id=?)");
+    expect(plan).toContain("SEARCH atr USING COVERING INDEX UQE_team_repo_s (team_id=? AND repo_id=?)");
+    expect(plan).toContain("SEARCH vo2 USING COVERING INDEX UQE_org_user_s (uid=?)");
+    expect(plan).not.toContain("SEARCH ac USING INDEX IDX_collaboration_user_id (user_id=?)");
+    expect(plan.filter((d) => d.startsWith("CORRELATED")).length).toBeGreaterThan(0);
+  });
+});
