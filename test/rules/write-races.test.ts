@@ -11,7 +11,7 @@ import { ZERO_OID } from "../../functions/git/bytes.ts";
 import { FLUSH, pkt } from "../../functions/git/pkt-line.ts";
 import { describe, expect, it } from "vitest";
 import { accessToken, collaboration, emailAddress, gitPack, gitRef, label, orgUser, repository, team, teamRepo, teamUser, user, userBlocking, webhook } from "../../functions/db/schema.ts";
-import { addTeamMember, apiRepo, basic, expectRefusal, interleavedWrites, NOT_FOUND, roundTrips, seedOrg, seedTeam, seedUser, testApp, token, uniq, type TestApp } from "../fixtures/app.ts";
+import { addTeamMember, apiRepo, basic, expectRefusal, interleavedPuts, interleavedWrites, NOT_FOUND, roundTrips, seedOrg, seedTeam, seedUser, testApp, token, uniq, type TestApp } from "../fixtures/app.ts";
 import { expectNoOrphans } from "../fixtures/orphans.ts";
 import { makeHistory, Scratch } from "../git/helpers.ts";
 
@@ -229,6 +229,41 @@ describe("a write whose row another request deleted between the route's read and
       expect(await t.db.select().from(gitRef).where(eq(gitRef.repoId, r.id))).toEqual([]);
       expect(await t.db.select().from(gitPack).where(eq(gitPack.catalogRepoId, r.id))).toEqual([]);
       expect(await t.objects.list(String(r.id))).toEqual([]);
+      await expectNoOrphans(t.client);
+    } finally {
+      scratch.cleanup();
+      t.close();
+    }
+  });
+
+  it("a push and a contents commit whose repository is deleted before their pack is stored leave no pack file behind", async () => {
+    const puts = interleavedPuts();
+    const t = await testApp({}, { wrapObjects: puts.wrap });
+    const a = await account(t);
+    const scratch = new Scratch("write-races-");
+    try {
+      const src = scratch.path("src");
+      await makeHistory(scratch, src, { commits: 2, files: 2 });
+      const tip = await scratch.gitText(["rev-parse", "main"], { cwd: src });
+      const pack = (await scratch.git(["pack-objects", "--stdout", "--revs", "-q"], { cwd: src, input: "main\n" })).stdout;
+      const deleteFirst = (fullName: string) =>
+        puts.beforeNextPut(async () => {
+          const res = await t.request(`/api/v1/repos/${fullName}`, { method: "DELETE", headers: token(a.tk) });
+          if (res.status !== 204) throw new Error(`the racing DELETE answered ${res.status}`);
+        });
+      const pushed = await apiRepo(t, a.tk, { name: uniq("p") });
+      deleteFirst(`${a.name}/${pushed.name}`);
+      const res = await t.request(`/${a.name}/${pushed.name}.git/git-receive-pack`, {
+        method: "POST",
+        body: Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/main\0report-status\n`), FLUSH, pack]) as Uint8Array<ArrayBuffer>,
+        headers: { ...basic(a.name, a.password), "Content-Type": "application/x-git-receive-pack-request" },
+      });
+      expect([res.status, await res.text()]).toEqual([404, "Repository not found\n"]);
+      expect(await t.objects.list(String(pushed.id))).toEqual([]);
+      const committed = await apiRepo(t, a.tk, { name: uniq("c"), auto_init: true });
+      deleteFirst(`${a.name}/${committed.name}`);
+      await expectRefusal(t.request(`/api/v1/repos/${a.name}/${committed.name}/contents/late.txt`, POST(a.tk, { content: Buffer.from("late\n").toString("base64"), message: "late" })), 404, NOT_FOUND);
+      expect(await t.objects.list(String(committed.id))).toEqual([]);
       await expectNoOrphans(t.client);
     } finally {
       scratch.cleanup();
