@@ -59,6 +59,20 @@ async function account(t: TestApp) {
   return { ...u, tk: await u.token() };
 }
 
+/** A real two-commit history's pack for `main`, made with the git CLI, pushed as the body of a receive-pack request. */
+async function pushOfMain(scratch: Scratch) {
+  const src = scratch.path("src");
+  await makeHistory(scratch, src, { commits: 2, files: 2 });
+  const tip = await scratch.gitText(["rev-parse", "main"], { cwd: src });
+  const pack = (await scratch.git(["pack-objects", "--stdout", "--revs", "-q"], { cwd: src, input: "main\n" })).stdout;
+  return (t: TestApp, a: { name: string; password: string }, repo: string) =>
+    t.request(`/${a.name}/${repo}.git/git-receive-pack`, {
+      method: "POST",
+      body: Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/main\0report-status\n`), FLUSH, pack]) as Uint8Array<ArrayBuffer>,
+      headers: { ...basic(a.name, a.password), "Content-Type": "application/x-git-receive-pack-request" },
+    });
+}
+
 describe("a write whose row another request deleted between the route's read and its write → 404, nothing written, no orphan", () => {
   it("PUT a collaborator on a repository being deleted", async () => {
     const { t, deleteRepo } = await racing();
@@ -215,16 +229,9 @@ describe("a write whose row another request deleted between the route's read and
     const r = await apiRepo(t, a.tk, { name: uniq("p") });
     const scratch = new Scratch("write-races-");
     try {
-      const src = scratch.path("src");
-      await makeHistory(scratch, src, { commits: 2, files: 2 });
-      const tip = await scratch.gitText(["rev-parse", "main"], { cwd: src });
-      const pack = (await scratch.git(["pack-objects", "--stdout", "--revs", "-q"], { cwd: src, input: "main\n" })).stdout;
+      const push = await pushOfMain(scratch);
       deleteRepo(`${a.name}/${r.name}`, a.tk);
-      const res = await t.request(`/${a.name}/${r.name}.git/git-receive-pack`, {
-        method: "POST",
-        body: Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/main\0report-status\n`), FLUSH, pack]) as Uint8Array<ArrayBuffer>,
-        headers: { ...basic(a.name, a.password), "Content-Type": "application/x-git-receive-pack-request" },
-      });
+      const res = await push(t, a, r.name);
       expect([res.status, await res.text()]).toEqual([404, "Repository not found\n"]);
       expect(await t.db.select().from(gitRef).where(eq(gitRef.repoId, r.id))).toEqual([]);
       expect(await t.db.select().from(gitPack).where(eq(gitPack.catalogRepoId, r.id))).toEqual([]);
@@ -242,10 +249,7 @@ describe("a write whose row another request deleted between the route's read and
     const a = await account(t);
     const scratch = new Scratch("write-races-");
     try {
-      const src = scratch.path("src");
-      await makeHistory(scratch, src, { commits: 2, files: 2 });
-      const tip = await scratch.gitText(["rev-parse", "main"], { cwd: src });
-      const pack = (await scratch.git(["pack-objects", "--stdout", "--revs", "-q"], { cwd: src, input: "main\n" })).stdout;
+      const push = await pushOfMain(scratch);
       const deleteFirst = (fullName: string) =>
         puts.beforeNextPut(async () => {
           const res = await t.request(`/api/v1/repos/${fullName}`, { method: "DELETE", headers: token(a.tk) });
@@ -253,11 +257,7 @@ describe("a write whose row another request deleted between the route's read and
         });
       const pushed = await apiRepo(t, a.tk, { name: uniq("p") });
       deleteFirst(`${a.name}/${pushed.name}`);
-      const res = await t.request(`/${a.name}/${pushed.name}.git/git-receive-pack`, {
-        method: "POST",
-        body: Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/main\0report-status\n`), FLUSH, pack]) as Uint8Array<ArrayBuffer>,
-        headers: { ...basic(a.name, a.password), "Content-Type": "application/x-git-receive-pack-request" },
-      });
+      const res = await push(t, a, pushed.name);
       expect([res.status, await res.text()]).toEqual([404, "Repository not found\n"]);
       expect(await t.objects.list(String(pushed.id))).toEqual([]);
       const committed = await apiRepo(t, a.tk, { name: uniq("c"), auto_init: true });
