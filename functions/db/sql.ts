@@ -208,6 +208,9 @@ export function whileExists<V extends Record<string, unknown>>(name: string, exi
   return command<V>(name, sql`SELECT CASE WHEN ${exists} THEN 0 ELSE zeroblob(9223372036854775807) END`);
 }
 
+/** SQL: row `id` of `table` exists (a `whileExists` condition). */
+export const rowExists = (table: "user" | "repository" | "team", id: SQL | Placeholder) => sql`EXISTS (SELECT 1 FROM ${sql.raw(table)} WHERE id = ${id})`;
+
 // ---- typed row mapping from the drizzle schema ----
 
 /** Reads `table`'s columns from a row at `offset` (in the order `columnsOf` listed them). */

@@ -1,6 +1,7 @@
 /** The caller's e-mail addresses (Gitea routers/api/v1/user/email.go): list, add, delete. */
 import { uniqueViolation } from "../db/client.ts";
-import { addEmails as addEmailsCmd, deleteEmails as deleteEmailsCmd, emailUserExists, emailsOfViewer, viewerEmailsIn, type EmailRow } from "../db/queries/emails.ts";
+import { userExists } from "../db/queries/accounts.ts";
+import { addEmails as addEmailsCmd, deleteEmails as deleteEmailsCmd, emailsOfViewer, viewerEmailsIn, type EmailRow } from "../db/queries/emails.ts";
 import type { Caller } from "../lib/auth.ts";
 import { read, write, type Ctx } from "../lib/context.ts";
 import { notFound, unprocessable } from "../lib/errors.ts";
@@ -37,7 +38,7 @@ export async function addEmails(ctx: Ctx, emails: string[]) {
   }
   try {
     const v = { uid: caller!.id, emails: JSON.stringify(list.map((e) => [e, e.toLowerCase()])) };
-    const { mine } = await write(ctx, [emailUserExists.bind(v), addEmailsCmd.bind(v)], {
+    const { mine } = await write(ctx, [userExists.bind(v), addEmailsCmd.bind(v)], {
       mine: emailsOfViewer.bind(ctx.vv),
     });
     return mine.map(toEmail);

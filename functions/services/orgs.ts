@@ -1,6 +1,6 @@
 /** Organizations, membership and blocks (Gitea routers/api/v1/org, shared/block.go). */
 import { uniqueViolation } from "../db/client.ts";
-import { accountByNameForWrite, orgByName, updateAccount, userById, type OrgSeen } from "../db/queries/accounts.ts";
+import { accountByNameForWrite, orgByName, updateAccount, userById, userExists, type OrgSeen } from "../db/queries/accounts.ts";
 import { forkVisibilityOfOwner } from "../db/queries/forks.ts";
 import {
   BLOCKS,
@@ -64,7 +64,7 @@ export async function createOrg(ctx: Ctx, form: CreateOrgOption) {
     const { row } = await write(
       ctx,
       [
-        CREATE_ORG.creatorExists.bind({ uid: me.id }),
+        userExists.bind({ uid: me.id }),
         CREATE_ORG.org.bind(org),
         CREATE_ORG.owners.bind({ lowerName, now }),
         CREATE_ORG.ownerUnits.bind({ lowerName }),

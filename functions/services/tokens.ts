@@ -1,7 +1,7 @@
 /** Personal access tokens (Gitea routers/api/v1/user/app.go): shown once, stored as SHA-256. */
 import { uniqueViolation } from "../db/client.ts";
-import { visibleIndividualByName } from "../db/queries/accounts.ts";
-import { deleteToken, insertToken, tokenByName, tokenUserExists, tokenCountOfUser, tokenIdsById, tokenIdsByName, tokensOfUser } from "../db/queries/tokens.ts";
+import { userExists, visibleIndividualByName } from "../db/queries/accounts.ts";
+import { deleteToken, insertToken, tokenByName, tokenCountOfUser, tokenIdsById, tokenIdsByName, tokensOfUser } from "../db/queries/tokens.ts";
 import { toAccessToken } from "../convert/user.ts";
 import { normalizeScope, ScopeError } from "../lib/auth.ts";
 import { reqSelfOrAdmin } from "../lib/guards.ts";
@@ -49,7 +49,7 @@ export async function createAccessToken(ctx: Ctx, username: string, form: { name
   const now = nowUnix();
   try {
     const values = { uid: target.id, name: form.name, tokenHash: await tokenHash(plain), tokenLastEight: plain.slice(-8), scope, createdUnix: now, updatedUnix: now };
-    const { found } = await write(ctx, [tokenUserExists.bind(values), insertToken.bind(values)], { found: tokenByName.bind({ uid: target.id, name: form.name }) });
+    const { found } = await write(ctx, [userExists.bind(values), insertToken.bind(values)], { found: tokenByName.bind({ uid: target.id, name: form.name }) });
     return toAccessToken(only(found, "tokenByName"), plain);
   } catch (err) {
     if (uniqueViolation(err)?.includes("access_token.uid")) throw badRequest("access token name has been used already");

@@ -5,7 +5,7 @@
 import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { unlimited, userVisibleSql, type AccountKind } from "../../lib/auth.ts";
 import { user } from "../schema.ts";
-import { bool, columnsOf, command, num, p, query, setList, shaped, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, type InsertKey, type Row, SIGNED_IN, type ViewerValues } from "../sql.ts";
+import { bool, columnsOf, command, num, p, query, setList, shaped, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, type InsertKey, type Row, rowExists, SIGNED_IN, type ViewerValues, whileExists } from "../sql.ts";
 
 /** Gitea's user types. */
 export const USER_TYPE = { individual: 0, organization: 1 } as const;
@@ -37,6 +37,9 @@ export function visibleSql(id: SQL, visibility: SQL, kind: AccountKind, opts: { 
 // The account reads below join the viewer row once (VIEWER_JOIN, see sql.ts): they run on most
 // routes, and each `(SELECT … FROM v)` costs sqld/Turso a compile of the viewer CTE per request.
 const VC = VIEWER_COLUMNS;
+
+/** Aborts a write batch unless user :uid (individual or organization) still exists (`whileExists`). */
+export const userExists = whileExists<{ uid: number }>("whileUser", rowExists("user", p("uid")));
 
 /** SQL: `uid` is in the organization's Owners team. */
 export const isOrgOwnerSql = (orgId: SQLWrapper | number, uid: SQLWrapper | number) =>

@@ -6,7 +6,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
 import { ACCESS, UNIT, type RepoFacts } from "../../lib/permissions.ts";
-import { bool, command, num, p, viewerQuery, type Row, whileExists } from "../sql.ts";
+import { bool, command, num, p, rowExists, viewerQuery, type Row, whileExists } from "../sql.ts";
 import { userCols, type UserRow } from "./accounts.ts";
 import { factsList, factsOf, REPO_ID_BY_PATH, VIEWER, type RepoPath } from "./repos.ts";
 
@@ -57,7 +57,7 @@ export const collaboratorForWrite = viewerQuery<{ u: UserRow; blocked: boolean }
 /** Aborts the write unless repository :repoId and user :uid still exist (`whileExists`). */
 export const collaboratorTargetsExist = whileExists<{ repoId: number; uid: number }>(
   "setCollaboratorWhileBoth",
-  sql`EXISTS (SELECT 1 FROM repository WHERE id = ${p("repoId")}) AND EXISTS (SELECT 1 FROM user WHERE id = ${p("uid")})`,
+  sql`${rowExists("repository", p("repoId"))} AND ${rowExists("user", p("uid"))}`,
 );
 
 /** User :uid collaborates on repository :repoId with :mode (added, or its mode changed). */

@@ -1,7 +1,7 @@
 /** The caller's e-mail addresses (`/user/emails`): statements built once, lists bound as JSON. */
 import { sql } from "drizzle-orm";
 import { emailAddress } from "../schema.ts";
-import { columnsOf, command, p, query, viewerQuery, whileExists } from "../sql.ts";
+import { columnsOf, command, p, query, viewerQuery } from "../sql.ts";
 
 const E = columnsOf(emailAddress, "e");
 export type EmailRow = ReturnType<typeof E.read>;
@@ -19,9 +19,6 @@ export const viewerEmailsIn = viewerQuery<EmailRow, { lower: string }>(
 
 /** An address by its lower-cased form, whoever has it. */
 export const emailByLower = query<EmailRow, { lower: string }>("emailByLower", sql`SELECT ${E.select} FROM email_address e WHERE e.lower_email = ${p("lower")} LIMIT 1`, emailRow);
-
-/** Aborts the write unless user :uid still exists (`whileExists`). */
-export const emailUserExists = whileExists<{ uid: number }>("addEmailsWhileUser", sql`EXISTS (SELECT 1 FROM user WHERE id = ${p("uid")})`);
 
 /** Adds :emails (a JSON array of `[email, lower]`, in that order) to user :uid, activated, not primary. */
 export const addEmails = command<{ uid: number; emails: string }>(

@@ -1,7 +1,7 @@
 /** Organization webhooks (`/orgs/{org}/hooks`): statements built once; edits once per set of fields. */
 import { sql } from "drizzle-orm";
 import { webhook } from "../schema.ts";
-import { columnsOf, command, insertSql, num, p, query, setList, shaped, type InsertKey, whileExists } from "../sql.ts";
+import { columnsOf, command, insertSql, num, p, query, rowExists, setList, shaped, type InsertKey, whileExists } from "../sql.ts";
 import { ORG_ID } from "./accounts.ts";
 
 const H = columnsOf(webhook, "webhook");
@@ -27,10 +27,10 @@ const INSERTED: InsertKey<typeof webhook>[] = [
   "ownerId", "repoId", "type", "name", "url", "contentType", "secretEnc", "authHeaderEnc", "events", "branchFilter", "meta", "isActive", "createdUnix", "updatedUnix",
 ];
 
-/** A new hook, answered as stored. */
 /** Aborts the write unless the hook's owner :ownerId (an organization) still exists (`whileExists`). */
-export const hookOwnerExists = whileExists<{ ownerId: number | null }>("insertHookWhileOwner", sql`EXISTS (SELECT 1 FROM user WHERE id = ${p("ownerId")})`);
+export const hookOwnerExists = whileExists<{ ownerId: number | null }>("insertHookWhileOwner", rowExists("user", p("ownerId")));
 
+/** A new hook, answered as stored. */
 export const insertHook = query<HookRow, HookValues>("insertHook", sql`${insertSql(webhook, INSERTED)} RETURNING ${H.select}`, hookRow);
 
 /** Sets the given fields of hook :id, answered as stored: one statement per set of fields. */

@@ -1,7 +1,7 @@
 /** Repository labels (`/repos/{owner}/{repo}/labels`): statements built once, one per sort order and per set of edited fields. */
 import { sql } from "drizzle-orm";
 import { label } from "../schema.ts";
-import { columnsOf, command, insertSql, num, p, query, setList, shaped, type InsertKey, type Row, whileExists } from "../sql.ts";
+import { columnsOf, command, insertSql, num, p, query, rowExists, setList, shaped, type InsertKey, type Row, whileExists } from "../sql.ts";
 import { REPO_ID_BY_PATH, type RepoPath } from "./repos.ts";
 
 const L = columnsOf(label, "label");
@@ -44,7 +44,7 @@ export const labelOfRepo = {
 export type LabelValues = Pick<LabelRow, "repoId" | "name" | "color" | "description" | "exclusive" | "archivedUnix" | "createdUnix" | "updatedUnix">;
 
 /** Aborts the write unless repository :repoId still exists (`whileExists`). */
-export const labelRepoExists = whileExists<{ repoId: number }>("insertLabelWhileRepo", sql`EXISTS (SELECT 1 FROM repository WHERE id = ${p("repoId")})`);
+export const labelRepoExists = whileExists<{ repoId: number }>("insertLabelWhileRepo", rowExists("repository", p("repoId")));
 
 /** A new label, answered as stored. */
 export const insertLabel = query<LabelRow, LabelValues>(

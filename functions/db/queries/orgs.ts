@@ -5,7 +5,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { ACCESS } from "../../lib/permissions.ts";
 import { user } from "../schema.ts";
-import { bool, command, guardCommand, insertSql, num, p, query, V, viewerQuery, type Row, whileExists } from "../sql.ts";
+import { bool, command, guardCommand, insertSql, num, p, query, rowExists, V, viewerQuery, type Row, whileExists } from "../sql.ts";
 import { isOrgMemberSql, isOrgOwnerSql, ORG_ID, userCols, visibleSql, type UserRow } from "./accounts.ts";
 
 /** Repository unit types 1–10 (Gitea models/unit): code … actions. */
@@ -36,8 +36,6 @@ export interface NewOrg extends Record<string, unknown> {
 }
 
 export const CREATE_ORG = {
-  /** The creator, who becomes the first owner, still exists (`whileExists`). */
-  creatorExists: whileExists<{ uid: number }>("createOrgWhileCreator", sql`EXISTS (SELECT 1 FROM user WHERE id = ${p("uid")})`),
   org: command<NewOrg>(
     "createOrg",
     insertSql(user, ["name", "lowerName", "fullName", "email", "description", "website", "location", "visibility", "repoAdminChangeTeamAccess", "createdUnix", "updatedUnix"], {
@@ -155,7 +153,7 @@ export const isMemberOfOrg = query<number, { org: string; name: string }>(
 /** Aborts the write unless blocker :blockerId and blockee :blockeeId still exist (`whileExists`). */
 export const blockTargetsExist = whileExists<{ blockerId: number; blockeeId: number }>(
   "blockUserWhileBoth",
-  sql`EXISTS (SELECT 1 FROM user WHERE id = ${p("blockerId")}) AND EXISTS (SELECT 1 FROM user WHERE id = ${p("blockeeId")})`,
+  sql`${rowExists("user", p("blockerId"))} AND ${rowExists("user", p("blockeeId"))}`,
 );
 
 export const blockUser = command<{ blockerId: number; blockeeId: number; note: string; now: number }>(

@@ -7,7 +7,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { repoAccessibleSql, repoFactsColumns, type RepoFacts } from "../../lib/permissions.ts";
 import type { ViewerSql } from "../../lib/auth.ts";
 import { mirror, repository, type RepositoryRow, type UserRow } from "../schema.ts";
-import { columnsOf, command, insertSql, num, numOrNull, p, setList, shaped, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, query, type InsertKey, type Row, type Statement, type ViewerValues, whileExists } from "../sql.ts";
+import { columnsOf, command, insertSql, num, numOrNull, p, setList, shaped, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, query, type InsertKey, type Row, type Statement, type ViewerValues, rowExists, whileExists } from "../sql.ts";
 import { isOrgOwnerSql, userCols, writeTargetVisibleSql } from "./accounts.ts";
 import { repoCascadeSql } from "./cascade.ts";
 
@@ -244,8 +244,7 @@ export const CREATE = {
    */
   sourcesExist: whileExists<{ ownerId: number; doerId: number; baseId: number }>(
     "repoCreateWhileSources",
-    sql`EXISTS (SELECT 1 FROM user WHERE id = ${p("ownerId")}) AND EXISTS (SELECT 1 FROM user WHERE id = ${p("doerId")})
-      AND (${p("baseId")} = 0 OR EXISTS (SELECT 1 FROM repository WHERE id = ${p("baseId")}))`,
+    sql`${rowExists("user", p("ownerId"))} AND ${rowExists("user", p("doerId"))} AND (${p("baseId")} = 0 OR ${rowExists("repository", p("baseId"))})`,
   ),
   /** Creating a repository over an old redirect of the same owner removes that redirect. */
   dropRedirect: command<NewRepoKey>("repoCreateDropRedirect", sql`DELETE FROM repo_redirect WHERE owner_id = ${p("ownerId")} AND lower_name = ${p("lower")}`),
@@ -324,7 +323,7 @@ type MirrorKey = InsertKey<typeof mirror>;
 
 export const REPO_EDIT = {
   /** Repository :id still exists (`whileExists`): an edit racing a deletion writes no unit or mirror rows. */
-  exists: whileExists<{ id: number }>("repoEditWhileRepo", sql`EXISTS (SELECT 1 FROM repository WHERE id = ${p("id")})`),
+  exists: whileExists<{ id: number }>("repoEditWhileRepo", rowExists("repository", p("id"))),
   /** Ref :ref of the repository at the path, if it exists (edit rule 4, read with the assignment). */
   ref: query<string, RepoPath & { ref: string }>("repoEditRef", sql`SELECT name FROM git_ref WHERE repo_id = ${REPO_ID_BY_PATH} AND name = ${p("ref")} LIMIT 1`, (r) => str(r[0])),
   /** The row's given fields (one statement per set of fields). */

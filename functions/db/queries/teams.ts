@@ -7,7 +7,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
 import { repoAccessibleSql, type RepoFacts } from "../../lib/permissions.ts";
 import { team, type TeamRow } from "../schema.ts";
-import { bool, columnsOf, command, guardCommand, insertSql, num, p, query, setList, shaped, str, viewerQuery, whileExists, type InsertKey, type Row } from "../sql.ts";
+import { bool, columnsOf, command, guardCommand, insertSql, num, p, query, setList, shaped, str, rowExists, viewerQuery, whileExists, type InsertKey, type Row } from "../sql.ts";
 import { isOrgMemberSql, isOrgOwnerSql, ORG_ID, userCols, type UserRow } from "./accounts.ts";
 import { FACTS, factsOf, VIEWER } from "./repos.ts";
 
@@ -226,7 +226,7 @@ export const memberOfTeamForWrite = viewerQuery<MemberRow & { blocked: boolean }
 
 /** PUT /teams/{id}/members/{username}: user :uid joins team :id and organization :orgId. */
 export const ADD_MEMBER = [
-  whileExists<{ id: number; uid: number }>("addTeamMemberWhileBoth", sql`EXISTS (SELECT 1 FROM team WHERE id = ${p("id")}) AND EXISTS (SELECT 1 FROM user WHERE id = ${p("uid")})`),
+  whileExists<{ id: number; uid: number }>("addTeamMemberWhileBoth", sql`${rowExists("team", p("id"))} AND ${rowExists("user", p("uid"))}`),
   command<{ id: number; orgId: number; uid: number }>("addTeamMember", sql`INSERT INTO team_user (org_id, team_id, uid) VALUES (${p("orgId")}, ${p("id")}, ${p("uid")}) ON CONFLICT DO NOTHING`),
   command<{ orgId: number; uid: number }>("addTeamMemberOrg", sql`INSERT INTO org_user (org_id, uid) VALUES (${p("orgId")}, ${p("uid")}) ON CONFLICT DO NOTHING`),
   ...MEMBER_COUNTS,
@@ -272,7 +272,7 @@ const REPO_COUNT = command<{ id: number }>("teamRepoCount", sql`UPDATE team SET 
 /** PUT / DELETE /teams/{id}/repos/{org}/{repo}: repository :repoId joins or leaves team :id (organization :orgId). */
 export const TEAM_REPO = {
   add: [
-    whileExists<{ id: number; repoId: number }>("addTeamRepoWhileBoth", sql`EXISTS (SELECT 1 FROM team WHERE id = ${p("id")}) AND EXISTS (SELECT 1 FROM repository WHERE id = ${p("repoId")})`),
+    whileExists<{ id: number; repoId: number }>("addTeamRepoWhileBoth", sql`${rowExists("team", p("id"))} AND ${rowExists("repository", p("repoId"))}`),
     command<{ id: number; orgId: number; repoId: number }>("addTeamRepo", sql`INSERT INTO team_repo (org_id, team_id, repo_id) VALUES (${p("orgId")}, ${p("id")}, ${p("repoId")}) ON CONFLICT DO NOTHING`),
     REPO_COUNT,
   ],

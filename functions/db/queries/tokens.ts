@@ -1,7 +1,7 @@
 /** Personal access tokens of a user by name (`/users/{username}/tokens`): statements built once. */
 import { sql } from "drizzle-orm";
 import { accessToken } from "../schema.ts";
-import { columnsOf, command, insertSql, num, p, query, whileExists } from "../sql.ts";
+import { columnsOf, command, insertSql, num, p, query } from "../sql.ts";
 
 const T = columnsOf(accessToken, "t");
 export type TokenRow = ReturnType<typeof T.read>;
@@ -36,9 +36,6 @@ export interface NewToken extends Record<string, unknown> {
   createdUnix: number;
   updatedUnix: number;
 }
-
-/** Aborts the write unless user :uid still exists (`whileExists`). */
-export const tokenUserExists = whileExists<{ uid: number }>("insertTokenWhileUser", sql`EXISTS (SELECT 1 FROM user WHERE id = ${p("uid")})`);
 
 export const insertToken = command<NewToken>("insertToken", insertSql(accessToken, ["uid", "name", "tokenHash", "tokenLastEight", "scope", "createdUnix", "updatedUnix"]));
 
