@@ -33,6 +33,7 @@ import os from "node:os";
 import path from "node:path";
 import { freePort, startSqld, startWorker } from "../scripts/lib/processes.ts";
 import { argOf, cleanups, describeRun, fmt, fmtInt, hasFlag, median, runLoad, startProject, startProxyProcess, startReference, waitForQuiet, writeSection, type Quiet, type Server } from "./lib/harness.ts";
+import type { ProxyStats } from "./latency-proxy.ts";
 import type { LoadResult, LoadSpec } from "./load.ts";
 import { seedFile, seedServer, type Seeded } from "./seed.ts";
 
@@ -130,6 +131,8 @@ interface WorkerRow {
   loadedRuns: number[];
   proxySeq: Record<string, number>;
   proxyLoaded: number;
+  /** The proxy's hold of delayed bytes under load, p50 and p99 over the runs' writes (ms). */
+  held: { p50: number; p99: number };
   stTrips: number;
   failures: number;
 }
@@ -269,11 +272,14 @@ try {
       const loaded: LoadResult[] = [];
       let forwarded = 0;
       let sent = 0;
+      const held: ProxyStats["held"][] = [];
       for (let round = 1; round <= ROUNDS; round++) {
         await proxy.reset();
         const r = await timed(`Worker ${route.name}`, "worker", round, { url, headers: auth(ws.viewer.token), connections: CONNECTIONS, duration: DURATION, expectStatus: 200 });
         await new Promise((res) => setTimeout(res, 500 + 2 * DELAY_MS));
-        forwarded += (await proxy.stats()).requests;
+        const stats = await proxy.stats();
+        forwarded += stats.requests;
+        held.push(stats.held);
         sent += r.sent;
         loaded.push(r);
       }
@@ -286,6 +292,7 @@ try {
         loadedRuns: loaded.map((r) => r.p50),
         proxySeq,
         proxyLoaded: forwarded / sent,
+        held: { p50: median(held.map((h) => h.p50)), p99: median(held.map((h) => h.p99)) },
         stTrips: stTimed ? loaded.reduce((a, r) => a + r.trips, 0) / stTimed : NaN,
         failures: loaded.reduce((a, r) => a + r.failures, 0),
       });
@@ -351,19 +358,19 @@ if (workerRows.length) {
     "",
     `### Worker: workerd + sqld + ${DELAY_MS} ms per database round trip (target: loaded p50 ≤ ${DELAY_MS} ms + 1.3 × unloaded cost)`,
     "",
-    `| Route | Unloaded cost c0 (p50, proxy at 0 ms) | Target ${DELAY_MS} + 1.3 × c0 | Loaded p50 (median of ${ROUNDS} runs) | Ratio loaded p50/target | Meets | Sequential p50 at +${DELAY_MS} ms | Proxy round trips per sequential request | Proxy round trips / request under load | Server-Timing round trips under load |`,
-    "|---|---|---|---|---|---|---|---|---|---|",
+    `| Route | Unloaded cost c0 (p50, proxy at 0 ms) | Target ${DELAY_MS} + 1.3 × c0 | Loaded p50 (median of ${ROUNDS} runs) | Ratio loaded p50/target | Meets | Sequential p50 at +${DELAY_MS} ms | Proxy round trips per sequential request | Proxy round trips / request under load | Proxy's hold under load, p50 / p99 | Server-Timing round trips under load |`,
+    "|---|---|---|---|---|---|---|---|---|---|---|",
   );
   for (const w of workerRows) {
     const target = DELAY_MS + 1.3 * w.c0;
     const q = ratio(w.loadedP50, target);
     lines.push(
-      `| \`${w.route}\` | ${fmt(w.c0, 2)} ms | ${fmt(target, 2)} ms | ${fmt(w.loadedP50, 2)} ms (${w.loadedRuns.map((x) => fmt(x, 1)).join(", ")}) | **${fmt(q, 3)}** | ${meets(q <= 1)} | ${fmt(w.seqDelayed, 2)} ms | ${Object.entries(w.proxySeq).map(([k, v]) => `${k}: ${v}×`).join(", ")} | ${fmt(w.proxyLoaded, 3)} | ${fmt(w.stTrips, 2)}${w.failures ? ` — ${w.failures} failed answers` : ""} |`,
+      `| \`${w.route}\` | ${fmt(w.c0, 2)} ms | ${fmt(target, 2)} ms | ${fmt(w.loadedP50, 2)} ms (${w.loadedRuns.map((x) => fmt(x, 1)).join(", ")}) | **${fmt(q, 3)}** | ${meets(q <= 1)} | ${fmt(w.seqDelayed, 2)} ms | ${Object.entries(w.proxySeq).map(([k, v]) => `${k}: ${v}×`).join(", ")} | ${fmt(w.proxyLoaded, 3)} | ${fmt(w.held.p50, 2)} / ${fmt(w.held.p99, 2)} ms | ${fmt(w.stTrips, 2)}${w.failures ? ` — ${w.failures} failed answers` : ""} |`,
     );
   }
   lines.push(
     "",
-    `The Worker runs as \`wrangler deploy\` bundles it, under Miniflare (local workerd, without \`wrangler dev\`'s proxy Worker in front; the database driver \`functions/db/hrana.ts\`), its database URL pointing at \`bench/latency-proxy.ts\` (own process), which forwards to sqld. The unloaded cost c0 is the median of ${CHECKS} sequential requests with the proxy's delay set to 0 ms: the same processes and hops, nothing added. Then the delay is set to ${DELAY_MS} ms and the route is loaded with ${CONNECTIONS} connections. The data is the same seed (${fmtInt(REPOS)} repositories), written into sqld over its HTTP API.`,
+    `The Worker runs as \`wrangler deploy\` bundles it, under Miniflare (local workerd, without \`wrangler dev\`'s proxy Worker in front; the database driver \`functions/db/hrana.ts\`), its database URL pointing at \`bench/latency-proxy.ts\` (own process), which forwards to sqld. The unloaded cost c0 is the median of ${CHECKS} sequential requests with the proxy's delay set to 0 ms: the same processes and hops, nothing added. Then the delay is set to ${DELAY_MS} ms and the route is loaded with ${CONNECTIONS} connections; the proxy reports how long it really held the bytes it delayed (medians over the runs of each run's p50 and p99; its timer is on time at the median, bench/lib/alarm.ts). The data is the same seed (${fmtInt(REPOS)} repositories), written into sqld over its HTTP API.`,
   );
 }
 lines.push(

@@ -1,14 +1,16 @@
 /**
  * A latency-injecting proxy for sqld, at the TCP level: every byte the client sends waits
  * `delayMs` before it goes on to sqld (in order, per connection); sqld's answers go straight back.
- * Each HTTP request therefore costs at least `delayMs` more, like a database `delayMs` away — and,
+ * Each HTTP request therefore costs `delayMs` more, like a database `delayMs` away — the hold is
+ * on time at the median to a few hundredths of a millisecond (bench/lib/alarm.ts; a `setTimeout`
+ * proxy held 0.3–1 ms more, and more under load), and `/__stats` reports the holds — and,
  * like a network, the proxy adds next to no CPU on this machine: it parses nothing but the request
  * framing it needs to count requests (request line, `content-length` or chunked body sizes), never
  * rebuilds a request or an answer. (Its first form parsed and re-sent every request and answer with
  * `node:http`: ~0.6 ms of CPU per round trip, on the 2 cores the Worker and sqld share.)
  *
  * A control server beside it serves `GET /__stats` (requests forwarded since the last reset, by
- * `METHOD path`), `POST /__reset` and `POST /__delay?ms=N` (change the delay, e.g. 0 to measure a
+ * `METHOD path`, and the p50 and p99 of how long delayed bytes were held), `POST /__reset` and `POST /__delay?ms=N` (change the delay, e.g. 0 to measure a
  * request's unloaded cost on the same path). Both listen on 127.0.0.1 only.
  *
  * As a script (what `bench/api.ts` does, so the proxy has its own event loop):
@@ -19,11 +21,14 @@
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { parseArgs } from "node:util";
+import { nowMs, startAlarm } from "./lib/alarm.ts";
 
 /** Requests forwarded since the last reset: the total and per `METHOD path`. */
 export interface ProxyStats {
   requests: number;
   byPath: Record<string, number>;
+  /** How long the bytes forwarded with a delay were held (ms, from arrival to the write): what the delay really was. */
+  held: { writes: number; p50: number; p99: number };
 }
 
 export interface LatencyProxy {
@@ -36,6 +41,8 @@ export interface LatencyProxy {
 }
 
 const CRLF2 = Buffer.from("\r\n\r\n");
+/** A due time nearer than this is waited for in the loop, not with the alarm (ms). */
+const SPIN_MS = 0.1;
 const LF = 0x0a;
 
 /**
@@ -143,13 +150,48 @@ export class RequestFramer {
 /** Starts the proxy in this process. */
 export async function startLatencyProxy(opts: { target: string; delayMs: number }): Promise<LatencyProxy> {
   const target = new URL(opts.target);
-  let stats: ProxyStats = { requests: 0, byPath: {} };
+  let counts = { requests: 0, byPath: {} as Record<string, number> };
+  /** Hold times since the last reset (the first 100,000). */
+  let holds: number[] = [];
   let delayMs = opts.delayMs;
+  const stats = (): ProxyStats => {
+    const h = holds.toSorted((a, b) => a - b);
+    const q = (f: number) => h[Math.min(h.length - 1, Math.floor(f * h.length))] ?? Number.NaN;
+    return { ...structuredClone(counts), held: { writes: h.length, p50: q(0.5), p99: q(0.99) } };
+  };
+  const reset = () => {
+    counts = { requests: 0, byPath: {} };
+    holds = [];
+  };
   const sockets = new Set<Socket>();
   const count = (key: string) => {
-    stats.requests++;
-    stats.byPath[key] = (stats.byPath[key] ?? 0) + 1;
+    counts.requests++;
+    counts.byPath[key] = (counts.byPath[key] ?? 0) + 1;
   };
+
+  // Bytes wait in arrival order, across connections (the delay is the same for all, so the order
+  // of arrival is the order of due times); each goes on `delayMs` after it came, on a timer
+  // that is on time at the median to a few hundredths of a millisecond (bench/lib/alarm.ts).
+  const queue: { at: number; due: number; upstream: Socket; chunk: Buffer }[] = [];
+  let head = 0;
+  const flush = () => {
+    for (;;) {
+      const now = nowMs();
+      while (head < queue.length && queue[head]!.due <= now) {
+        const { at, upstream, chunk } = queue[head++]!;
+        if (holds.length < 100_000) holds.push(now - at);
+        if (!upstream.destroyed) upstream.write(chunk);
+      }
+      if (head === queue.length) {
+        queue.length = 0;
+        head = 0;
+        return;
+      }
+      // Closer than the alarm aims (it wakes this loop a little early about half the time): wait here.
+      if (queue[head]!.due - now > SPIN_MS) return alarm.at(queue[head]!.due);
+    }
+  };
+  const alarm = startAlarm(flush);
 
   const server: Server = createServer((client) => {
     const upstream = connect(Number(target.port), target.hostname);
@@ -157,15 +199,6 @@ export async function startLatencyProxy(opts: { target: string; delayMs: number 
     client.setNoDelay(true);
     upstream.setNoDelay(true);
     const framer = new RequestFramer(count);
-    // Bytes wait in arrival order; each goes on `delayMs` after it came.
-    const queue: { due: number; chunk: Buffer }[] = [];
-    let timer: NodeJS.Timeout | null = null;
-    const flush = () => {
-      timer = null;
-      const now = performance.now();
-      while (queue.length && queue[0]!.due <= now) upstream.write(queue.shift()!.chunk);
-      if (queue.length) timer = setTimeout(flush, queue[0]!.due - now);
-    };
     client.on("data", (chunk: Buffer) => {
       try {
         framer.push(chunk);
@@ -174,16 +207,17 @@ export async function startLatencyProxy(opts: { target: string; delayMs: number 
         upstream.destroy();
         return;
       }
-      if (delayMs <= 0 && queue.length === 0) {
+      if (delayMs <= 0 && head === queue.length) {
         upstream.write(chunk);
         return;
       }
-      queue.push({ due: performance.now() + delayMs, chunk });
-      timer ??= setTimeout(flush, delayMs);
+      const empty = head === queue.length;
+      const at = nowMs();
+      queue.push({ at, due: at + delayMs, upstream, chunk });
+      if (empty) alarm.at(queue[head]!.due);
     });
     upstream.pipe(client);
     const close = () => {
-      if (timer) clearTimeout(timer);
       client.destroy();
       upstream.destroy();
       sockets.delete(client);
@@ -197,9 +231,9 @@ export async function startLatencyProxy(opts: { target: string; delayMs: number 
     req.resume();
     req.on("end", () => {
       if (req.url === "/__stats") {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(stats));
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(stats()));
       } else if (req.url === "/__reset") {
-        stats = { requests: 0, byPath: {} };
+        reset();
         res.writeHead(204).end();
       } else if (req.url?.startsWith("/__delay?")) {
         delayMs = Number(new URL(req.url, "http://x").searchParams.get("ms") ?? delayMs);
@@ -220,17 +254,15 @@ export async function startLatencyProxy(opts: { target: string; delayMs: number 
   return {
     url: `http://127.0.0.1:${port}`,
     control: `http://127.0.0.1:${controlPort}`,
-    stats: () => structuredClone(stats),
-    reset: () => {
-      stats = { requests: 0, byPath: {} };
-    },
+    stats,
+    reset,
     setDelay: (ms: number) => {
       delayMs = ms;
     },
     stop: async () => {
       for (const s of sockets) s.destroy();
       control.closeAllConnections();
-      await Promise.all([new Promise((ok) => server.close(ok)), new Promise((ok) => control.close(ok))]);
+      await Promise.all([new Promise((ok) => server.close(ok)), new Promise((ok) => control.close(ok)), alarm.stop()]);
     },
   };
 }

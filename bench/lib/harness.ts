@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { freePort, ROOT_DIR, stopGroup } from "../../scripts/lib/processes.ts";
 import type { LoadResult, LoadSpec } from "../load.ts";
+import type { ProxyStats } from "../latency-proxy.ts";
 
 export { ROOT_DIR };
 export const RESULTS_FILE = join(ROOT_DIR, "bench", "RESULTS.md");
@@ -125,7 +126,7 @@ export async function startProxyProcess(target: string, delayMs: number) {
   return {
     url,
     pid: proc.pid!,
-    stats: async () => (await (await fetch(`${control}/__stats`)).json()) as { requests: number; byPath: Record<string, number> },
+    stats: async () => (await (await fetch(`${control}/__stats`)).json()) as ProxyStats,
     reset: async () => void (await fetch(`${control}/__reset`, { method: "POST" })),
     setDelay: async (ms: number) => void (await fetch(`${control}/__delay?ms=${ms}`, { method: "POST" })),
     stop: () => stopGroup(proc),

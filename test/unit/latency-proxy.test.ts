@@ -6,6 +6,7 @@
 import { createServer, request, Agent, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RequestFramer, startLatencyProxy, type LatencyProxy } from "../../bench/latency-proxy.ts";
+import { nowMs, startAlarm } from "../../bench/lib/alarm.ts";
 
 const fixed = (path: string, body: string) => `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 const chunked = (path: string, parts: string[], trailer = "") =>
@@ -91,7 +92,12 @@ describe("the latency proxy between a client and a server", () => {
     expect(b.text).toBe("POST /v2/pipeline 6");
     expect(arrivals[0]! - a.sentAt).toBeGreaterThanOrEqual(39);
     expect(arrivals[1]! - b.sentAt).toBeGreaterThanOrEqual(39);
-    expect(proxy.stats()).toEqual({ requests: 2, byPath: { "POST /v2/pipeline": 2 } });
+    const stats = proxy.stats();
+    expect(stats).toMatchObject({ requests: 2, byPath: { "POST /v2/pipeline": 2 } });
+    // Every delayed write is in the holds it reports, and none went early (an alarm that wakes the
+    // loop early leaves it to wait out the rest).
+    expect(stats.held.writes).toBeGreaterThanOrEqual(2);
+    expect(stats.held.p50).toBeGreaterThanOrEqual(40);
     agent.destroy();
   });
 
@@ -101,8 +107,32 @@ describe("the latency proxy between a client and a server", () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => send(agent, `/v2/pipeline?i=${i}`, "x".repeat(i))));
     expect(answers.map((r) => r.text)).toEqual(Array.from({ length: 8 }, (_, i) => `POST /v2/pipeline?i=${i} ${i}`));
-    expect(proxy.stats().requests).toBe(8);
+    expect(proxy.stats()).toMatchObject({ requests: 8, held: { writes: 0 } });
     agent.destroy();
     proxy.setDelay(40);
+  });
+});
+
+describe("the proxy's alarm (bench/lib/alarm.ts)", () => {
+  it("calls back once per due time, after it less the lead, and a new due time replaces the old one", async () => {
+    const fired: number[] = [];
+    const alarm = startAlarm(() => fired.push(nowMs()));
+    const keepAlive = setInterval(() => {}, 1000);
+    try {
+      const later = nowMs() + 200;
+      alarm.at(later);
+      const due = nowMs() + 20;
+      alarm.at(due);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(fired).toHaveLength(1);
+      expect(fired[0]!).toBeGreaterThanOrEqual(due - alarm.lead - 0.01);
+      expect(fired[0]!).toBeLessThan(later);
+      // Learned, bounded: the lead is what the owner's wakeup took, never more than a millisecond.
+      expect(alarm.lead).toBeGreaterThanOrEqual(0);
+      expect(alarm.lead).toBeLessThanOrEqual(1);
+    } finally {
+      clearInterval(keepAlive);
+      await alarm.stop();
+    }
   });
 });
