@@ -27,10 +27,10 @@ export const DEFAULT_PROJECTS_CONFIG = { projects_mode: "all" };
 export interface RepoView {
   repo: RepositoryRow;
   owner: UserRow;
-  units: RepoUnit[];
+  units: readonly RepoUnit[];
   perm: Permission;
   mirror?: { intervalMs: number; updatedUnix: number } | null;
-  parent?: { repo: RepositoryRow; owner: UserRow; units: RepoUnit[]; ownerVisible?: boolean } | null;
+  parent?: { repo: RepositoryRow; owner: UserRow; units: readonly RepoUnit[]; ownerVisible?: boolean } | null;
   /** The owner is visible to the viewer; false renders it without e-mail or profile. Default true. */
   ownerVisible?: boolean;
 }

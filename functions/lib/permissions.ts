@@ -68,11 +68,39 @@ export interface Permission {
 
 export const NO_ACCESS: Permission = { mode: 0, units: new Map() };
 
-export function parseUnits(json: string, disabled: readonly string[]): RepoUnit[] {
+/**
+ * Parsed unit lists by their JSON text, per disabled-units setting (made once per process): most
+ * repositories share one of a few lists, and a page of 50 parsed each one (JSON inside JSON) for
+ * every row. Entries are frozen, because every caller shares them; the oldest goes first.
+ */
+const PARSED_UNITS = new WeakMap<readonly string[], Map<string, readonly RepoUnit[]>>();
+const PARSED_UNITS_MAX = 256;
+
+export function parseUnits(json: string, disabled: readonly string[]): readonly RepoUnit[] {
+  let parsed = PARSED_UNITS.get(disabled);
+  if (!parsed) {
+    parsed = new Map();
+    PARSED_UNITS.set(disabled, parsed);
+  }
+  const hit = parsed.get(json);
+  if (hit) return hit;
   const rows = JSON.parse(json || "[]") as { type: number; config: string | Record<string, unknown> }[];
-  return rows
-    .filter((u) => u && u.type && !unitDisabled(disabled, u.type))
-    .map((u) => ({ type: u.type, config: typeof u.config === "string" ? (JSON.parse(u.config || "{}") as Record<string, unknown>) : (u.config ?? {}) }));
+  const units = Object.freeze(
+    rows
+      .filter((u) => u && u.type && !unitDisabled(disabled, u.type))
+      .map((u) => Object.freeze({ type: u.type, config: deepFreeze(typeof u.config === "string" ? (JSON.parse(u.config || "{}") as Record<string, unknown>) : (u.config ?? {})) })),
+  );
+  if (parsed.size >= PARSED_UNITS_MAX) parsed.delete(parsed.keys().next().value as string);
+  parsed.set(json, units);
+  return units;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === "object" && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
 }
 
 /**
@@ -93,7 +121,7 @@ export interface PermissionSubject {
  * read-only in every unit; the overall mode stays, so its admins can still change settings and
  * un-archive it.
  */
-export function repoPermission(caller: PermissionSubject | null, f: RepoFacts, units: RepoUnit[]): Permission {
+export function repoPermission(caller: PermissionSubject | null, f: RepoFacts, units: readonly RepoUnit[]): Permission {
   const p = permissionIgnoringArchive(caller, f, units);
   if (!f.repo.isArchived) return p;
   return { mode: p.mode, units: new Map([...p.units].map(([t, m]) => [t, Math.min(m, ACCESS.read)])) };
@@ -103,7 +131,7 @@ export function repoPermission(caller: PermissionSubject | null, f: RepoFacts, u
  * The permission as if the repository were not archived: what Gitea's reqRepoWriter checks before
  * mustNotBeArchived answers 423 (lib/guards.ts).
  */
-export function permissionIgnoringArchive(caller: PermissionSubject | null, f: RepoFacts, units: RepoUnit[]): Permission {
+export function permissionIgnoringArchive(caller: PermissionSubject | null, f: RepoFacts, units: readonly RepoUnit[]): Permission {
   const all = (mode: number): Permission => ({
     mode,
     units: new Map(units.map((u) => [u.type, READ_ONLY_UNITS.has(u.type) ? Math.min(mode, ACCESS.read) : mode])),

@@ -65,7 +65,7 @@ const DEFAULT_UNITS: [number, Record<string, unknown>][] = [
 export interface Assigned {
   caller: Caller | null;
   facts: RepoFacts;
-  units: RepoUnit[];
+  units: readonly RepoUnit[];
   perm: Permission;
   view: RepoView;
 }

@@ -45,6 +45,26 @@ describe("parseUnits", () => {
     expect(parseUnits(json, []).map((u) => u.type)).toEqual([UNIT.code, UNIT.wiki, UNIT.projects, UNIT.issues]);
   });
 
+  it("a list is parsed once per text and setting and shared frozen: no caller can change what another reads; the memo is bounded", () => {
+    const disabled: string[] = [];
+    const json = JSON.stringify([{ type: UNIT.pulls, config: '{"allow_merge_commits":false,"nested":{"a":1}}' }]);
+    const first = parseUnits(json, disabled);
+    expect(parseUnits(json, disabled)).toBe(first);
+    expect(parseUnits(json, [])).not.toBe(first);
+    expect(() => (first as RepoUnit[]).push({ type: UNIT.code, config: {} })).toThrow(TypeError);
+    expect(() => {
+      (first[0]!.config as Record<string, unknown>).allow_merge_commits = true;
+    }).toThrow(TypeError);
+    expect(() => {
+      ((first[0]!.config.nested as Record<string, unknown>).a as number) = 2;
+    }).toThrow(TypeError);
+    expect(parseUnits(json, disabled)).toEqual([{ type: UNIT.pulls, config: { allow_merge_commits: false, nested: { a: 1 } } }]);
+    // 256 other lists later the first is parsed anew (the oldest entry goes first).
+    for (let i = 0; i < 256; i++) parseUnits(JSON.stringify([{ type: UNIT.code, config: `{"n":${i}}` }]), disabled);
+    expect(parseUnits(json, disabled)).not.toBe(first);
+    expect(parseUnits(json, disabled)).toEqual(first);
+  });
+
   it("rows without a unit type (a repository without units: json_group_array of nothing) are no units", () => {
     expect(parseUnits(JSON.stringify([null, { type: 0, config: "{}" }, { type: null, config: null }, { type: UNIT.pulls, config: "{}" }]), [])).toEqual([{ type: UNIT.pulls, config: {} }]);
     expect(parseUnits("", [])).toEqual([]);
