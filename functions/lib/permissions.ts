@@ -96,7 +96,8 @@ export function parseUnits(json: string, disabled: readonly string[]): readonly 
 }
 
 function deepFreeze<T>(v: T): T {
-  if (v && typeof v === "object" && !Object.isFrozen(v)) {
+  // A primitive counts as frozen.
+  if (v && !Object.isFrozen(v)) {
     Object.freeze(v);
     for (const x of Object.values(v)) deepFreeze(x);
   }

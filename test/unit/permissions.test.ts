@@ -51,6 +51,9 @@ describe("parseUnits", () => {
     const first = parseUnits(json, disabled);
     expect(parseUnits(json, disabled)).toBe(first);
     expect(parseUnits(json, [])).not.toBe(first);
+    // Another list does not push it out before the bound.
+    parseUnits(JSON.stringify([{ type: UNIT.code, config: "{}" }]), disabled);
+    expect(parseUnits(json, disabled)).toBe(first);
     expect(() => (first as RepoUnit[]).push({ type: UNIT.code, config: {} })).toThrow(TypeError);
     expect(() => {
       (first[0]!.config as Record<string, unknown>).allow_merge_commits = true;
@@ -59,8 +62,10 @@ describe("parseUnits", () => {
       ((first[0]!.config.nested as Record<string, unknown>).a as number) = 2;
     }).toThrow(TypeError);
     expect(parseUnits(json, disabled)).toEqual([{ type: UNIT.pulls, config: { allow_merge_commits: false, nested: { a: 1 } } }]);
-    // 256 other lists later the first is parsed anew (the oldest entry goes first).
-    for (let i = 0; i < 256; i++) parseUnits(JSON.stringify([{ type: UNIT.code, config: `{"n":${i}}` }]), disabled);
+    // It holds 256 lists; the 257th pushes out the oldest, which is then parsed anew.
+    for (let i = 0; i < 254; i++) parseUnits(JSON.stringify([{ type: UNIT.code, config: `{"n":${i}}` }]), disabled);
+    expect(parseUnits(json, disabled)).toBe(first);
+    parseUnits(JSON.stringify([{ type: UNIT.code, config: '{"n":"last"}' }]), disabled);
     expect(parseUnits(json, disabled)).not.toBe(first);
     expect(parseUnits(json, disabled)).toEqual(first);
   });
