@@ -58,6 +58,8 @@ const setup: [string, string, unknown, number][] = [
   ["POST", "/api/v1/orgs/borg/repos", { name: "brepo" }, 201],
   ["PUT", "/api/v1/repos/borg/brepo/collaborators/u0", { permission: "read" }, 204],
 ];
+// A page of 30 repositories for the list routes (names with a keyword the trigram index finds).
+for (let i = 1; i < 30; i++) setup.push(["POST", "/api/v1/orgs/borg/repos", { name: `brepo-${i}`, description: `bench repository ${i}` }, 201]);
 for (const [method, path, body, want] of setup) {
   const status = await call(method, path, body);
   if (status !== want) throw new Error(`${method} ${path} answered ${status}`);
@@ -76,6 +78,9 @@ const routes: [string, () => Promise<number>, number][] = [
   ["GET /teams/{id}", () => call("GET", `/api/v1/teams/${TEAM}`), 200],
   ["GET /orgs/{org}/teams", () => call("GET", "/api/v1/orgs/borg/teams"), 200],
   ["GET /repos/{owner}/{repo}/collaborators/{collaborator}", () => call("GET", "/api/v1/repos/borg/brepo/collaborators/u0"), 204],
+  ["GET /repos/{owner}/{repo}", () => call("GET", "/api/v1/repos/borg/brepo"), 200],
+  ["GET /orgs/{org}/repos (30)", () => call("GET", "/api/v1/orgs/borg/repos?limit=30"), 200],
+  ["GET /repos/search?q= (30)", () => call("GET", "/api/v1/repos/search?q=brepo&limit=30"), 200],
   // A new member on every call (u1, u2, …): each request writes.
   ["PUT /teams/{id}/members/{username}", () => call("PUT", `/api/v1/teams/${TEAM}/members/u${++member}`), 204],
 ];

@@ -1,15 +1,14 @@
 /** Activity feeds (Gitea models/activities GetFeeds): entries the caller may see, filtered to one repository. */
 import { accountByName } from "../db/queries/accounts.ts";
 import { orgFeed, repoFeed, userFeed, type FeedRow } from "../db/queries/feeds.ts";
-import { repoPath } from "../db/queries/repos.ts";
+import { repoPath, type ListedRepo } from "../db/queries/repos.ts";
 import { isoTime, toUser } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
 import { read, type Ctx } from "../lib/context.ts";
-import { repoViewOf, type RepoFacts } from "../lib/permissions.ts";
 import { notFound } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import { site, viewerOf } from "./common.ts";
-import { assignRepo, repoJson } from "./repos.ts";
+import { assignRepo, listedRepoJson, repoJson } from "./repos.ts";
 import { OP_NAMES } from "../events/index.ts";
 
 /**
@@ -62,9 +61,8 @@ function feedJson(ctx: Ctx, caller: Caller | null, rows: readonly FeedRow[], tot
 }
 
 /** Gitea's Activity JSON of a feed page: its actions, their count, and their repositories' facts. */
-export function feedPage(ctx: Ctx, caller: Caller | null, actions: readonly FeedRow[], total: number, facts: readonly RepoFacts[]) {
-  const disabled = ctx.settings.repository.disabledRepoUnits;
-  const repos = new Map(facts.map((f) => [f.repo.id, repoJson(ctx, caller, repoViewOf(caller, f, disabled))]));
+export function feedPage(ctx: Ctx, caller: Caller | null, actions: readonly FeedRow[], total: number, listed: readonly ListedRepo[]) {
+  const repos = new Map(listed.map((r) => [r.facts.repo.id, listedRepoJson(ctx, caller, r)]));
   return feedJson(ctx, caller, actions, total, (id) => repos.get(id) ?? null);
 }
 

@@ -13,7 +13,7 @@ import { accountByName } from "../db/queries/accounts.ts";
 import { forkVisibilityOfRepo } from "../db/queries/forks.ts";
 import { allLabelsOfRepo } from "../db/queries/labels.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
-import { CREATE, FACTS_JOINED as FACTS, factsOf, forksOfTargets, ownerForCreate, REPO_DELETE, REPO_EDIT, REPO_LISTS, type OwnerForCreate, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
+import { CREATE, LIST_FACTS_JOINED, packedFactsOf, type ListedRepo, forksOfTargets, ownerForCreate, REPO_DELETE, REPO_EDIT, REPO_LISTS, type OwnerForCreate, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
 import { commandOnce, num, only, p, patchKeys, shaped, viewerQuery, VIEWER_COLUMNS as REPO_VIEWER, VIEWER_JOIN, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import { reqRepoAdmin, reqRepoOwner, reqRepoReader } from "../lib/guards.ts";
@@ -654,12 +654,11 @@ export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?
 
 // ---- lists and search ----
 
-function toList(ctx: Ctx, caller: Caller | null, rows: RepoFacts[]) {
-  const disabled = ctx.settings.repository.disabledRepoUnits;
-  return rows.map((f) => {
-    return repoJson(ctx, caller, repoViewOf(caller, f, disabled));
-  });
-}
+/** A repository of a list (`LIST_FACTS`) as Gitea's JSON: what GET /repos/{owner}/{repo} shows, without a fork's parent. */
+export const listedRepoJson = (ctx: Ctx, caller: Caller | null, r: ListedRepo) =>
+  repoJson(ctx, caller, { ...repoViewOf(caller, r.facts, ctx.settings.repository.disabledRepoUnits), mirror: r.mirror });
+
+const toList = (ctx: Ctx, caller: Caller | null, rows: readonly ListedRepo[]) => rows.map((r) => listedRepoJson(ctx, caller, r));
 
 const SORTS: Record<string, SQL> = {
   alpha: sql`${col(repository.lowerName)}`,
@@ -813,10 +812,10 @@ const searchStatements = shaped((s: SearchShape) => {
   // The viewer row is joined once: the statement reads it through columns, not a subquery per use.
   const from = sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where}`;
   return {
-    page: viewerQuery<RepoFacts, SearchValues & { limit: number; offset: number }>(
+    page: viewerQuery<ListedRepo, SearchValues & { limit: number; offset: number }>(
       "repoSearch",
-      sql`SELECT ${FACTS} ${from} ORDER BY ${sql.join(orderBy, sql`, `)} LIMIT ${p("limit")} OFFSET ${p("offset")}`,
-      factsOf,
+      sql`SELECT ${LIST_FACTS_JOINED} ${from} ORDER BY ${sql.join(orderBy, sql`, `)} LIMIT ${p("limit")} OFFSET ${p("offset")}`,
+      (r) => packedFactsOf(r),
     ),
     total: viewerQuery<number, SearchValues>("repoSearchCount", sql`SELECT COUNT(*) ${from}`, (r) => num(r[0])),
   };

@@ -42,7 +42,7 @@ import { reqOrgMembership, reqOrgOwnership, reqTeamMembership } from "../lib/gua
 import type { Page } from "../lib/pagination.ts";
 import { ACCESS, ACCESS_NAMES, isRepoAdmin, UNIT_KEY, unitTypeOfKey, repoViewOf, type RepoFacts } from "../lib/permissions.ts";
 import { isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
-import { repoJson } from "./repos.ts";
+import { listedRepoJson, repoJson } from "./repos.ts";
 import { feedPage, pageValues } from "./feeds.ts";
 
 const TEAM_VISIBILITY = ["private", "limited", "public"] as const;
@@ -325,8 +325,7 @@ export async function removeTeamMember(ctx: Ctx, id: number, username: string) {
 export async function listTeamRepos(ctx: Ctx, id: number, page: Page) {
   const v = { ...ctx.vv, id };
   const { caller, named } = await assignTeam(ctx, id, { repos: reposOfTeam.bind({ ...v, limit: page.limit, offset: page.offset }), total: repoCountOfTeam.bind(v) });
-  const disabled = ctx.settings.repository.disabledRepoUnits;
-  const data = named.repos.map((f) => repoJson(ctx, caller, repoViewOf(caller, f, disabled)));
+  const data = named.repos.map((r) => listedRepoJson(ctx, caller, r));
   return { total: named.total[0] ?? 0, data };
 }
 

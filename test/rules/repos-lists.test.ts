@@ -189,3 +189,35 @@ describe("owner lists and forks", () => {
     expect(res.headers.get("X-Total-Count")).toBe("1");
   });
 });
+
+describe("a repository in a list is the repository as GET shows it", () => {
+  it("every entry of the search, the caller's, an owner's, an organization's and a team's list equals GET /repos/{owner}/{repo} for the same caller (permissions, units, owner)", async () => {
+    // A unit configuration of its own and an external tracker, so the lists carry more than the defaults.
+    await t.request(`/api/v1/repos/${alice.name}/${n("b")}`, {
+      method: "PATCH",
+      headers: token(aliceTok),
+      json: { has_wiki: false, external_tracker: { external_tracker_url: "https://tracker.example/", external_tracker_format: "https://tracker.example/{index}" }, allow_rebase: false },
+    });
+    const callers: [string, string | undefined][] = [["alice", aliceTok], ["bob", bobTok], ["carol", carolTok], ["anonymous", undefined]];
+    let compared = 0;
+    for (const [who, tk] of callers) {
+      const lists = [`/api/v1/repos/search?q=${tag}&limit=50`, `/api/v1/users/${alice.name}/repos?limit=50`, `/api/v1/orgs/${org.name}/repos?limit=50`];
+      if (tk) lists.push("/api/v1/user/repos?limit=50", `/api/v1/teams/${teamId}/repos?limit=50`);
+      for (const list of lists) {
+        const res = await t.request(list, { headers: tk ? token(tk) : {} });
+        if (res.status !== 200) continue; // a team's list is the team's members' and its owners'
+        const body = await res.json();
+        const entries = (Array.isArray(body) ? body : body.data) as { full_name: string }[];
+        for (const entry of entries) {
+          const one = await t.request(`/api/v1/repos/${entry.full_name}`, { headers: tk ? token(tk) : {} });
+          expect(one.status, `${who} ${list} ${entry.full_name}`).toBe(200);
+          // Lists do not embed a fork's parent (docs/api.md: a difference from Gitea, which does).
+          const { parent: _parent, ...single } = (await one.json()) as Record<string, unknown>;
+          expect(entry, `${who} ${list} ${entry.full_name}`).toEqual(single);
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(30);
+  });
+});

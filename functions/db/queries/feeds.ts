@@ -5,12 +5,11 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
-import type { RepoFacts } from "../../lib/permissions.ts";
 import { repoAccessibleSql } from "../../lib/permissions.ts";
 import { action } from "../schema.ts";
 import { columnsOf, num, p, shaped, viewerQuery, type Row } from "../sql.ts";
 import { isOrgMemberSql, userCols, type UserRow } from "./accounts.ts";
-import { FACTS, factsOf, REPO_ID_BY_PATH, VIEWER, type RepoPath } from "./repos.ts";
+import { LIST_FACTS, packedFactsOf, REPO_ID_BY_PATH, VIEWER, type ListedRepo, type RepoPath } from "./repos.ts";
 
 /**
  * SQL: the actor of the `action` row may appear to the viewer (Gitea's ActivityQueryCondition): site
@@ -61,10 +60,10 @@ function feedStatements<K extends Record<string, unknown>>(name: string, where: 
       (r: Row) => ({ a: A.read(r, 0), actUser: ACTOR.read(r, A.width) }),
     ),
     total: viewerQuery<number, K & Omit<FeedValues, "limit" | "offset">>(`${name}Count`, sql`SELECT COUNT(*) FROM action WHERE ${where}`, (r) => num(r[0])),
-    repos: viewerQuery<RepoFacts, K & FeedValues>(
+    repos: viewerQuery<ListedRepo, K & FeedValues>(
       `${name}Repos`,
-      sql`SELECT ${FACTS} FROM repository JOIN user ON user.id = repository.owner_id WHERE repository.id IN (SELECT "action"."repo_id" FROM action WHERE ${where} ${page})`,
-      (r) => factsOf(r),
+      sql`SELECT ${LIST_FACTS} FROM repository JOIN user ON user.id = repository.owner_id WHERE repository.id IN (SELECT "action"."repo_id" FROM action WHERE ${where} ${page})`,
+      (r) => packedFactsOf(r),
     ),
   };
 }

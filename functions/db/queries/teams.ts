@@ -9,7 +9,7 @@ import { repoAccessibleSql, type RepoFacts } from "../../lib/permissions.ts";
 import { team, type TeamRow } from "../schema.ts";
 import { bool, columnsOf, command, guardCommand, insertSql, num, p, query, setList, shaped, str, rowExists, viewerQuery, whileExists, type InsertKey, type Row } from "../sql.ts";
 import { isOrgMemberSql, isOrgOwnerSql, ORG_ID, userCols, type UserRow } from "./accounts.ts";
-import { FACTS, factsOf, VIEWER } from "./repos.ts";
+import { FACTS, factsOf, LIST_FACTS, packedFactsOf, VIEWER, type ListedRepo } from "./repos.ts";
 
 /**
  * SQL: the viewer may see the team. First, what hides an organization hides everything in it
@@ -251,10 +251,10 @@ const IN_TEAM = sql`(repository.owner_id = (SELECT org_id FROM team WHERE id = $
 const TEAM_REPOS = sql`${IN_TEAM} AND ${repoAccessibleSql(V, sql`repository.id`, sql`repository.owner_id`, sql`repository.is_private`)}`;
 
 /** GET /teams/{id}/repos: the repositories of team :id the viewer may access, by name, one page, and their count. */
-export const reposOfTeam = viewerQuery<RepoFacts, { id: number; limit: number; offset: number }>(
+export const reposOfTeam = viewerQuery<ListedRepo, { id: number; limit: number; offset: number }>(
   "reposOfTeam",
-  sql`SELECT ${FACTS} FROM repository JOIN user ON user.id = repository.owner_id WHERE ${TEAM_REPOS} ORDER BY repository.lower_name LIMIT ${p("limit")} OFFSET ${p("offset")}`,
-  (r) => factsOf(r),
+  sql`SELECT ${LIST_FACTS} FROM repository JOIN user ON user.id = repository.owner_id WHERE ${TEAM_REPOS} ORDER BY repository.lower_name LIMIT ${p("limit")} OFFSET ${p("offset")}`,
+  (r) => packedFactsOf(r),
 );
 export const repoCountOfTeam = viewerQuery<number, { id: number }>("repoCountOfTeam", sql`SELECT COUNT(*) FROM repository WHERE ${TEAM_REPOS}`, count);
 
