@@ -196,8 +196,16 @@ describe("a repository in a list is the repository as GET shows it", () => {
     await t.request(`/api/v1/repos/${alice.name}/${n("b")}`, {
       method: "PATCH",
       headers: token(aliceTok),
-      json: { has_wiki: false, external_tracker: { external_tracker_url: "https://tracker.example/", external_tracker_format: "https://tracker.example/{index}" }, allow_rebase: false },
+      json: {
+        has_wiki: false,
+        external_tracker: { external_tracker_url: "https://tracker.example/", external_tracker_format: "https://tracker.example/{index}" },
+        allow_rebase: false,
+        // Text a JSON encoder must escape, and characters outside the BMP: a list row travels as JSON text.
+        description: 'quote " backslash \\ newline \n tab \t line separator \u2028 emoji 😀 [1,2] {"a":1} null',
+      },
     });
+    const b = await (await t.request(`/api/v1/repos/${alice.name}/${n("b")}`, { headers: token(aliceTok) })).json();
+    expect(b.description).toBe('quote " backslash \\ newline \n tab \t line separator \u2028 emoji 😀 [1,2] {"a":1} null');
     const callers: [string, string | undefined][] = [["alice", aliceTok], ["bob", bobTok], ["carol", carolTok], ["anonymous", undefined]];
     let compared = 0;
     for (const [who, tk] of callers) {
