@@ -328,6 +328,11 @@ export function viewerQuery<T, V2 extends Record<string, unknown> = Record<never
   return query<T, V2 & ViewerValues>(name, sql`${VIEWER_CTE}${body}`, map);
 }
 
+/** `viewerQuery` with common table expressions of its own after the viewer's: `ctes` is `name AS (…)[, …]`. */
+export function viewerQueryWith<T, V2 extends Record<string, unknown> = Record<never, never>>(name: string, ctes: SQL, body: SQL, map: (row: Row) => T): Statement<T, V2 & ViewerValues> {
+  return query<T, V2 & ViewerValues>(name, sql`${VIEWER_CTE}, ${ctes} ${body}`, map);
+}
+
 /** A viewer-dependent command (INSERT … SELECT / UPDATE … WHERE reading `v`). */
 export function viewerCommand<V2 extends Record<string, unknown> = Record<never, never>>(name: string, body: SQL): Statement<number, V2 & ViewerValues> {
   return command<V2 & ViewerValues>(name, sql`${VIEWER_CTE}${body}`);

@@ -13,7 +13,7 @@ import { accountByName } from "../db/queries/accounts.ts";
 import { forkVisibilityOfRepo } from "../db/queries/forks.ts";
 import { allLabelsOfRepo } from "../db/queries/labels.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
-import { CREATE, LIST_FACTS_JOINED, packedFactsOf, type ListedRepo, forksOfTargets, ownerForCreate, REPO_DELETE, REPO_EDIT, REPO_LISTS, type OwnerForCreate, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
+import { CREATE, type ListedRepo, type ListKey, type ListRow, listPage, listStatement, forksOfTargets, ownerForCreate, REPO_DELETE, REPO_EDIT, REPO_LISTS, type OwnerForCreate, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
 import { commandOnce, num, only, p, patchKeys, shaped, viewerQuery, VIEWER_COLUMNS as REPO_VIEWER, VIEWER_JOIN, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import { reqRepoAdmin, reqRepoOwner, reqRepoReader } from "../lib/guards.ts";
@@ -658,7 +658,11 @@ export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?
 export const listedRepoJson = (ctx: Ctx, caller: Caller | null, r: ListedRepo) =>
   repoJson(ctx, caller, { ...repoViewOf(caller, r.facts, ctx.settings.repository.disabledRepoUnits), mirror: r.mirror });
 
-const toList = (ctx: Ctx, caller: Caller | null, rows: readonly ListedRepo[]) => rows.map((r) => listedRepoJson(ctx, caller, r));
+/** The rows of a list statement as a page of Gitea's JSON and its total. */
+export function pageJson(ctx: Ctx, caller: Caller | null, rows: readonly ListRow[]) {
+  const page = listPage(rows);
+  return { total: page.total, data: page.rows.map((r) => listedRepoJson(ctx, caller, r)) };
+}
 
 const SORTS: Record<string, SQL> = {
   alpha: sql`${col(repository.lowerName)}`,
@@ -806,19 +810,10 @@ const searchStatements = shaped((s: SearchShape) => {
   // not what the instance holds. They are a superset of the keyword's matches, which the CASE
   // above still decides exactly.
   if (s.indexed && keyword) where = sql`${repoId} IN (SELECT rowid FROM repo_search WHERE repo_search MATCH ${SEARCH_COLUMNS[s.kw]} || ${p("kwPhrase")}) AND ${where}`;
-  const dir = s.order === "desc" ? sql`DESC` : sql`ASC`;
-  const orderBy = [sql`${SORTS[s.sort]} ${dir}`, sql`${repoId} ${dir}`];
-  if (s.priority) orderBy.unshift(sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE 1 END`);
+  const keys: ListKey[] = [{ expr: SORTS[s.sort]!, desc: s.order === "desc" }];
+  if (s.priority) keys.unshift({ expr: sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE 1 END` });
   // The viewer row is joined once: the statement reads it through columns, not a subquery per use.
-  const from = sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where}`;
-  return {
-    page: viewerQuery<ListedRepo, SearchValues & { limit: number; offset: number }>(
-      "repoSearch",
-      sql`SELECT ${LIST_FACTS_JOINED} ${from} ORDER BY ${sql.join(orderBy, sql`, `)} LIMIT ${p("limit")} OFFSET ${p("offset")}`,
-      (r) => packedFactsOf(r),
-    ),
-    total: viewerQuery<number, SearchValues>("repoSearchCount", sql`SELECT COUNT(*) ${from}`, (r) => num(r[0])),
-  };
+  return listStatement<SearchValues>("repoSearch", sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where}`, keys);
 });
 
 /** GET /repos/search (repoSearch): search rules 1–4, one round trip, only accessible repositories. */
@@ -861,36 +856,32 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
     template: flag(q.template),
     archived: flag(q.archived),
   };
-  const { caller, rows, total } = await read(ctx, { rows: st.page.bind({ ...values, ...ctx.vv, limit: page.limit, offset: page.offset }), total: st.total.bind({ ...values, ...ctx.vv }) });
-  return { total: total[0] ?? 0, data: toList(ctx, caller, rows) };
+  const { caller, list } = await read(ctx, { list: st.bind({ ...values, ...ctx.vv, limit: page.limit, offset: page.offset }) });
+  return pageJson(ctx, caller, list);
 }
 
 /** GET /user/repos (userCurrentListRepos): the caller's repositories and those shared with them. */
 export async function listMyRepos(ctx: Ctx, page: Page) {
-  const list = REPO_LISTS.mine;
-  const { caller, rows, total } = await read(ctx, { rows: list.page.bind({ ...ctx.vv, limit: page.limit, offset: page.offset }), total: list.total.bind(ctx.vv) });
-  return { total: total[0] ?? 0, data: toList(ctx, caller, rows) };
+  const { caller, list } = await read(ctx, { list: REPO_LISTS.mine.bind({ ...ctx.vv, limit: page.limit, offset: page.offset }) });
+  return pageJson(ctx, caller, list);
 }
 
 /** GET /users/{username}/repos and /orgs/{org}/repos: the owner's repositories the caller may see. */
 export async function listOwnerRepos(ctx: Ctx, ownerName: string, page: Page, opts: { org: boolean }) {
   const owner = ownerName.toLowerCase();
-  const list = REPO_LISTS.owner;
-  const { caller, account, rows, total } = await read(ctx, {
+  const { caller, account, list } = await read(ctx, {
     account: accountByName.bind({ ...ctx.vv, name: owner }),
-    rows: list.page.bind({ ...ctx.vv, owner, limit: page.limit, offset: page.offset }),
-    total: list.total.bind({ ...ctx.vv, owner }),
+    list: REPO_LISTS.owner.bind({ ...ctx.vv, owner, limit: page.limit, offset: page.offset }),
   });
   const o = account[0];
   if (!o?.visible || (opts.org && o.u.type !== 1)) throw notFound();
-  return { total: total[0] ?? 0, data: toList(ctx, caller, rows) };
+  return pageJson(ctx, caller, list);
 }
 
 /** GET /repos/{owner}/{repo}/forks (listForks): forks the caller may see. */
 export async function listForks(ctx: Ctx, owner: string, name: string, page: Page) {
   const path = repoPath(owner, name);
-  const list = REPO_LISTS.forks;
-  const a = await assignRepo(ctx, owner, name, { rows: list.page.bind({ ...ctx.vv, ...path, limit: page.limit, offset: page.offset }), total: list.total.bind({ ...ctx.vv, ...path }) });
-  return { total: a.named.total[0] ?? 0, data: toList(ctx, a.caller, a.named.rows) };
+  const a = await assignRepo(ctx, owner, name, { list: REPO_LISTS.forks.bind({ ...ctx.vv, ...path, limit: page.limit, offset: page.offset }) });
+  return pageJson(ctx, a.caller, a.named.list);
 }
 

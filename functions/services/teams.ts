@@ -21,7 +21,6 @@ import {
   myTeams,
   REMOVE_MEMBER,
   REPLACE_UNITS,
-  repoCountOfTeam,
   reposOfTeam,
   TEAM_REPO,
   teamById,
@@ -42,7 +41,7 @@ import { reqOrgMembership, reqOrgOwnership, reqTeamMembership } from "../lib/gua
 import type { Page } from "../lib/pagination.ts";
 import { ACCESS, ACCESS_NAMES, isRepoAdmin, UNIT_KEY, unitTypeOfKey, repoViewOf, type RepoFacts } from "../lib/permissions.ts";
 import { isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
-import { listedRepoJson, repoJson } from "./repos.ts";
+import { pageJson, repoJson } from "./repos.ts";
 import { feedPage, pageValues } from "./feeds.ts";
 
 const TEAM_VISIBILITY = ["private", "limited", "public"] as const;
@@ -324,9 +323,8 @@ export async function removeTeamMember(ctx: Ctx, id: number, username: string) {
 /** GET /teams/{id}/repos (orgListTeamRepos): team rule 5 — only repositories the caller may access, counted alike. */
 export async function listTeamRepos(ctx: Ctx, id: number, page: Page) {
   const v = { ...ctx.vv, id };
-  const { caller, named } = await assignTeam(ctx, id, { repos: reposOfTeam.bind({ ...v, limit: page.limit, offset: page.offset }), total: repoCountOfTeam.bind(v) });
-  const data = named.repos.map((r) => listedRepoJson(ctx, caller, r));
-  return { total: named.total[0] ?? 0, data };
+  const { caller, named } = await assignTeam(ctx, id, { list: reposOfTeam.bind({ ...v, limit: page.limit, offset: page.offset }) });
+  return pageJson(ctx, caller, named.list);
 }
 
 /** Repository {org}/{repo} for a team route, with whether it is the team's. */

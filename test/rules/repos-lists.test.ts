@@ -229,3 +229,56 @@ describe("a repository in a list is the repository as GET shows it", () => {
     expect(compared).toBeGreaterThan(30);
   });
 });
+
+describe("a list's pages and its total come from one statement", () => {
+  const lists = () => [
+    `/api/v1/repos/search?q=${tag}`,
+    `/api/v1/repos/search?q=${tag}&sort=updated&order=desc`,
+    `/api/v1/repos/search?q=${tag}&sort=alpha&order=desc&priority_owner_id=${org.id}`,
+    `/api/v1/users/${alice.name}/repos`,
+    `/api/v1/orgs/${org.name}/repos`,
+    "/api/v1/user/repos",
+    `/api/v1/teams/${teamId}/repos`,
+  ];
+  const get = async (path: string) => {
+    const res = await t.request(path, { headers: token(aliceTok) });
+    expect(res.status, path).toBe(200);
+    const body = await res.json();
+    return { total: res.headers.get("X-Total-Count"), names: ((Array.isArray(body) ? body : body.data) as { full_name: string }[]).map((r) => r.full_name) };
+  };
+  const sep = (path: string) => (path.includes("?") ? "&" : "?");
+
+  it("pages of 2 put together are the whole list, in its order, each with the whole list's total", async () => {
+    for (const list of lists()) {
+      const all = await get(`${list}${sep(list)}limit=50`);
+      expect(all.names.length, list).toBeGreaterThan(1);
+      expect(all.total, list).toBe(String(all.names.length));
+      const pages: string[] = [];
+      for (let page = 1; page <= Math.ceil(all.names.length / 2); page++) {
+        const one = await get(`${list}${sep(list)}limit=2&page=${page}`);
+        expect(one.total, `${list} page ${page}`).toBe(all.total);
+        pages.push(...one.names);
+      }
+      expect(pages, list).toEqual(all.names);
+    }
+  });
+
+  it("a page past the end is empty and still carries the total, in one round trip", async () => {
+    for (const list of lists()) {
+      const all = await get(`${list}${sep(list)}limit=50`);
+      const res = await t.request(`${list}${sep(list)}limit=2&page=40`, { headers: token(aliceTok) });
+      expect(res.status, list).toBe(200);
+      const body = await res.json();
+      expect(Array.isArray(body) ? body : body.data, list).toEqual([]);
+      expect(res.headers.get("X-Total-Count"), list).toBe(all.total);
+      expect(roundTrips(res), list).toBe(1);
+    }
+  });
+
+  it("an empty list has a total of 0", async () => {
+    const res = await t.request(`/api/v1/repos/search?q=${n("none-such")}`, { headers: token(aliceTok) });
+    expect(res.status).toBe(200);
+    expect((await res.json()).data).toEqual([]);
+    expect(res.headers.get("X-Total-Count")).toBe("0");
+  });
+});

@@ -7,9 +7,9 @@ import { sql, type SQL } from "drizzle-orm";
 import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
 import { repoAccessibleSql, type RepoFacts } from "../../lib/permissions.ts";
 import { team, type TeamRow } from "../schema.ts";
-import { bool, columnsOf, command, guardCommand, insertSql, num, p, query, setList, shaped, str, rowExists, viewerQuery, whileExists, type InsertKey, type Row } from "../sql.ts";
+import { bool, columnsOf, command, guardCommand, insertSql, num, p, query, setList, shaped, str, rowExists, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, whileExists, type InsertKey, type Row } from "../sql.ts";
 import { isOrgMemberSql, isOrgOwnerSql, ORG_ID, userCols, type UserRow } from "./accounts.ts";
-import { FACTS, factsOf, LIST_FACTS, packedFactsOf, VIEWER, type ListedRepo } from "./repos.ts";
+import { FACTS, factsOf, listStatement, VIEWER } from "./repos.ts";
 
 /**
  * SQL: the viewer may see the team. First, what hides an organization hides everything in it
@@ -248,15 +248,13 @@ export const lastOwnerGuard = guardCommand<{ id: number }>("removeTeamMemberLast
 const IN_TEAM = sql`(repository.owner_id = (SELECT org_id FROM team WHERE id = ${p("id")}) AND ((SELECT includes_all_repositories FROM team WHERE id = ${p("id")}) = 1
     OR EXISTS (SELECT 1 FROM team_repo itr WHERE itr.team_id = ${p("id")} AND itr.repo_id = repository.id)))`;
 
-const TEAM_REPOS = sql`${IN_TEAM} AND ${repoAccessibleSql(V, sql`repository.id`, sql`repository.owner_id`, sql`repository.is_private`)}`;
-
 /** GET /teams/{id}/repos: the repositories of team :id the viewer may access, by name, one page, and their count. */
-export const reposOfTeam = viewerQuery<ListedRepo, { id: number; limit: number; offset: number }>(
+export const reposOfTeam = listStatement<{ id: number }>(
   "reposOfTeam",
-  sql`SELECT ${LIST_FACTS} FROM repository JOIN user ON user.id = repository.owner_id WHERE ${TEAM_REPOS} ORDER BY repository.lower_name LIMIT ${p("limit")} OFFSET ${p("offset")}`,
-  (r) => packedFactsOf(r),
+  sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN}
+    WHERE ${IN_TEAM} AND ${repoAccessibleSql(VIEWER_COLUMNS, sql`repository.id`, sql`repository.owner_id`, sql`repository.is_private`, sql`user.visibility`)}`,
+  [{ expr: sql`repository.lower_name` }],
 );
-export const repoCountOfTeam = viewerQuery<number, { id: number }>("repoCountOfTeam", sql`SELECT COUNT(*) FROM repository WHERE ${TEAM_REPOS}`, count);
 
 /** Repository :org/:repo with the viewer's permission facts, and whether it is team :id's. */
 export const teamRepoAt = viewerQuery<{ facts: RepoFacts; inTeam: boolean }, { id: number; org: string; repo: string }>(
