@@ -64,7 +64,10 @@ export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Re
   const base = `${site.rootUrl}${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`;
   const apiUrl = `${site.rootUrl}api/v1/repos/${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`;
   const { host, path } = partsOf(site.rootUrl);
-  const out: Record<string, unknown> = {
+  // One object literal, in Gitea's key order: V8 gives it a fixed shape, which JSON.stringify walks
+  // fast (built by adding keys one group at a time, a list of 30 took measurably longer to render).
+  // The keys Gitea leaves out are `undefined` here, which JSON leaves out too.
+  return {
     id: repo.id,
     owner: v.ownerVisible === false ? toHiddenUser(owner, site) : toUser(owner, viewer, site),
     name: repo.name,
@@ -74,12 +77,8 @@ export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Re
     private: repo.isPrivate,
     fork: repo.isFork,
     template: repo.isTemplate,
-  };
-  if (v.parent) {
     // The parent is rendered with the child's permission and without its own parent (Gitea).
-    out.parent = toRepository({ ...v.parent, perm: v.perm, parent: null, mirror: null }, viewer, site);
-  }
-  Object.assign(out, {
+    parent: v.parent ? toRepository({ ...v.parent, perm: v.perm, parent: null, mirror: null }, viewer, site) : undefined,
     mirror: repo.isMirror,
     size: Math.floor(repo.size / 1024),
     language: "",
@@ -107,19 +106,17 @@ export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Re
     permissions: toPermissionJson(v.perm),
     has_code: !!unit(UNIT.code),
     has_issues: !!issues || !!extIssues,
-  });
-  if (issues) out.internal_tracker = { ...DEFAULT_ISSUES_CONFIG, ...pick(issues.config, Object.keys(DEFAULT_ISSUES_CONFIG)) };
-  if (extIssues) {
-    out.external_tracker = {
-      external_tracker_url: String(extIssues.config.external_tracker_url ?? ""),
-      external_tracker_format: String(extIssues.config.external_tracker_format ?? ""),
-      external_tracker_style: String(extIssues.config.external_tracker_style ?? ""),
-      external_tracker_regexp_pattern: String(extIssues.config.external_tracker_regexp_pattern ?? ""),
-    };
-  }
-  out.has_wiki = !!unit(UNIT.wiki) || !!extWiki;
-  if (extWiki) out.external_wiki = { external_wiki_url: String(extWiki.config.external_wiki_url ?? "") };
-  Object.assign(out, {
+    internal_tracker: issues ? { ...DEFAULT_ISSUES_CONFIG, ...pick(issues.config, Object.keys(DEFAULT_ISSUES_CONFIG)) } : undefined,
+    external_tracker: extIssues
+      ? {
+          external_tracker_url: String(extIssues.config.external_tracker_url ?? ""),
+          external_tracker_format: String(extIssues.config.external_tracker_format ?? ""),
+          external_tracker_style: String(extIssues.config.external_tracker_style ?? ""),
+          external_tracker_regexp_pattern: String(extIssues.config.external_tracker_regexp_pattern ?? ""),
+        }
+      : undefined,
+    has_wiki: !!unit(UNIT.wiki) || !!extWiki,
+    external_wiki: extWiki ? { external_wiki_url: String(extWiki.config.external_wiki_url ?? "") } : undefined,
     has_pull_requests: !!pulls,
     has_projects: !!projects,
     projects_mode: String(projects?.config.projects_mode ?? "all"),
@@ -148,8 +145,7 @@ export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Re
     mirror_last_sync_at: repo.isMirror && v.mirror ? isoTime(v.mirror.updatedUnix) : ZERO_TIME,
     topics: JSON.parse(repo.topics || "[]") as string[],
     licenses: [],
-  });
-  return out;
+  };
 }
 
 function pick(o: Record<string, unknown>, keys: string[]) {
