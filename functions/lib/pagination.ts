@@ -5,7 +5,6 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { withoutQueryCredentials } from "./request.ts";
 import type { Settings } from "./settings.ts";
 
 /** Lenient integer query parameter: anything unparsable behaves as absent, as in Gitea. */
@@ -54,30 +53,33 @@ export const expose = (c: Context, name: string) => {
   c.header("Access-Control-Expose-Headers", value);
 };
 
-/** Go's url.Values.Encode: keys sorted, values in order, query-escaped (space → `+`). */
-function encodeQuery(params: URLSearchParams): string {
-  const keys = [...new Set(params.keys())].sort();
-  const esc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+").replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
-  return keys.flatMap((k) => params.getAll(k).map((v) => `${esc(k)}=${esc(v)}`)).join("&");
-}
+/** Go's url.QueryEscape: query-escaped, space → `+`. */
+const esc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+").replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
 
-/** Gitea's Link header entries, in its order: next, last, first, prev. */
+/**
+ * Gitea's Link header entries, in its order: next, last, first, prev. Each is the request's URL
+ * under ROOT_URL with its query as Go's url.Values.Encode writes it (keys sorted, values in order,
+ * query-escaped) and `page` set. The query is parsed and encoded once; the entries differ only in
+ * the page.
+ */
 export function linkHeader(requestUrl: string, rootUrl: string, total: number, page: Page): string | null {
   const totalPages = Math.max(1, Math.ceil(total / page.limit));
   const current = Math.min(Math.max(1, page.page), totalPages);
+  const pages: [number, string][] = [];
+  if (total > current * page.limit) pages.push([current + 1, "next"]);
+  if (current !== totalPages) pages.push([totalPages, "last"]);
+  if (current !== 1) pages.push([1, "first"]);
+  if (current > 1) pages.push([current - 1, "prev"]);
+  if (!pages.length) return null;
+  const u = new URL(requestUrl);
+  const params = new URLSearchParams(u.search);
   // Credentials given in the query are never echoed (issue 8 A.8).
-  const u = withoutQueryCredentials(new URL(requestUrl));
-  const at = (n: number) => {
-    const params = new URLSearchParams(u.search);
-    params.set("page", String(n));
-    return `${rootUrl}${u.pathname.slice(1)}?${encodeQuery(params)}`;
-  };
-  const links: string[] = [];
-  if (total > current * page.limit) links.push(`<${at(current + 1)}>; rel="next"`);
-  if (current !== totalPages) links.push(`<${at(totalPages)}>; rel="last"`);
-  if (current !== 1) links.push(`<${at(1)}>; rel="first"`);
-  if (current > 1) links.push(`<${at(current - 1)}>; rel="prev"`);
-  return links.length ? links.join(",") : null;
+  for (const name of ["token", "access_token", "page"]) params.delete(name);
+  const keys = [...new Set(params.keys()), "page"].sort();
+  const encoded = keys.map((k) => (k === "page" ? null : params.getAll(k).map((v) => `${esc(k)}=${esc(v)}`).join("&")));
+  const prefix = `${rootUrl}${u.pathname.slice(1)}?`;
+  const at = (n: number) => prefix + encoded.map((e) => e ?? `page=${n}`).join("&");
+  return pages.map(([n, rel]) => `<${at(n)}>; rel="${rel}"`).join(",");
 }
 
 /** Sets `X-Total-Count` (and `Link` unless `link: false`), exposing both to CORS clients. */
