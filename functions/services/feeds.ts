@@ -1,14 +1,14 @@
 /** Activity feeds (Gitea models/activities GetFeeds): entries the caller may see, filtered to one repository. */
 import { accountByName } from "../db/queries/accounts.ts";
 import { orgFeed, repoFeed, userFeed, type FeedRow } from "../db/queries/feeds.ts";
-import { repoPath, type ListedRepo } from "../db/queries/repos.ts";
+import { repoPath, type ListedRepo, withParents } from "../db/queries/repos.ts";
 import { isoTime, toUser } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
 import { read, type Ctx } from "../lib/context.ts";
 import { notFound } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import { site, viewerOf } from "./common.ts";
-import { assignRepo, listedRepoJson, repoJson } from "./repos.ts";
+import { assignRepo, listedRepoJson, repoJson, withParent } from "./repos.ts";
 import { OP_NAMES } from "../events/index.ts";
 
 /**
@@ -34,8 +34,8 @@ export async function repoFeeds(ctx: Ctx, owner: string, name: string, date: str
   const { day, ...values } = pageValues(date, page);
   const st = repoFeed(day);
   const path = repoPath(owner, name);
-  const a = await assignRepo(ctx, owner, name, { actions: st.actions.bind({ ...ctx.vv, ...path, ...values }), total: st.total.bind({ ...ctx.vv, ...path, ...values }) });
-  const repo = repoJson(ctx, a.caller, a.view);
+  const a = await assignRepo(ctx, owner, name, { actions: st.actions.bind({ ...ctx.vv, ...path, ...values }), total: st.total.bind({ ...ctx.vv, ...path, ...values }) }, { withParent: true });
+  const repo = repoJson(ctx, a.caller, withParent(ctx, a.caller, a.view, a.parent));
   return feedJson(ctx, a.caller, a.named.actions, a.named.total[0] ?? 0, () => repo);
 }
 
@@ -62,7 +62,8 @@ function feedJson(ctx: Ctx, caller: Caller | null, rows: readonly FeedRow[], tot
 
 /** Gitea's Activity JSON of a feed page: its actions, their count, and their repositories' facts. */
 export function feedPage(ctx: Ctx, caller: Caller | null, actions: readonly FeedRow[], total: number, listed: readonly ListedRepo[]) {
-  const repos = new Map(listed.map((r) => [r.facts.repo.id, listedRepoJson(ctx, caller, r)]));
+  const pool = new Map(listed.map((r) => [r.facts.repo.id, r]));
+  const repos = new Map(withParents(listed, pool).map((r) => [r.facts.repo.id, listedRepoJson(ctx, caller, r)]));
   return feedJson(ctx, caller, actions, total, (id) => repos.get(id) ?? null);
 }
 

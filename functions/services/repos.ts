@@ -112,16 +112,16 @@ export const repoJson = (ctx: Ctx, caller: Caller | null, view: RepoView) => toR
  * The parent of a fork, part of its JSON — only when the caller may access the parent: a fork of a
  * repository the caller may not see must not reveal it (Gitea embeds it regardless).
  */
-function withParent(ctx: Ctx, a: Assigned, p: RepoFacts | null | undefined): RepoView {
-  if (!a.facts.repo.isFork || !p) return a.view;
-  const parent = repoViewOf(a.caller, p, ctx.settings.repository.disabledRepoUnits);
-  return hasAccess(parent.perm) ? { ...a.view, parent } : a.view;
+export function withParent(ctx: Ctx, caller: Caller | null, view: RepoView, p: RepoFacts | null | undefined): RepoView {
+  if (!view.repo.isFork || !p) return view;
+  const parent = repoViewOf(caller, p, ctx.settings.repository.disabledRepoUnits);
+  return hasAccess(parent.perm) ? { ...view, parent } : view;
 }
 
 /** GET /repos/{owner}/{repo} (repoGet), with a fork's parent in the same round trip. */
 export async function getRepoWithParent(ctx: Ctx, owner: string, name: string) {
   const a = await assignRepo(ctx, owner, name, {}, { withParent: true });
-  return repoJson(ctx, a.caller, withParent(ctx, a, a.parent));
+  return repoJson(ctx, a.caller, withParent(ctx, a.caller, a.view, a.parent));
 }
 
 /** GET /repositories/{id} (repoGetByID): 404 for unknown ids and for repositories without access. */
@@ -134,7 +134,7 @@ export async function getRepoById(ctx: Ctx, id: number) {
   const perm = repoPermission(caller, facts, units);
   if (!hasAccess(perm)) throw notFound();
   const a: Assigned = { caller, facts, units, perm, view: { repo: facts.repo, owner: facts.owner, units, perm, mirror, ownerVisible: !!facts.ownerVisible } };
-  return repoJson(ctx, caller, withParent(ctx, a, parent));
+  return repoJson(ctx, caller, withParent(ctx, caller, a.view, parent));
 }
 
 // ---- names ----
@@ -612,11 +612,7 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
     const newUnits = parseUnits(facts.units, disabled);
     const perm = repoPermission(me, facts, newUnits);
     const view: RepoView = { repo: facts.repo, owner: facts.owner, units: newUnits, perm, mirror: after.mirror, ownerVisible: !!facts.ownerVisible };
-    if (facts.repo.isFork && parent) {
-      const pv = repoViewOf(me, parent, disabled);
-      if (hasAccess(pv.perm)) view.parent = pv;
-    }
-    return repoJson(ctx, me, view);
+    return repoJson(ctx, me, withParent(ctx, me, view, parent));
   } catch (err) {
     // Edit rule 1: any rename failure → 422.
     if (uniqueViolation(err)?.includes("repository.owner_id")) throw unprocessable(`repository already exists [uname: ${a.facts.owner.name}, name: ${form.name}]`);
@@ -654,9 +650,9 @@ export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?
 
 // ---- lists and search ----
 
-/** A repository of a list (`LIST_FACTS`) as Gitea's JSON: what GET /repos/{owner}/{repo} shows, without a fork's parent. */
+/** A repository of a list (`LIST_FACTS`) as Gitea's JSON: what GET /repos/{owner}/{repo} shows, a fork's parent included. */
 export const listedRepoJson = (ctx: Ctx, caller: Caller | null, r: ListedRepo) =>
-  repoJson(ctx, caller, { ...repoViewOf(caller, r.facts, ctx.settings.repository.disabledRepoUnits), mirror: r.mirror });
+  repoJson(ctx, caller, withParent(ctx, caller, { ...repoViewOf(caller, r.facts, ctx.settings.repository.disabledRepoUnits), mirror: r.mirror }, r.parent));
 
 /** The rows of a list statement as a page of Gitea's JSON and its total. */
 export function pageJson(ctx: Ctx, caller: Caller | null, rows: readonly ListRow[]) {

@@ -73,3 +73,28 @@ describe("GET /orgs/{org}/activities/feeds", () => {
     await expectRefusal(t.request(`/api/v1/orgs/${org.name}/activities/feeds`), 404, NOT_FOUND);
   });
 });
+
+describe("a feed's repository is the repository as GET shows it", () => {
+  it("a fork's entry embeds its parent when the caller may see it, in the user's and the repository's feed", async () => {
+    const bob = await seedUser(t.db);
+    const bobTok = await bob.token();
+    const limited = await seedOrg(t, alice, { visibility: 1 });
+    const hiddenBase = await apiRepo(t, aliceTok, { name: uniq("lim") }, limited.name);
+    for (const base of [`${alice.name}/${pub.name}`, `${limited.name}/${hiddenBase.name}`]) {
+      expect((await t.request(`/api/v1/repos/${base}/forks`, { method: "POST", headers: token(bobTok), json: {} })).status, base).toBe(202);
+    }
+    for (const [who, tk] of [["bob", bobTok], ["anonymous", undefined]] as const) {
+      const headers = tk ? token(tk) : {};
+      const feed = (await (await t.request(`/api/v1/users/${bob.name}/activities/feeds`, { headers })).json()) as { repo: { full_name: string; parent?: { full_name: string } } }[];
+      const forks = [pub.name, hiddenBase.name].map((name) => feed.find((f) => f.repo.full_name === `${bob.name}/${name}`));
+      expect(forks.every(Boolean), who).toBe(true);
+      for (const f of forks) expect(f!.repo, who).toEqual(await (await t.request(`/api/v1/repos/${f!.repo.full_name}`, { headers })).json());
+      expect(forks[0]!.repo.parent?.full_name, who).toBe(`${alice.name}/${pub.name}`);
+      // The limited organization is hidden from anonymous callers.
+      expect(forks[1]!.repo.parent?.full_name, who).toBe(tk ? `${limited.name}/${hiddenBase.name}` : undefined);
+      const repoFeed = (await (await t.request(`/api/v1/repos/${bob.name}/${pub.name}/activities/feeds`, { headers })).json()) as { repo: { parent?: { full_name: string } } }[];
+      expect(repoFeed.length, who).toBeGreaterThan(0);
+      expect(repoFeed[0]!.repo.parent?.full_name, who).toBe(`${alice.name}/${pub.name}`);
+    }
+  });
+});

@@ -206,8 +206,20 @@ describe("a repository in a list is the repository as GET shows it", () => {
     });
     const b = await (await t.request(`/api/v1/repos/${alice.name}/${n("b")}`, { headers: token(aliceTok) })).json();
     expect(b.description).toBe('quote " backslash \\ newline \n tab \t line separator \u2028 emoji 😀 [1,2] {"a":1} null');
+    // Forks in every list: bob's fork of alice's public repository (its parent visible to all), and
+    // forks of alice's private repositories, whose parent only alice and their collaborators see.
+    for (const [base, into] of [[`${alice.name}/${n("priv")}`, { organization: org.name }], [`${org.name}/${n("o")}`, {}]] as const) {
+      const fork = await t.request(`/api/v1/repos/${base}/forks`, { method: "POST", headers: token(aliceTok), json: { ...into, name: `${base.split("/")[1]}-fork` } });
+      expect(fork.status, base).toBe(202);
+    }
+    // A public fork of a repository of a limited organization (a fork of it stays public, as in
+    // Gitea): its entry names no parent to those who may not see the organization.
+    const limited = await seedOrg(t, alice, { visibility: 1 });
+    await apiRepo(t, aliceTok, { name: n("gone") }, limited.name);
+    expect((await t.request(`/api/v1/repos/${limited.name}/${n("gone")}/forks`, { method: "POST", headers: token(bobTok), json: {} })).status).toBe(202);
     const callers: [string, string | undefined][] = [["alice", aliceTok], ["bob", bobTok], ["carol", carolTok], ["anonymous", undefined]];
     let compared = 0;
+    let withParent = 0;
     for (const [who, tk] of callers) {
       const lists = [`/api/v1/repos/search?q=${tag}&limit=50`, `/api/v1/users/${alice.name}/repos?limit=50`, `/api/v1/orgs/${org.name}/repos?limit=50`];
       if (tk) lists.push("/api/v1/user/repos?limit=50", `/api/v1/teams/${teamId}/repos?limit=50`);
@@ -219,14 +231,21 @@ describe("a repository in a list is the repository as GET shows it", () => {
         for (const entry of entries) {
           const one = await t.request(`/api/v1/repos/${entry.full_name}`, { headers: tk ? token(tk) : {} });
           expect(one.status, `${who} ${list} ${entry.full_name}`).toBe(200);
-          // Lists do not embed a fork's parent (docs/api.md: a difference from Gitea, which does).
-          const { parent: _parent, ...single } = (await one.json()) as Record<string, unknown>;
-          expect(entry, `${who} ${list} ${entry.full_name}`).toEqual(single);
+          // A fork's parent included, when the caller may access it.
+          expect(entry, `${who} ${list} ${entry.full_name}`).toEqual(await one.json());
           compared++;
+          if ((entry as { parent?: unknown }).parent) withParent++;
         }
       }
     }
     expect(compared).toBeGreaterThan(30);
+    expect(withParent).toBeGreaterThan(5);
+    for (const [who, tk, parent] of [["alice", aliceTok, `${limited.name}/${n("gone")}`], ["carol", carolTok, `${limited.name}/${n("gone")}`], ["anonymous", undefined, undefined]] as const) {
+      const body = await (await t.request(`/api/v1/repos/search?q=${n("gone")}`, { headers: tk ? token(tk) : {} })).json();
+      const fork = (body.data as { full_name: string; parent?: { full_name: string } }[]).find((r) => r.full_name === `${bob.name}/${n("gone")}`);
+      expect(fork, `${who} ${JSON.stringify((body.data as { full_name: string }[]).map((r) => r.full_name))}`).toBeDefined();
+      expect(fork!.parent?.full_name, who).toBe(parent);
+    }
   });
 });
 

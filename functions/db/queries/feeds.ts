@@ -7,7 +7,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
 import { repoAccessibleSql } from "../../lib/permissions.ts";
 import { action } from "../schema.ts";
-import { columnsOf, num, p, shaped, viewerQuery, type Row } from "../sql.ts";
+import { columnsOf, num, p, shaped, viewerQuery, viewerQueryWith, type Row } from "../sql.ts";
 import { isOrgMemberSql, userCols, type UserRow } from "./accounts.ts";
 import { LIST_FACTS, packedFactsOf, REPO_ID_BY_PATH, VIEWER, type ListedRepo, type RepoPath } from "./repos.ts";
 
@@ -60,9 +60,13 @@ function feedStatements<K extends Record<string, unknown>>(name: string, where: 
       (r: Row) => ({ a: A.read(r, 0), actUser: ACTOR.read(r, A.width) }),
     ),
     total: viewerQuery<number, K & Omit<FeedValues, "limit" | "offset">>(`${name}Count`, sql`SELECT COUNT(*) FROM action WHERE ${where}`, (r) => num(r[0])),
-    repos: viewerQuery<ListedRepo, K & FeedValues>(
+    // The page's repositories, and the parents of the forks among them (a feed's repository is
+    // rendered as GET renders it).
+    repos: viewerQueryWith<ListedRepo, K & FeedValues>(
       `${name}Repos`,
-      sql`SELECT ${LIST_FACTS} FROM repository JOIN user ON user.id = repository.owner_id WHERE repository.id IN (SELECT "action"."repo_id" FROM action WHERE ${where} ${page})`,
+      sql`feed_repos AS MATERIALIZED (SELECT "action"."repo_id" AS rid FROM action WHERE ${where} ${page})`,
+      sql`SELECT ${LIST_FACTS} FROM repository JOIN user ON user.id = repository.owner_id WHERE repository.id IN (SELECT rid FROM feed_repos
+        UNION SELECT ff.fork_id FROM repository ff JOIN feed_repos ON ff.id = feed_repos.rid WHERE ff.is_fork = 1)`,
       (r) => packedFactsOf(r),
     ),
   };
