@@ -52,17 +52,30 @@ function partsOf(rootUrl: string): { host: string; path: string } {
   return parts;
 }
 
+/** The pull request settings of a pulls unit over Gitea's defaults, merged once per unit object (lists share them, `parseUnits`). */
+const PULLS_CONFIGS = new WeakMap<RepoUnit, Readonly<typeof DEFAULT_PULLS_CONFIG & Record<string, unknown>>>();
+function pullsConfig(pulls: RepoUnit | undefined): Readonly<typeof DEFAULT_PULLS_CONFIG & Record<string, unknown>> {
+  if (!pulls) return DEFAULT_PULLS_CONFIG;
+  let merged = PULLS_CONFIGS.get(pulls);
+  if (!merged) {
+    merged = Object.freeze({ ...DEFAULT_PULLS_CONFIG, ...pulls.config });
+    PULLS_CONFIGS.set(pulls, merged);
+  }
+  return merged;
+}
+
 export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Record<string, unknown> {
   const { repo, owner, units } = v;
   const unit = (t: number) => units.find((u) => u.type === t);
   const pulls = unit(UNIT.pulls);
-  const prCfg = { ...DEFAULT_PULLS_CONFIG, ...(pulls?.config ?? {}) };
+  const prCfg = pullsConfig(pulls);
   const issues = unit(UNIT.issues);
   const extIssues = unit(UNIT.extIssues);
   const extWiki = unit(UNIT.extWiki);
   const projects = unit(UNIT.projects);
-  const base = `${site.rootUrl}${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`;
-  const apiUrl = `${site.rootUrl}api/v1/repos/${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`;
+  const escapedPath = `${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`;
+  const base = `${site.rootUrl}${escapedPath}`;
+  const apiUrl = `${site.rootUrl}api/v1/repos/${escapedPath}`;
   const { host, path } = partsOf(site.rootUrl);
   // One object literal, in Gitea's key order: V8 gives it a fixed shape, which JSON.stringify walks
   // fast (built by adding keys one group at a time, a list of 30 took measurably longer to render).

@@ -59,11 +59,12 @@ export interface RepoFacts {
   units: string;
 }
 
+/** A permission is never changed once made: the same object may answer many repositories (`allUnits`). */
 export interface Permission {
   /** Overall access mode (Gitea's Permission.AccessMode). */
-  mode: number;
+  readonly mode: number;
   /** Access per enabled unit type. */
-  units: Map<number, number>;
+  readonly units: ReadonlyMap<number, number>;
 }
 
 export const NO_ACCESS: Permission = { mode: 0, units: new Map() };
@@ -133,10 +134,7 @@ export function repoPermission(caller: PermissionSubject | null, f: RepoFacts, u
  * mustNotBeArchived answers 423 (lib/guards.ts).
  */
 export function permissionIgnoringArchive(caller: PermissionSubject | null, f: RepoFacts, units: readonly RepoUnit[]): Permission {
-  const all = (mode: number): Permission => ({
-    mode,
-    units: new Map(units.map((u) => [u.type, READ_ONLY_UNITS.has(u.type) ? Math.min(mode, ACCESS.read) : mode])),
-  });
+  const all = (mode: number) => allUnits(units, mode);
   const publicRepo = !f.repo.isPrivate;
   const ownerPublic = f.owner.visibility === 0;
   if (!caller) return publicRepo && ownerPublic ? all(ACCESS.read) : NO_ACCESS;
@@ -153,23 +151,44 @@ export function permissionIgnoringArchive(caller: PermissionSubject | null, f: R
   if (f.owner.type !== 1) return all(Math.max(collab, base));
   if (f.isOrgOwner) return all(ACCESS.owner);
   const team = teamAccessOf(f.teamAccess);
-  const perm: Permission = { mode: Math.max(team.mode, collab, base), units: new Map() };
+  const perUnit = new Map<number, number>();
   for (const u of units) {
     let m = Math.max(team.units.get(u.type) ?? 0, collab, base);
     if (READ_ONLY_UNITS.has(u.type)) m = Math.min(m, ACCESS.read);
-    perm.units.set(u.type, m);
+    perUnit.set(u.type, m);
+  }
+  return { mode: Math.max(team.mode, collab, base), units: perUnit };
+}
+
+/**
+ * `mode` in every unit of `units` (read at most in the read-only ones), one object per unit list
+ * and mode: a list of 30 repositories shares a few unit lists (`parseUnits` keeps them), and the
+ * permission of most rows is one of these.
+ */
+const ALL_UNITS = new WeakMap<readonly RepoUnit[], Map<number, Permission>>();
+function allUnits(units: readonly RepoUnit[], mode: number): Permission {
+  let byMode = ALL_UNITS.get(units);
+  if (!byMode) {
+    byMode = new Map();
+    ALL_UNITS.set(units, byMode);
+  }
+  let perm = byMode.get(mode);
+  if (!perm) {
+    perm = Object.freeze({ mode, units: new Map(units.map((u) => [u.type, READ_ONLY_UNITS.has(u.type) ? Math.min(mode, ACCESS.read) : mode])) });
+    byMode.set(mode, perm);
   }
   return perm;
 }
 
 /** The viewer's team access from `RepoFacts.teamAccess`: the highest `authorize`, and the highest mode per unit. */
 export function teamAccessOf(json: string): Permission {
-  const out: Permission = { mode: 0, units: new Map() };
+  let best = 0;
+  const units = new Map<number, number>();
   for (const [type, mode, authorize] of JSON.parse(json || "[]") as [number | null, number | null, number][]) {
-    if (authorize > out.mode) out.mode = authorize;
-    if (type !== null && mode !== null && mode > (out.units.get(type) ?? 0)) out.units.set(type, mode);
+    if (authorize > best) best = authorize;
+    if (type !== null && mode !== null && mode > (units.get(type) ?? 0)) units.set(type, mode);
   }
-  return out;
+  return { mode: best, units };
 }
 
 /** A repository as the caller sees it, from its facts row: units, permission and whether its owner is visible. */

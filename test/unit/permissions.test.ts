@@ -31,7 +31,7 @@ const CODE_AND_EXTERNAL: RepoUnit[] = [
   { type: UNIT.extWiki, config: { external_wiki_url: "https://wiki.example" } },
   { type: UNIT.extIssues, config: { external_tracker_url: "https://issues.example" } },
 ];
-const modes = (units: Map<number, number>) => Object.fromEntries(units);
+const modes = (units: ReadonlyMap<number, number>) => Object.fromEntries(units);
 
 describe("parseUnits", () => {
   it("a unit named in DISABLED_REPO_UNITS is gone, the others stay in order", () => {
