@@ -150,14 +150,36 @@ export function permissionIgnoringArchive(caller: PermissionSubject | null, f: R
   const base = publicRepo && !caller.row.isRestricted ? ACCESS.read : ACCESS.none;
   if (f.owner.type !== 1) return all(Math.max(collab, base));
   if (f.isOrgOwner) return all(ACCESS.owner);
-  const team = teamAccessOf(f.teamAccess);
+  return teamPermission(units, f.teamAccess, collab, base);
+}
+
+/**
+ * The permission through the viewer's teams (`RepoFacts.teamAccess`), a collaboration and public
+ * read, kept per unit list for the last TEAM_PERMISSIONS_MAX combinations: in a list, the viewer's
+ * teams give the same text for every repository of an organization.
+ */
+const TEAM_PERMISSIONS = new WeakMap<readonly RepoUnit[], Map<string, Permission>>();
+const TEAM_PERMISSIONS_MAX = 64;
+function teamPermission(units: readonly RepoUnit[], teamAccess: string, collab: number, base: number): Permission {
+  let known = TEAM_PERMISSIONS.get(units);
+  if (!known) {
+    known = new Map();
+    TEAM_PERMISSIONS.set(units, known);
+  }
+  const key = `${collab} ${base} ${teamAccess}`;
+  const hit = known.get(key);
+  if (hit) return hit;
+  const team = teamAccessOf(teamAccess);
   const perUnit = new Map<number, number>();
   for (const u of units) {
     let m = Math.max(team.units.get(u.type) ?? 0, collab, base);
     if (READ_ONLY_UNITS.has(u.type)) m = Math.min(m, ACCESS.read);
     perUnit.set(u.type, m);
   }
-  return { mode: Math.max(team.mode, collab, base), units: perUnit };
+  const perm = Object.freeze({ mode: Math.max(team.mode, collab, base), units: perUnit });
+  if (known.size >= TEAM_PERMISSIONS_MAX) known.delete(known.keys().next().value as string);
+  known.set(key, perm);
+  return perm;
 }
 
 /**

@@ -167,3 +167,42 @@ describe("teamAccessOf (the viewer's teams covering a repository, one row per te
     expect(access([[null, null, ACCESS.read], [UNIT.code, ACCESS.write, ACCESS.write]])).toEqual({ mode: ACCESS.write, units: { [UNIT.code]: ACCESS.write } });
   });
 });
+
+describe("shared permissions (one object per unit list and inputs)", () => {
+  const orgRepo = (over: Partial<Omit<RepoFacts, "repo" | "owner">> = {}, repo: object = {}) => facts({ owner: { type: 1 }, repo, ...over });
+  const team = (mode: number) => JSON.stringify([[UNIT.code, mode, ACCESS.read]]);
+
+  it("every mode of one unit list is its own object, unchanged by the others", () => {
+    const units: RepoUnit[] = [{ type: UNIT.code, config: {} }];
+    const admin = repoPermission(caller({ isAdmin: true }), facts(), units);
+    const owner = repoPermission(caller({ id: 2 }), facts(), units);
+    const anonymous = repoPermission(null, facts(), units);
+    expect([admin.mode, owner.mode, anonymous.mode]).toEqual([ACCESS.admin, ACCESS.owner, ACCESS.read]);
+    expect(repoPermission(caller({ isAdmin: true }), facts(), units)).toBe(admin);
+    expect(modes(admin.units)).toEqual({ [UNIT.code]: ACCESS.admin });
+    expect(modes(repoPermission(caller({ isAdmin: true }), facts(), [{ type: UNIT.wiki, config: {} }]).units)).toEqual({ [UNIT.wiki]: ACCESS.admin });
+    expect(Object.isFrozen(admin)).toBe(true);
+  });
+
+  it("through teams: the teams, the collaboration and public read each decide; the same three give the same object", () => {
+    const units: RepoUnit[] = [{ type: UNIT.code, config: {} }, { type: UNIT.issues, config: {} }];
+    const read = repoPermission(caller(), orgRepo({ teamAccess: team(ACCESS.read) }, { isPrivate: true }), units);
+    expect(modes(read.units)).toEqual({ [UNIT.code]: ACCESS.read, [UNIT.issues]: ACCESS.none });
+    expect(repoPermission(caller(), orgRepo({ teamAccess: team(ACCESS.read) }, { isPrivate: true }), units)).toBe(read);
+    expect(modes(repoPermission(caller(), orgRepo({ teamAccess: team(ACCESS.write) }, { isPrivate: true }), units).units)).toEqual({ [UNIT.code]: ACCESS.write, [UNIT.issues]: ACCESS.none });
+    expect(modes(repoPermission(caller(), orgRepo({ teamAccess: team(ACCESS.read), collabMode: ACCESS.write }, { isPrivate: true }), units).units)).toEqual({ [UNIT.code]: ACCESS.write, [UNIT.issues]: ACCESS.write });
+    expect(modes(repoPermission(caller(), orgRepo({ teamAccess: team(ACCESS.read) }), units).units)).toEqual({ [UNIT.code]: ACCESS.read, [UNIT.issues]: ACCESS.read });
+    expect(Object.isFrozen(read)).toBe(true);
+  });
+
+  it("through teams, 64 combinations are kept per unit list; the 65th pushes out the oldest", () => {
+    const units: RepoUnit[] = [{ type: UNIT.code, config: {} }];
+    const first = repoPermission(caller(), orgRepo({ teamAccess: team(ACCESS.read) }), units);
+    for (let i = 0; i < 63; i++) repoPermission(caller(), orgRepo({ teamAccess: JSON.stringify([[UNIT.code, ACCESS.read, 100 + i]]) }), units);
+    expect(repoPermission(caller(), orgRepo({ teamAccess: team(ACCESS.read) }), units)).toBe(first);
+    repoPermission(caller(), orgRepo({ teamAccess: JSON.stringify([[UNIT.code, ACCESS.read, 999]]) }), units);
+    const again = repoPermission(caller(), orgRepo({ teamAccess: team(ACCESS.read) }), units);
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  });
+});
