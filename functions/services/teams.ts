@@ -25,6 +25,7 @@ import {
   TEAM_REPO,
   teamById,
   teamFacts,
+  teamHasRepoAt,
   teamRepoAt,
   teamsOfOrg,
   updateTeam,
@@ -41,7 +42,8 @@ import { reqOrgMembership, reqOrgOwnership, reqTeamMembership } from "../lib/gua
 import type { Page } from "../lib/pagination.ts";
 import { ACCESS, ACCESS_NAMES, isRepoAdmin, UNIT_KEY, unitTypeOfKey, repoViewOf, type RepoFacts } from "../lib/permissions.ts";
 import { isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
-import { pageJson, repoJson } from "./repos.ts";
+import { pageJson, repoJson, withParent } from "./repos.ts";
+import { repoAtOf, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
 import { feedPage, pageValues } from "./feeds.ts";
 
 const TEAM_VISIBILITY = ["private", "limited", "public"] as const;
@@ -340,11 +342,16 @@ function teamRepoTarget(ctx: Ctx, caller: Caller | null, f: TeamFacts, rf: RepoF
 
 /** GET /teams/{id}/repos/{org}/{repo} (orgListTeamRepo): 404 unless assigned and accessible. */
 export async function getTeamRepo(ctx: Ctx, id: number, orgName: string, repoName: string) {
-  const { caller, f, named } = await assignTeam(ctx, id, { repo: repoInOrg(ctx, id, orgName, repoName) });
-  const at = named.repo[0];
-  const view = teamRepoTarget(ctx, caller, f, at?.facts);
-  if (!at?.inTeam) throw notFound(); // no row: teamRepoTarget already answered 404
-  return repoJson(ctx, caller, view);
+  const path = repoPath(orgName, repoName);
+  const { caller, f, named } = await assignTeam(ctx, id, {
+    at: repoAtPathWithParent.bind({ ...ctx.vv, ...path }),
+    inTeam: teamHasRepoAt.bind({ id, org: path.owner, repo: path.name }),
+  });
+  // The repository as GET /repos/{owner}/{repo} shows it: mirror times and a fork's parent included.
+  const { facts, mirror, parent } = repoAtOf(named.at);
+  const view = teamRepoTarget(ctx, caller, f, facts ?? undefined);
+  if (!named.inTeam[0]) throw notFound();
+  return repoJson(ctx, caller, withParent(ctx, caller, { ...view, mirror }, parent));
 }
 
 /** PUT / DELETE /teams/{id}/repos/{org}/{repo}: team rule 7 — admin access on the repository, same org. */

@@ -220,6 +220,9 @@ describe("a repository in a list is the repository as GET shows it", () => {
     const callers: [string, string | undefined][] = [["alice", aliceTok], ["bob", bobTok], ["carol", carolTok], ["anonymous", undefined]];
     let compared = 0;
     let withParent = 0;
+    let teamCompared = 0;
+    // The organization's fork of alice's private repository is in carol's team too.
+    expect((await t.request(`/api/v1/teams/${teamId}/repos/${org.name}/${n("priv")}-fork`, { method: "PUT", headers: token(org.ownerToken) })).status).toBe(204);
     for (const [who, tk] of callers) {
       const lists = [`/api/v1/repos/search?q=${tag}&limit=50`, `/api/v1/users/${alice.name}/repos?limit=50`, `/api/v1/orgs/${org.name}/repos?limit=50`];
       if (tk) lists.push("/api/v1/user/repos?limit=50", `/api/v1/teams/${teamId}/repos?limit=50`);
@@ -232,14 +235,23 @@ describe("a repository in a list is the repository as GET shows it", () => {
           const one = await t.request(`/api/v1/repos/${entry.full_name}`, { headers: tk ? token(tk) : {} });
           expect(one.status, `${who} ${list} ${entry.full_name}`).toBe(200);
           // A fork's parent included, when the caller may access it.
-          expect(entry, `${who} ${list} ${entry.full_name}`).toEqual(await one.json());
+          const single = await one.json();
+          expect(entry, `${who} ${list} ${entry.full_name}`).toEqual(single);
           compared++;
+          if (list.startsWith(`/api/v1/teams/${teamId}/`)) {
+            // And the team's route for one of its repositories answers the same.
+            const inTeam = await t.request(`/api/v1/teams/${teamId}/repos/${entry.full_name}`, { headers: tk ? token(tk) : {} });
+            expect(inTeam.status, `${who} team ${entry.full_name}`).toBe(200);
+            expect(await inTeam.json(), `${who} team ${entry.full_name}`).toEqual(single);
+            teamCompared++;
+          }
           if ((entry as { parent?: unknown }).parent) withParent++;
         }
       }
     }
     expect(compared).toBeGreaterThan(30);
     expect(withParent).toBeGreaterThan(5);
+    expect(teamCompared).toBeGreaterThan(3);
     for (const [who, tk, parent] of [["alice", aliceTok, `${limited.name}/${n("gone")}`], ["carol", carolTok, `${limited.name}/${n("gone")}`], ["anonymous", undefined, undefined]] as const) {
       const body = await (await t.request(`/api/v1/repos/search?q=${n("gone")}`, { headers: tk ? token(tk) : {} })).json();
       const fork = (body.data as { full_name: string; parent?: { full_name: string } }[]).find((r) => r.full_name === `${bob.name}/${n("gone")}`);

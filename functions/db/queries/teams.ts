@@ -264,6 +264,13 @@ export const teamRepoAt = viewerQuery<{ facts: RepoFacts; inTeam: boolean }, { i
   (r) => ({ inTeam: bool(r[0]), facts: factsOf(r, 1) }),
 );
 
+/** Whether repository :org/:repo is team :id's (assigned, or the team includes all of its organization's repositories). */
+export const teamHasRepoAt = query<boolean, { id: number; org: string; repo: string }>(
+  "teamHasRepoAt",
+  sql`SELECT ${IN_TEAM} FROM repository JOIN user ON user.id = repository.owner_id WHERE user.lower_name = ${p("org")} AND repository.lower_name = ${p("repo")} LIMIT 1`,
+  (r) => bool(r[0]),
+);
+
 /** Team :id's repository count, recounted. */
 const REPO_COUNT = command<{ id: number }>("teamRepoCount", sql`UPDATE team SET num_repos = (SELECT COUNT(*) FROM team_repo WHERE team_id = ${p("id")}) WHERE id = ${p("id")}`);
 
