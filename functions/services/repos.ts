@@ -809,7 +809,7 @@ const searchStatements = shaped((s: SearchShape) => {
   const keys: ListKey[] = [{ expr: SORTS[s.sort]!, desc: s.order === "desc" }];
   if (s.priority) keys.unshift({ expr: sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE 1 END` });
   // The viewer row is joined once: the statement reads it through columns, not a subquery per use.
-  return listStatement<SearchValues>("repoSearch", sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where}`, keys);
+  return listStatement<SearchValues>("repoSearch", sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where}`, keys, { walk: s.kw === "none" });
 });
 
 /** GET /repos/search (repoSearch): search rules 1–4, one round trip, only accessible repositories. */

@@ -224,7 +224,7 @@ describe("a repository in a list is the repository as GET shows it", () => {
     // The organization's fork of alice's private repository is in carol's team too.
     expect((await t.request(`/api/v1/teams/${teamId}/repos/${org.name}/${n("priv")}-fork`, { method: "PUT", headers: token(org.ownerToken) })).status).toBe(204);
     for (const [who, tk] of callers) {
-      const lists = [`/api/v1/repos/search?q=${tag}&limit=50`, `/api/v1/users/${alice.name}/repos?limit=50`, `/api/v1/orgs/${org.name}/repos?limit=50`];
+      const lists = [`/api/v1/repos/search?q=${tag}&limit=50`, `/api/v1/repos/search?uid=${bob.id}&limit=50`, `/api/v1/users/${alice.name}/repos?limit=50`, `/api/v1/orgs/${org.name}/repos?limit=50`];
       if (tk) lists.push("/api/v1/user/repos?limit=50", `/api/v1/teams/${teamId}/repos?limit=50`);
       for (const list of lists) {
         const res = await t.request(list, { headers: tk ? token(tk) : {} });
@@ -266,6 +266,9 @@ describe("a list's pages and its total come from one statement", () => {
     `/api/v1/repos/search?q=${tag}`,
     `/api/v1/repos/search?q=${tag}&sort=updated&order=desc`,
     `/api/v1/repos/search?q=${tag}&sort=alpha&order=desc&priority_owner_id=${org.id}`,
+    // Without a keyword the page is walked in order and counted apart (listStatement's `walk`).
+    `/api/v1/repos/search?uid=${alice.id}&exclusive=true`,
+    `/api/v1/repos/search?uid=${alice.id}&exclusive=true&sort=id&order=desc`,
     `/api/v1/users/${alice.name}/repos`,
     `/api/v1/orgs/${org.name}/repos`,
     "/api/v1/user/repos",

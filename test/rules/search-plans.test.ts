@@ -31,23 +31,24 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 /**
- * The plan of how the one list statement GET `path` sends as the viewer finds its repositories (the
- * `list_hits` CTE, where the access rule is; the facts of the page's rows follow it): SQLite's
- * `EXPLAIN QUERY PLAN` details of that subtree, in order.
+ * The plan of how the one list statement GET `path` sends as the viewer finds its repositories:
+ * SQLite's `EXPLAIN QUERY PLAN` details, in order, of the subtree of `cte` — `list_hits` (every hit,
+ * a keyword search) or `list_page` (the page, walked in order: a search without a keyword), where
+ * the access rule is; the facts of the page's rows follow it.
  */
-async function hitsPlan(path: string): Promise<string[]> {
+async function hitsPlan(path: string, cte: "list_hits" | "list_page"): Promise<string[]> {
   sent.length = 0;
   recording = true;
   expect((await t.request(path, { headers: token(viewerToken) })).status, path).toBe(200);
   recording = false;
-  const lists = sent.filter((item) => /\blist_hits AS MATERIALIZED\b/.test(item.text));
+  const lists = sent.filter((item) => /\blist_page AS MATERIALIZED\b/.test(item.text));
   expect(lists, path).toHaveLength(1);
   const [rows] = await t.driver.batch([{ text: `EXPLAIN QUERY PLAN ${lists[0]!.text}`, args: lists[0]!.args }], "read");
   const nodes = rows!.map((row) => {
     const [id, parent, , detail] = row as unknown as [number, number, number, string];
     return { id: Number(id), parent: Number(parent), detail: String(detail) };
   });
-  const root = nodes.find((n) => n.detail === "MATERIALIZE list_hits");
+  const root = nodes.find((n) => n.detail === `MATERIALIZE ${cte}`);
   expect(root, path).toBeDefined();
   const inside = new Set([root!.id]);
   for (const n of nodes) if (inside.has(n.parent)) inside.add(n.id);
@@ -56,7 +57,7 @@ async function hitsPlan(path: string): Promise<string[]> {
 
 describe("the viewer's sets in the repository search (repoAccessibleSql and userVisibleSql shapes)", () => {
   it("a search without a keyword computes the viewer's organizations, co-members, collaborations and teams once per statement: no correlated subquery", async () => {
-    const plan = await hitsPlan("/api/v1/repos/search?limit=10");
+    const plan = await hitsPlan("/api/v1/repos/search?limit=10", "list_page");
     expect(plan.filter((d) => d.startsWith("CORRELATED"))).toEqual([]);
     // The viewer's collaborations and team memberships are read by the viewer's id, not per repository.
     expect(plan).toContain("SEARCH ac USING INDEX IDX_collaboration_user_id (user_id=?)");
@@ -65,7 +66,7 @@ describe("the viewer's sets in the repository search (repoAccessibleSql and user
   });
 
   it("a keyword search looks them up for each repository it tests (correlated subqueries by repository and owner)", async () => {
-    const plan = await hitsPlan("/api/v1/repos/search?q=hot&limit=10");
+    const plan = await hitsPlan("/api/v1/repos/search?q=hot&limit=10", "list_hits");
     expect(plan).toContain("SEARCH ac USING COVERING INDEX UQE_collaboration_s (repo_id=? AND user_id=?)");
     expect(plan).toContain("SEARCH atr USING COVERING INDEX UQE_team_repo_s (team_id=? AND repo_id=?)");
     expect(plan).toContain("SEARCH vo2 USING COVERING INDEX UQE_org_user_s (uid=?)");

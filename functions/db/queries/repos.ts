@@ -212,19 +212,37 @@ export type ListStatement<V extends Record<string, unknown>> = Statement<ListRow
  * per repository search. And a sort over whole rows computed the facts of every match, not just
  * of the page's. A page past the end still has one row: the total, and no repository.
  */
-export function listStatement<V extends Record<string, unknown> = Record<never, never>>(name: string, from: SQL, keys: readonly ListKey[]): ListStatement<V> {
+export function listStatement<V extends Record<string, unknown> = Record<never, never>>(
+  name: string,
+  from: SQL,
+  keys: readonly ListKey[],
+  /**
+   * For a list of a large part of the table (a search without a keyword): the page walks the
+   * table in its order (an index, where the order has one) and stops after the page, and the count
+   * is a pass of its own — materializing and sorting every hit cost more there (at 100,000
+   * repositories, 78 → 101 ms for a viewer's unfiltered search).
+   */
+  opts: { walk?: boolean } = {},
+): ListStatement<V> {
   const dir = (desc: boolean | undefined) => (desc ? sql`DESC` : sql`ASC`);
   const last = keys.at(-1)?.desc;
   const k = keys.map((_, i) => sql.raw(`k${i}`));
-  const cols = keys.map((key, i) => sql`, ${key.expr} AS ${k[i]}`);
+  const hit = sql`repository.id AS pid, CASE WHEN repository.is_fork = 1 THEN repository.fork_id END AS fid${sql.join(
+    keys.map((key, i) => sql`, ${key.expr} AS ${k[i]}`),
+    sql``,
+  )}`;
   const order = (at: string) => sql.join([...keys.map((key, i) => sql`${sql.raw(at)}${k[i]} ${dir(key.desc)}`), sql`${sql.raw(`${at}pid`)} ${dir(last)}`], sql`, `);
+  const slice = sql`LIMIT ${p("limit")} OFFSET ${p("offset")}`;
   const kcols = k.map((c) => sql`, CASE lp.value WHEN 0 THEN ${c} END AS ${c}`);
+  const walkOrder = sql.join([...keys.map((key) => sql`${key.expr} ${dir(key.desc)}`), sql`repository.id ${dir(last)}`], sql`, `);
   return viewerQueryWith<ListRow, V & { limit: number; offset: number }>(
     name,
-    sql`list_hits AS MATERIALIZED (SELECT repository.id AS pid, CASE WHEN repository.is_fork = 1 THEN repository.fork_id END AS fid${sql.join(cols, sql``)} ${from}),
-      list_page AS MATERIALIZED (SELECT * FROM list_hits ORDER BY ${order("")} LIMIT ${p("limit")} OFFSET ${p("offset")})`,
+    opts.walk
+      ? sql`list_page AS MATERIALIZED (SELECT ${hit} ${from} ORDER BY ${walkOrder} ${slice})`
+      : sql`list_hits AS MATERIALIZED (SELECT ${hit} ${from}),
+      list_page AS MATERIALIZED (SELECT * FROM list_hits ORDER BY ${order("")} ${slice})`,
     sql`SELECT list_total.n, list_at.part, CASE WHEN list_at.pid IS NOT NULL THEN ${LIST_FACTS_JOINED} END
-      FROM (SELECT COUNT(*) AS n FROM list_hits) list_total
+      FROM (SELECT COUNT(*) AS n ${opts.walk ? from : sql`FROM list_hits`}) list_total
       LEFT JOIN (SELECT lp.value AS part, CASE lp.value WHEN 0 THEN pid ELSE fid END AS pid${sql.join(kcols, sql``)}
         FROM list_page JOIN json_each('[0,1]') lp ON lp.value = 0 OR fid IS NOT NULL LIMIT -1) list_at ON 1
       LEFT JOIN repository ON repository.id = list_at.pid LEFT JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN}
