@@ -243,6 +243,28 @@ export const repository = sqliteTable(
   ],
 );
 
+/**
+ * How many repositories there are of each class: the owner's visibility (-1: no owner row) and the
+ * flags a repository search filters on. Kept in step with `repository` and `user` by triggers
+ * (drizzle/0007_repo_count.sql), whatever statement writes them. A search without a keyword
+ * counts the repositories every caller of a kind may read (the public ones of public, or of public
+ * and limited, owners) from these few rows, and looks at single repositories only for what the
+ * caller reaches by membership: its total no longer costs a pass over every repository.
+ */
+export const repoCount = sqliteTable(
+  "repo_count",
+  {
+    vis: integer("vis").notNull(),
+    isPrivate: integer("is_private").notNull(),
+    isFork: integer("is_fork").notNull(),
+    isMirror: integer("is_mirror").notNull(),
+    isTemplate: integer("is_template").notNull(),
+    isArchived: integer("is_archived").notNull(),
+    n: integer("n").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.vis, t.isPrivate, t.isFork, t.isMirror, t.isTemplate, t.isArchived] })],
+);
+
 /** Enabled units of a repository, with their JSON config (Gitea's `repo_unit`). */
 export const repoUnit = sqliteTable(
   "repo_unit",

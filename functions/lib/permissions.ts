@@ -292,3 +292,38 @@ export function repoAccessibleSql(
       ELSE (${viewer.isAdmin} OR ${publicRead} OR (${me} IS NOT NULL AND ${explicit}))
     END)`;
 }
+
+/**
+ * SQL: the viewer may access every repository of this class — `repo_count`'s owner visibility
+ * (`visCol`, -1 without an owner row) and privacy — by `repoAccessibleSql`'s rule alone, without a
+ * look at the single repository: a token limited to public repositories, the public repositories
+ * of public owners; a site admin, every owned repository; a restricted user, none by class; anyone
+ * else, the public repositories of public owners and, signed in, of limited ones. Applied to a
+ * repository row it says whether that row is counted by class (`reachedRepoIdsSql` finds the rest).
+ */
+export function readableClassSql(viewer: ViewerSql, visCol: SQL, privateCol: SQL): SQL {
+  return sql`(CASE WHEN ${viewer.limited.repository} THEN (${privateCol} = 0 AND ${visCol} = 0)
+    WHEN ${viewer.isAdmin} THEN ${visCol} >= 0
+    WHEN ${viewer.restricted} THEN 0
+    ELSE (${privateCol} = 0 AND (${visCol} = 0 OR (${visCol} = 1 AND ${viewer.id} IS NOT NULL))) END)`;
+}
+
+/**
+ * SQL: the ids of the repositories the viewer reaches by relation (a superset of those it may
+ * access outside `readableClassSql`'s classes): its own, its collaborations, its teams'
+ * repositories and the repositories of organizations where a team of its covers all of them, and
+ * every repository of a private owner it may see (an organization of its, or a user it shares one
+ * with). Each part is read through an index by the viewer's id, never by reading every repository:
+ * it costs what the viewer reaches, not what the instance holds.
+ */
+export function reachedRepoIdsSql(viewer: ViewerSql): SQL {
+  const once = viewer.idOnce ?? viewer.id;
+  return sql`SELECT rr.id FROM repository rr WHERE rr.owner_id = ${once}
+    UNION ALL SELECT rc.repo_id FROM collaboration rc WHERE rc.user_id = ${once}
+    UNION ALL SELECT rtr.repo_id FROM team_user rtu JOIN team_repo rtr ON rtr.team_id = rtu.team_id WHERE rtu.uid = ${once}
+    UNION ALL SELECT rr.id FROM team_user rtu JOIN team rt ON rt.id = rtu.team_id AND rt.includes_all_repositories = 1
+      JOIN repository rr ON rr.owner_id = rt.org_id WHERE rtu.uid = ${once}
+    UNION ALL SELECT rr.id FROM user ro JOIN repository rr ON rr.owner_id = ro.id
+      WHERE ro.visibility = 2 AND ro.id IN (SELECT vo.org_id FROM org_user vo WHERE vo.uid = ${once}
+        UNION ALL SELECT vo2.uid FROM org_user vo JOIN org_user vo2 ON vo2.org_id = vo.org_id WHERE vo.uid = ${once})`;
+}

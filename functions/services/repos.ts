@@ -22,6 +22,8 @@ import {
   ACCESS,
   hasAccess,
   parseUnits,
+  reachedRepoIdsSql,
+  readableClassSql,
   repoAccessibleSql,
   repoPermission,
   UNIT,
@@ -776,15 +778,7 @@ const searchStatements = shaped((s: SearchShape) => {
       AND EXISTS (SELECT 1 FROM team_repo str WHERE str.team_id = ${p("teamId")} AND str.repo_id = ${repoId})`);
   }
   if (s.starred) conds.push(sql`${visibleAccountSql(p("starredBy"))} AND EXISTS (SELECT 1 FROM star ss WHERE ss.uid = ${p("starredBy")} AND ss.repo_id = ${repoId})`);
-  conds.push(
-    sql`(${p("onlyPublic")} = 0 OR ${col(repository.isPrivate)} = 0)`,
-    sql`(${p("isPrivate")} IS NULL OR ${col(repository.isPrivate)} = ${p("isPrivate")})`,
-    sql`(${p("template")} IS NULL OR ${col(repository.isTemplate)} = ${p("template")})`,
-    sql`(${p("archived")} IS NULL OR ${col(repository.isArchived)} = ${p("archived")})`,
-  );
-  if (s.mode === "source") conds.push(sql`${col(repository.isFork)} = 0 AND ${col(repository.isMirror)} = 0`);
-  if (s.mode === "fork") conds.push(sql`${col(repository.isFork)} = 1`);
-  if (s.mode === "mirror") conds.push(sql`${col(repository.isMirror)} = 1`);
+  conds.push(...flagFilters(s, REPO_FLAGS));
   if (s.mode === "collaborative") {
     // Repositories the caller works on without owning them: collaborations and team access.
     conds.push(
@@ -809,8 +803,57 @@ const searchStatements = shaped((s: SearchShape) => {
   const keys: ListKey[] = [{ expr: SORTS[s.sort]!, desc: s.order === "desc" }];
   if (s.priority) keys.unshift({ expr: sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE 1 END` });
   // The viewer row is joined once: the statement reads it through columns, not a subquery per use.
-  return listStatement<SearchValues>("repoSearch", sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where}`, keys, { walk: s.kw === "none" });
+  const from = sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where}`;
+  return listStatement<SearchValues>("repoSearch", from, keys, { walk: s.kw === "none", count: byClass(s) ? classCount(s, where) : undefined });
 });
+
+/** The repository flags the search filters on, as columns of a table (`repository`, or `repo_count`'s classes). */
+type FlagColumns = Record<"isPrivate" | "isFork" | "isMirror" | "isTemplate" | "isArchived", SQL>;
+const REPO_FLAGS: FlagColumns = {
+  isPrivate: col(repository.isPrivate),
+  isFork: col(repository.isFork),
+  isMirror: col(repository.isMirror),
+  isTemplate: col(repository.isTemplate),
+  isArchived: col(repository.isArchived),
+};
+const CLASS_FLAGS: FlagColumns = { isPrivate: sql`cls.is_private`, isFork: sql`cls.is_fork`, isMirror: sql`cls.is_mirror`, isTemplate: sql`cls.is_template`, isArchived: sql`cls.is_archived` };
+
+/** The search's filters on flags (private, is_private, template, archived; mode but collaborative), over `c`. */
+function flagFilters(s: SearchShape, c: FlagColumns): SQL[] {
+  const out = [
+    sql`(${p("onlyPublic")} = 0 OR ${c.isPrivate} = 0)`,
+    sql`(${p("isPrivate")} IS NULL OR ${c.isPrivate} = ${p("isPrivate")})`,
+    sql`(${p("template")} IS NULL OR ${c.isTemplate} = ${p("template")})`,
+    sql`(${p("archived")} IS NULL OR ${c.isArchived} = ${p("archived")})`,
+  ];
+  if (s.mode === "source") out.push(sql`${c.isFork} = 0 AND ${c.isMirror} = 0`);
+  if (s.mode === "fork") out.push(sql`${c.isFork} = 1`);
+  if (s.mode === "mirror") out.push(sql`${c.isMirror} = 1`);
+  return out;
+}
+
+/**
+ * Whether the shape's total can be counted by class: no keyword, and no filter but flags (a
+ * keyword, owner, team, star or collaborative search counts the few it matches row by row).
+ */
+const byClass = (s: SearchShape) => s.kw === "none" && !s.uid && !s.team && !s.starred && s.mode !== "collaborative";
+
+/**
+ * The total of a search without a keyword, without reading every repository: the repositories of
+ * the classes the viewer may read whole, summed from `repo_count` (a few rows, kept by triggers),
+ * plus those the viewer reaches by relation outside them, each tested with the search's whole
+ * `where`. Exact: a repository counts by class only if the viewer may access it (the class rule
+ * implies `repoAccessibleSql`), and every other accessible one is among the reached ids. At 100,000
+ * repositories a signed-in caller's count read every one of them (~125 ms on the embedded file).
+ */
+function classCount(s: SearchShape, where: SQL): SQL {
+  const v = REPO_VIEWER;
+  return sql`((SELECT COALESCE(SUM(cls.n), 0) FROM repo_count cls ${VIEWER_JOIN}
+      WHERE ${readableClassSql(v, sql`cls.vis`, CLASS_FLAGS.isPrivate)} AND ${sql.join(flagFilters(s, CLASS_FLAGS), sql` AND `)})
+    + (SELECT COUNT(*) FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN}
+      WHERE ${col(repository.id)} IN (${reachedRepoIdsSql(v)})
+        AND NOT ${readableClassSql(v, col(user.visibility), col(repository.isPrivate))} AND ${where}))`;
+}
 
 /** GET /repos/search (repoSearch): search rules 1–4, one round trip, only accessible repositories. */
 export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {

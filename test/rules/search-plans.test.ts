@@ -37,6 +37,14 @@ afterAll(() => t.close());
  * the access rule is; the facts of the page's rows follow it.
  */
 async function hitsPlan(path: string, cte: "list_hits" | "list_page"): Promise<string[]> {
+  const nodes = await planOf(path);
+  const root = nodes.find((n) => n.detail === `MATERIALIZE ${cte}`);
+  expect(root, path).toBeDefined();
+  return subtree(nodes, root!.id).map((n) => n.detail);
+}
+
+/** SQLite's `EXPLAIN QUERY PLAN` of the one list statement GET `path` sends as the viewer. */
+async function planOf(path: string) {
   sent.length = 0;
   recording = true;
   expect((await t.request(path, { headers: token(viewerToken) })).status, path).toBe(200);
@@ -44,15 +52,17 @@ async function hitsPlan(path: string, cte: "list_hits" | "list_page"): Promise<s
   const lists = sent.filter((item) => /\blist_page AS MATERIALIZED\b/.test(item.text));
   expect(lists, path).toHaveLength(1);
   const [rows] = await t.driver.batch([{ text: `EXPLAIN QUERY PLAN ${lists[0]!.text}`, args: lists[0]!.args }], "read");
-  const nodes = rows!.map((row) => {
+  return rows!.map((row) => {
     const [id, parent, , detail] = row as unknown as [number, number, number, string];
     return { id: Number(id), parent: Number(parent), detail: String(detail) };
   });
-  const root = nodes.find((n) => n.detail === `MATERIALIZE ${cte}`);
-  expect(root, path).toBeDefined();
-  const inside = new Set([root!.id]);
+}
+
+/** The nodes under (and with) node `id`, in plan order. */
+function subtree(nodes: { id: number; parent: number; detail: string }[], id: number) {
+  const inside = new Set([id]);
   for (const n of nodes) if (inside.has(n.parent)) inside.add(n.id);
-  return nodes.filter((n) => n.id !== root!.id && inside.has(n.id)).map((n) => n.detail);
+  return nodes.filter((n) => inside.has(n.id));
 }
 
 describe("the viewer's sets in the repository search (repoAccessibleSql and userVisibleSql shapes)", () => {
@@ -72,5 +82,34 @@ describe("the viewer's sets in the repository search (repoAccessibleSql and user
     expect(plan).toContain("SEARCH vo2 USING COVERING INDEX UQE_org_user_s (uid=?)");
     expect(plan).not.toContain("SEARCH ac USING INDEX IDX_collaboration_user_id (user_id=?)");
     expect(plan.filter((d) => d.startsWith("CORRELATED")).length).toBeGreaterThan(0);
+  });
+});
+
+describe("the total of a search without a keyword, by class (repo_count)", () => {
+  /** Plan lines outside the page's walk (the count, the viewer, the page's facts) that scan a table the count could read in full. */
+  const countScans = async (path: string) => {
+    const nodes = await planOf(path);
+    const page = nodes.find((n) => n.detail === "MATERIALIZE list_page");
+    expect(page, path).toBeDefined();
+    const walk = new Set(subtree(nodes, page!.id).map((n) => n.id));
+    const rest = nodes.filter((n) => !walk.has(n.id)).map((n) => n.detail);
+    return { rest, scans: rest.filter((d) => /^SCAN (repository|rr|user|ro|collaboration|rc|team_user|rtu|team_repo|rtr|team|rt|org_user|vo|vo2)\b/.test(d)) };
+  };
+
+  it("reads the classes and the viewer's reached repositories through indexes, never every repository", async () => {
+    for (const path of ["/api/v1/repos/search?limit=10", "/api/v1/repos/search?limit=10&mode=source&is_private=false&archived=false&template=false&sort=updated&order=desc"]) {
+      const { rest, scans } = await countScans(path);
+      expect(scans, path).toEqual([]);
+      expect(rest.some((d) => /^(SCAN|SEARCH) cls\b/.test(d)), path).toBe(true);
+      expect(rest, path).toContain("SEARCH rr USING COVERING INDEX UQE_repository_s (owner_id=?)");
+      expect(rest, path).toContain("SEARCH repository USING INTEGER PRIMARY KEY (rowid=?)");
+    }
+  });
+
+  it("a search with an owner, team, star or collaborative filter counts its matches row by row (none of them by class)", async () => {
+    for (const filter of ["uid=1", "team_id=1", "starredBy=1", "mode=collaborative"]) {
+      const { rest } = await countScans(`/api/v1/repos/search?limit=10&${filter}`);
+      expect(rest.some((d) => /\bcls\b/.test(d)), filter).toBe(false);
+    }
   });
 });
