@@ -240,6 +240,14 @@ export const repository = sqliteTable(
     // One owner may fork a repository once (Gitea's ErrForkAlreadyExist), also under concurrent forks.
     uniqueIndex("UQE_repository_fork").on(t.ownerId, t.forkId).where(sql`fork_id <> 0`),
     index("IDX_repository_updated").on(t.updatedUnix),
+    // The few forks, mirrors, templates, archived and private repositories by name: a search
+    // filtering on one of them walks these in its order (or reads them to sort them), not every
+    // repository.
+    index("IDX_repository_forks").on(t.lowerName).where(sql`is_fork = 1`),
+    index("IDX_repository_mirrors").on(t.lowerName).where(sql`is_mirror = 1`),
+    index("IDX_repository_templates").on(t.lowerName).where(sql`is_template = 1`),
+    index("IDX_repository_archived").on(t.lowerName).where(sql`is_archived = 1`),
+    index("IDX_repository_private").on(t.lowerName).where(sql`is_private = 1`),
   ],
 );
 

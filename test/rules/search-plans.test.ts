@@ -112,4 +112,17 @@ describe("the total of a search without a keyword, by class (repo_count)", () =>
       expect(rest.some((d) => /\bcls\b/.test(d)), filter).toBe(false);
     }
   });
+
+  it("a narrow filter (fork, mirror, template, archived, private) walks the partial index of the few that pass, not every repository", async () => {
+    for (const [filter, index] of [
+      ["mode=fork", "IDX_repository_forks"],
+      ["mode=mirror", "IDX_repository_mirrors"],
+      ["template=true", "IDX_repository_templates"],
+      ["archived=true", "IDX_repository_archived"],
+      ["is_private=true", "IDX_repository_private"],
+    ]) {
+      const plan = await hitsPlan(`/api/v1/repos/search?limit=10&${filter}`, "list_page");
+      expect(plan, filter).toContain(`SCAN repository USING INDEX ${index}`);
+    }
+  });
 });

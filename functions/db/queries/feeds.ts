@@ -66,7 +66,7 @@ function feedStatements<K extends Record<string, unknown>>(name: string, where: 
       `${name}Repos`,
       sql`feed_repos AS MATERIALIZED (SELECT "action"."repo_id" AS rid FROM action WHERE ${where} ${page})`,
       sql`SELECT ${LIST_FACTS} FROM repository JOIN user ON user.id = repository.owner_id WHERE repository.id IN (SELECT rid FROM feed_repos
-        UNION SELECT ff.fork_id FROM repository ff JOIN feed_repos ON ff.id = feed_repos.rid WHERE ff.is_fork = 1)`,
+        UNION SELECT ff.fork_id FROM feed_repos CROSS JOIN repository ff ON ff.id = feed_repos.rid WHERE ff.is_fork = 1)`,
       (r) => packedFactsOf(r),
     ),
   };

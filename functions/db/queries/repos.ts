@@ -242,11 +242,16 @@ export function listStatement<V extends Record<string, unknown> = Record<never, 
   return viewerQueryWith<ListRow, V & { limit: number; offset: number }>(
     name,
     opts.walk
-      ? sql`list_page AS MATERIALIZED (SELECT ${hit} ${from} ORDER BY ${walkOrder} ${slice})`
+      ? // The total first: a page at or past it is not walked for (LIMIT 0 ends the walk before its
+        // first row), where the walk would read every repository looking for one more hit.
+        sql`list_total AS MATERIALIZED (${opts.count ? sql`SELECT ${opts.count} AS n` : sql`SELECT COUNT(*) AS n ${from}`}),
+      list_page AS MATERIALIZED (SELECT ${hit} ${from} ORDER BY ${walkOrder}
+        LIMIT CASE WHEN (SELECT n FROM list_total) > ${p("offset")} THEN ${p("limit")} ELSE 0 END OFFSET ${p("offset")})`
       : sql`list_hits AS MATERIALIZED (SELECT ${hit} ${from}),
-      list_page AS MATERIALIZED (SELECT * FROM list_hits ORDER BY ${order("")} ${slice})`,
+      list_page AS MATERIALIZED (SELECT * FROM list_hits ORDER BY ${order("")} ${slice}),
+      list_total AS (SELECT COUNT(*) AS n FROM list_hits)`,
     sql`SELECT list_total.n, list_at.part, CASE WHEN list_at.pid IS NOT NULL THEN ${LIST_FACTS_JOINED} END
-      FROM (${opts.walk ? (opts.count ? sql`SELECT ${opts.count} AS n` : sql`SELECT COUNT(*) AS n ${from}`) : sql`SELECT COUNT(*) AS n FROM list_hits`}) list_total
+      FROM list_total
       LEFT JOIN (SELECT lp.value AS part, CASE lp.value WHEN 0 THEN pid ELSE fid END AS pid${sql.join(kcols, sql``)}
         FROM list_page JOIN json_each('[0,1]') lp ON lp.value = 0 OR fid IS NOT NULL LIMIT -1) list_at ON 1
       LEFT JOIN repository ON repository.id = list_at.pid LEFT JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN}
