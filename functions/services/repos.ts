@@ -788,6 +788,16 @@ const searchStatements = shaped((s: SearchShape) => {
   }
   if (s.starred) conds.push(sql`${visibleAccountSql(p("starredBy"))} AND EXISTS (SELECT 1 FROM star ss WHERE ss.uid = ${p("starredBy")} AND ss.repo_id = ${repoId})`);
   conds.push(...flagFilters(s, REPO_FLAGS));
+  // Without a keyword nothing else narrows the candidates: a filter on relations also names its
+  // candidates' ids (a superset; the conditions above and below decide), read through the
+  // relation's index, so that the search reads those, not every repository (100,000 repositories:
+  // ?uid= 39 → 1 ms, ?mode=collaborative 612 → 4 ms).
+  if (s.kw === "none") {
+    if (s.uid) conds.push(sql`${repoId} IN (SELECT ur.id FROM repository ur WHERE ur.owner_id = ${p("uid")} UNION ALL SELECT uc.repo_id FROM collaboration uc WHERE uc.user_id = ${p("uid")})`);
+    if (s.team) conds.push(sql`${repoId} IN (SELECT tr.repo_id FROM team_repo tr WHERE tr.team_id = ${p("teamId")})`);
+    if (s.starred) conds.push(sql`${repoId} IN (SELECT sr.repo_id FROM star sr WHERE sr.uid = ${p("starredBy")})`);
+    if (s.mode === "collaborative") conds.push(sql`${repoId} IN (${reachedRepoIdsSql(REPO_VIEWER)})`);
+  }
   if (s.mode === "collaborative") {
     // Repositories the caller works on without owning them: collaborations and team access.
     conds.push(
@@ -813,10 +823,13 @@ const searchStatements = shaped((s: SearchShape) => {
   if (s.priority) keys.unshift({ expr: sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE 1 END` });
   // The viewer row is joined once: the statement reads it through columns, not a subquery per use.
   const from = sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where}`;
-  // Without a keyword the page is walked in its order until it is full: most repositories match,
-  // and a narrow filter walks its partial index (forks, mirrors, templates, archived, private ones).
-  const walk = s.kw === "none";
-  return listStatement<SearchValues>("repoSearch", from, keys, { walk, count: walk && byClass(s) ? classCount(s, where) : undefined });
+  // Without a keyword or a filter on relations, the page is walked in its order until it is full:
+  // most repositories match, and a narrow flag walks its partial index (forks, mirrors, templates,
+  // archived, private ones); the total is counted by class. An owner, team, star or collaborative
+  // filter matches few: walking the order's index for them read nearly every repository (100,000
+  // repositories, ?uid= 282 ms, ?mode=collaborative 506 ms), so their hits are found and sorted.
+  if (!byClass(s)) return listStatement<SearchValues>("repoSearch", from, keys);
+  return listStatement<SearchValues>("repoSearch", from, keys, { walk: true, count: classCount(s, where) });
 });
 
 /** The repository flags the search filters on, as columns of a table (`repository`, or `repo_count`'s classes). */

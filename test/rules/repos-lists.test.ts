@@ -1,5 +1,5 @@
 /** GET /repos/search and the repository lists: the parameters and rules the mutation run of the lists and search found unpinned. */
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mirror, repository, star } from "../../functions/db/schema.ts";
 import { indexedKeyword } from "../../functions/services/repos.ts";
@@ -69,6 +69,25 @@ describe("search rule 2: modes", () => {
     await addCollaborator(t, aliceTok, `${alice.name}/${n("priv")}`, carol, "read");
     expect(sorted((await search(`q=${tag}&mode=collaborative`, carolTok)).names)).toEqual(sorted([`${org.name}/${n("o")}`, `${org.name}/${n("opub")}`, ...mine("priv")]));
     expect((await search(`q=${tag}&mode=collaborative`, bobTok)).names).toEqual([]);
+  });
+
+  it("search rule 2: without a keyword, collaborative, uid, team_id and starredBy find what they find with one (their candidates are read by relation)", async () => {
+    const [a] = await t.db.select().from(repository).where(and(eq(repository.ownerId, alice.id), eq(repository.lowerName, n("a"))));
+    await t.db.insert(star).values({ uid: carol.id, repoId: a!.id }).onConflictDoNothing();
+    for (const [filter, tk] of [
+      ["mode=collaborative", carolTok],
+      ["mode=collaborative", aliceTok],
+      [`uid=${alice.id}`, carolTok],
+      [`uid=${bob.id}`, aliceTok],
+      [`uid=${bob.id}&exclusive=true`, aliceTok],
+      [`team_id=${teamId}`, carolTok],
+      [`starredBy=${carol.id}`, bobTok],
+    ] as const) {
+      const withKeyword = sorted((await search(`q=${tag}&${filter}&limit=50`, tk)).names);
+      const without = (await search(`${filter}&limit=50`, tk)).names.filter((name) => name.includes(tag));
+      expect(withKeyword.length, filter).toBeGreaterThan(0);
+      expect(sorted(without), filter).toEqual(withKeyword);
+    }
   });
 });
 

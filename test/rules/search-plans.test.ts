@@ -113,6 +113,21 @@ describe("the total of a search without a keyword, by class (repo_count)", () =>
     }
   });
 
+  it("a search with an owner, team, star or collaborative filter reads its candidates by id through the relation's index, never every repository", async () => {
+    for (const [filter, index] of [
+      ["uid=1", "SEARCH uc USING INDEX IDX_collaboration_user_id (user_id=?)"],
+      ["uid=1&exclusive=true", "SEARCH ur USING COVERING INDEX UQE_repository_s (owner_id=?)"],
+      ["team_id=1", "SEARCH tr USING COVERING INDEX UQE_team_repo_s (team_id=?)"],
+      ["starredBy=1", "SEARCH sr USING COVERING INDEX UQE_star_s (uid=?)"],
+      ["mode=collaborative", "SEARCH rc USING INDEX IDX_collaboration_user_id (user_id=?)"],
+    ]) {
+      const plan = await hitsPlan(`/api/v1/repos/search?limit=10&${filter}`, "list_hits");
+      expect(plan, filter).toContain("SEARCH repository USING INTEGER PRIMARY KEY (rowid=?)");
+      expect(plan, filter).toContain(index);
+      expect(plan.filter((d) => /^SCAN repository\b/.test(d)), filter).toEqual([]);
+    }
+  });
+
   it("a narrow filter (fork, mirror, template, archived, private) walks the partial index of the few that pass, not every repository", async () => {
     for (const [filter, index] of [
       ["mode=fork", "IDX_repository_forks"],

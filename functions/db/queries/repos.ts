@@ -217,10 +217,10 @@ export function listStatement<V extends Record<string, unknown> = Record<never, 
   from: SQL,
   keys: readonly ListKey[],
   /**
-   * For a list of a large part of the table (a search without a keyword): the page walks the
-   * table in its order (an index, where the order has one) and stops after the page, and the count
-   * is a pass of its own — materializing and sorting every hit cost more there (at 100,000
-   * repositories, 78 → 101 ms for a viewer's unfiltered search).
+   * `walk`, for a list of a large part of the table (a search without a keyword): the total comes
+   * first (`count`, or a count of the hits), then the page walks the table in its order (an index,
+   * where the order has one) and stops after the page — materializing and sorting every hit cost
+   * more there (at 100,000 repositories, 78 → 101 ms for a viewer's unfiltered search).
    */
   opts: {
     walk?: boolean;
