@@ -6,7 +6,7 @@
  *
  * Routes, each as the well-connected non-admin `viewer` (token; 25 teams in 21 organizations,
  * 30 collaborations) and as an anonymous caller (where the route allows one):
- *   repository search, /user/repos, /orgs/{org}/repos, /teams/{id}/repos, the user, organization
+ *   repository search (by keyword, without one, by owner, collaborative), /user/repos, /orgs/{org}/repos, /teams/{id}/repos, the user, organization
  *   and repository activity feeds, /users/search.
  * The seed keeps what these requests can reach the same at every size (the viewer's organizations,
  * teams, collaborations and activity; the 40 repositories named after the search keyword), so the
@@ -43,6 +43,8 @@ interface Route {
 const ROUTES: Route[] = [
   { name: "GET /repos/search?q=", path: (s) => `/api/v1/repos/search?q=${s.repoKeyword}` },
   { name: "GET /repos/search (no keyword)", path: () => "/api/v1/repos/search" },
+  { name: "GET /repos/search?uid={viewer}", path: (s) => `/api/v1/repos/search?uid=${s.viewer.id}` },
+  { name: "GET /repos/search?mode=collaborative", path: () => "/api/v1/repos/search?mode=collaborative" },
   { name: "GET /user/repos", path: () => "/api/v1/user/repos", signIn: true },
   { name: "GET /orgs/{org}/repos", path: (s) => `/api/v1/orgs/${s.org}/repos` },
   { name: "GET /teams/{id}/repos", path: (s) => `/api/v1/teams/${s.teamId}/repos`, signIn: true },
