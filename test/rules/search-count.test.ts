@@ -76,6 +76,8 @@ beforeAll(async () => {
     ["dave", token(await dave.token())],
     ["hid", token(await hid.token())],
     ["admin", token(await admin.token())],
+    // Sudo makes the viewer the target: the admin's classes must not come with it.
+    ["admin as carol (sudo)", { ...token(await admin.token()), Sudo: carol.name }],
     ["admin, public-only token", token(await admin.token(["public-only", "read:repository"]))],
     ["bob, public-only token", token(await bob.token(["public-only", "read:repository"]))],
   );
