@@ -309,6 +309,15 @@ export function readableClassSql(viewer: ViewerSql, visCol: SQL, privateCol: SQL
 }
 
 /**
+ * SQL, 1 or 0: the viewer may access every private repository by `readableClassSql`'s rule — a
+ * site admin whose token is not limited to public repositories. Anyone else sees a private
+ * repository only by relation, so its private repositories are among `reachedRepoIdsSql`'s.
+ */
+export function readsEveryPrivateSql(viewer: ViewerSql): SQL {
+  return sql`(CASE WHEN ${viewer.limited.repository} THEN 0 WHEN ${viewer.isAdmin} THEN 1 ELSE 0 END)`;
+}
+
+/**
  * SQL: the ids of the repositories the viewer reaches by relation (a superset of those it may
  * access outside `readableClassSql`'s classes): its own, its collaborations, its teams'
  * repositories and the repositories of organizations where a team of its covers all of them, and

@@ -14,7 +14,7 @@ import { forkVisibilityOfRepo } from "../db/queries/forks.ts";
 import { allLabelsOfRepo } from "../db/queries/labels.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
 import { CREATE, type ListedRepo, type ListKey, type ListRow, listPage, listStatement, forksOfTargets, ownerForCreate, REPO_DELETE, REPO_EDIT, REPO_LISTS, type OwnerForCreate, repoAtId, repoAtOf, repoAtPath, repoAtPathWithParent, repoPath } from "../db/queries/repos.ts";
-import { commandOnce, num, only, p, patchKeys, shaped, viewerQuery, VIEWER_COLUMNS as REPO_VIEWER, VIEWER_JOIN, type Bound } from "../db/sql.ts";
+import { commandOnce, num, only, p, patchKeys, shaped, V, viewerQuery, VIEWER_COLUMNS as REPO_VIEWER, VIEWER_JOIN, type Bound } from "../db/sql.ts";
 import { ApiError, conflict, forbidden, notFound, Redirect, unprocessable } from "../lib/errors.ts";
 import { reqRepoAdmin, reqRepoOwner, reqRepoReader } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
@@ -24,6 +24,7 @@ import {
   parseUnits,
   reachedRepoIdsSql,
   readableClassSql,
+  readsEveryPrivateSql,
   repoAccessibleSql,
   repoPermission,
   UNIT,
@@ -822,14 +823,26 @@ const searchStatements = shaped((s: SearchShape) => {
   const keys: ListKey[] = [{ expr: SORTS[s.sort]!, desc: s.order === "desc" }];
   if (s.priority) keys.unshift({ expr: sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE 1 END` });
   // The viewer row is joined once: the statement reads it through columns, not a subquery per use.
-  const from = sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${where}`;
+  const fromWhere = (w: SQL) => sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${w}`;
+  const from = fromWhere(where);
   // Without a keyword or a filter on relations, the page is walked in its order until it is full:
   // most repositories match, and a narrow flag walks its partial index (forks, mirrors, templates,
   // archived, private ones); the total is counted by class. An owner, team, star or collaborative
   // filter matches few: walking the order's index for them read nearly every repository (100,000
   // repositories, ?uid= 282 ms, ?mode=collaborative 506 ms), so their hits are found and sorted.
   if (!byClass(s)) return listStatement<SearchValues>("repoSearch", from, keys);
-  return listStatement<SearchValues>("repoSearch", from, keys, { walk: true, count: classCount(s, where) });
+  const count = classCount(s, where);
+  if (!s.onlyPrivate) return listStatement<SearchValues>("repoSearch", from, keys, { walk: true, count });
+  // Private repositories only: a site admin's hits are all of them (the walk through their partial
+  // index stops after the page), anyone else's are among the few it reaches by relation — walking
+  // for those read every private repository (100,000 repositories: 45 ms), so they are found by id
+  // and the walk reads no row: its LIMIT is 0 for them (a term in its WHERE was tested on every row).
+  const all = readsEveryPrivateSql(V);
+  return listStatement<SearchValues>("repoSearch", from, keys, {
+    walk: true,
+    count,
+    few: { walks: all, from: fromWhere(sql`(${where}) AND ${all} = 0 AND ${repoId} IN (${reachedRepoIdsSql(REPO_VIEWER)})`) },
+  });
 });
 
 /** The repository flags the search filters on, as columns of a table (`repository`, or `repo_count`'s classes). */

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BatchItem, Driver } from "../../functions/db/driver.ts";
-import { seedUser, testApp, token, type TestApp } from "../fixtures/app.ts";
+import { apiRepo, seedUser, testApp, token, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let viewerToken = "";
@@ -139,5 +139,52 @@ describe("the total of a search without a keyword, by class (repo_count)", () =>
       const plan = await hitsPlan(`/api/v1/repos/search?limit=10&${filter}`, "list_page");
       expect(plan, filter).toContain(`SCAN repository USING INDEX ${index}`);
     }
+  });
+});
+
+describe("a search for private repositories only", () => {
+  /** The virtual machine operations SQLite ran for the one list statement of GET `path` (`sqlite_stmt`, cumulative per prepared statement). */
+  const stepsOf = async (path: string, headers: Record<string, string>) => {
+    const steps = async () => {
+      const [rows] = await t.driver.batch([{ text: "SELECT COALESCE(SUM(nstep), 0) FROM sqlite_stmt WHERE sql LIKE '%list_few AS MATERIALIZED%' AND sql NOT LIKE '%sqlite_stmt%'", args: [] }], "read");
+      return Number((rows![0] as unknown[])[0]);
+    };
+    const before = await steps();
+    const res = await t.request(path, { headers });
+    expect(res.status, path).toBe(200);
+    const body = (await res.json()) as { data: { full_name: string }[] };
+    return { steps: (await steps()) - before, names: body.data.map((r) => r.full_name), total: res.headers.get("X-Total-Count") };
+  };
+  const privateRepos = async (owner: Awaited<ReturnType<typeof seedUser>>, n: number) => {
+    const tok = await owner.token();
+    for (let i = 0; i < n; i++) await apiRepo(t, tok, { name: `hidden-${i}`, private: true });
+  };
+
+  it("costs a caller who is not a site admin what it reaches, not every private repository there is (found by id, not walked for)", async () => {
+    const me = await seedUser(t.db);
+    const meTok = await me.token();
+    await apiRepo(t, meTok, { name: "mine-a", private: true });
+    await apiRepo(t, meTok, { name: "mine-b", private: true });
+    const other = await seedUser(t.db);
+    const path = "/api/v1/repos/search?is_private=true&limit=10";
+    await privateRepos(other, 30);
+    const first = await stepsOf(path, token(meTok));
+    expect(first.names).toEqual([`${me.name}/mine-a`, `${me.name}/mine-b`]);
+    expect(first.total).toBe("2");
+    // Thirty more private repositories the caller may not see: not one more step.
+    await privateRepos(await seedUser(t.db), 30);
+    const second = await stepsOf(path, token(meTok));
+    expect(second.names).toEqual(first.names);
+    expect(first.steps).toBeGreaterThan(0);
+    expect(second.steps).toBe(first.steps);
+    // A site admin's hits are every private repository: walked in order, the page ends the walk.
+    const admin = await seedUser(t.db, { admin: true });
+    const adminTok = await admin.token();
+    await apiRepo(t, adminTok, { name: "0-admins", private: true });
+    const all = await stepsOf(path, token(adminTok));
+    expect(all.names).toHaveLength(10);
+    expect(all.names.filter((n) => n === `${admin.name}/0-admins`)).toHaveLength(1);
+    expect(new Set(all.names).size).toBe(10);
+    expect(Number(all.total)).toBeGreaterThanOrEqual(63);
   });
 });

@@ -226,6 +226,12 @@ export function listStatement<V extends Record<string, unknown> = Record<never, 
     walk?: boolean;
     /** The total as a scalar expression, where it has a cheaper form than counting the hits (`walk` lists only). */
     count?: SQL;
+    /**
+     * With `walk`, for callers whose hits are few: the walk runs only where `walks` (a scalar of
+     * the viewer alone, 1 or 0) is 1 — else its LIMIT is 0 and it reads no row — and `from`, which
+     * must select nothing where `walks` is 1, gives the others' hits, found and sorted.
+     */
+    few?: { walks: SQL; from: SQL };
   } = {},
 ): ListStatement<V> {
   const dir = (desc: boolean | undefined) => (desc ? sql`DESC` : sql`ASC`);
@@ -245,8 +251,15 @@ export function listStatement<V extends Record<string, unknown> = Record<never, 
       ? // The total first: a page at or past it is not walked for (LIMIT 0 ends the walk before its
         // first row), where the walk would read every repository looking for one more hit.
         sql`list_total AS MATERIALIZED (${opts.count ? sql`SELECT ${opts.count} AS n` : sql`SELECT COUNT(*) AS n ${from}`}),
-      list_page AS MATERIALIZED (SELECT ${hit} ${from} ORDER BY ${walkOrder}
-        LIMIT CASE WHEN (SELECT n FROM list_total) > ${p("offset")} THEN ${p("limit")} ELSE 0 END OFFSET ${p("offset")})`
+      ${opts.few ? sql`list_few AS MATERIALIZED (SELECT ${hit} ${opts.few.from}),` : sql``}
+      list_page AS MATERIALIZED (${
+        opts.few
+          ? sql`SELECT * FROM (SELECT ${hit} ${from} ORDER BY ${walkOrder}
+          LIMIT CASE WHEN ${opts.few.walks} = 1 AND (SELECT n FROM list_total) > ${p("offset")} THEN ${p("limit")} ELSE 0 END OFFSET ${p("offset")})
+        UNION ALL SELECT * FROM (SELECT * FROM list_few ORDER BY ${order("")} ${slice})`
+          : sql`SELECT ${hit} ${from} ORDER BY ${walkOrder}
+        LIMIT CASE WHEN (SELECT n FROM list_total) > ${p("offset")} THEN ${p("limit")} ELSE 0 END OFFSET ${p("offset")}`
+      })`
       : sql`list_hits AS MATERIALIZED (SELECT ${hit} ${from}),
       list_page AS MATERIALIZED (SELECT * FROM list_hits ORDER BY ${order("")} ${slice}),
       list_total AS (SELECT COUNT(*) AS n FROM list_hits)`,
