@@ -12,7 +12,11 @@ const int = (name: string) => integer(name).notNull().default(0);
 const str = (name: string) => text(name).notNull().default("");
 const unixNow = sql`(unixepoch())`;
 
-/** Users and organizations (type 1), as Gitea's `user` table. */
+/**
+ * Users and organizations (type 1), as Gitea's `user` table. lower_name, full_name and email are
+ * also in `user_search`, a trigram full-text index kept in step by triggers
+ * (drizzle/0009_user_search.sql; drizzle-kit does not model virtual tables).
+ */
 export const user = sqliteTable(
   "user",
   {

@@ -25,6 +25,20 @@ export function checkUsableUsername(name: string) {
 /** `%keyword%` for LIKE … ESCAPE '\', lower-cased. */
 export const likePattern = (kw: string) => `%${kw.toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
 
+/**
+ * The keyword as an FTS5 phrase when a trigram index (`repo_search`, `user_search`) can find its
+ * candidates, else null (the statement reads every row). A trigram needs 3 characters; and
+ * repository topics are matched in their JSON text, where `"`, `\`, control characters and lone
+ * surrogates are escaped, so a keyword holding one is left to the scan. Both sides are case-folded
+ * by the index, so its candidates include every match of the statements' LIKE (ASCII
+ * case-insensitive) and of `lower(topic) = keyword`.
+ */
+export function indexedKeyword(kwLower: string): string | null {
+  // (In `u` mode a surrogate pair is one character: the class matches lone surrogates only.)
+  if ([...kwLower].length < 3 || /[\u0000-\u001f"\\\ud800-\udfff]/u.test(kwLower)) return null;
+  return `"${kwLower}"`;
+}
+
 const GUARD_TRIP = "integer overflow";
 
 /** Whether a write batch failed because one of its guards tripped (`guardCommand`, db/sql.ts: "integer overflow"). */

@@ -37,7 +37,7 @@ import { withoutQueryCredentials } from "../lib/request.ts";
 import { parseGoDuration } from "../lib/settings.ts";
 import { labelTemplate } from "../lib/labels.ts";
 import type { CreateRepoOption, EditRepoOption, GenerateRepoOption } from "../wire/repo.ts";
-import { likePattern, nowUnix, site, viewerOf } from "./common.ts";
+import { indexedKeyword, likePattern, nowUnix, site, viewerOf } from "./common.ts";
 import { deleteStorage, releaseSharedPacks } from "./repo-storage.ts";
 import { sharedPacksOfRepo } from "../db/queries/storage.ts";
 import { eventStatements } from "../events/index.ts";
@@ -750,19 +750,6 @@ const visibleAccountSql = (id: SQL | ReturnType<typeof p>) =>
 
 /** The `repo_search` columns (FTS5 column filter) where each keyword shape looks. */
 const SEARCH_COLUMNS: Record<SearchShape["kw"], string> = { none: "", topic: "topics : ", name: "{lower_name topics} : ", nameDesc: "{lower_name description topics} : " };
-
-/**
- * The keyword as an FTS5 phrase when the trigram index can find its candidates, else null (scan).
- * A trigram needs 3 characters; and topics are matched in their JSON text, where `"`, `\`, control
- * characters and lone surrogates are escaped, so a keyword holding one is left to the scan. Both
- * sides are case-folded by the index, so its candidates include every match of the statement's
- * LIKE (ASCII case-insensitive) and of `lower(topic) = keyword`.
- */
-export function indexedKeyword(kwLower: string): string | null {
-  // (In `u` mode a surrogate pair is one character: the class matches lone surrogates only.)
-  if ([...kwLower].length < 3 || /[\u0000-\u001f"\\\ud800-\udfff]/u.test(kwLower)) return null;
-  return `"${kwLower}"`;
-}
 
 /** The statements of one search shape: the page and the total, reading the viewer from the joined viewer row. */
 const searchStatements = shaped((s: SearchShape) => {

@@ -26,7 +26,7 @@ import type { Page } from "../lib/pagination.ts";
 import type { CreateUserOption, EditUserOption } from "../wire/user.ts";
 import { deleteStorage, releaseSharedPacks } from "./repo-storage.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
-import { checkUsableUsername, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
+import { checkUsableUsername, indexedKeyword, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
 
 /** GET /user (userGetCurrent). */
 export async function getAuthenticatedUser(ctx: Ctx) {
@@ -50,8 +50,9 @@ export async function searchUsers(ctx: Ctx, q: { q?: string; uid?: number }, pag
   }
   const kw = (q.q ?? "").trim();
   const byId = q.uid !== undefined && q.uid > 0;
-  const st = searchStatements({ kw: kw !== "", uid: byId });
-  const values = { ...ctx.vv, ...(kw ? { kw: likePattern(kw) } : {}), ...(byId ? { uid: q.uid } : {}) };
+  const phrase = kw ? indexedKeyword(kw.toLowerCase()) : null;
+  const st = searchStatements({ kw: kw !== "", indexed: phrase !== null, uid: byId });
+  const values = { ...ctx.vv, ...(kw ? { kw: likePattern(kw) } : {}), ...(phrase ? { kwPhrase: phrase } : {}), ...(byId ? { uid: q.uid } : {}) };
   const { caller, users, total } = await read(ctx, { users: st.page.bind({ ...values, limit: page.limit, offset: page.offset }), total: st.total.bind(values) });
   const viewer = viewerOf(caller);
   return { total: total[0] ?? 0, data: users.map((u) => toUser(u, viewer, site(ctx))) };

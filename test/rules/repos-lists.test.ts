@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mirror, repository, star } from "../../functions/db/schema.ts";
-import { indexedKeyword } from "../../functions/services/repos.ts";
+import { indexedKeyword } from "../../functions/services/common.ts";
 import { addCollaborator, addTeamMember, apiRepo, expectRefusal, NOT_FOUND, roundTrips, seedOrg, seedTeam, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;

@@ -130,6 +130,41 @@ describe("GET /users/search", () => {
     expect(byId.data.map((u: { id: number }) => u.id)).toEqual([alice.id]);
   });
 
+  it("a keyword of three characters or more (the trigram index's candidates) finds exactly what a scan would: name, full name, public e-mail — after edits and deletions too", async () => {
+    const tag = uniq("tri").toLowerCase();
+    const a = await seedUser(t.db, { name: `${tag}-anna` });
+    const b = await seedUser(t.db, { name: `${tag}-bert`, keepEmailPrivate: true });
+    const c = await seedUser(t.db, { name: `${tag}-carl` });
+    const edit = async (u: SeededUser, json: Record<string, unknown>) =>
+      expect((await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { login_name: u.name, source_id: 0, ...json } })).status).toBe(200);
+    await edit(a, { full_name: `Zoë ${tag.toUpperCase()} Öberg` });
+    await edit(c, { email: `${tag}-Mail@Example.com` });
+    const found = async (q: string) => {
+      const res = await t.request(`/api/v1/users/search?q=${encodeURIComponent(q)}&limit=50`, { headers: token(adminTok) });
+      const body = (await res.json()) as { data: { login: string }[] };
+      expect(res.headers.get("X-Total-Count"), q).toBe(String(body.data.length));
+      return body.data.map((u) => u.login);
+    };
+    expect(await found(`${tag}-`)).toEqual([a.name, b.name, c.name]);
+    expect(await found(`${tag}-ANNA`)).toEqual([a.name]);
+    expect(await found(`Zoë ${tag}`)).toEqual([a.name]); // full name, ASCII case folded
+    expect(await found("zoë " + tag + " öberg")).toEqual([]); // as Gitea (SQLite's LIKE): non-ASCII letters match only in their own case
+    expect(await found(`${tag}-mail@example`)).toEqual([c.name]); // public e-mail
+    expect(await found(`${b.name}@`)).toEqual([]); // b's e-mail is private
+    expect(await found(`${tag}-b`)).toEqual([b.name]);
+    // The index follows renames of full name and e-mail, and deletions.
+    await edit(a, { full_name: "Someone Else" });
+    expect(await found(`Zoë ${tag}`)).toEqual([]);
+    await edit(c, { email: `${c.name}@other.example` });
+    expect(await found(`${tag}-mail@example`)).toEqual([]);
+    expect(await found(`${c.name}@other`)).toEqual([c.name]);
+    expect((await t.request(`/api/v1/admin/users/${b.name}`, { method: "DELETE", headers: token(adminTok) })).status).toBe(204);
+    expect(await found(`${tag}-`)).toEqual([a.name, c.name]);
+    // Fewer than three characters, or a character the index is not asked about: the scan, same rules.
+    expect((await found(`${tag}-a`)).includes(a.name)).toBe(true);
+    expect(await found(`${tag}"-`)).toEqual([]);
+  });
+
   it("a LIKE wildcard in q is matched literally", async () => {
     const body = await (await t.request("/api/v1/users/search?q=%25")).json();
     expect(body.data).toEqual([]);

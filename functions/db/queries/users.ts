@@ -11,23 +11,30 @@ const count = (r: Row) => num(r[0]);
 
 // ---- search ----
 
-/** Which filters a search has: a keyword (:kw, a LIKE pattern) and a user id (:uid). */
+/**
+ * Which filters a search has: a keyword (:kw, a LIKE pattern) and a user id (:uid); `indexed`, the
+ * keyword's candidates come from the trigram index `user_search` (:kwPhrase, `indexedKeyword`).
+ */
 export interface SearchShape {
   kw: boolean;
+  indexed: boolean;
   uid: boolean;
 }
 
 /** GET /users/search: individuals the viewer may see, by name, full name or public e-mail; once per shape. */
 export const searchStatements = shaped((s: SearchShape) => {
-  const from = sql`FROM user u WHERE u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")}${
+  // With the index only its candidates are read (by id, in id order: the page's order), a superset
+  // of the LIKE's matches, which still decides: a search costs what it finds, not how many users
+  // there are (drizzle/0009_user_search.sql).
+  const from = sql`FROM user u WHERE ${s.kw && s.indexed ? sql`u.id IN (SELECT rowid FROM user_search WHERE user_search MATCH ${p("kwPhrase")}) AND ` : sql``}u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")}${
     s.kw
       ? sql` AND (u.lower_name LIKE ${p("kw")} ESCAPE '\\' OR lower(u.full_name) LIKE ${p("kw")} ESCAPE '\\' OR (u.keep_email_private = 0 AND lower(u.email) LIKE ${p("kw")} ESCAPE '\\'))`
       : sql``
   }${s.uid ? sql` AND u.id = ${p("uid")}` : sql``}`;
-  const name = `userSearch(${s.kw ? "kw" : ""}${s.uid ? ",uid" : ""})`;
+  const name = `userSearch(${s.kw ? (s.indexed ? "indexed" : "kw") : ""}${s.uid ? ",uid" : ""})`;
   return {
-    page: viewerQuery<UserRow, { kw?: string; uid?: number; limit: number; offset: number }>(name, sql`SELECT ${U.select} ${from} ORDER BY u.id LIMIT ${p("limit")} OFFSET ${p("offset")}`, userRow),
-    total: viewerQuery<number, { kw?: string; uid?: number }>(`${name}Count`, sql`SELECT COUNT(*) ${from}`, count),
+    page: viewerQuery<UserRow, { kw?: string; kwPhrase?: string; uid?: number; limit: number; offset: number }>(name, sql`SELECT ${U.select} ${from} ORDER BY u.id LIMIT ${p("limit")} OFFSET ${p("offset")}`, userRow),
+    total: viewerQuery<number, { kw?: string; kwPhrase?: string; uid?: number }>(`${name}Count`, sql`SELECT COUNT(*) ${from}`, count),
   };
 });
 
