@@ -22,6 +22,7 @@ let viewerTok = "";
 let org: SeededOrg;
 let teamId = 0;
 let publicRepo = "";
+let publicRepoId = 0;
 let owners: { token: string; org?: string }[] = [];
 
 /** The VM operations of every statement the request ran (the counters are cumulative per prepared statement). */
@@ -61,6 +62,26 @@ const ROUTES: Route[] = [
   { name: "GET /orgs/{org}/activities/feeds", path: () => `/api/v1/orgs/${org.name}/activities/feeds` },
   { name: "GET /repos/{owner}/{repo}/activities/feeds", path: () => `/api/v1/repos/${publicRepo}/activities/feeds` },
   { name: "GET /users/search?q=", path: () => `/api/v1/users/search?q=${viewer.name}` },
+  // Every other read of the API over accounts, organizations, teams and repositories.
+  { name: "GET /users/{username}", path: () => `/api/v1/users/${viewer.name}` },
+  { name: "GET /users/{username}/repos", path: () => `/api/v1/users/${viewer.name}/repos` },
+  { name: "GET /repositories/{id}", path: () => `/api/v1/repositories/${publicRepoId}`, signIn: true },
+  { name: "GET /repos/{owner}/{repo}/forks", path: () => `/api/v1/repos/${publicRepo}/forks` },
+  { name: "GET /repos/{owner}/{repo}/labels", path: () => `/api/v1/repos/${publicRepo}/labels` },
+  { name: "GET /repos/{owner}/{repo}/collaborators", path: () => `/api/v1/repos/${publicRepo}/collaborators`, signIn: true },
+  { name: "GET /repos/{owner}/{repo}/assignees", path: () => `/api/v1/repos/${publicRepo}/assignees`, signIn: true },
+  { name: "GET /repos/{owner}/{repo}/reviewers", path: () => `/api/v1/repos/${publicRepo}/reviewers`, signIn: true },
+  { name: "GET /orgs/{org}", path: () => `/api/v1/orgs/${org.name}` },
+  { name: "GET /orgs/{org}/members", path: () => `/api/v1/orgs/${org.name}/members`, signIn: true },
+  { name: "GET /orgs/{org}/teams", path: () => `/api/v1/orgs/${org.name}/teams`, signIn: true },
+  { name: "GET /orgs/{org}/teams/search", path: () => `/api/v1/orgs/${org.name}/teams/search?q=team`, signIn: true },
+  { name: "GET /user/orgs", path: () => "/api/v1/user/orgs", signIn: true },
+  { name: "GET /user/teams", path: () => "/api/v1/user/teams", signIn: true },
+  { name: "GET /user/emails", path: () => "/api/v1/user/emails", signIn: true },
+  { name: "GET /user/blocks", path: () => "/api/v1/user/blocks", signIn: true },
+  { name: "GET /teams/{id}", path: () => `/api/v1/teams/${teamId}`, signIn: true },
+  { name: "GET /teams/{id}/members", path: () => `/api/v1/teams/${teamId}/members`, signIn: true },
+  { name: "GET /teams/{id}/activities/feeds", path: () => `/api/v1/teams/${teamId}/activities/feeds`, signIn: true },
 ];
 
 /** Steps of every route for the viewer and (where it may) an anonymous caller. */
@@ -118,6 +139,7 @@ beforeAll(async () => {
   // organization with a team of one repository and a team covering all of them.
   const mine = await apiRepo(t, viewerTok, { name: "needle-mine" });
   publicRepo = mine.full_name;
+  publicRepoId = mine.id;
   await apiRepo(t, viewerTok, { name: "mine-private", private: true });
   await apiRepo(t, friendTok, { name: "friends", private: true });
   await addCollaborator(t, friendTok, `${friend.name}/friends`, viewer, "read");
