@@ -277,6 +277,21 @@ export const repoCount = sqliteTable(
   (t) => [primaryKey({ columns: [t.vis, t.isPrivate, t.isFork, t.isMirror, t.isTemplate, t.isArchived] })],
 );
 
+/**
+ * How many accounts there are per type and visibility (at most 2 × 3 rows), kept by triggers on
+ * `user` (drizzle/0010_user_count.sql): the total of a user search without a keyword sums the
+ * classes the viewer may see whole instead of counting every user row.
+ */
+export const userCount = sqliteTable(
+  "user_count",
+  {
+    type: integer("type").notNull(),
+    visibility: integer("visibility").notNull(),
+    n: integer("n").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.type, t.visibility] })],
+);
+
 /** Enabled units of a repository, with their JSON config (Gitea's `repo_unit`). */
 export const repoUnit = sqliteTable(
   "repo_unit",

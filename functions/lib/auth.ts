@@ -197,6 +197,24 @@ export function userVisibleSql(v: ViewerSql, idCol: SQL, visibilityCol: SQL, kin
     OR (${visibilityCol} = 2 AND ${together}))))`;
 }
 
+/**
+ * SQL, 1 or 0: the viewer may see every account of this visibility class by `userVisibleSql`'s
+ * rule alone (`user_count`'s classes): public ones always; unless a token limits it to public
+ * accounts, every one for a site admin, and limited ones for a signed-in user who is not
+ * restricted. Every other account it may see is itself or shares an organization with it
+ * (`reachedUserIdsSql`).
+ */
+export function userClassVisibleSql(v: ViewerSql, visibilityCol: SQL, kind: AccountKind): SQL {
+  return sql`(CASE WHEN ${visibilityCol} = 0 THEN 1 WHEN ${limitedFor(v, kind)} THEN 0 WHEN ${v.isAdmin} THEN 1
+    WHEN ${visibilityCol} = 1 AND ${v.id} IS NOT NULL AND NOT ${v.restricted} THEN 1 ELSE 0 END)`;
+}
+
+/** SQL: the ids of the viewer and of the users sharing an organization with it, read through org_user's indexes. */
+export function reachedUserIdsSql(v: ViewerSql): SQL {
+  const me = v.idOnce ?? v.id;
+  return sql`SELECT ${me} UNION ALL SELECT vo2.uid FROM org_user vo JOIN org_user vo2 ON vo2.org_id = vo.org_id WHERE vo.uid = ${me}`;
+}
+
 /** The viewer limited only by public-only (for the targets of writes, whose route scopes already gate them). */
 export const publicOnlyViewer = (v: ViewerSql): ViewerSql => ({ ...v, limited: { repository: v.publicOnly, organization: v.publicOnly, user: v.publicOnly } });
 

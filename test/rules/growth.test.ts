@@ -62,6 +62,7 @@ const ROUTES: Route[] = [
   { name: "GET /orgs/{org}/activities/feeds", path: () => `/api/v1/orgs/${org.name}/activities/feeds` },
   { name: "GET /repos/{owner}/{repo}/activities/feeds", path: () => `/api/v1/repos/${publicRepo}/activities/feeds` },
   { name: "GET /users/search?q=", path: () => `/api/v1/users/search?q=${viewer.name}` },
+  { name: "GET /users/search (no keyword)", path: () => "/api/v1/users/search?limit=5" },
   // Every other read of the API over accounts, organizations, teams and repositories.
   { name: "GET /users/{username}", path: () => `/api/v1/users/${viewer.name}` },
   { name: "GET /users/{username}/repos", path: () => `/api/v1/users/${viewer.name}/repos` },

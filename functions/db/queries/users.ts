@@ -1,7 +1,8 @@
 /** Users (`/users/…` and the admin verbs): search once per filter shape, the admin writes built once. */
 import { sql } from "drizzle-orm";
 import { loginSource, user } from "../schema.ts";
-import { columnsOf, command, guardCommand, insertSql, num, p, query, shaped, viewerQuery, type InsertKey, type Row } from "../sql.ts";
+import { reachedUserIdsSql, userClassVisibleSql } from "../../lib/auth.ts";
+import { columnsOf, command, guardCommand, insertSql, num, p, query, shaped, V, viewerQuery, type InsertKey, type Row } from "../sql.ts";
 import { repoCascadeSql } from "./cascade.ts";
 import { userCols, visibleSql, type UserRow } from "./accounts.ts";
 
@@ -21,6 +22,17 @@ export interface SearchShape {
   uid: boolean;
 }
 
+/**
+ * The total of a search without a keyword or id, without reading every user row: the individuals
+ * of the visibility classes the viewer may see whole, summed from `user_count` (kept by triggers),
+ * plus the viewer itself and the users sharing an organization with it outside those classes,
+ * each tested with the search's rule. Exact: a class counts only if its rule implies
+ * `userVisibleSql`, and every other visible individual is among the reached ids.
+ */
+const CLASS_COUNT = sql`SELECT (SELECT COALESCE(SUM(uc.n), 0) FROM user_count uc WHERE uc.type = 0 AND ${userClassVisibleSql(V, sql`uc.visibility`, "user")} = 1)
+  + (SELECT COUNT(*) FROM user u WHERE u.id IN (${reachedUserIdsSql(V)}) AND u.type = 0
+      AND ${userClassVisibleSql(V, sql`u.visibility`, "user")} = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")})`;
+
 /** GET /users/search: individuals the viewer may see, by name, full name or public e-mail; once per shape. */
 export const searchStatements = shaped((s: SearchShape) => {
   // With the index only its candidates are read (by id, in id order: the page's order), a superset
@@ -34,7 +46,7 @@ export const searchStatements = shaped((s: SearchShape) => {
   const name = `userSearch(${s.kw ? (s.indexed ? "indexed" : "kw") : ""}${s.uid ? ",uid" : ""})`;
   return {
     page: viewerQuery<UserRow, { kw?: string; kwPhrase?: string; uid?: number; limit: number; offset: number }>(name, sql`SELECT ${U.select} ${from} ORDER BY u.id LIMIT ${p("limit")} OFFSET ${p("offset")}`, userRow),
-    total: viewerQuery<number, { kw?: string; kwPhrase?: string; uid?: number }>(`${name}Count`, sql`SELECT COUNT(*) ${from}`, count),
+    total: viewerQuery<number, { kw?: string; kwPhrase?: string; uid?: number }>(`${name}Count`, s.kw || s.uid ? sql`SELECT COUNT(*) ${from}` : CLASS_COUNT, count),
   };
 });
 
