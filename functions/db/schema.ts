@@ -60,7 +60,12 @@ export const user = sqliteTable(
     updatedUnix: integer("updated_unix").notNull().default(unixNow),
     lastLoginUnix: int("last_login_unix"),
   },
-  (t) => [uniqueIndex("UQE_user_lower_name").on(t.lowerName), index("IDX_user_type").on(t.type)],
+  (t) => [
+    uniqueIndex("UQE_user_lower_name").on(t.lowerName),
+    index("IDX_user_type").on(t.type),
+    // The few site admins: the last-admin guard of a deletion or demotion reads these, not every user.
+    index("IDX_user_admins").on(t.id).where(sql`is_admin = 1`),
+  ],
 );
 
 /** E-mail addresses; `lower_email` is unique across the instance (Gitea's `email_address`). */
@@ -151,7 +156,8 @@ export const teamUser = sqliteTable(
     teamId: integer("team_id").notNull(),
     uid: integer("uid").notNull(),
   },
-  (t) => [uniqueIndex("UQE_team_user_s").on(t.teamId, t.uid), index("IDX_team_user_uid_org").on(t.uid, t.orgId)],
+  // By organization (as Gitea's): an organization's deletion removes its teams' members through it.
+  (t) => [uniqueIndex("UQE_team_user_s").on(t.teamId, t.uid), index("IDX_team_user_uid_org").on(t.uid, t.orgId), index("IDX_team_user_org_id").on(t.orgId)],
 );
 
 export const teamUnit = sqliteTable(
@@ -163,7 +169,7 @@ export const teamUnit = sqliteTable(
     type: integer("type").notNull(),
     accessMode: int("access_mode"),
   },
-  (t) => [uniqueIndex("UQE_team_unit_s").on(t.teamId, t.type)],
+  (t) => [uniqueIndex("UQE_team_unit_s").on(t.teamId, t.type), index("IDX_team_unit_org_id").on(t.orgId)],
 );
 
 export const teamRepo = sqliteTable(
@@ -241,6 +247,8 @@ export const repository = sqliteTable(
     index("IDX_repository_lower_name").on(t.lowerName),
     index("IDX_repository_is_private").on(t.isPrivate),
     index("IDX_repository_fork_id").on(t.forkId),
+    // As Gitea's: deleting a template clears template_id of the repositories generated from it.
+    index("IDX_repository_template_id").on(t.templateId),
     // One owner may fork a repository once (Gitea's ErrForkAlreadyExist), also under concurrent forks.
     uniqueIndex("UQE_repository_fork").on(t.ownerId, t.forkId).where(sql`fork_id <> 0`),
     index("IDX_repository_updated").on(t.updatedUnix),

@@ -23,10 +23,12 @@ let org: SeededOrg;
 let teamId = 0;
 let publicRepo = "";
 let publicRepoId = 0;
+let collaborator: SeededUser;
+let adminTok = "";
 let owners: { token: string; org?: string }[] = [];
 
 /** The VM operations of every statement the request ran (the counters are cumulative per prepared statement). */
-async function stepsOf(path: string, headers: Record<string, string>) {
+async function stepsOf(path: string, headers: Record<string, string>, init: { method?: string; json?: unknown; status?: number } = {}) {
   const total = async () => {
     // The trigram index's own reads (FTS5's statements on its shadow tables, `'main'.'repo_search_idx'`
     // and the like) are left out: they look up its segments, whose number FTS5 keeps logarithmic by
@@ -35,8 +37,8 @@ async function stepsOf(path: string, headers: Record<string, string>) {
     return Number((rows![0] as unknown[])[0]);
   };
   const before = await total();
-  const res = await t.request(path, { headers });
-  expect(res.status, path).toBe(200);
+  const res = await t.request(path, { headers, method: init.method, json: init.json });
+  expect(res.status, path).toBe(init.status ?? 200);
   await res.arrayBuffer();
   return (await total()) - before;
 }
@@ -135,6 +137,8 @@ beforeAll(async () => {
   viewer = await seedUser(t.db);
   viewerTok = await viewer.token();
   const friend = await seedUser(t.db);
+  collaborator = friend;
+  adminTok = await (await seedUser(t.db, { admin: true })).token();
   const friendTok = await friend.token();
   // The viewer's world: own repositories (one matching the keyword), a collaboration, an
   // organization with a team of one repository and a team covering all of them.
@@ -178,5 +182,39 @@ describe("flat growth: a hot read costs the same however much there is that the 
     const before = await measure();
     await strangers(8);
     expect(grownBetween(before, await measure())).toEqual([]);
+  });
+
+  it("the writes of a repository's life — and of an organization's, a team's and a user's —: not one more step with more of everything", async () => {
+    let round = 0;
+    const life = async () => {
+      const name = `life-${++round}`;
+      const h = token(viewerTok);
+      const at = `/api/v1/repos/${viewer.name}/${name}`;
+      const out = new Map<string, number>();
+      out.set("POST /user/repos", await stepsOf("/api/v1/user/repos", h, { method: "POST", json: { name, private: true }, status: 201 }));
+      out.set("PATCH /repos/{owner}/{repo}", await stepsOf(at, h, { method: "PATCH", json: { description: "the same length" } }));
+      out.set("POST /repos/{owner}/{repo}/labels", await stepsOf(`${at}/labels`, h, { method: "POST", json: { name: "bug", color: "#ee0701" }, status: 201 }));
+      out.set("PUT /repos/{owner}/{repo}/collaborators/{collaborator}", await stepsOf(`${at}/collaborators/${collaborator.name}`, h, { method: "PUT", json: { permission: "write" }, status: 204 }));
+      out.set("DELETE /repos/{owner}/{repo}", await stepsOf(at, h, { method: "DELETE", status: 204 }));
+      // An organization with a team and a repository, then a user with a repository, deleted.
+      const orgName = `life-org-${round}`;
+      out.set("POST /orgs", await stepsOf("/api/v1/orgs", h, { method: "POST", json: { username: orgName }, status: 201 }));
+      out.set("POST /orgs/{org}/repos", await stepsOf(`/api/v1/orgs/${orgName}/repos`, h, { method: "POST", json: { name: "r" }, status: 201 }));
+      const team = await t.request(`/api/v1/orgs/${orgName}/teams`, { method: "POST", headers: h, json: { name: "t", permission: "read", units: ["repo.code"], includes_all_repositories: true } });
+      const teamId = ((await team.json()) as { id: number }).id;
+      out.set("PUT /teams/{id}/members/{username}", await stepsOf(`/api/v1/teams/${teamId}/members/${collaborator.name}`, h, { method: "PUT", status: 204 }));
+      out.set("DELETE /teams/{id}", await stepsOf(`/api/v1/teams/${teamId}`, h, { method: "DELETE", status: 204 }));
+      await stepsOf(`/api/v1/repos/${orgName}/r`, h, { method: "DELETE", status: 204 });
+      out.set("DELETE /orgs/{org}", await stepsOf(`/api/v1/orgs/${orgName}`, h, { method: "DELETE", status: 204 }));
+      const doomed = await seedUser(t.db, { name: `life-user-${round}` });
+      await apiRepo(t, await doomed.token(), { name: "r" });
+      out.set("DELETE /admin/users/{username}?purge=true", await stepsOf(`/api/v1/admin/users/${doomed.name}?purge=true`, token(adminTok), { method: "DELETE", status: 204 }));
+      return out;
+    };
+    await life();
+    const before = await life();
+    await strangers(4);
+    await moreRepositories(owners, 3);
+    expect(grownBetween(before, await life())).toEqual([]);
   });
 });

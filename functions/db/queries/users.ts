@@ -69,7 +69,7 @@ export type NewUser = Pick<UserRow, "name" | "lowerName" | "fullName" | "email" 
 export const insertUser = command<NewUser>("insertUser", insertSql(user, NEW_USER_KEYS, { isActive: sql`1` }));
 
 /** SQL: no other site admin besides :id, and :id is one (removing the last admin). */
-const LAST_ADMIN = sql`((SELECT COUNT(*) FROM user WHERE is_admin = 1 AND id <> ${p("id")}) = 0 AND EXISTS (SELECT 1 FROM user WHERE id = ${p("id")} AND is_admin = 1))`;
+const LAST_ADMIN = sql`(NOT EXISTS (SELECT 1 FROM user WHERE is_admin = 1 AND id <> ${p("id")}) AND EXISTS (SELECT 1 FROM user WHERE id = ${p("id")} AND is_admin = 1))`;
 
 /** Aborts the batch when user :id is the last site admin (PATCH with admin=false). */
 export const guardLastAdmin = guardCommand<{ id: number }>("guardLastAdmin", LAST_ADMIN);
