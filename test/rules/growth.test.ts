@@ -25,6 +25,7 @@ let publicRepo = "";
 let publicRepoId = 0;
 let collaborator: SeededUser;
 let adminTok = "";
+let friendTok = "";
 let owners: { token: string; org?: string }[] = [];
 
 /** The VM operations of every statement the request ran (the counters are cumulative per prepared statement). */
@@ -139,7 +140,7 @@ beforeAll(async () => {
   const friend = await seedUser(t.db);
   collaborator = friend;
   adminTok = await (await seedUser(t.db, { admin: true })).token();
-  const friendTok = await friend.token();
+  friendTok = await friend.token();
   // The viewer's world: own repositories (one matching the keyword), a collaboration, an
   // organization with a team of one repository and a team covering all of them.
   const mine = await apiRepo(t, viewerTok, { name: "needle-mine" });
@@ -189,26 +190,57 @@ describe("flat growth: a hot read costs the same however much there is that the 
     const life = async () => {
       const name = `life-${++round}`;
       const h = token(viewerTok);
+      const friendH = token(friendTok);
       const at = `/api/v1/repos/${viewer.name}/${name}`;
       const out = new Map<string, number>();
-      out.set("POST /user/repos", await stepsOf("/api/v1/user/repos", h, { method: "POST", json: { name, private: true }, status: 201 }));
-      out.set("PATCH /repos/{owner}/{repo}", await stepsOf(at, h, { method: "PATCH", json: { description: "the same length" } }));
-      out.set("POST /repos/{owner}/{repo}/labels", await stepsOf(`${at}/labels`, h, { method: "POST", json: { name: "bug", color: "#ee0701" }, status: 201 }));
-      out.set("PUT /repos/{owner}/{repo}/collaborators/{collaborator}", await stepsOf(`${at}/collaborators/${collaborator.name}`, h, { method: "PUT", json: { permission: "write" }, status: 204 }));
-      out.set("DELETE /repos/{owner}/{repo}", await stepsOf(at, h, { method: "DELETE", status: 204 }));
-      // An organization with a team and a repository, then a user with a repository, deleted.
+      const step = async (what: string, path: string, init: { method: string; json?: unknown; status?: number }, headers = h) => out.set(what, await stepsOf(path, headers, init));
+      // A repository: created, edited, renamed, labelled, shared, forked, used as a template, deleted.
+      await step("POST /user/repos", "/api/v1/user/repos", { method: "POST", json: { name, private: true, template: true }, status: 201 });
+      await step("PATCH /repos/{owner}/{repo}", at, { method: "PATCH", json: { description: "the same length" } });
+      await step("PATCH /repos/{owner}/{repo} (private → public)", at, { method: "PATCH", json: { private: false } });
+      const label = await t.request(`${at}/labels`, { method: "POST", headers: h, json: { name: "bug", color: "#ee0701" } });
+      const labelId = ((await label.json()) as { id: number }).id;
+      await step("PATCH /repos/{owner}/{repo}/labels/{id}", `${at}/labels/${labelId}`, { method: "PATCH", json: { name: "bugs" } });
+      await step("DELETE /repos/{owner}/{repo}/labels/{id}", `${at}/labels/${labelId}`, { method: "DELETE", status: 204 });
+      await step("PUT /repos/{owner}/{repo}/collaborators/{collaborator}", `${at}/collaborators/${collaborator.name}`, { method: "PUT", json: { permission: "write" }, status: 204 });
+      await step("DELETE /repos/{owner}/{repo}/collaborators/{collaborator}", `${at}/collaborators/${collaborator.name}`, { method: "DELETE", status: 204 });
+      await step("POST /repos/{owner}/{repo}/forks", `${at}/forks`, { method: "POST", json: {}, status: 202 }, friendH);
+      await step("POST /repos/{template_owner}/{template_repo}/generate", `${at}/generate`, { method: "POST", json: { owner: collaborator.name, name: `gen-${round}`, git_content: false, labels: true }, status: 201 }, friendH);
+      await step("PATCH /repos/{owner}/{repo} (rename)", at, { method: "PATCH", json: { name: `${name}-x` } });
+      await step("DELETE /repos/{owner}/{repo}", `${at}-x`, { method: "DELETE", status: 204 });
+      await stepsOf(`/api/v1/repos/${collaborator.name}/${name}`, friendH, { method: "DELETE", status: 204 });
+      await stepsOf(`/api/v1/repos/${collaborator.name}/gen-${round}`, friendH, { method: "DELETE", status: 204 });
+      // An organization: edited, a hook, a team with a member and a repository, a member removed, deleted.
       const orgName = `life-org-${round}`;
-      out.set("POST /orgs", await stepsOf("/api/v1/orgs", h, { method: "POST", json: { username: orgName }, status: 201 }));
-      out.set("POST /orgs/{org}/repos", await stepsOf(`/api/v1/orgs/${orgName}/repos`, h, { method: "POST", json: { name: "r" }, status: 201 }));
-      const team = await t.request(`/api/v1/orgs/${orgName}/teams`, { method: "POST", headers: h, json: { name: "t", permission: "read", units: ["repo.code"], includes_all_repositories: true } });
+      const org = `/api/v1/orgs/${orgName}`;
+      await step("POST /orgs", "/api/v1/orgs", { method: "POST", json: { username: orgName }, status: 201 });
+      await step("PATCH /orgs/{org}", org, { method: "PATCH", json: { description: "the same length" } });
+      await step("POST /orgs/{org}/repos", `${org}/repos`, { method: "POST", json: { name: "r" }, status: 201 });
+      const hook = await t.request(`${org}/hooks`, { method: "POST", headers: h, json: { type: "gitea", config: { url: "https://hooks.example/x", content_type: "json" }, events: ["repository"], active: false } });
+      expect(hook.status).toBe(201);
+      const hookId = ((await hook.json()) as { id: number }).id;
+      await step("PATCH /orgs/{org}/hooks/{id}", `${org}/hooks/${hookId}`, { method: "PATCH", json: { active: false, events: ["create"] } });
+      await step("DELETE /orgs/{org}/hooks/{id}", `${org}/hooks/${hookId}`, { method: "DELETE", status: 204 });
+      const team = await t.request(`${org}/teams`, { method: "POST", headers: h, json: { name: "t", permission: "read", units: ["repo.code"], includes_all_repositories: false } });
       const teamId = ((await team.json()) as { id: number }).id;
-      out.set("PUT /teams/{id}/members/{username}", await stepsOf(`/api/v1/teams/${teamId}/members/${collaborator.name}`, h, { method: "PUT", status: 204 }));
-      out.set("DELETE /teams/{id}", await stepsOf(`/api/v1/teams/${teamId}`, h, { method: "DELETE", status: 204 }));
+      await step("PATCH /teams/{id}", `/api/v1/teams/${teamId}`, { method: "PATCH", json: { name: "t", description: "the same length" } });
+      await step("PUT /teams/{id}/members/{username}", `/api/v1/teams/${teamId}/members/${collaborator.name}`, { method: "PUT", status: 204 });
+      await step("PUT /teams/{id}/repos/{org}/{repo}", `/api/v1/teams/${teamId}/repos/${orgName}/r`, { method: "PUT", status: 204 });
+      await step("DELETE /teams/{id}/repos/{org}/{repo}", `/api/v1/teams/${teamId}/repos/${orgName}/r`, { method: "DELETE", status: 204 });
+      await step("DELETE /teams/{id}/members/{username}", `/api/v1/teams/${teamId}/members/${collaborator.name}`, { method: "DELETE", status: 204 });
+      await stepsOf(`/api/v1/teams/${teamId}/members/${collaborator.name}`, h, { method: "PUT", status: 204 });
+      await step("DELETE /orgs/{org}/members/{username}", `${org}/members/${collaborator.name}`, { method: "DELETE", status: 204 });
+      await step("DELETE /teams/{id}", `/api/v1/teams/${teamId}`, { method: "DELETE", status: 204 });
       await stepsOf(`/api/v1/repos/${orgName}/r`, h, { method: "DELETE", status: 204 });
-      out.set("DELETE /orgs/{org}", await stepsOf(`/api/v1/orgs/${orgName}`, h, { method: "DELETE", status: 204 }));
+      await step("DELETE /orgs/{org}", org, { method: "DELETE", status: 204 });
+      // The caller's e-mail addresses and blocks; a user with a repository, purged.
+      await step("POST /user/emails", "/api/v1/user/emails", { method: "POST", json: { emails: [`life-${round}@mail.example`] }, status: 201 });
+      await step("DELETE /user/emails", "/api/v1/user/emails", { method: "DELETE", json: { emails: [`life-${round}@mail.example`] }, status: 204 });
       const doomed = await seedUser(t.db, { name: `life-user-${round}` });
       await apiRepo(t, await doomed.token(), { name: "r" });
-      out.set("DELETE /admin/users/{username}?purge=true", await stepsOf(`/api/v1/admin/users/${doomed.name}?purge=true`, token(adminTok), { method: "DELETE", status: 204 }));
+      await step("PUT /user/blocks/{username}", `/api/v1/user/blocks/${doomed.name}`, { method: "PUT", status: 204 });
+      await step("DELETE /user/blocks/{username}", `/api/v1/user/blocks/${doomed.name}`, { method: "DELETE", status: 204 });
+      await step("DELETE /admin/users/{username}?purge=true", `/api/v1/admin/users/${doomed.name}?purge=true`, { method: "DELETE", status: 204 }, token(adminTok));
       return out;
     };
     await life();
