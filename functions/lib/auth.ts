@@ -190,7 +190,7 @@ export function userVisibleSql(v: ViewerSql, idCol: SQL, visibilityCol: SQL, kin
     shape === "row"
       ? sql`EXISTS (SELECT 1 FROM org_user vo WHERE vo.uid = ${v.id} AND (vo.org_id = ${idCol} OR vo.org_id IN (SELECT vo2.org_id FROM org_user vo2 WHERE vo2.uid = ${idCol})))`
       : sql`(${idCol} IN (SELECT vo.org_id FROM org_user vo WHERE vo.uid = ${v.idOnce ?? v.id})
-    OR ${idCol} IN (SELECT vo2.uid FROM org_user vo JOIN org_user vo2 ON vo2.org_id = vo.org_id WHERE vo.uid = ${v.idOnce ?? v.id}))`;
+    OR ${idCol} IN (${coMemberIdsSql(v.idOnce ?? v.id)}))`;
   return sql`(${visibilityCol} = 0 OR (NOT ${limitedFor(v, kind)} AND (
     ${v.isAdmin} OR ${idCol} = ${v.id}
     OR (${visibilityCol} = 1 AND ${v.id} IS NOT NULL AND (NOT ${v.restricted} OR ${together}))
@@ -212,7 +212,12 @@ export function userClassVisibleSql(v: ViewerSql, visibilityCol: SQL, kind: Acco
 /** SQL: the ids of the viewer and of the users sharing an organization with it, read through org_user's indexes. */
 export function reachedUserIdsSql(v: ViewerSql): SQL {
   const me = v.idOnce ?? v.id;
-  return sql`SELECT ${me} UNION ALL SELECT vo2.uid FROM org_user vo JOIN org_user vo2 ON vo2.org_id = vo.org_id WHERE vo.uid = ${me}`;
+  return sql`SELECT ${me} UNION ALL ${coMemberIdsSql(me)}`;
+}
+
+/** SQL: the ids of the users sharing an organization with user `me` (itself included, if it is in one), through org_user's indexes. */
+export function coMemberIdsSql(me: SQL): SQL {
+  return sql`SELECT vo2.uid FROM org_user vo JOIN org_user vo2 ON vo2.org_id = vo.org_id WHERE vo.uid = ${me}`;
 }
 
 /** The viewer limited only by public-only (for the targets of writes, whose route scopes already gate them). */

@@ -6,7 +6,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { col } from "../db/client.ts";
 import { repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
-import { unlimited, userVisibleSql, type Caller, type ViewerSql } from "./auth.ts";
+import { coMemberIdsSql, unlimited, userVisibleSql, type Caller, type ViewerSql } from "./auth.ts";
 
 export const ACCESS = { none: 0, read: 1, write: 2, admin: 3, owner: 4 } as const;
 export const ACCESS_NAMES = ["none", "read", "write", "admin", "owner"] as const;
@@ -334,5 +334,5 @@ export function reachedRepoIdsSql(viewer: ViewerSql): SQL {
       JOIN repository rr ON rr.owner_id = rt.org_id WHERE rtu.uid = ${once}
     UNION ALL SELECT rr.id FROM user ro JOIN repository rr ON rr.owner_id = ro.id
       WHERE ro.visibility = 2 AND ro.id IN (SELECT vo.org_id FROM org_user vo WHERE vo.uid = ${once}
-        UNION ALL SELECT vo2.uid FROM org_user vo JOIN org_user vo2 ON vo2.org_id = vo.org_id WHERE vo.uid = ${once})`;
+        UNION ALL ${coMemberIdsSql(once)})`;
 }

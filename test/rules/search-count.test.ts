@@ -8,7 +8,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repository, user } from "../../functions/db/schema.ts";
-import { addCollaborator, addTeamMember, apiRepo, roundTrips, seedMember, seedOrg, seedTeam, seedUser, testApp, token, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { addCollaborator, addTeamMember, allPages, apiRepo, seedMember, seedOrg, seedTeam, seedUser, testApp, token, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -104,20 +104,7 @@ const QUERIES = [
 ];
 
 /** Every repository the pages of `query` list (in pages of 7), and the total the first page states. */
-async function listed(query: string, headers: Record<string, string>) {
-  const names: string[] = [];
-  let total: string | null = null;
-  for (let page = 1; ; page++) {
-    const res = await t.request(`/api/v1/repos/search?${query}&limit=7&page=${page}`, { headers });
-    expect(res.status, query).toBe(200);
-    expect(roundTrips(res), query).toBe(1);
-    total ??= res.headers.get("X-Total-Count");
-    const body = (await res.json()) as { data: { full_name: string }[] };
-    names.push(...body.data.map((r) => r.full_name));
-    if (body.data.length < 7) break;
-  }
-  return { total: Number(total), names };
-}
+const listed = (query: string, headers: Record<string, string>) => allPages(t, `/api/v1/repos/search?${query}`, headers, 7, (r: { full_name: string }) => r.full_name);
 
 /** For every caller and filter: the stated total is the number of repositories listed, none twice. */
 async function expectTotalsExact(when: string) {

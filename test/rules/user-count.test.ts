@@ -7,7 +7,7 @@
  * changes who shares an organization with whom.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { roundTrips, seedMember, seedOrg, seedUser, testApp, token, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { allPages, seedMember, seedOrg, seedUser, testApp, token, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let adminTok = "";
@@ -54,20 +54,7 @@ const edit = async (name: string, visibility: string) =>
 const makePrivate = (name: string) => edit(name, "private");
 
 /** Every user the pages list (in pages of 3), and the total the first page states. */
-async function listed(headers: Record<string, string>) {
-  const names: string[] = [];
-  let total: string | null = null;
-  for (let page = 1; ; page++) {
-    const res = await t.request(`/api/v1/users/search?limit=3&page=${page}`, { headers });
-    expect(res.status).toBe(200);
-    expect(roundTrips(res)).toBe(1);
-    total ??= res.headers.get("X-Total-Count");
-    const body = (await res.json()) as { data: { login: string }[] };
-    names.push(...body.data.map((u) => u.login));
-    if (body.data.length < 3) break;
-  }
-  return { total: Number(total), names };
-}
+const listed = (headers: Record<string, string>) => allPages(t, "/api/v1/users/search", headers, 3, (u: { login: string }) => u.login);
 
 /** For every caller: the stated total is the number of users listed, none twice; `user_count` equals a GROUP BY of the rows. */
 async function expectTotalsExact(when: string) {

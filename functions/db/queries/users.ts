@@ -13,8 +13,8 @@ const count = (r: Row) => num(r[0]);
 // ---- search ----
 
 /**
- * Which filters a search has: a keyword (:kw, a LIKE pattern) and a user id (:uid); `indexed`, the
- * keyword's candidates come from the trigram index `user_search` (:kwPhrase, `indexedKeyword`).
+ * Which filters a search has: a keyword (:kw, a LIKE pattern) and a user id (:uid); `indexed` (only
+ * with a keyword), its candidates come from the trigram index `user_search` (:kwPhrase, `indexedKeyword`).
  */
 export interface SearchShape {
   kw: boolean;
@@ -38,7 +38,7 @@ export const searchStatements = shaped((s: SearchShape) => {
   // With the index only its candidates are read (by id, in id order: the page's order), a superset
   // of the LIKE's matches, which still decides: a search costs what it finds, not how many users
   // there are (drizzle/0009_user_search.sql).
-  const from = sql`FROM user u WHERE ${s.kw && s.indexed ? sql`u.id IN (SELECT rowid FROM user_search WHERE user_search MATCH ${p("kwPhrase")}) AND ` : sql``}u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")}${
+  const from = sql`FROM user u WHERE ${s.indexed ? sql`u.id IN (SELECT rowid FROM user_search WHERE user_search MATCH ${p("kwPhrase")}) AND ` : sql``}u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")}${
     s.kw
       ? sql` AND (u.lower_name LIKE ${p("kw")} ESCAPE '\\' OR lower(u.full_name) LIKE ${p("kw")} ESCAPE '\\' OR (u.keep_email_private = 0 AND lower(u.email) LIKE ${p("kw")} ESCAPE '\\'))`
       : sql``
