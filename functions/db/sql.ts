@@ -1,7 +1,7 @@
 /**
- * The query layer's core: a statement is SQL built ONCE (at module load, or once per shape for
- * queries whose shape varies) with named placeholders, plus a mapper from result rows to typed
- * objects. Requests only bind values. On Node the driver prepares each statement text once per
+ * The query layer's core: a statement is SQL built ONCE (defined at module load and compiled to
+ * text on its first use, or once per shape for queries whose shape varies) with named
+ * placeholders, plus a mapper from result rows to typed objects. Requests only bind values. On Node the driver prepares each statement text once per
  * connection; on the Worker the same text goes to sqld/Turso every time, so they can cache it.
  *
  * Statements that depend on who asks start with the viewer CTE (`WITH v AS (…)`): the token, the
@@ -65,27 +65,39 @@ export interface ViewerValues {
 }
 
 /**
- * Every statement text `query`/`command` built (at module load, or once per shape): a driver that
- * sees a text outside this set ran SQL built for one request (the rules test
- * `statements.test.ts` checks the converted routes against it).
+ * Every statement text `query`/`command` built (once per statement or shape): a driver that sees a
+ * text outside this set ran SQL built for one request (the rules test `statements.test.ts` checks
+ * the converted routes against it).
  */
 export const BUILT_ONCE: ReadonlySet<string> = new Set<string>();
 
 /**
- * How many statements `query`/`command` compiled: `loose` outside a `shaped` build, `rebuilt` the
- * texts compiled again. A request compiles none loose and rebuilds none — else it built SQL for
- * itself, whatever text it sent (statements.test.ts watches these around every request).
+ * How many statements `query`/`command` defined: `total`, `loose` outside a `shaped` build (counted
+ * when defined), `rebuilt` those of a `shaped` build whose text was already built (counted when
+ * first used: a shape keyed per request). A request defines none loose and rebuilds none — else it
+ * built SQL for itself, whatever text it sent (statements.test.ts watches these around every
+ * request). Two statements defined once each at module load may share a text.
  */
 export const COMPILED = { total: 0, loose: 0, rebuilt: 0 };
 let shaping = 0;
 
 /** Compiles drizzle SQL into text with positional parameters; placeholders stay named. */
 export function compile(name: string, q: SQL, once = true): Compiled {
+  return textOf(name, q, once ? define() : null);
+}
+
+/** Counts a statement defined for the query layer (see COMPILED); true inside a `shaped` build. */
+function define(): boolean {
+  COMPILED.total++;
+  if (shaping === 0) COMPILED.loose++;
+  return shaping > 0;
+}
+
+/** The statement's text; `inShape` (null: not a query-layer statement) decides what is counted. */
+function textOf(name: string, q: SQL, inShape: boolean | null): Compiled {
   const { sql: text, params } = dialect.sqlToQuery(q);
-  if (once) {
-    COMPILED.total++;
-    if (shaping === 0) COMPILED.loose++;
-    if (BUILT_ONCE.has(text)) COMPILED.rebuilt++;
+  if (inShape !== null) {
+    if (inShape && BUILT_ONCE.has(text)) COMPILED.rebuilt++;
     (BUILT_ONCE as Set<string>).add(text);
   }
   return {
@@ -104,16 +116,34 @@ function bindArgs(c: Compiled, values: Record<string, unknown>): unknown[] {
   });
 }
 
+/**
+ * A statement whose text is compiled on its first use, not when its module loads: a process (or a
+ * Worker isolate) starting up compiles only what its first requests run — drizzle's compilation
+ * of every statement was ~15 ms of a cold start (issue 9 B.4). Each text is still built once.
+ */
+function lazyStatement<T, V extends Record<string, unknown>>(name: string, q: SQL, map: (row: Row) => T): Statement<T, V> {
+  const inShape = define();
+  let compiled: Compiled | null = null;
+  const get = () => (compiled ??= textOf(name, q, inShape));
+  return {
+    get compiled() {
+      return get();
+    },
+    bind: (values) => {
+      const stmt = get();
+      return { stmt, args: bindArgs(stmt, values), map };
+    },
+  };
+}
+
 /** A statement that returns rows, mapped by `map`. */
 export function query<T, V extends Record<string, unknown> = Record<never, never>>(name: string, q: SQL, map: (row: Row) => T): Statement<T, V> {
-  const compiled = compile(name, q);
-  return { compiled, bind: (values) => ({ stmt: compiled, args: bindArgs(compiled, values), map }) };
+  return lazyStatement<T, V>(name, q, map);
 }
 
 /** A statement that changes rows (its result is its change count). */
 export function command<V extends Record<string, unknown> = Record<never, never>>(name: string, q: SQL): Statement<number, V> {
-  const compiled = compile(name, q);
-  return { compiled, bind: (values) => ({ stmt: compiled, args: bindArgs(compiled, values), map: () => 0 }) };
+  return lazyStatement<number, V>(name, q, () => 0);
 }
 
 /** A command built for one request (SQL whose text varies per request, e.g. the git rows of an initial commit). */

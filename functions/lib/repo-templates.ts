@@ -10,8 +10,15 @@
  *   The names come from the package's small index; the 5 MB of texts load on first use (start-up
  *   then neither parses nor evaluates them; the Node bundle leaves them in node_modules).
  */
-import spdx from "spdx-license-list";
-import gitignores from "../templates/gitignore.json" with { type: "json" };
+
+/**
+ * The gitignore templates (188 kB) and the SPDX license list (120 kB), loaded on first use: as
+ * object literals evaluated at start-up they cost a cold start several milliseconds (issue 9 B.4).
+ */
+let gitignores: Promise<Record<string, string>> | null = null;
+const GITIGNORES = () => (gitignores ??= import("../templates/gitignore.json", { with: { type: "json" } }).then((m) => (m.default as { templates: Record<string, string> }).templates));
+let spdxList: Promise<Record<string, unknown>> | null = null;
+const SPDX = () => (spdxList ??= import("spdx-license-list").then((m) => m.default as Record<string, unknown>));
 
 /** Readme templates by name (Gitea's options/readme). */
 const READMES: Record<string, string> = { Default: "# {Name}\n\n{Description}\n" };
@@ -19,33 +26,34 @@ const READMES: Record<string, string> = { Default: "# {Name}\n\n{Description}\n"
 /** Names of the readme templates (Gitea's repo_module.Readmes). */
 export const README_TEMPLATE_NAMES = Object.keys(READMES);
 
-const GITIGNORES = (gitignores as { templates: Record<string, string> }).templates;
-
 /** Gitea's [repository] PREFERRED_LICENSES default: listed first. */
 const PREFERRED_LICENSES = ["Apache-2.0", "MIT"];
 
 const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Names of the gitignore templates, in Gitea's (byte) order. */
-export const gitignoreNames = (): string[] => Object.keys(GITIGNORES).sort(byteOrder);
+export const gitignoreNames = async (): Promise<string[]> => Object.keys(await GITIGNORES()).sort(byteOrder);
 
 /** One gitignore template's text, or null (names are case-sensitive file names, as in Gitea). */
-export const gitignoreTemplate = (name: string): string | null => (Object.hasOwn(GITIGNORES, name) ? GITIGNORES[name]! : null);
+export async function gitignoreTemplate(name: string): Promise<string | null> {
+  const all = await GITIGNORES();
+  return Object.hasOwn(all, name) ? all[name]! : null;
+}
 
 /** License names: the preferred ones first, then the rest in byte order (Gitea's LoadRepoConfig). */
-export function licenseNames(): string[] {
-  const all = Object.keys(spdx).sort(byteOrder);
+export async function licenseNames(): Promise<string[]> {
+  const all = Object.keys(await SPDX()).sort(byteOrder);
   return [...PREFERRED_LICENSES.filter((n) => all.includes(n)), ...all.filter((n) => !PREFERRED_LICENSES.includes(n))];
 }
 
 /** Whether a license of that name exists (case-sensitive SPDX identifiers, as Gitea's file names). */
-export const hasLicense = (name: string): boolean => Object.hasOwn(spdx, name);
+export const hasLicense = async (name: string): Promise<boolean> => Object.hasOwn(await SPDX(), name);
 
 let texts: Promise<Record<string, { licenseText: string }>> | null = null;
 
 /** A license's SPDX text, or null. */
 export async function licenseTemplate(name: string): Promise<string | null> {
-  if (!hasLicense(name)) return null;
+  if (!(await hasLicense(name))) return null;
   texts ??= import("spdx-license-list/full.js").then((m) => m.default as Record<string, { licenseText: string }>);
   return (await texts)[name]?.licenseText ?? null;
 }
@@ -127,10 +135,10 @@ export function readme(name: string, v: ReadmeValues): string | null {
 }
 
 /** The `.gitignore` of comma-separated template names (each under `# ---> Name`), or the first unknown name. */
-export function gitignoreFile(names: string): { text: string } | { unknown: string } {
+export async function gitignoreFile(names: string): Promise<{ text: string } | { unknown: string }> {
   let text = "";
   for (const name of names.split(",")) {
-    const t = gitignoreTemplate(name);
+    const t = await gitignoreTemplate(name);
     if (t === null) return { unknown: name };
     text += `# ---> ${name}\n${t}\n`;
   }

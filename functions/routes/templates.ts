@@ -49,7 +49,7 @@ const listGitignoresTemplates = apiRoute({
 });
 templates.openapi(listGitignoresTemplates, async (c) => {
   await read(ctxOf(c), {});
-  return c.json(gitignoreNames(), 200);
+  return c.json(await gitignoreNames(), 200);
 });
 
 const getGitignoreTemplateInfo = apiRoute({
@@ -65,7 +65,7 @@ const getGitignoreTemplateInfo = apiRoute({
 templates.openapi(getGitignoreTemplateInfo, async (c) => {
   await read(ctxOf(c), {});
   const name = c.req.valid("param").name;
-  const source = gitignoreTemplate(name);
+  const source = await gitignoreTemplate(name);
   if (source === null) throw notFound();
   return c.json({ name, source }, 200);
 });
@@ -82,7 +82,7 @@ const listLicenseTemplates = apiRoute({
 templates.openapi(listLicenseTemplates, async (c) => {
   await read(ctxOf(c), {});
   const root = c.get("rootUrl");
-  return c.json(licenseNames().map((n) => ({ key: n, name: n, url: licenseUrl(root, n) })), 200);
+  return c.json((await licenseNames()).map((n) => ({ key: n, name: n, url: licenseUrl(root, n) })), 200);
 });
 
 const getLicenseTemplateInfo = apiRoute({

@@ -25,7 +25,7 @@ export interface AutoInitForm {
 }
 
 /** Create rules 1–2 and the template names, checked before anything is written. */
-export function checkAutoInit(form: { auto_init?: boolean; readme?: string; gitignores?: string; license?: string }): AutoInitForm | null {
+export async function checkAutoInit(form: { auto_init?: boolean; readme?: string; gitignores?: string; license?: string }): Promise<AutoInitForm | null> {
   if (!form.auto_init) return null;
   // Create rule 1: an empty Readme means the template named Default.
   const name = form.readme || "Default";
@@ -34,10 +34,10 @@ export function checkAutoInit(form: { auto_init?: boolean; readme?: string; giti
   // Unknown gitignore / license names fail Gitea's CreateRepository (GetRepoInitFile[name]) after
   // the row exists; here they are refused before it, as the label template's ErrTemplateLoad (422).
   if (form.gitignores) {
-    const g = gitignoreFile(form.gitignores);
+    const g = await gitignoreFile(form.gitignores);
     if ("unknown" in g) throw unprocessable(`GetRepoInitFile[${g.unknown}]: failed to load gitignore template`);
   }
-  if (form.license && !hasLicense(form.license)) throw unprocessable(`GetRepoInitFile[${form.license}]: failed to load license template`);
+  if (form.license && !(await hasLicense(form.license))) throw unprocessable(`GetRepoInitFile[${form.license}]: failed to load license template`);
   return { readme: name, gitignores: form.gitignores || undefined, license: form.license || undefined };
 }
 
@@ -83,7 +83,7 @@ export async function prepareAutoInit(form: AutoInitForm, t: InitTarget, caller:
   const readmeText = readme(form.readme, { Name: t.name, Description: t.description, "CloneURL.SSH": t.cloneSsh, "CloneURL.HTTPS": t.cloneHttps, OwnerName: t.ownerName })!;
   changes.push({ op: "put", path: "README.md", content: readmeText });
   if (form.gitignores) {
-    const g = gitignoreFile(form.gitignores);
+    const g = await gitignoreFile(form.gitignores);
     if ("text" in g && g.text.length > 0) changes.push({ op: "put", path: ".gitignore", content: g.text });
   }
   if (form.license) {

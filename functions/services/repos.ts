@@ -268,7 +268,7 @@ export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: stri
   if (!me.isAdmin && owner.maxRepoCreation >= 0 && owner.numRepos >= owner.maxRepoCreation) throw forbidden(`You have reached your limit of ${owner.maxRepoCreation} repositories.`);
   checkRepoName(form.name);
   // Create rules 1–2: auto_init needs a readme template that exists (Default when empty).
-  const autoInit = checkAutoInit(form);
+  const autoInit = await checkAutoInit(form);
   const labels = form.issue_labels ? labelsFromTemplate(form.issue_labels) : [];
   const units = defaultUnits(ctx);
   const defaultBranch = form.default_branch || ctx.settings.repository.defaultBranch;

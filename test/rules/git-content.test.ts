@@ -58,7 +58,7 @@ describe("AutoInit (create rules 1–2)", () => {
   it("writes .gitignore from each named template under '# ---> Name' and LICENSE with Gitea's placeholders filled", async () => {
     const name = uniq("ai");
     const body = await apiRepo(t, tok, { name, auto_init: true, gitignores: "Go,Node", license: "MIT" });
-    expect(await fileAt(body.id, ".gitignore")).toBe(`# ---> Go\n${gitignoreTemplate("Go")}\n# ---> Node\n${gitignoreTemplate("Node")}\n`);
+    expect(await fileAt(body.id, ".gitignore")).toBe(`# ---> Go\n${await gitignoreTemplate("Go")}\n# ---> Node\n${await gitignoreTemplate("Node")}\n`);
     const year = String(new Date().getUTCFullYear());
     const license = (await fileAt(body.id, "LICENSE"))!;
     expect(license).toBe(`${spdx.MIT!.licenseText.replace("<year>", year).replace("<copyright holders>", owner.name).replace(/\n?$/, "\n")}`);
@@ -127,7 +127,7 @@ describe("template listings", () => {
     expect([...list].sort((a, b) => (a < b ? -1 : 1))).toEqual(list);
     const res = await t.request("/api/v1/gitignore/templates/Go");
     expect(roundTrips(res)).toBe(0);
-    expect(await res.json()).toEqual({ name: "Go", source: gitignoreTemplate("Go") });
+    expect(await res.json()).toEqual({ name: "Go", source: await gitignoreTemplate("Go") });
     await expectRefusal(t.request("/api/v1/gitignore/templates/go"), 404, NOT_FOUND);
   });
 

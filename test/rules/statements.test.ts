@@ -219,11 +219,26 @@ describe("statements built once (issue 9 B.1)", () => {
 
   it("the check sees statements the query layer compiles per request, whatever their text", () => {
     const before = { ...COMPILED };
-    const perRequest = () => query("perRequest", sql`SELECT ${p("x")}`, (r) => r[0]);
+    const perRequest = () => query<unknown, { x: number }>("perRequest", sql`SELECT ${p("x")}`, (r) => r[0]).bind({ x: 1 });
     perRequest();
     perRequest();
     expect(COMPILED.loose - before.loose).toBe(2);
-    expect(COMPILED.rebuilt - before.rebuilt).toBe(1);
+    // A shape keyed per request (its text the same every time) is rebuilt.
+    let n = 0;
+    const perRequestShape = shaped((k: number) => query<unknown, { x: number }>(`s${k}`, sql`SELECT ${p("x")}, 'same-${before.total}'`, (r) => r[0]));
+    perRequestShape(n++).bind({ x: 1 });
+    expect(COMPILED.rebuilt - before.rebuilt).toBe(0);
+    perRequestShape(n++).bind({ x: 1 });
+    expect([COMPILED.loose - before.loose, COMPILED.rebuilt - before.rebuilt]).toEqual([2, 1]);
+    // A statement is compiled on its first use, once: defining it compiles nothing, binding it
+    // again compiles nothing more.
+    const size = BUILT_ONCE.size;
+    const lazy = query<unknown, { x: number }>("lazy", sql`SELECT ${p("x")}, ${sql.raw(`'lazy-${before.total}'`)}`, (r) => r[0]);
+    expect(BUILT_ONCE.size).toBe(size);
+    expect(lazy.bind({ x: 1 }).args).toEqual([1]);
+    expect(BUILT_ONCE.size).toBe(size + 1);
+    lazy.bind({ x: 2 });
+    expect([BUILT_ONCE.size, COMPILED.rebuilt - before.rebuilt]).toEqual([size + 1, 1]);
     // A shape compiles once; a second call with the same key compiles nothing.
     const byShape = shaped((k: string) => query(`shape(${k})`, sql`SELECT ${p("x")}, ${sql.raw(`'${k}-${before.total}'`)}`, (r) => r[0]));
     const mid = { ...COMPILED };
