@@ -1,8 +1,9 @@
 /**
  * The query layer's core: a statement is SQL built ONCE (defined at module load and compiled to
  * text on its first use, or once per shape for queries whose shape varies) with named
- * placeholders, plus a mapper from result rows to typed objects. Requests only bind values. On Node the driver prepares each statement text once per
- * connection; on the Worker the same text goes to sqld/Turso every time, so they can cache it.
+ * placeholders, plus a mapper from result rows to typed objects. Requests only bind values. On
+ * Node the driver prepares each statement text once per connection; on the Worker the same text
+ * goes to sqld/Turso every time, so they can cache it.
  *
  * Statements that depend on who asks start with the viewer CTE (`WITH v AS (…)`): the token, the
  * basic-auth name and the sudo name are bound once per statement and every fragment reads the
