@@ -6,7 +6,7 @@ import { OpenAPIHono, createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { DbMeter } from "../db/client.ts";
 import { rowGone, type Driver } from "../db/driver.ts";
-import { callerByPassword, callerByToken, sudoTarget, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
+import { accountByLowerName, callerByPassword, callerByToken, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
 import { rowsOf, type Bound, type ViewerValues } from "../db/sql.ts";
 import { hasCredentials, precheck, resolveCaller, type Caller, type Credentials, type RouteAuth } from "./auth.ts";
 import { ApiError, errorResponses, notFound, unprocessable, validationMessage } from "./errors.ts";
@@ -84,7 +84,7 @@ export async function read<R extends NamedReads>(ctx: Ctx, reads: R): Promise<{ 
   const signed = hasCredentials(ctx.creds);
   if (signed) {
     items.push((ctx.creds.password !== null ? callerByPassword : callerByToken).bind(ctx.vv));
-    if (ctx.creds.sudo) items.push(sudoTarget.bind({ name: ctx.creds.sudo.toLowerCase() }));
+    if (ctx.creds.sudo) items.push(accountByLowerName.bind({ name: ctx.creds.sudo.toLowerCase() }));
   }
   for (const n of names) items.push(reads[n]!); // !: n is one of reads' own keys
   const rows = items.length ? await runBatch(ctx.driver, items, "read") : [];

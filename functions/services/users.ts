@@ -1,11 +1,10 @@
 /** Users: the caller, a user by name, search, and the admin verbs (Gitea routers/api/v1/{user,admin}). */
 import { uniqueViolation } from "../db/client.ts";
-import { accountByName, individualByName, updateAccount, userById } from "../db/queries/accounts.ts";
+import { accountByLowerName, accountByName, individualByName, updateAccount, userById } from "../db/queries/accounts.ts";
 import { addPrimaryEmail, emailByLower } from "../db/queries/emails.ts";
 import { forkVisibilityOfOwner } from "../db/queries/forks.ts";
 import { sharedPacksOfOwner } from "../db/queries/storage.ts";
 import {
-  accountByLowerName,
   DELETE_USER_ROWS,
   deleteUserGuard,
   EDIT_EMAIL,

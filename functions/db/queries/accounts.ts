@@ -78,8 +78,8 @@ export const callerByPassword = query<CallerRow, Pick<ViewerValues, "v_token" | 
   callerOf(U_AUTH as unknown as typeof U),
 );
 
-/** The sudo target (only sent when `sudo` was given). */
-export const sudoTarget = query<UserRow, { name: string }>("sudoTarget", sql`SELECT ${U.select} FROM user u WHERE u.lower_name = ${p("name")} LIMIT 1`, (r) => U.read(r, 0));
+/** An account (user or organization) by lower-case name, whatever the caller sees: the sudo target, an admin's lookup. */
+export const accountByLowerName = query<UserRow, { name: string }>("accountByLowerName", sql`SELECT ${U.select} FROM user u WHERE u.lower_name = ${p("name")} LIMIT 1`, (r) => U.read(r, 0));
 
 // ---- accounts by name ----
 

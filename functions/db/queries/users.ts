@@ -57,9 +57,6 @@ export type LoginSourceRow = ReturnType<typeof L.read>;
 
 export const loginSourceById = query<LoginSourceRow, { id: number }>("loginSourceById", sql`SELECT ${L.select} FROM login_source ls WHERE ls.id = ${p("id")} LIMIT 1`, (r) => L.read(r, 0));
 
-/** An account (individual or organization) by lower-cased name. */
-export const accountByLowerName = query<UserRow, { name: string }>("accountByLowerName", sql`SELECT ${U.select} FROM user u WHERE u.lower_name = ${p("name")} LIMIT 1`, userRow);
-
 const NEW_USER_KEYS: InsertKey<typeof user>[] = [
   "name", "lowerName", "fullName", "email", "passwd", "passwdHashAlgo", "mustChangePassword", "loginType", "loginSource", "loginName", "isRestricted", "visibility", "createdUnix", "updatedUnix",
 ];
