@@ -82,9 +82,12 @@ export const BUILT_ONCE: ReadonlySet<string> = new Set<string>();
 export const COMPILED = { total: 0, loose: 0, rebuilt: 0 };
 let shaping = 0;
 
-/** Compiles drizzle SQL into text with positional parameters; placeholders stay named. */
-export function compile(name: string, q: SQL, once = true): Compiled {
-  return textOf(name, q, once ? define() : null);
+/**
+ * Compiles drizzle SQL into text with positional parameters; placeholders stay named. Outside the
+ * query layer's statements (`query`/`command`): nothing is counted, no text enters BUILT_ONCE.
+ */
+export function compile(name: string, q: SQL): Compiled {
+  return textOf(name, q, null);
 }
 
 /** Counts a statement defined for the query layer (see COMPILED); true inside a `shaped` build. */
@@ -149,7 +152,7 @@ export function command<V extends Record<string, unknown> = Record<never, never>
 
 /** A command built for one request (SQL whose text varies per request, e.g. the git rows of an initial commit). */
 export function commandOnce(name: string, q: SQL): Bound<number> {
-  const compiled = compile(name, q, false);
+  const compiled = compile(name, q);
   return { stmt: compiled, args: bindArgs(compiled, {}), map: () => 0 };
 }
 

@@ -192,10 +192,10 @@ const NOT_CASCADED: Record<string, string> = {
 describe("statements built once (issue 9 B.1)", () => {
   it("the repository cascade covers every column of the schema holding a repository id, for user purge and repository delete alike", () => {
     const ids = sql`(SELECT 1)`;
-    const text = (q: SQL) => compile("cascade", q, false).text;
+    const text = (q: SQL) => compile("cascade", q).text;
     const cascade = repoCascadeSql(ids).map(text);
     // Repository delete runs the same list as user purge, for one id.
-    const byId = repoCascadeSql(sql`(${p("id")})`).map((q) => compile("cascade", q, false).text);
+    const byId = repoCascadeSql(sql`(${p("id")})`).map((q) => compile("cascade", q).text);
     expect(byId.map((q) => q.replaceAll("(?)", "(SELECT 1)"))).toEqual(cascade);
     expect(REPO_DELETE.slice(0, byId.length).map((s) => s.compiled.text)).toEqual(byId);
     const columns = (Object.values(schema) as unknown[])
