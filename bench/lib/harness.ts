@@ -182,17 +182,21 @@ export const median = (xs: number[]) => {
 export const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : "–");
 export const fmtInt = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString("en-US") : "–");
 
+/** What a benchmark of the app measures: its code, migrations, Worker bundle settings and locked dependencies. */
+const APP_PATHS = ["functions", "drizzle", "wrangler.toml", "package-lock.json"];
+
 /** The machine and the code measured, for a section's first line. */
 export function describeRun(): string {
   const cpu = os.cpus();
   let commit = "unknown";
   try {
-    // The last commit that changed the app (functions/, drizzle/), and the checkout it runs in.
-    const app = execFileSync("git", ["log", "-1", "--format=%h (%s)", "--", "functions", "drizzle"], { cwd: ROOT_DIR, encoding: "utf8" }).trim();
+    // The last commit that changed what runs (the app, its migrations, the Worker's bundle settings,
+    // the locked dependencies), and the checkout it runs in.
+    const app = execFileSync("git", ["log", "-1", "--format=%h (%s)", "--", ...APP_PATHS], { cwd: ROOT_DIR, encoding: "utf8" }).trim();
     const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT_DIR, encoding: "utf8" }).trim();
     commit = `${app}, checkout ${head}`;
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "functions", "drizzle"], { cwd: ROOT_DIR, encoding: "utf8" }).trim();
-    if (dirty) commit += " with uncommitted changes in functions/ or drizzle/";
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", ...APP_PATHS], { cwd: ROOT_DIR, encoding: "utf8" }).trim();
+    if (dirty) commit += ` with uncommitted changes in ${APP_PATHS.join(", ")}`;
   } catch {
     // not a git checkout
   }
