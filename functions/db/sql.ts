@@ -129,7 +129,7 @@ function lazyStatement<T, V extends Record<string, unknown>>(name: string, q: SQ
   const inShape = define();
   let compiled: Compiled | null = null;
   const get = () => (compiled ??= textOf(name, q, inShape));
-  return {
+  const statement: Statement<T, V> = {
     get compiled() {
       return get();
     },
@@ -138,7 +138,18 @@ function lazyStatement<T, V extends Record<string, unknown>>(name: string, q: SQ
       return { stmt, args: bindArgs(stmt, values), map };
     },
   };
+  if (!inShape && DEFINED.length < DEFINED_MAX) DEFINED.push(statement);
+  return statement;
 }
+
+/**
+ * The statements defined outside a shape — at module load, where a request never defines one —
+ * so a test can compile and prepare every one, as start-up did before statements compiled lazily
+ * (statements.test.ts). Bounded, in case a request ever did define one.
+ */
+const DEFINED: Statement<unknown, never>[] = [];
+const DEFINED_MAX = 4096;
+export const DEFINED_STATEMENTS: readonly Statement<unknown, never>[] = DEFINED;
 
 /** A statement that returns rows, mapped by `map`. */
 export function query<T, V extends Record<string, unknown> = Record<never, never>>(name: string, q: SQL, map: (row: Row) => T): Statement<T, V> {

@@ -9,7 +9,13 @@ import { getTableColumns, getTableName, is, sql, Table, type SQL } from "drizzle
 import * as schema from "../../functions/db/schema.ts";
 import { repoCascadeSql } from "../../functions/db/queries/cascade.ts";
 import { REPO_DELETE } from "../../functions/db/queries/repos.ts";
-import { BUILT_ONCE, COMPILED, compile, p, query, shaped } from "../../functions/db/sql.ts";
+import { BUILT_ONCE, COMPILED, compile, DEFINED_STATEMENTS, p, query, shaped, type Statement } from "../../functions/db/sql.ts";
+import { migrateDb } from "../../functions/db/migrate.ts";
+import { createClient } from "@libsql/client";
+import Database from "libsql";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Driver } from "../../functions/db/driver.ts";
 import { apiRepo, basic, seedMember, seedOrg, seedTeam, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
@@ -245,6 +251,38 @@ describe("statements built once (issue 9 B.1)", () => {
     byShape("a");
     byShape("a");
     expect([COMPILED.total - mid.total, COMPILED.loose - mid.loose, COMPILED.rebuilt - mid.rebuilt]).toEqual([1, 0, 0]);
+  });
+
+  it("every statement defined at module load compiles and prepares on the migrated schema, as start-up checked before statements compiled lazily", async () => {
+    // Statements compile on their first request: a statement of a rarely used path with a wrong
+    // column would otherwise first fail in production. Each is compiled here and prepared by
+    // SQLite on a migrated file of its own (prepared, never run).
+    const dir = mkdtempSync(join(tmpdir(), "statements-"));
+    const file = join(dir, "db.sqlite");
+    const client = createClient({ url: `file:${file}` });
+    await migrateDb(client);
+    client.close();
+    const db = new Database(file);
+    try {
+      const prepares = (s: Statement<unknown, never>) => {
+        try {
+          db.prepare(s.compiled.text);
+          return null;
+        } catch (e) {
+          return `${s.compiled.name}: ${(e as Error).message}`;
+        }
+      };
+      const defined = [...DEFINED_STATEMENTS];
+      expect(defined.length).toBeGreaterThan(200);
+      expect(defined.map(prepares).filter((f) => f !== null)).toEqual([]);
+      // The check fails on a statement SQLite cannot prepare.
+      const broken = query("broken", sql`SELECT no_such_column FROM user`, (r) => r[0]);
+      expect(DEFINED_STATEMENTS).toContain(broken);
+      expect(prepares(broken)).toMatch(/^broken: no such column/);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("every statement of the converted services' routes was built once", async () => {
