@@ -669,7 +669,9 @@ const SORTS: Record<string, SQL> = {
   updated: sql`${col(repository.updatedUnix)}`,
   size: sql`${col(repository.size)}`,
   git_size: sql`${col(repository.size)}`,
-  lfs_size: sql`0`,
+  // No LFS object is stored: every size is 0 (the id breaks the tie). Not the literal 0, which
+  // ORDER BY would read as a column number.
+  lfs_size: sql`CAST(0 AS INTEGER)`,
   stars: sql`${col(repository.numStars)}`,
   forks: sql`${col(repository.numForks)}`,
   id: sql`${col(repository.id)}`,

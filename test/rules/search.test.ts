@@ -91,6 +91,21 @@ describe("search rules", () => {
     expect(desc).toEqual([...desc].sort((a: number, b: number) => b - a));
   });
 
+  it("every sort Gitea documents answers the same repositories in both orders (lfs_size: no LFS is stored, so by id)", async () => {
+    const all = (await search(`q=${tag}`, aliceTok)).names;
+    for (const sort of ["alpha", "created", "updated", "size", "git_size", "lfs_size", "stars", "forks", "id"]) {
+      for (const order of ["asc", "desc"]) {
+        const r = await search(`q=${tag}&sort=${sort}&order=${order}`, aliceTok);
+        expect([r.res.status, r.names], `${sort} ${order}`).toEqual([200, all]);
+        // Without a keyword the statement is another shape.
+        expect((await search(`sort=${sort}&order=${order}`, aliceTok)).res.status, `${sort} ${order}, no keyword`).toBe(200);
+      }
+    }
+    const ids = async (order: string) => (await search(`q=${tag}&sort=lfs_size&order=${order}`, aliceTok)).body.data.map((r: { id: number }) => r.id);
+    const asc = await ids("asc");
+    expect(asc).toEqual([...asc].sort((a: number, b: number) => a - b));
+  });
+
   it("filters: is_private, template, archived, includeDesc, topic, uid+exclusive, starredBy, priority_owner_id", async () => {
     expect((await search(`q=${tag}&is_private=true`, aliceTok)).names).toEqual([names.priv, names.shared].sort());
     expect((await search(`q=${tag}&template=true`, aliceTok)).names).toEqual([names.tmpl]);
