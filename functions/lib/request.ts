@@ -5,7 +5,10 @@
  * - a blank or whitespace-only JSON body is an empty object (Gitea's binding ignores `io.EOF`);
  * - NUL characters are refused: SQLite's C strings would cut them on one target and keep them on
  *   the other, so a name with a NUL could even match a different row. In the path nothing can
- *   have such a name (404); in the query or the body it is invalid input (422).
+ *   have such a name (404); in the query or the body it is invalid input (422);
+ * - a lone UTF-16 surrogate escaped in a JSON body (`"\ud800"`) becomes U+FFFD, as Go's decoder
+ *   makes it: stored, it would be U+FFFD anyway (UTF-8 has no lone surrogates), so the name a route
+ *   answers with and the name it stored are the same, and no encoder meets a malformed string.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { goFieldName, notFound, unprocessable } from "./errors.ts";
@@ -32,6 +35,17 @@ export function nulPath(value: unknown, path: string[] = []): string[] | null {
   }
   return null;
 }
+
+/** `value` with every lone surrogate in its strings and keys replaced by U+FFFD (the same value when it has none). */
+export function wellFormed(value: unknown): unknown {
+  if (typeof value === "string") return value.isWellFormed() ? value : value.toWellFormed();
+  if (Array.isArray(value)) return value.map(wellFormed);
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.toWellFormed(), wellFormed(v)]));
+  return value;
+}
+
+/** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate reaches JSON text decoded from UTF-8. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 const nulRefused = (field: string | undefined) => unprocessable(`[${field ? goFieldName(field) : "Body"}]: invalid character NUL`);
 
@@ -80,6 +94,8 @@ export function normalizeRequest(): MiddlewareHandler {
         if (parsed !== undefined) {
           const bad = nulPath(parsed);
           if (bad) throw nulRefused(bad.at(-1));
+          // Hono's json() parses the cached text: the validators see the well-formed value.
+          if (SURROGATE_ESCAPE.test(text)) (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(JSON.stringify(wellFormed(parsed)));
         }
       }
     }

@@ -395,6 +395,24 @@ for (const target of targets()) {
       expect((await repoOf(`${a.name}/${name}`, a.h)).description).toBe(controls);
     });
 
+    it("a lone UTF-16 surrogate in a JSON body becomes U+FFFD, as Go's decoder makes it: what a write answers is what it stored", async () => {
+      const a = await newUser();
+      const name = uniqName("sur");
+      // JSON.stringify writes a lone surrogate as the escape \ud800.
+      const made = await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name, description: "x\ud800y", auto_init: true } });
+      expect(made.status).toBe(201);
+      expect((await made.json()).description).toBe("x\uFFFDy");
+      expect((await repoOf(`${a.name}/${name}`, a.h)).description).toBe("x\uFFFDy");
+      const branch = await call("POST", `/api/v1/repos/${a.name}/${name}/branches`, { headers: a.h, json: { new_branch_name: "b\udc00", old_branch_name: "main" } });
+      expect(branch.status).toBe(201);
+      expect((await branch.json()).name).toBe("b\uFFFD");
+      expect((await call("GET", `/api/v1/repos/${a.name}/${name}/branches/${encodeURIComponent("b\uFFFD")}`, { headers: a.h })).status).toBe(200);
+      const file = await call("POST", `/api/v1/repos/${a.name}/${name}/contents/f.txt`, { headers: a.h, json: { content: "aGk=", new_branch: "nb\ud800" } });
+      expect(file.status).toBe(201);
+      expect((await file.json()).commit.html_url).toBeTypeOf("string");
+      expect((await call("GET", `/api/v1/repos/${a.name}/${name}/branches/${encodeURIComponent("nb\uFFFD")}`, { headers: a.h })).status).toBe(200);
+    });
+
     it("B.7 answers that were not JSON are JSON in Gitea's shape: oversized headers and chunked oversized bodies; the server survives", async () => {
       const { hostname, port } = new URL(target.url);
       const big = await raw(target, `GET /api/v1/version HTTP/1.1\r\nHost: ${hostname}:${port}\r\nX-Big: ${"a".repeat(200_000)}\r\nConnection: close\r\n\r\n`);
