@@ -5,7 +5,8 @@
  */
 
 // ---------------------------------------------------------------------------------------------
-// Globs (modules/glob: gobwas/glob semantics compiled to a regular expression, `/` separator)
+// Globs (modules/glob: gobwas/glob semantics compiled to a regular expression, `/` separator) —
+// also what decides Gitea's GlobPattern binding (a webhook's branch_filter)
 
 const SEP = "/";
 const NON_SEP = "[^/]";

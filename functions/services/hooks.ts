@@ -14,6 +14,7 @@ import { encryptSecret } from "../lib/crypto.ts";
 import { ApiError, badRequest, notFound, unprocessable } from "../lib/errors.ts";
 import { reqOrgOwnership } from "../lib/guards.ts";
 import { isAllowedHost } from "../lib/hosts.ts";
+import { compileGlob } from "../lib/template-expansion.ts";
 import type { Page } from "../lib/pagination.ts";
 import { nowUnix } from "./common.ts";
 
@@ -58,15 +59,8 @@ const normEvents = (events: string[] | undefined) => {
   return out.length ? out : ["push"];
 };
 
-const globOk = (g: string) => {
-  // Gitea's GlobPattern binding: a brace-balanced glob.
-  let depth = 0;
-  for (const ch of g) {
-    if (ch === "{") depth++;
-    if (ch === "}" && --depth < 0) return false;
-  }
-  return depth === 0;
-};
+/** Gitea's GlobPattern binding: the pattern compiles as a glob (modules/glob: an unclosed `[` or `{`, a trailing backslash, a reversed range fail). */
+const globOk = (g: string) => compileGlob(g) !== null;
 
 function checkTarget(ctx: Ctx, url: string) {
   let ok = false;

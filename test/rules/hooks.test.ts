@@ -55,6 +55,10 @@ describe("create", () => {
     [{ type: "slack", config: { url: "https://x.example", content_type: "json" } }, 422, "Missing config option: channel"],
     [{ type: "slack", config: { url: "https://x.example", content_type: "json", channel: "no spaces allowed" } }, 400, "Invalid slack channel name"],
     [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "{main" }, 422, "[BranchFilter]: GlobPattern"],
+    [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "[main" }, 422, "[BranchFilter]: GlobPattern"],
+    [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "ma[in" }, 422, "[BranchFilter]: GlobPattern"],
+    [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "main\\" }, 422, "[BranchFilter]: GlobPattern"],
+    [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "[z-a]" }, 422, "[BranchFilter]: GlobPattern"],
   ])("%j → %i %s", async (json, status, message) => {
     const res = await create(json);
     expect(res.status).toBe(status);
@@ -101,6 +105,9 @@ describe("read, edit, delete", () => {
     const [row] = await t.db.select().from(webhook).where(eq(webhook.id, h.id));
     expect(await decryptSecret("test-secret-key-0123456789", row!.authHeaderEnc)).toBe("Bearer very-secret");
     await expectRefusal(t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { config: { url: "http://10.0.0.1/" } } }), 422, "webhook can only call allowed HTTP servers (check your webhook.ALLOWED_HOST_LIST setting), deliver to 10.0.0.1 is blocked");
+    // An invalid glob is refused on edit as on create; braces outside a group are literal.
+    await expectRefusal(t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { branch_filter: "ma[in" } }), 422, "[BranchFilter]: GlobPattern");
+    expect((await t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { branch_filter: "a}b" } })).status).toBe(200);
   });
 
   it("a hook of another organization answers like a missing one; delete → 204 then 404", async () => {
