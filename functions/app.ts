@@ -125,7 +125,10 @@ export function createApp(deps: AppDeps) {
   });
   const memoryObjects = new MemoryObjectStore();
   app.use(gitStorage(deps.objects ?? (() => memoryObjects)));
-  const tooLarge = (c: Context<AppEnv>) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413);
+  // The rest of the body is never read: the connection closes after the answer (as Node's own
+  // answers to requests it refuses do), so a keep-alive client does not send its next request
+  // into a connection the server drops.
+  const tooLarge = (c: Context<AppEnv>) => c.json({ message: "request body too large", url: `${c.get("rootUrl")}api/swagger` }, 413, { Connection: "close" });
   const apiLimit = bodyLimit({ maxSize: API_BODY_LIMIT, onError: tooLarge });
   const contentsLimit = bodyLimit({ maxSize: contentsBodyLimit(deps.settings), onError: tooLarge });
   // No GET or HEAD route reads a body; asking for one would make Node's adapter build a full web
