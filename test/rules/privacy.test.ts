@@ -138,6 +138,29 @@ describe("lists by owner", () => {
     }
   });
 
+  it("forks_count counts only the forks the caller may see — as its forks list does — in a read, a list and a search", async () => {
+    const owner = await seedUser(t.db);
+    const ownerTok = await owner.token();
+    const base = await apiRepo(t, ownerTok, { name: uniq("forked") });
+    // A fork in a private organization, and one by a user anyone may see.
+    const hider = await seedUser(t.db);
+    const hiderTok = await hider.token();
+    const hidden = await seedOrg(t, hider, { visibility: 2 });
+    const fork = (tk: string, json: Record<string, unknown>) => t.request(`/api/v1/repos/${base.full_name}/forks`, { method: "POST", headers: token(tk), json });
+    expect((await fork(hiderTok, { organization: hidden.name })).status).toBe(202);
+    expect((await fork(await (await seedUser(t.db)).token(), {})).status).toBe(202);
+    const admin = await (await seedUser(t.db, { admin: true })).token();
+    for (const [who, h, n] of [["anonymous", {}, 1], ["the private organization's owner", token(hiderTok), 2], ["a site admin", token(admin), 2], ["the owner", token(ownerTok), 1]] as const) {
+      const forks = await t.request(`/api/v1/repos/${base.full_name}/forks`, { headers: h });
+      expect(forks.headers.get("X-Total-Count"), who).toBe(String(n));
+      expect((await (await t.request(`/api/v1/repos/${base.full_name}`, { headers: h })).json()).forks_count, who).toBe(n);
+      const listed = ((await (await t.request(`/api/v1/users/${owner.name}/repos`, { headers: h })).json()) as { id: number; forks_count: number }[]).find((r) => r.id === base.id);
+      expect(listed?.forks_count, who).toBe(n);
+      const found = ((await (await t.request(`/api/v1/repos/search?q=${base.name}`, { headers: h })).json()).data as { id: number; forks_count: number }[]).find((r) => r.id === base.id);
+      expect(found?.forks_count, who).toBe(n);
+    }
+  });
+
   it("the feed of a visible repository does not leak other repositories", async () => {
     const feed = await (await get(`/api/v1/repos/${repos.userPub.full}/activities/feeds`, "anonymous")).json();
     expect(feed.map((f: { op_type: string; repo: { full_name: string } }) => `${f.op_type} ${f.repo.full_name}`)).toEqual([`create_repo ${repos.userPub.full}`]);

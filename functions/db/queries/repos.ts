@@ -19,7 +19,7 @@ const O = userCols("user");
 /** The select list of RepoFacts over `repository` joined with its owner `user`, for `viewer` (read by `factsOf`). */
 export const factsList = (viewer: ViewerSql) => {
   const F = repoFactsColumns(viewer);
-  return sql`${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamAccess}, ${F.units}`;
+  return sql`${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamAccess}, ${F.units}, ${F.visibleForks}`;
 };
 /** The facts for the viewer of the viewer CTE. */
 export const FACTS = factsList(VIEWER);
@@ -40,7 +40,7 @@ export const FACTS_JOINED = factsList(VIEWER_COLUMNS);
 const MIRROR_OF = (column: string) => sql.raw(`CASE WHEN repository.is_mirror THEN (SELECT m.${column} FROM mirror m WHERE m.repo_id = repository.id) END`);
 const packedFactsList = (viewer: ViewerSql) => {
   const F = repoFactsColumns(viewer);
-  return sql`json_array(${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamAccess} || '', ${F.units} || '', ${MIRROR_OF("interval_ms")}, ${MIRROR_OF("updated_unix")})`;
+  return sql`json_array(${R.select}, ${O.select}, ${F.ownerVisible}, ${F.collabMode}, ${F.isOrgOwner}, ${F.teamAccess} || '', ${F.units} || '', ${F.visibleForks}, ${MIRROR_OF("interval_ms")}, ${MIRROR_OF("updated_unix")})`;
 };
 /** `FACTS` packed, for a list. */
 export const LIST_FACTS = packedFactsList(VIEWER);
@@ -50,7 +50,8 @@ export const LIST_FACTS_JOINED = packedFactsList(VIEWER_COLUMNS);
 export function factsOf(r: Row, at = 0): RepoFacts {
   const k = at + R.width + O.width;
   return {
-    repo: R.read(r, at),
+    // numForks: the forks the viewer may see (`visibleForks`), never the stored count.
+    repo: { ...R.read(r, at), numForks: num(r[k + 5]) },
     owner: { ...O.read(r, at + R.width), passwd: "", passwdHashAlgo: "" },
     ownerVisible: num(r[k]),
     collabMode: numOrNull(r[k + 1]),
@@ -75,7 +76,7 @@ export function withParents(rows: readonly ListedRepo[], pool: ReadonlyMap<numbe
 /** The repository of a `LIST_FACTS` column at `at`. */
 export function packedFactsOf(r: Row, at = 0): ListedRepo {
   const f = JSON.parse(str(r[at])) as Row;
-  const k = R.width + O.width + 5;
+  const k = R.width + O.width + 6;
   return { facts: factsOf(f), mirror: f[k] === null || f[k] === undefined ? null : { intervalMs: num(f[k]), updatedUnix: num(f[k + 1]) } };
 }
 
@@ -114,9 +115,9 @@ const NOTHING_AT_PATH = sql`NOT EXISTS (SELECT 1 FROM repository r JOIN user o O
  * and sqld/Turso prepare it on every request.
  */
 const factsOfParts = (parts: SQL) => sql`
-  SELECT at.part, ${FACTS_JOINED}, m.interval_ms, m.updated_unix FROM (${parts} LIMIT -1) at
-    JOIN repository ON repository.id = at.id JOIN user ON user.id = repository.owner_id
-    LEFT JOIN mirror m ON m.repo_id = repository.id AND at.part = ${PART.repo} ${VIEWER_JOIN}`;
+  SELECT pt.part, ${FACTS_JOINED}, m.interval_ms, m.updated_unix FROM (${parts} LIMIT -1) pt
+    JOIN repository ON repository.id = pt.id JOIN user ON user.id = repository.owner_id
+    LEFT JOIN mirror m ON m.repo_id = repository.id AND pt.part = ${PART.repo} ${VIEWER_JOIN}`;
 const repoAtParts = (withParent: boolean) =>
   factsOfParts(sql`
     SELECT ${PART.repo} AS part, r.id AS id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${p("owner")} AND r.lower_name = ${p("name")}
@@ -144,7 +145,7 @@ export function repoAtOf(rows: readonly (readonly [number, RepoFacts, MirrorTime
 }
 
 const partOf = (r: Row): readonly [number, RepoFacts, MirrorTimes | null] => {
-  const k = 1 + R.width + O.width + 5;
+  const k = 1 + R.width + O.width + 6;
   const m = r[k] === null || r[k] === undefined ? null : { intervalMs: num(r[k]), updatedUnix: num(r[k + 1]) };
   // rows are array-like (the client driver's are not arrays): read by offset
   return [num(r[0]), factsOf(r, 1), m] as const;
