@@ -30,6 +30,28 @@ export function pkt(payload: string | Uint8Array): Uint8Array {
   return out;
 }
 
+/** True when `line` (newline included) fits one pkt-line. */
+export const fitsPkt = (line: string): boolean => line.length * 3 <= MAX_PKT_DATA || utf8(line).length <= MAX_PKT_DATA;
+
+/**
+ * Frames `head` + `tail` + newline, cutting `tail` (at a UTF-8 character boundary, marked `...`) so
+ * the line fits one pkt-line: for reports whose text carries client input (a status reason naming
+ * a long ref), which must frame whatever they say. `head` must fit with room to spare.
+ */
+export function pktFitted(head: Uint8Array | string, tail: string): Uint8Array {
+  const h = typeof head === "string" ? utf8(head) : head;
+  let t = utf8(tail);
+  const room = MAX_PKT_DATA - h.length - 1;
+  if (t.length > room) {
+    let end = Math.max(0, room - 3);
+    while (end > 0 && (t[end]! & 0xc0) === 0x80) end--; // not inside a character
+    t = concat([t.subarray(0, end), utf8("...")]).subarray(0, Math.max(0, room));
+  }
+  return pkt(concat([h, t, NEWLINE]));
+}
+
+const NEWLINE = utf8("\n");
+
 /** Frames several text lines (each gets its `\n`) followed by a flush. */
 export const pktLines = (lines: readonly string[], end: Uint8Array = FLUSH): Uint8Array =>
   concat([...lines.map((l) => pkt(`${l}\n`)), end]);

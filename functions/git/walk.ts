@@ -103,11 +103,14 @@ export interface RangeResult {
  * order. `parentless` commits are treated as roots (shallow boundaries). Stops once only excluded
  * commits remain queued (with git's slop of a few extra commits for clock skew). `limit` caps the
  * included commits returned (the walk of excluded history is not capped); `stopAfter` ends the
- * walk after that many included commits (cheap, approximate: for push summaries only).
+ * walk after that many included commits (cheap, approximate: for push summaries only). `since`
+ * leaves out commits whose committer time is older (rev-list `--max-age`): without `exclude` the
+ * walk does not go past them; with it they are excluded like `exclude`'s, ancestors and all (git
+ * runs the walk limited then).
  */
 export async function rangeWalk(
   commits: Commits,
-  opts: { include: readonly string[]; exclude: readonly string[]; parentless?: ReadonlySet<string>; limit?: number; stopAfter?: number },
+  opts: { include: readonly string[]; exclude: readonly string[]; parentless?: ReadonlySet<string>; limit?: number; stopAfter?: number; since?: number },
 ): Promise<RangeResult> {
   const flags = new Map<string, number>();
   const SEEN = 1;
@@ -144,10 +147,16 @@ export async function rangeWalk(
   for (const oid of opts.include) await add(oid, false);
   let slop = 5;
   while (q.length > 0) {
-    const { oid } = q.pop()!;
+    const { oid, time } = q.pop()!;
     const f = flags.get(oid)!;
     flags.set(oid, f | POPPED);
-    const uninteresting = (f & UNINTERESTING) !== 0;
+    let uninteresting = (f & UNINTERESTING) !== 0;
+    if (!uninteresting && opts.since !== undefined && time < opts.since) {
+      queuedInteresting--;
+      if (opts.exclude.length === 0) continue; // rev-list --max-age unlimited: not shown, parents not walked
+      await markUninteresting(oid); // limited: uninteresting, and so is all it reaches
+      uninteresting = true;
+    }
     if (!uninteresting) {
       queuedInteresting--;
       interesting.push(oid);
@@ -207,6 +216,33 @@ export async function shallowBoundary(
       }
     }
     frontier = next;
+  }
+  return {
+    shallow: [...boundary].filter((o) => !clientShallow.has(o)),
+    unshallow: [...clientShallow].filter((o) => notShallow.has(o)),
+    notShallow,
+    boundary,
+  };
+}
+
+/**
+ * Shallow boundary for `deepen-since` / `deepen-not` (git's get_shallow_commits_by_rev_list): the
+ * commits of `rev-list --max-age=<since> <wants> --not <not>` are sent; those of them with a parent
+ * outside are shallow. Client-shallow commits now inside and not on the boundary are "unshallowed".
+ */
+export async function shallowByRevList(
+  commits: Commits,
+  wants: readonly string[],
+  opts: { since?: number; not: readonly string[] },
+  clientShallow: ReadonlySet<string>,
+): Promise<{ shallow: string[]; unshallow: string[]; notShallow: Set<string>; boundary: Set<string> }> {
+  const inside = new Set((await rangeWalk(commits, { include: wants, exclude: opts.not, since: opts.since })).commits);
+  if (inside.size === 0) throw new GitError("bad-request", "no commits selected for shallow requests");
+  const boundary = new Set<string>();
+  const notShallow = new Set<string>();
+  for (const oid of inside) {
+    if ((await commits.get(oid)).parents.some((p) => !inside.has(p))) boundary.add(oid);
+    else notShallow.add(oid);
   }
   return {
     shallow: [...boundary].filter((o) => !clientShallow.has(o)),

@@ -15,6 +15,8 @@ import { hranaDriver } from "../../functions/db/hrana.ts";
 import { migrateDb } from "../../functions/db/migrate.ts";
 import { nativeDriver } from "../../functions/db/native.ts";
 import { LibsqlRefStore } from "../../functions/db/queries/git-refs.ts";
+import { createCommit } from "../../functions/git/repo/commit.ts";
+import { MemoryObjectStore } from "../../functions/git/storage/memory-object-store.ts";
 import { MemoryRefStore } from "../../functions/git/storage/memory-ref-store.ts";
 import type { PackRecord, RefStore } from "../../functions/git/storage/ref-store.ts";
 import { startSqld, type Running } from "../../scripts/lib/processes.ts";
@@ -166,6 +168,67 @@ for (const name of ["memory", "native", "sqld"]) {
       expect(results.filter((r) => r.ok)).toHaveLength(1);
       const winner = (await store.read(id)).refs[0]!.oid;
       for (const r of results.filter((x) => !x.ok)) expect(r).toEqual({ ok: false, rejected: [{ name: "refs/heads/main", actual: winner }] });
+    });
+
+    it("D/F rule: refuses creating a ref where a stored ref is its directory or lies under it, and applies nothing", async () => {
+      const { store } = impl();
+      const id = await impl().newRepo();
+      await store.commit(id, { updates: [{ name: "refs/heads/main", old: null, new: A }, { name: "refs/tags/v1/x", old: null, new: A }], sizeDelta: 0, empty: false });
+      const r = await store.commit(id, {
+        updates: [
+          { name: "refs/heads/main/sub", old: null, new: B },
+          { name: "refs/tags/v1", old: null, new: B },
+          { name: "refs/heads/fine", old: null, new: B },
+        ],
+        pack: pack("p1", id),
+        sizeDelta: 5,
+        empty: false,
+      });
+      expect(r).toEqual({
+        ok: false,
+        rejected: [
+          { name: "refs/heads/main/sub", actual: null, conflict: "refs/heads/main" },
+          { name: "refs/tags/v1", actual: null, conflict: "refs/tags/v1/x" },
+        ],
+      });
+      expect((await store.read(id)).refs.map((x) => x.name)).toEqual(["refs/heads/main", "refs/tags/v1/x"]);
+      expect((await store.read(id)).packs).toEqual([]);
+      // updating and deleting a ref never conflicts; creating `a/b` while the same commit deletes `a` does not either
+      expect(await store.commit(id, { updates: [{ name: "refs/heads/main", old: A, new: C }], sizeDelta: 0, empty: false })).toEqual({ ok: true });
+      expect(await store.commit(id, { updates: [{ name: "refs/tags/v1/x", old: A, new: null }, { name: "refs/tags/v1", old: null, new: B }], sizeDelta: 0, empty: false })).toEqual({ ok: true });
+      expect((await store.read(id)).refs.map((x) => x.name)).toEqual(["refs/heads/main", "refs/tags/v1"]);
+    });
+
+    it("D/F rule: refuses two refs of one commit that conflict with each other", async () => {
+      const { store } = impl();
+      const id = await impl().newRepo();
+      const r = await store.commit(id, { updates: [{ name: "refs/tags/v1", old: null, new: A }, { name: "refs/tags/v1/x", old: null, new: A }], sizeDelta: 0, empty: false });
+      expect(r).toEqual({ ok: false, rejected: [{ name: "refs/tags/v1/x", actual: null, conflict: "refs/tags/v1" }] });
+      expect((await store.read(id)).refs).toEqual([]);
+    });
+
+    it("D/F rule: of concurrent commits creating `a` and `a/b`, exactly one wins", async () => {
+      const { store } = impl();
+      for (let round = 0; round < 3; round++) {
+        const id = await impl().newRepo();
+        const names = round % 2 ? ["refs/heads/a/b", "refs/heads/a", "refs/heads/a/c"] : ["refs/heads/a", "refs/heads/a/b/c", "refs/heads/a/b"];
+        const results = await Promise.all(names.map((n) => store.commit(id, { updates: [{ name: n, old: null, new: A }], sizeDelta: 0, empty: false })));
+        const stored = (await store.read(id)).refs.map((x) => x.name);
+        for (let i = 0; i < stored.length; i++) for (let j = 0; j < stored.length; j++) if (i !== j) expect(stored[j]!.startsWith(`${stored[i]}/`)).toBe(false);
+        expect(results.filter((x) => x.ok).length).toBe(stored.length);
+        for (const x of results) if (!x.ok) expect(x.rejected[0]!.conflict).toMatch(/^refs\/heads\/a/);
+      }
+    });
+
+    it("D/F rule: createCommit on a new branch under an existing branch fails with a conflict and moves nothing", async () => {
+      const { store } = impl();
+      const id = await impl().newRepo();
+      const objects = new MemoryObjectStore();
+      const ada = { name: "Ada", email: "ada@example.com", timestamp: 1700000000, timezone: "+0000" };
+      await createCommit({ repoId: id, objects, refs: store }, { branch: "main", message: "init", author: ada, changes: [{ op: "put", path: "a", content: "a\n" }] });
+      await expect(createCommit({ repoId: id, objects, refs: store }, { branch: "main/sub", startFrom: "main", message: "x", author: ada, changes: [{ op: "put", path: "b", content: "b\n" }] })).rejects.toMatchObject({ code: "conflict" });
+      expect((await store.read(id)).refs.map((x) => x.name)).toEqual(["refs/heads/main"]);
+      expect((await store.read(id)).packs).toHaveLength(1);
     });
 
     if (name !== "memory") {

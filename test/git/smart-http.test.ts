@@ -4,7 +4,7 @@
  * delete, a push of thousands of delta-compressed commits, concurrent pushes, bad input. Every
  * clone passes `git fsck --full`, and what is cloned equals what was pushed byte for byte.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ZERO_OID } from "../../functions/git/bytes.ts";
 import { FLUSH, pkt } from "../../functions/git/pkt-line.ts";
@@ -153,6 +153,48 @@ describe.each(PROTOCOLS)("protocol %s", (_name, proto) => {
     expect(await s.gitText(["rev-parse", "--is-shallow-repository"], { cwd: dir })).toBe("false");
     await fsck(dir);
     expect((await objectDump(dir, ["origin/main"])).equals(await objectDump(src, ["main"]))).toBe(true);
+  });
+
+  it("deepen-since/deepen-not rule: serves --shallow-since and --shallow-exclude exactly as git's own upload-pack", async () => {
+    const { url } = newRepo();
+    const src = s.path(`since-src-${_name}`);
+    await makeHistory(s, src, { commits: 30, files: 10 });
+    // a side branch forked from commit 20 (older than the cut) with newer commits, merged into main
+    const at = (t: number) => ({ env: { GIT_AUTHOR_DATE: `${t} +0000`, GIT_COMMITTER_DATE: `${t} +0000` } });
+    await s.git(["checkout", "-q", "-b", "side", "main~10"], { cwd: src });
+    for (let i = 0; i < 3; i++) await s.git(["commit", "-q", "--allow-empty", "-m", `side ${i}`], { cwd: src, ...at(1700003000 + i * 60) });
+    await s.git(["checkout", "-q", "main"], { cwd: src });
+    await s.git(["merge", "-q", "--no-ff", "side", "-m", "merge side"], { cwd: src, ...at(1700004000) });
+    await s.git(["tag", "-a", "v1", "-m", "v1", "main~5"], { cwd: src });
+    await s.git(["push", url, "main", "side", "v1"], { cwd: src });
+    /** The commits and the shallow boundary of a clone (or fetch) over our server and over git's own upload-pack. */
+    const state = async (dir: string) => ({
+      commits: (await s.gitText(["rev-list", "--all"], { cwd: dir })).split("\n").sort(),
+      shallow: readFileSync(`${dir}/${await s.gitText(["rev-parse", "--git-path", "shallow"], { cwd: dir })}`, "utf8").trim().split("\n").sort(),
+    });
+    const both = async (name: string, args: string[], then?: string[]) => {
+      const ours = s.path(`${name}-${_name}`);
+      const git = s.path(`${name}-oracle-${_name}`);
+      await s.git([...proto, "clone", "-q", ...args, url, ours]);
+      await s.git([...proto, "clone", "-q", ...args, `file://${src}`, git]);
+      if (then) {
+        await s.git([...proto, "fetch", "-q", ...then, "origin"], { cwd: ours });
+        await s.git([...proto, "fetch", "-q", ...then, "origin"], { cwd: git });
+      }
+      await fsck(ours);
+      const want = await state(git);
+      expect(want.shallow.length).toBeGreaterThan(0);
+      expect(await state(ours)).toEqual(want);
+      return want;
+    };
+    const since = await both("since", ["--shallow-since=1700001200", "--no-single-branch"]);
+    expect(since.commits.length).toBe(10 + 3 + 1);
+    await both("exclude", ["--shallow-exclude=v1", "--no-single-branch"]);
+    await both("exclude-branch", ["--shallow-exclude=refs/heads/side", "--no-single-branch"]);
+    // deepening an existing boundary: the client's shallow commits now inside are unshallowed
+    await both("since-deeper", ["--shallow-since=1700001500", "--no-single-branch"], ["--shallow-since=1700000900"]);
+    const r = await s.gitFail([...proto, "clone", "--shallow-exclude=nope", url, s.path(`exclude-nope-${_name}`)]);
+    expect(r.stderr).toMatch(/deepen-not/);
   });
 });
 

@@ -7,7 +7,8 @@
  * contract at the top of functions/git/storage/ref-store.ts. Runs on the request's metered driver.
  */
 import type { BatchItem, Driver } from "../driver.ts";
-import type { CommitResult, PackRecord, Ref, RefStore, RefTransaction, RepoState } from "../../git/storage/ref-store.ts";
+import { RefNames, refDirs } from "../../git/refname.ts";
+import { type CommitResult, type PackRecord, type Ref, type RefStore, type RefTransaction, type RepoState, refusals } from "../../git/storage/ref-store.ts";
 import type { PushEvent } from "../../git/events.ts";
 import { notFound } from "../../lib/errors.ts";
 
@@ -28,6 +29,16 @@ const HAS_BRANCH = "EXISTS (SELECT 1 FROM git_ref b WHERE b.repo_id = ? AND b.na
 const READ_HEAD: string = "SELECT default_branch FROM repository WHERE id = ?";
 const READ_REFS: string = "SELECT name, oid, peeled FROM git_ref WHERE repo_id = ? ORDER BY name";
 const READ_PACKS: string = "SELECT id, repo_id, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ? ORDER BY seq";
+
+/**
+ * The stored refs in the way of created refs (the directory/file rule of the contract), the
+ * transaction's deletes left out: refs under a created name (`name/…`, a range of the unique
+ * index: '0' follows '/') as (created, ref), and refs named like a directory of one as (NULL, ref).
+ * Args: created names (JSON), repo id, deleted names (JSON), repo id, directories (JSON), deleted names (JSON).
+ */
+const REF_CONFLICTS = `SELECT c.value, r.name FROM json_each(?) c JOIN git_ref r ON r.repo_id = ? AND r.name >= c.value || '/' AND r.name < c.value || '0'
+   WHERE r.name NOT IN (SELECT value FROM json_each(?))
+ UNION ALL SELECT NULL, r.name FROM git_ref r WHERE r.repo_id = ? AND r.name IN (SELECT value FROM json_each(?)) AND r.name NOT IN (SELECT value FROM json_each(?))`;
 
 const item = (text: string, args: readonly unknown[]): BatchItem => ({ text, args });
 const placeholders = (n: number, one = "?") => Array.from({ length: n }, () => one).join(", ");
@@ -80,6 +91,7 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
   const id = txId();
   const guard: Guard = { sql: "(SELECT ok FROM git_tx WHERE id = ?)", args: [id] };
   const names = tx.updates.map((u) => u.name);
+  const deleted = tx.updates.filter((u) => u.new === null).map((u) => u.name);
   const remove = tx.removePacks ?? [];
   const items: BatchItem[] = [];
   // 0: the stored values of the refs the transaction touches (fills rejected[].actual)
@@ -88,22 +100,30 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
   items.push(item(remove.length ? `SELECT id FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)})` : "SELECT NULL WHERE 0", remove.length ? [repoId, ...remove] : []));
   // 2: the repository still exists (another request may have deleted it since the push read it)
   items.push(item("SELECT 1 FROM repository WHERE id = ?", [repoId]));
-  // 3: the verdict, evaluated once before any write: the repository exists and every ref holds its expected value
+  // 3: stored refs in the way of the created ones (directory/file rule; fills rejected[].conflict)
+  const created = tx.updates.filter((u) => u.old === null && u.new !== null).map((u) => u.name);
+  const conflictArgs = [JSON.stringify(created), repoId, JSON.stringify(deleted), repoId, JSON.stringify([...new Set(created.flatMap(refDirs))]), JSON.stringify(deleted)];
+  items.push(item(created.length ? REF_CONFLICTS : "SELECT NULL, NULL WHERE 0", created.length ? conflictArgs : []));
+  // created refs in each other's way: known without the database, so a constant of the verdict
+  const selfConflict = refusals({ ...tx, updates: tx.updates.filter((u) => u.old === null && u.new !== null) }, () => null, new RefNames()).length > 0;
+  // 4: the verdict, evaluated once before any write: the repository exists, every ref holds its expected value, no created ref is in another's way
   const expectations = tx.updates.length
     ? `NOT EXISTS (SELECT 1 FROM (VALUES ${placeholders(tx.updates.length, "(?, ?)")}) e LEFT JOIN git_ref r ON r.repo_id = ? AND r.name = e.column1 WHERE r.oid IS NOT e.column2)`
     : "1";
   const packsExist = remove.length ? `(SELECT COUNT(*) FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)})) = ?` : "1";
+  const noConflict = created.length ? `NOT EXISTS (${REF_CONFLICTS}) AND NOT ?` : "1";
   items.push(
-    item(`INSERT INTO git_tx (id, ok) SELECT ?, EXISTS (SELECT 1 FROM repository WHERE id = ?) AND (${expectations}) AND (${packsExist})`, [
+    item(`INSERT INTO git_tx (id, ok) SELECT ?, EXISTS (SELECT 1 FROM repository WHERE id = ?) AND (${expectations}) AND (${packsExist}) AND (${noConflict})`, [
       id,
       repoId,
       ...tx.updates.flatMap((u) => [u.name, u.old]),
       ...(tx.updates.length ? [repoId] : []),
       ...(remove.length ? [repoId, ...remove, remove.length] : []),
+      ...(created.length ? [...conflictArgs, selfConflict ? 1 : 0] : []),
     ]),
   );
   const sets = tx.updates.filter((u) => u.new !== null);
-  const deletes = tx.updates.filter((u) => u.new === null).map((u) => u.name);
+  const deletes = deleted;
   if (remove.length) items.push(item(`DELETE FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)}) AND ${guard.sql}`, [repoId, ...remove, ...guard.args]));
   if (deletes.length) items.push(item(`DELETE FROM git_ref WHERE repo_id = ? AND name IN (${placeholders(deletes.length)}) AND ${guard.sql}`, [repoId, ...deletes, ...guard.args]));
   if (sets.length) {
@@ -142,7 +162,8 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
       // Deleted meanwhile: nothing was written, and the answer is the one a moment later would get.
       if ((rows[2] ?? []).length === 0) throw notFound();
       const actual = new Map((rows[0] ?? []).map((r) => [String(r[0]), String(r[1])]));
-      const rejected = tx.updates.filter((u) => (actual.get(u.name) ?? null) !== u.old).map((u) => ({ name: u.name, actual: actual.get(u.name) ?? null }));
+      const inTheWay = new RefNames((rows[3] ?? []).map((r) => String(r[1])));
+      const rejected = refusals(tx, (name) => actual.get(name) ?? null, inTheWay);
       if (rejected.length) return { ok: false, rejected };
       if ((rows[1] ?? []).length !== new Set(remove).size) return { ok: false, rejected: [] };
       return { ok: true };

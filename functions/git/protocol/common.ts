@@ -3,6 +3,7 @@
  * decoding (git gzips large negotiation requests), side-band framing, and ref peeling.
  */
 import { concat, utf8 } from "../bytes.ts";
+import { GitError } from "../errors.ts";
 import { DEFAULT_INDEX_LIMITS, type IndexLimits } from "../pack/indexer.ts";
 import { MAX_PKT_DATA, pkt } from "../pkt-line.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
@@ -44,12 +45,40 @@ export interface GitContext {
 export const limitsOf = (ctx: GitContext): GitLimits => ({ ...DEFAULT_LIMITS, ...ctx.limits });
 export const agentOf = (ctx: GitContext): string => ctx.agent ?? "edge-gitea/1.0";
 
-/** The request body, gunzipped when the client compressed it (git does for large fetch requests). */
+/**
+ * A request body that cannot be decoded (`Content-Encoding: gzip` that is not gzip): the request is
+ * malformed, so the handlers let it through to `serveGit`'s plain-text 400 instead of answering in
+ * the protocol.
+ */
+export class RequestBodyError extends GitError {
+  constructor(message: string) {
+    super("bad-request", message);
+  }
+}
+
+/**
+ * The request body, gunzipped when the client compressed it (git does for large fetch requests);
+ * a body that does not decode fails the read with a `RequestBodyError`.
+ */
 export function requestBody(req: Request): ReadableStream<Uint8Array> {
   const body = req.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
   const enc = req.headers.get("content-encoding")?.toLowerCase();
-  if (enc === "gzip" || enc === "x-gzip") return body.pipeThrough(new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>);
-  return body;
+  if (enc !== "gzip" && enc !== "x-gzip") return body;
+  const reader = body.pipeThrough(new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>).getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) ctl.close();
+        else ctl.enqueue(value);
+      } catch (e) {
+        ctl.error(new RequestBodyError(`the request body is not valid gzip (Content-Encoding: ${enc}): ${e instanceof Error ? e.message : String(e)}`));
+      }
+    },
+    async cancel(reason) {
+      await reader.cancel(reason).catch(() => {});
+    },
+  });
 }
 
 /** Protocol version requested through the `Git-Protocol` header (`version=2`), else 0. */

@@ -6,19 +6,21 @@
  * whatever it carries: one read, one commit, and one retry of the refs that passed when another
  * ref lost a race (non-atomic pushes only).
  */
-import { ByteReader, concat, ZERO_OID } from "../bytes.ts";
+import { ByteReader, concat, latin1, text, utf8, ZERO_OID } from "../bytes.ts";
 import { GitError } from "../errors.ts";
 import { type AppliedUpdate, buildPushEvent, type PushEvent } from "../events.ts";
 import { indexPack, type IndexedPack } from "../pack/indexer.ts";
 import { ObjectReader } from "../pack/reader.ts";
-import { FLUSH, pkt, PktReader } from "../pkt-line.ts";
-import { isBranchRef, refNameProblem } from "../refname.ts";
+import { FLUSH, pkt, pktFitted, PktReader } from "../pkt-line.ts";
+import { isBranchRef, refConflictMessage, RefNames, refNameLengthProblem, refNameProblem } from "../refname.ts";
 import { packFileNames } from "../storage/object-store.ts";
 import type { PackRecord, RefTransaction, RepoState } from "../storage/ref-store.ts";
 import { Commits, isAncestor } from "../walk.ts";
 import { asBody, type GitContext, gitHeaders, limitsOf, requestBody, sideband, sidebandMessage } from "./common.ts";
 
 const RESULT_TYPE = "application/x-git-receive-pack-result";
+/** Ref names must be UTF-8 (they are stored and advertised as text): anything else is refused, not mangled. */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** One command of a push with its outcome. */
 export interface PushCommand {
@@ -50,20 +52,35 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
 
   // ---- commands
   let caps: string[] = [];
+  // names that are not UTF-8, by their bytes: the report must name them exactly as the client sent them
+  const rawNames = new Map<PushCommand, Uint8Array>();
   for (;;) {
-    const l = await pkts.line().catch((e: unknown) => {
+    const p = await pkts.next().catch((e: unknown) => {
       throw e instanceof GitError ? e : new GitError("bad-request", String(e));
     });
-    if (l === null || l === "flush") break;
-    if (l === "delim" || l === "end") continue;
+    if (p === null || p.kind === "flush") break;
+    if (p.kind !== "data") continue;
+    const d = p.data.length > 0 && p.data[p.data.length - 1] === 10 ? p.data.subarray(0, p.data.length - 1) : p.data;
+    const l = latin1(d); // one char per byte: offsets are byte offsets
     if (l.startsWith("shallow ")) continue; // a shallow client; connectivity still decides
     if (l.startsWith("push-cert")) throw new GitError("bad-request", "push certificates are not supported");
     const nul = l.indexOf("\0");
     const cmd = nul >= 0 ? l.slice(0, nul) : l;
     if (result.commands.length === 0 && nul >= 0) caps = l.slice(nul + 1).split(" ").filter(Boolean);
-    const m = /^([0-9a-f]{40}) ([0-9a-f]{40}) (.+)$/.exec(cmd);
-    if (!m) throw new GitError("bad-request", `protocol error: expected old/new/ref, got '${cmd}'`);
-    result.commands.push({ old: m[1] === ZERO_OID ? null : m[1]!, new: m[2] === ZERO_OID ? null : m[2]!, name: m[3]! });
+    const m = /^([0-9a-f]{40}) ([0-9a-f]{40}) (.+)$/s.exec(cmd);
+    if (!m) throw new GitError("bad-request", `protocol error: expected old/new/ref, got '${text(d, 0, cmd.length)}'`);
+    const nameBytes = d.subarray(82, cmd.length);
+    let name: string;
+    let utf8Name = true;
+    try {
+      name = STRICT_UTF8.decode(nameBytes);
+    } catch {
+      name = text(nameBytes);
+      utf8Name = false;
+    }
+    const c: PushCommand = { old: m[1] === ZERO_OID ? null : m[1]!, new: m[2] === ZERO_OID ? null : m[2]!, name };
+    if (!utf8Name) rawNames.set(c, nameBytes.slice());
+    result.commands.push(c);
   }
   // git's probe before a large chunked push is a lone flush: nothing to do
   if (result.commands.length === 0) {
@@ -81,8 +98,13 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   const commits = new Commits(reader0);
 
   for (const c of result.commands) {
-    const problem = refNameProblem(c.name);
-    if (problem !== null || !c.name.startsWith("refs/")) c.error = "funny refname";
+    if (rawNames.has(c) || refNameProblem(c.name) !== null || !c.name.startsWith("refs/")) {
+      c.error = "funny refname";
+      continue;
+    }
+    // names git could not store as files; deleting one that is stored still works
+    const tooLong = c.new !== null ? refNameLengthProblem(c.name) : null;
+    if (tooLong) c.error = `funny refname: ${tooLong}`;
   }
 
   // ---- the pack (sent whenever a command creates or updates)
@@ -93,7 +115,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
     } catch (e) {
       result.unpackError = e instanceof GitError ? e.message : `unpack failed: ${String(e)}`;
       // read the rest so the client gets our report instead of a broken pipe
-      await drain(reader, limits.maxPackBytes * 2);
+      await drain(reader, limits.maxPackBytes * 2).catch(() => {});
     }
   }
   await reader.cancel();
@@ -136,6 +158,16 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
       if (!ff) c.error = "non-fast-forward";
     }
   }
+  // directory/file rule: `a` and `a/b` cannot both exist; what this push deletes makes room, of
+  // two conflicting refs it creates the later fails (the RefStore checks again at commit time)
+  const names = new RefNames(current.keys());
+  for (const c of result.commands) if (!c.error && c.new === null) names.delete(c.name);
+  for (const c of result.commands) {
+    if (c.error || c.old !== null || c.new === null) continue;
+    const conflict = names.conflictOf(c.name);
+    if (conflict !== null) c.error = refConflictMessage(c.name, conflict);
+    else names.add(c.name);
+  }
   if (atomic && result.commands.some((c) => c.error)) for (const c of result.commands) c.error ??= "atomic push failure";
 
   // ---- one atomic commit (plus one retry without the refs that lost a race)
@@ -158,7 +190,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
     }
     for (const rej of r.rejected) {
       const c = pending.find((p) => p.name === rej.name);
-      if (c) c.error = lockError(c.name, rej.actual, c.old);
+      if (c) c.error = rej.conflict !== undefined ? refConflictMessage(c.name, rej.conflict) : lockError(c.name, rej.actual, c.old);
     }
     if (atomic) {
       for (const c of result.commands) c.error ??= "atomic push failure";
@@ -166,13 +198,20 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
     }
     pending = pending.filter((c) => !c.error);
   }
-  if (!committed) await dropPack();
+  if (!committed) {
+    await dropPack();
+    // the retry lost a race too: what it carried was not applied
+    for (const c of pending) c.error ??= "failed to update ref";
+  }
 
-  // ---- report
+  // ---- report (nothing here may throw: the refs are committed; a reason too long for a pkt-line is cut)
   if (!reportStatus) return { response: new Response(useSideband ? asBody(FLUSH) : null, { headers }), result };
   const status = concat([
-    pkt(`unpack ${result.unpackError ?? "ok"}\n`),
-    ...result.commands.map((c) => pkt(c.error ? `ng ${c.name} ${c.error}\n` : `ok ${c.name}\n`)),
+    pktFitted("unpack ", result.unpackError ?? "ok"),
+    ...result.commands.map((c) => {
+      const name = rawNames.get(c) ?? utf8(c.name);
+      return c.error ? pktFitted(concat([utf8("ng "), name, utf8(" ")]), c.error) : pkt(concat([utf8("ok "), name, utf8("\n")]));
+    }),
     FLUSH,
   ]);
   if (!useSideband) return { response: new Response(asBody(status), { headers }), result };

@@ -1,10 +1,12 @@
 /**
  * `POST git-upload-pack`: fetch and clone.
  * - Protocol v2 (gitprotocol-v2): `ls-refs` (ref-prefix, symrefs, peel, unborn) and `fetch` (want,
- *   have, done, ofs-delta, no-progress, include-tag, shallow, deepen, deepen-relative), answered
- *   with acknowledgments / shallow-info / packfile sections, the pack always on side-band-64k.
- * - Protocol v0/v1 over stateless HTTP (gitprotocol-pack, git's upload-pack.c): want/shallow/deepen,
- *   have rounds with multi_ack_detailed (or multi_ack, or plain), no-done, side-band(-64k).
+ *   have, done, ofs-delta, no-progress, include-tag, shallow, deepen, deepen-since, deepen-not,
+ *   deepen-relative), answered with acknowledgments / shallow-info / packfile sections, the pack
+ *   always on side-band-64k.
+ * - Protocol v0/v1 over stateless HTTP (gitprotocol-pack, git's upload-pack.c): want/shallow/deepen
+ *   (also -since, -not), have rounds with multi_ack_detailed (or multi_ack, or plain), no-done,
+ *   side-band(-64k).
  * Pack choice: a clone (no haves, no shallow) gets the stored pack unchanged when there is one,
  * otherwise every stored object copied raw; anything else walks history and copies what is needed.
  */
@@ -14,10 +16,11 @@ import { parseTag } from "../objects/commit.ts";
 import { forEachTreeEntry } from "../objects/tree.ts";
 import { ObjectReader } from "../pack/reader.ts";
 import { storedPackStream, writeAllPacks, writePack } from "../pack/writer.ts";
-import { DELIM, FLUSH, pkt, PktReader } from "../pkt-line.ts";
+import { DELIM, FLUSH, fitsPkt, pkt, PktReader } from "../pkt-line.ts";
+import { advertisable } from "./advertise.ts";
 import type { RepoState } from "../storage/ref-store.ts";
-import { allWantsReachCommon, Commits, objectsToSend, rangeWalk, shallowBoundary } from "../walk.ts";
-import { asBody, concatStreams, type GitContext, gitHeaders, limitsOf, peeledOf, protocolVersion, requestBody, sideband, sidebandStream } from "./common.ts";
+import { allWantsReachCommon, Commits, objectsToSend, rangeWalk, shallowBoundary, shallowByRevList } from "../walk.ts";
+import { asBody, concatStreams, type GitContext, gitHeaders, limitsOf, peeledOf, protocolVersion, RequestBodyError, requestBody, sideband, sidebandStream } from "./common.ts";
 
 const RESULT_TYPE = "application/x-git-upload-pack-result";
 
@@ -28,6 +31,10 @@ interface FetchRequest {
   done: boolean;
   clientShallow: Set<string>;
   depth: number;
+  /** `deepen-since`: committer time (seconds) below which commits are not sent; 0 = none. */
+  deepenSince: number;
+  /** `deepen-not`: refs (as the client named them) whose history is not sent. */
+  deepenNot: string[];
   deepenRelative: boolean;
   ofsDelta: boolean;
   includeTag: boolean;
@@ -43,6 +50,7 @@ export async function handleUploadPack(ctx: GitContext, req: Request): Promise<R
     const body = protocolVersion(req) === 2 ? await uploadPackV2(ctx, reader) : await uploadPackV0(ctx, reader);
     return new Response(asBody(body), { headers });
   } catch (e) {
+    if (e instanceof RequestBodyError) throw e; // not a protocol request at all: serveGit answers 400
     if (e instanceof GitError && (e.code === "bad-request" || e.code === "invalid" || e.code === "not-found")) {
       // git shows an ERR packet to the user as "remote error: …"
       return new Response(asBody(pkt(`ERR ${e.message}\n`)), { headers });
@@ -96,26 +104,31 @@ async function lsRefs(ctx: GitContext, args: string[]): Promise<Uint8Array> {
   const wanted = (name: string) => prefixes.length === 0 || prefixes.some((p) => name.startsWith(p));
   const out: Uint8Array[] = [];
   const headRef = state.head ? state.refs.find((r) => r.name === state.head) : undefined;
+  // a ref whose line would not fit a pkt-line (stored before names were limited) is left out, as in
+  // the v0 advertisement: over git's limit it would make the client fail on the whole listing
+  const push = (line: string) => {
+    if (fitsPkt(line)) out.push(pkt(line));
+  };
   if (wanted("HEAD")) {
-    if (headRef) out.push(pkt(`${headRef.oid} HEAD${symrefs ? ` symref-target:${headRef.name}` : ""}\n`));
-    else if (unborn && state.head) out.push(pkt(`unborn HEAD symref-target:${state.head}\n`));
+    if (headRef) push(`${headRef.oid} HEAD${symrefs ? ` symref-target:${headRef.name}` : ""}\n`);
+    else if (unborn && state.head) push(`unborn HEAD symref-target:${state.head}\n`);
   }
   const commits = peel ? new Commits(await ObjectReader.open(ctx.objects, state.packs)) : null;
   for (const r of state.refs) {
-    if (!wanted(r.name)) continue;
+    if (!wanted(r.name) || !advertisable(r.name)) continue;
     let line = `${r.oid} ${r.name}`;
     if (commits) {
       const p = await peeledOf(r, commits);
       if (p) line += ` peeled:${p}`;
     }
-    out.push(pkt(`${line}\n`));
+    push(`${line}\n`);
   }
   out.push(FLUSH);
   return concat(out);
 }
 
 function parseFetchArgs(args: string[]): FetchRequest {
-  const r: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 2 };
+  const r: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenSince: 0, deepenNot: [], deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 2 };
   for (const a of args) {
     if (a.startsWith("want ")) r.wants.push(oidArg(a, "want "));
     else if (a.startsWith("have ")) r.haves.push(oidArg(a, "have "));
@@ -127,11 +140,24 @@ function parseFetchArgs(args: string[]): FetchRequest {
       // not advertised; a thin pack is never required, so a full one answers it
     } else if (a.startsWith("shallow ")) r.clientShallow.add(oidArg(a, "shallow "));
     else if (a.startsWith("deepen ")) r.depth = parseDepth(a.slice(7));
+    else if (a.startsWith("deepen-since ")) r.deepenSince = parseSince(a);
+    else if (a.startsWith("deepen-not ")) r.deepenNot.push(a.slice(11));
     else if (a === "deepen-relative") r.deepenRelative = true;
     else throw new GitError("bad-request", `unexpected line: '${a}'`);
   }
   return r;
 }
+
+/** `deepen-since <seconds>` (git's process_deepen_since: a positive timestamp). */
+function parseSince(line: string): number {
+  const s = line.slice(13);
+  const n = Number(s);
+  if (!/^\d+$/.test(s) || n <= 0 || !Number.isSafeInteger(n)) throw new GitError("bad-request", `git upload-pack: invalid deepen-since: ${line}`);
+  return n;
+}
+
+/** True when the fetch deepens by a rev-list (`deepen-since`, `deepen-not`) rather than by a depth. */
+const deepensByRevList = (f: FetchRequest): boolean => f.deepenSince > 0 || f.deepenNot.length > 0;
 
 function parseDepth(s: string): number {
   const n = Number(s);
@@ -154,7 +180,7 @@ async function fetchV2(ctx: GitContext, args: string[]): Promise<ReadableStream<
     if (!ready) return concat([...lines.map((l) => pkt(`${l}\n`)), FLUSH]);
     sections.push(concat([...lines.map((l) => pkt(`${l}\n`)), pkt("ready\n"), DELIM]));
   }
-  const shallow = await shallowInfo(f, commits);
+  const shallow = await shallowInfo(f, state, commits);
   if (shallow) sections.push(concat([pkt("shallow-info\n"), ...shallow.lines.map((l) => pkt(`${l}\n`)), DELIM]));
   sections.push(pkt("packfile\n"));
   sections.push(() => packFor(state, reader, commits, f, common, shallow));
@@ -168,7 +194,7 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
   const pkts = new PktReader(reader);
   const first = await readSection(pkts, ctx);
   if (first.lines.length === 0) return new Uint8Array(0);
-  const f: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 0 };
+  const f: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenSince: 0, deepenNot: [], deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 0 };
   let caps: string[] = [];
   for (const l of first.lines) {
     if (l.startsWith("want ")) {
@@ -176,6 +202,8 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
       if (f.wants.length === 1) caps = l.slice(46).split(" ").filter(Boolean);
     } else if (l.startsWith("shallow ")) f.clientShallow.add(oidArg(l, "shallow "));
     else if (l.startsWith("deepen ")) f.depth = parseDepth(l.slice(7));
+    else if (l.startsWith("deepen-since ")) f.deepenSince = parseSince(l);
+    else if (l.startsWith("deepen-not ")) f.deepenNot.push(l.slice(11));
     else if (l === "deepen-relative") f.deepenRelative = true;
     else throw new GitError("bad-request", `git upload-pack: protocol error, expected to get object ID, not '${l}'`);
   }
@@ -192,8 +220,8 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
   const commits = new Commits(reader2);
   await checkWants(f.wants, state, reader2, commits);
   const out: (Uint8Array | (() => Promise<ReadableStream<Uint8Array> | Uint8Array>))[] = [];
-  const shallow = await shallowInfo(f, commits);
-  if (shallow && f.depth > 0) out.push(concat([...shallow.lines.map((l) => pkt(`${l}\n`)), FLUSH]));
+  const shallow = await shallowInfo(f, state, commits);
+  if (shallow && (f.depth > 0 || deepensByRevList(f))) out.push(concat([...shallow.lines.map((l) => pkt(`${l}\n`)), FLUSH]));
   // a stateless client first sends only its wants (to learn the shallow boundary): stop here
   if (first.end === "eof" || (await reader.atEnd())) return concat(out as Uint8Array[]);
 
@@ -305,8 +333,23 @@ interface ShallowInfo {
   unshallow: string[];
 }
 
-/** shallow-info: the new boundary for `deepen`, or just the client's boundary when it is shallow. */
-async function shallowInfo(f: FetchRequest, commits: Commits): Promise<ShallowInfo | null> {
+/**
+ * shallow-info: the new boundary for `deepen` or `deepen-since`/`deepen-not`, or just the client's
+ * boundary when it is shallow.
+ */
+async function shallowInfo(f: FetchRequest, state: RepoState, commits: Commits): Promise<ShallowInfo | null> {
+  if (deepensByRevList(f)) {
+    if (f.depth > 0) throw new GitError("bad-request", "git upload-pack: deepen and deepen-since (or deepen-not) cannot be used together");
+    const not: string[] = [];
+    for (const name of f.deepenNot) {
+      const oid = deepenNotRef(state, name);
+      const p = await commits.peel(oid).catch(() => null);
+      if (p?.type === "commit") not.push(p.oid);
+    }
+    const b = await shallowByRevList(commits, await wantCommits(f.wants, commits), { since: f.deepenSince || undefined, not }, f.clientShallow);
+    const parentless = new Set<string>([...b.boundary, ...f.clientShallow]);
+    return { lines: [...b.shallow.map((o) => `shallow ${o}`), ...b.unshallow.map((o) => `unshallow ${o}`)], parentless, unshallow: b.unshallow };
+  }
   if (f.depth === 0) {
     if (f.clientShallow.size === 0) return null;
     // no deepening: the client's shallow commits stay the boundary of what it has
@@ -330,6 +373,18 @@ async function shallowInfo(f: FetchRequest, commits: Commits): Promise<ShallowIn
   // unshallowed ones get their parents as extra wants instead
   const parentless = new Set<string>([...b.boundary, ...f.clientShallow]);
   return { lines: [...b.shallow.map((o) => `shallow ${o}`), ...b.unshallow.map((o) => `unshallow ${o}`)], parentless, unshallow: b.unshallow };
+}
+
+/**
+ * The ref a `deepen-not` names, as git's expand_ref finds it: exactly one of `<name>`, `refs/<name>`,
+ * `refs/tags/<name>`, `refs/heads/<name>`, `refs/remotes/<name>`, `refs/remotes/<name>/HEAD` must exist.
+ */
+function deepenNotRef(state: RepoState, name: string): string {
+  const byName = new Map(state.refs.map((r) => [r.name, r.oid]));
+  if (state.head && byName.has(state.head)) byName.set("HEAD", byName.get(state.head)!);
+  const found = [name, `refs/${name}`, `refs/tags/${name}`, `refs/heads/${name}`, `refs/remotes/${name}`, `refs/remotes/${name}/HEAD`].filter((n) => byName.has(n));
+  if (found.length !== 1) throw new GitError("bad-request", `git upload-pack: ambiguous deepen-not: deepen-not ${name}`);
+  return byName.get(found[0]!)!;
 }
 
 /** Minimal distance (1-based) of each commit from the wants. */

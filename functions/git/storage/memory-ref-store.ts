@@ -4,7 +4,8 @@
  */
 import { Buffer } from "node:buffer";
 import type { PushEvent } from "../events.ts";
-import type { CommitResult, PackRecord, Ref, RefStore, RefTransaction, RepoState } from "./ref-store.ts";
+import { RefNames } from "../refname.ts";
+import { type CommitResult, type PackRecord, type Ref, type RefStore, type RefTransaction, type RepoState, refusals } from "./ref-store.ts";
 
 interface RepoRecord {
   head: string | null;
@@ -44,9 +45,7 @@ export class MemoryRefStore implements RefStore {
   async commit(repoId: string, tx: RefTransaction): Promise<CommitResult> {
     this.calls.commit++;
     const r = this.repo(repoId);
-    const rejected = tx.updates
-      .filter((u) => (r.refs.get(u.name)?.oid ?? null) !== u.old)
-      .map((u) => ({ name: u.name, actual: r.refs.get(u.name)?.oid ?? null }));
+    const rejected = refusals(tx, (name) => r.refs.get(name)?.oid ?? null, new RefNames(r.refs.keys()));
     if (rejected.length > 0) return { ok: false, rejected };
     if (tx.removePacks?.some((id) => !r.packs.some((p) => p.id === id))) return { ok: false, rejected: [] };
     if (tx.removePacks) r.packs = r.packs.filter((p) => !tx.removePacks!.includes(p.id));

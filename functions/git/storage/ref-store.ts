@@ -9,10 +9,17 @@
  * 2. Compare-and-swap per ref, checked against the stored value at commit time (not at `read`):
  *    - `old === null`  → the ref must NOT exist;
  *    - `old === "<oid>"` → the ref must exist and point at exactly that oid.
- *    If any ref fails, nothing is applied and the result lists EVERY failing ref with the value it
+ *    If any ref fails (this or rule 3), nothing is applied and the result lists EVERY failing ref with the value it
  *    actually has (`actual`, null when absent) — the engine then reports `ng <ref> …` for those and,
  *    unless the push was `atomic`, commits the remaining refs with a second call.
- * 3. Effects, in one transaction: each update sets `oid` (and `peeled`, the id an annotated tag
+ * 3. Directory/file rule for created refs (`old === null`, `new` an oid), also checked at commit
+ *    time: a ref is a file under `refs/`, so `a` cannot be created while a ref `a/b` exists, nor
+ *    `a/b` while `a` exists (refs this transaction deletes do not count; refs it creates do, in
+ *    order: of two created refs that conflict, the later one fails). A ref that fails this is
+ *    rejected like a failed compare-and-swap, with `conflict` naming the ref in its way (git's
+ *    "'a' exists; cannot create 'a/b'"). Updates and deletes of existing refs never fail it, so a
+ *    repository that already holds both can still be repaired.
+ * 4. Effects, in one transaction: each update sets `oid` (and `peeled`, the id an annotated tag
  *    finally points to, or null) when `new` is an oid and deletes the ref when `new` is null;
  *    `pack` (if given) is appended to the catalog; `head` (if given) becomes HEAD's symbolic target;
  *    `size = size + sizeDelta`; `empty` becomes true exactly when no ref under `refs/heads/` remains
@@ -20,7 +27,8 @@
  *    `event` (if given) is the push's activity, for the outbox in the same batch;
  *    `removePacks` (compaction) deletes those catalog rows — every listed id must still be in the
  *    catalog, else nothing is applied (`ok: false` with no rejected ref).
- * 4. Concurrency: two commits racing on the same ref with the same `old` → exactly one succeeds.
+ * 5. Concurrency: two commits racing on the same ref with the same `old` → exactly one succeeds;
+ *    two commits creating `a` and `a/b` → at most one succeeds.
  *    (libSQL: `UPDATE refs SET oid=? WHERE repo=? AND name=? AND oid=?` / `INSERT` guarded by the
  *    unique (repo, name) index / `DELETE … AND oid=?`, each followed by a guard that aborts the batch
  *    when `changes() = 0`; a pre-check select in the same batch fills `rejected[].actual`.)
@@ -29,6 +37,7 @@
  * order they were added. It is one round trip (a batch of three selects).
  */
 import type { PushEvent } from "../events.ts";
+import type { RefNames } from "../refname.ts";
 
 /** A ref as stored: full name, object id, and for annotated tags the peeled target. */
 export interface Ref {
@@ -93,6 +102,8 @@ export interface RefTransaction {
 export interface RejectedRef {
   name: string;
   actual: string | null;
+  /** For a created ref refused by the directory/file rule: the existing ref in its way. */
+  conflict?: string;
 }
 
 export type CommitResult = { ok: true } | { ok: false; rejected: RejectedRef[] };
@@ -103,4 +114,28 @@ export interface RefStore {
   read(repoId: string): Promise<RepoState>;
   /** Applies the transaction atomically with per-ref compare-and-swap (see the contract above). */
   commit(repoId: string, tx: RefTransaction): Promise<CommitResult>;
+}
+
+/**
+ * The refs a transaction cannot apply (contract rules 2 and 3), in update order: a failed
+ * compare-and-swap against `actual`, or a created ref in the way of (or under) a ref of `stored`
+ * (the stored names that matter; the transaction's deletes are taken out, its creates added in
+ * order). Shared by the memory store and the libSQL store (which reads `actual` and the names that
+ * may conflict in its batch).
+ */
+export function refusals(tx: RefTransaction, actual: (name: string) => string | null, stored: RefNames): RejectedRef[] {
+  for (const u of tx.updates) if (u.new === null) stored.delete(u.name);
+  const out: RejectedRef[] = [];
+  for (const u of tx.updates) {
+    const cur = actual(u.name);
+    if (cur !== u.old) {
+      out.push({ name: u.name, actual: cur });
+      continue;
+    }
+    if (u.old !== null || u.new === null) continue;
+    const conflict = stored.conflictOf(u.name);
+    if (conflict !== null) out.push({ name: u.name, actual: cur, conflict });
+    else stored.add(u.name);
+  }
+  return out;
 }

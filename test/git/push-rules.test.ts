@@ -1,0 +1,220 @@
+/**
+ * Push rules over smart HTTP with the real git CLI (and raw request bodies where git cannot be made
+ * to send the input): directory/file ref conflicts, ref name length limits and advertisements that
+ * stay within git's pkt-line limit, status reports that always frame, ref names that are not UTF-8,
+ * and request bodies that claim gzip but are not.
+ */
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ZERO_OID } from "../../functions/git/bytes.ts";
+import { FLUSH, MAX_PKT, pkt } from "../../functions/git/pkt-line.ts";
+import type { CommitResult, RefStore, RefTransaction } from "../../functions/git/storage/ref-store.ts";
+import { makeHistory, Scratch } from "./helpers.ts";
+import { type GitServer, startGitServer } from "./server.ts";
+
+const s = new Scratch("push-rules-");
+let srv: GitServer;
+let nextRepo = 100;
+let src: string;
+let tip: string;
+let pack: Buffer;
+
+beforeAll(async () => {
+  srv = await startGitServer({ dataDir: s.path("data") });
+  src = s.path("src");
+  await makeHistory(s, src, { commits: 4, files: 3 });
+  tip = await s.gitText(["rev-parse", "main"], { cwd: src });
+  pack = (await s.git(["pack-objects", "--stdout", "--revs", "-q"], { cwd: src, input: "main\n" })).stdout;
+});
+afterAll(async () => {
+  await srv.close();
+  s.cleanup();
+});
+
+/** A fresh repository id on the server (HEAD → refs/heads/main). */
+function newRepo(): { id: string; url: string } {
+  const id = String(nextRepo++);
+  srv.refs.create(id);
+  return { id, url: `${srv.url}/${id}.git` };
+}
+
+/** Splits a response body into pkt-line payloads (latin1, newline dropped); checks every length. */
+function pktLines(body: Buffer): string[] {
+  const text = body.toString("latin1");
+  const lines: string[] = [];
+  for (let p = 0; p + 4 <= text.length; ) {
+    const n = Number.parseInt(text.slice(p, p + 4), 16);
+    expect(n).toBeLessThanOrEqual(MAX_PKT);
+    if (n < 4) {
+      p += 4;
+      continue;
+    }
+    lines.push(text.slice(p + 4, p + n).replace(/\n$/, ""));
+    p += n;
+  }
+  return lines;
+}
+
+/** POSTs a raw receive-pack body and returns the report lines. */
+async function receive(url: string, body: Uint8Array): Promise<string[]> {
+  const res = await fetch(`${url}/git-receive-pack`, { method: "POST", body: body as Uint8Array<ArrayBuffer>, headers: { "content-type": "application/x-git-receive-pack-request" } });
+  expect(res.status).toBe(200);
+  return pktLines(Buffer.from(await res.arrayBuffer()));
+}
+
+/** A receive-pack body: commands (first with `caps`), flush, and the pack when something is written. */
+function pushBody(commands: [string | null, string | null, string | Buffer][], caps = "report-status"): Buffer {
+  const lines = commands.map(([o, n, name], i) =>
+    pkt(Buffer.concat([Buffer.from(`${o ?? ZERO_OID} ${n ?? ZERO_OID} `), Buffer.from(name), Buffer.from(i === 0 ? `\0${caps}\n` : "\n")])),
+  );
+  return Buffer.concat([...lines, FLUSH, ...(commands.some(([, n]) => n !== null) ? [pack] : [])]);
+}
+
+const refNames = async (id: string) => (await srv.refs.read(id)).refs.map((r) => r.name);
+
+describe("D/F rule: a ref cannot be created where another ref is its directory or lies under it", () => {
+  it("refuses refs/heads/main/sub while refs/heads/main exists, and the reverse, with git's message; clones still work", async () => {
+    const { id, url } = newRepo();
+    await s.git(["push", url, "main", "HEAD:refs/heads/x/y"], { cwd: src });
+    const under = await s.gitFail(["push", url, "HEAD:refs/heads/main/sub"], { cwd: src });
+    expect(under.stderr).toContain("[remote rejected] HEAD -> main/sub (cannot lock ref 'refs/heads/main/sub': 'refs/heads/main' exists; cannot create 'refs/heads/main/sub')");
+    const over = await s.gitFail(["push", url, "HEAD:refs/heads/x"], { cwd: src });
+    expect(over.stderr).toContain("[remote rejected] HEAD -> x (cannot lock ref 'refs/heads/x': 'refs/heads/x/y' exists; cannot create 'refs/heads/x')");
+    expect(await refNames(id)).toEqual(["refs/heads/main", "refs/heads/x/y"]);
+    await s.git(["clone", "-q", url, s.path("df-clone")]);
+  });
+
+  it("refuses the later of two refs of one push that conflict with each other and applies the rest", async () => {
+    const { id, url } = newRepo();
+    const r = await s.gitFail(["push", url, "main", "HEAD:refs/tags/v1", "HEAD:refs/tags/v1/x"], { cwd: src });
+    expect(r.stderr).toContain("(cannot lock ref 'refs/tags/v1/x': 'refs/tags/v1' exists; cannot create 'refs/tags/v1/x')");
+    expect(await refNames(id)).toEqual(["refs/heads/main", "refs/tags/v1"]);
+    await s.git(["clone", "-q", url, s.path("df-clone-2")]);
+  });
+
+  it("lets a push delete `a` and create `a/b` at once", async () => {
+    const { id, url } = newRepo();
+    await s.git(["push", url, "main", "HEAD:refs/heads/a"], { cwd: src });
+    await s.git(["push", url, ":refs/heads/a", "HEAD:refs/heads/a/b"], { cwd: src });
+    expect(await refNames(id)).toEqual(["refs/heads/a/b", "refs/heads/main"]);
+  });
+
+  it("lets at most one of two concurrent pushes creating `a` and `a/b` succeed", async () => {
+    const { id, url } = newRepo();
+    await s.git(["push", url, "main"], { cwd: src });
+    const inner = srv.refs;
+    let waiting: (() => void) | null = null;
+    const barrier: RefStore = {
+      read: (r) => inner.read(r),
+      commit: async (r: string, tx: RefTransaction): Promise<CommitResult> => {
+        if (!waiting) await new Promise<void>((ok) => (waiting = ok));
+        else waiting();
+        return inner.commit(r, tx);
+      },
+    };
+    srv.setRefStore(barrier);
+    try {
+      const results = await Promise.allSettled([s.git(["push", url, "HEAD:refs/heads/a"], { cwd: src }), s.git(["push", url, "HEAD:refs/heads/a/b"], { cwd: src })]);
+      const lost = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
+      expect(lost).toHaveLength(1);
+      expect(String(lost[0]!.reason.stderr)).toMatch(/cannot lock ref 'refs\/heads\/a(\/b)?': 'refs\/heads\/a(\/b)?' exists; cannot create/);
+    } finally {
+      srv.setRefStore(inner);
+    }
+    expect((await refNames(id)).length).toBe(2);
+    await s.git(["clone", "-q", url, s.path("df-race-clone")]);
+  });
+});
+
+describe("ref name length rule: names real git cannot store are refused; stored ones never break the advertisement", () => {
+  it("refuses a component over 255 bytes or a name over 4096 bytes as a funny refname, and accepts 255", async () => {
+    const { id, url } = newRepo();
+    const long = `refs/heads/${"x".repeat(256)}`;
+    const deep = `refs/heads/${Array.from({ length: 20 }, () => "y".repeat(250)).join("/")}`;
+    const fine = `refs/heads/${"é".repeat(127)}`; // 254 bytes
+    const lines = await receive(url, pushBody([[null, tip, "refs/heads/main"], [null, tip, long], [null, tip, deep], [null, tip, fine]]));
+    expect(lines).toEqual([
+      "unpack ok",
+      "ok refs/heads/main",
+      `ng ${long} funny refname: a component is longer than 255 bytes`,
+      `ng ${deep} funny refname: longer than 4096 bytes`,
+      `ok ${Buffer.from(fine).toString("latin1")}`,
+    ]);
+    expect(await refNames(id)).toEqual(["refs/heads/main", fine]);
+    const r = await s.gitFail(["push", url, `HEAD:refs/heads/${"z".repeat(65_000)}`], { cwd: src });
+    expect(r.stderr).toMatch(/funny refname/);
+    await s.git(["push", url, "HEAD:refs/heads/after"], { cwd: src });
+  });
+
+  it("leaves out a stored ref whose advertised line would not fit a pkt-line, so fetch, push and deleting it still work", async () => {
+    const { id, url } = newRepo();
+    await s.git(["push", url, "main"], { cwd: src });
+    const huge = `refs/heads/${"h".repeat(65_419)}`; // as long as a command line after the first allows
+    const wide = `refs/tags/${"w".repeat(300)}`;
+    // stored before the length rule existed
+    expect(await srv.refs.commit(id, { updates: [{ name: huge, old: null, new: tip }, { name: wide, old: null, new: tip }], sizeDelta: 0, empty: false })).toEqual({ ok: true });
+    for (const v of ["0", "2"]) {
+      const listed = await s.gitText(["-c", `protocol.version=${v}`, "ls-remote", url], { cwd: src });
+      expect(listed).toBe(`${tip}\tHEAD\n${tip}\trefs/heads/main\n${tip}\t${wide}`);
+    }
+    const info = await fetch(`${url}/info/refs?service=git-receive-pack`);
+    expect(pktLines(Buffer.from(await info.arrayBuffer())).some((l) => l.includes("hhhh"))).toBe(false);
+    await s.git(["push", url, "HEAD:refs/heads/next"], { cwd: src });
+    // deleting the stored over-long refs works (the huge one is not advertised: delete it by its id)
+    await s.git(["push", url, "--delete", wide], { cwd: src });
+    expect(await receive(url, pushBody([[tip, null, "refs/heads/next"], [tip, null, huge]]))).toEqual(["unpack ok", "ok refs/heads/next", `ok ${huge}`]);
+    expect(await refNames(id)).toEqual(["refs/heads/main"]);
+  });
+});
+
+describe("report rule: the status report always frames, even when a reason would not fit a pkt-line", () => {
+  it("shortens an over-long reason and still reports the refs that were applied", async () => {
+    const { id, url } = newRepo();
+    const long = `refs/heads/${"q".repeat(30_000)}`;
+    const lines = await receive(url, pushBody([[null, tip, "refs/heads/main"], [tip, null, long]]));
+    expect(lines.slice(0, 2)).toEqual(["unpack ok", "ok refs/heads/main"]);
+    expect(lines[2]!.startsWith(`ng ${long} cannot lock ref '${long}`)).toBe(true);
+    expect(lines).toHaveLength(3);
+    expect(await refNames(id)).toEqual(["refs/heads/main"]);
+  });
+});
+
+describe("UTF-8 rule: a ref name that is not valid UTF-8 is a funny refname and nothing is stored for it", () => {
+  it("refuses it by its exact bytes and applies the other refs", async () => {
+    const { id, url } = newRepo();
+    const bad = Buffer.concat([Buffer.from("refs/heads/lat"), Buffer.from([0xe9])]);
+    const lines = await receive(url, pushBody([[null, tip, bad], [null, tip, "refs/heads/main"]]));
+    expect(lines).toEqual(["unpack ok", "ng refs/heads/lat\xe9 funny refname", "ok refs/heads/main"]);
+    expect(await refNames(id)).toEqual(["refs/heads/main"]);
+  });
+
+  it("tells the git CLI so (its report matches the ref it sent)", async () => {
+    const { id, url } = newRepo();
+    const r = await new Promise<{ code: number | null; stderr: string }>((ok) => {
+      const p = spawn("sh", ["-c", `git push "$URL" main "HEAD:refs/heads/lat$(printf '\\351')"`], { cwd: src, env: { ...s.env, URL: url } });
+      let stderr = "";
+      p.stderr.on("data", (d: Buffer) => (stderr += d.toString("latin1")));
+      p.on("close", (code) => ok({ code, stderr }));
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("(funny refname)");
+    expect(r.stderr).not.toMatch(/did not receive|no status/);
+    expect(await refNames(id)).toEqual(["refs/heads/main"]);
+  });
+});
+
+describe("gzip rule: a body that claims gzip and is not answers 400 with a plain-text reason", () => {
+  for (const service of ["git-upload-pack", "git-receive-pack"]) {
+    it(service, async () => {
+      const { url } = newRepo();
+      const res = await fetch(`${url}/${service}`, {
+        method: "POST",
+        headers: { "content-encoding": "gzip", "content-type": `application/x-${service}-request` },
+        body: "notgzip",
+      });
+      expect(res.status).toBe(400);
+      expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
+      expect(await res.text()).toMatch(/gzip/);
+    });
+  }
+});
