@@ -5,6 +5,7 @@
  */
 import type { CommitInfo, PathEntry } from "../git/repo/repository.ts";
 import type { Signature } from "../git/objects/commit.ts";
+import { escapeComponent } from "./escape.ts";
 
 /** Where the repository lives: its API and web URLs. */
 export interface RepoUrls {
@@ -31,10 +32,10 @@ export interface LastCommit {
 }
 
 /** Go's url.PathEscape: everything but unreserved characters and `$&+:=@` is escaped. */
-export const goPathEscape = (s: string) => encodeURIComponent(s).replace(/%(24|26|2B|3A|3D|40)/g, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+export const goPathEscape = (s: string) => escapeComponent(s).replace(/%(24|26|2B|3A|3D|40)/g, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
 
 /** Go's url.QueryEscape: space as `+`. */
-export const goQueryEscape = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%20/g, "+");
+export const goQueryEscape = (s: string) => escapeComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%20/g, "+");
 
 /** Gitea's util.PathEscapeSegments. */
 export const pathEscapeSegments = (p: string) => p.split("/").map(goPathEscape).join("/");

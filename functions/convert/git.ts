@@ -8,6 +8,7 @@ import { goTime } from "../events/push.ts";
 import type { Signature } from "../git/objects/commit.ts";
 import type { Change, LineStats } from "../git/repo/diff.ts";
 import type { CommitInfo } from "../git/repo/repository.ts";
+import { escapeComponent } from "./escape.ts";
 import { toUser, ZERO_TIME, type Site, type Viewer } from "./user.ts";
 
 /** A repository's two URL bases: `<root>api/v1/repos/{owner}/{repo}` and `<root>{owner}/{repo}`. */
@@ -17,7 +18,7 @@ export interface RepoUrls {
 }
 
 export const repoUrls = (rootUrl: string, owner: string, name: string): RepoUrls => {
-  const path = `${encodeURIComponent(owner)}/${encodeURIComponent(name)}`;
+  const path = `${escapeComponent(owner)}/${escapeComponent(name)}`;
   return { api: `${rootUrl}api/v1/repos/${path}`, html: `${rootUrl}${path}` };
 };
 
@@ -25,7 +26,7 @@ export const repoUrls = (rootUrl: string, owner: string, name: string): RepoUrls
 export type UsersByEmail = ReadonlyMap<string, UserRow>;
 
 /** Gitea's util.PathEscapeSegments: each path segment escaped, slashes kept. */
-export const escapeSegments = (path: string) => path.split("/").map(encodeURIComponent).join("/");
+export const escapeSegments = (path: string) => path.split("/").map(escapeComponent).join("/");
 
 /** What a commit's signature header holds, for the verification object. */
 export interface Signed {

@@ -2,6 +2,7 @@
 import type { RepositoryRow, UserRow } from "../db/schema.ts";
 import { toPermissionJson, UNIT, type Permission, type RepoUnit } from "../lib/permissions.ts";
 import { formatGoDuration } from "../lib/settings.ts";
+import { escapeComponent } from "./escape.ts";
 import { isoTime, toHiddenUser, toUser, ZERO_TIME, type Site, type Viewer } from "./user.ts";
 
 /** Default pull-request unit settings (Gitea's new PR unit). */
@@ -73,7 +74,7 @@ export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Re
   const extIssues = unit(UNIT.extIssues);
   const extWiki = unit(UNIT.extWiki);
   const projects = unit(UNIT.projects);
-  const escapedPath = `${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`;
+  const escapedPath = `${escapeComponent(owner.name)}/${escapeComponent(repo.name)}`;
   const base = `${site.rootUrl}${escapedPath}`;
   const apiUrl = `${site.rootUrl}api/v1/repos/${escapedPath}`;
   const { host, path } = partsOf(site.rootUrl);

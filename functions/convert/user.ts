@@ -3,6 +3,7 @@
  * and only this folder writes snake_case keys. Key order follows Gitea's structs.
  */
 import type { AccessTokenRow, UserRow } from "../db/schema.ts";
+import { escapeComponent } from "./escape.ts";
 
 export const VISIBILITY = ["public", "limited", "private"] as const;
 export const visibilityOf = (n: number) => VISIBILITY[n] ?? "public";
@@ -65,7 +66,7 @@ export function toUser(u: UserRow, viewer: Viewer | null, site: Site) {
     full_name: u.fullName,
     email,
     avatar_url: avatarUrl(site, u),
-    html_url: `${site.rootUrl}${encodeURIComponent(u.name)}`,
+    html_url: `${site.rootUrl}${escapeComponent(u.name)}`,
     language: authed ? u.language : "",
     is_admin: authed ? u.isAdmin : false,
     last_login: authed ? isoTime(u.lastLoginUnix) : ZERO_TIME,

@@ -53,8 +53,8 @@ export const expose = (c: Context, name: string) => {
   c.header("Access-Control-Expose-Headers", value);
 };
 
-/** Go's url.QueryEscape: query-escaped, space → `+`. */
-const esc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+").replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+/** Go's url.QueryEscape: query-escaped, space → `+` (a lone surrogate as U+FFFD: never throws). */
+const esc = (s: string) => encodeURIComponent(s.toWellFormed()).replace(/%20/g, "+").replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /**
  * Gitea's Link header entries, in its order: next, last, first, prev. Each is the request's URL

@@ -9,14 +9,12 @@
  */
 import { LibsqlRefStore } from "../db/queries/git-refs.ts";
 import { pushEventRows } from "../events/push.ts";
-import { GitError } from "../git/errors.ts";
-import type { Signature } from "../git/objects/commit.ts";
+import { identPart, signatureTimeProblem, type Signature } from "../git/objects/commit.ts";
 import { MODE } from "../git/objects/tree.ts";
 import { createCommit, type FileChange } from "../git/repo/commit.ts";
 import { Repository, type PathEntry } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import { DateQueue } from "../git/walk.ts";
-import type { Caller } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
 import { canWrite, UNIT } from "../lib/permissions.ts";
@@ -24,6 +22,8 @@ import { toContentsResponse, toFileCommitResponse, repoUrls, UNSIGNED_VERIFICATI
 import type { FileOptions } from "../wire/contents.ts";
 import { assignRepo } from "./repos.ts";
 import { gitState, prefetched, repoStateFrom } from "./git-state.ts";
+import { answeringGitErrors } from "./git-repo.ts";
+import { signatureOf } from "./git-init.ts";
 import { reqRepoReader } from "../lib/guards.ts";
 
 /** Files larger than this come without `content` (Gitea's `[api] DEFAULT_MAX_BLOB_SIZE`, 10 MiB). */
@@ -58,14 +58,22 @@ const objectNotExist = (id: string, relPath: string) => `object does not exist [
 // ---- paths ----
 
 /**
- * A tree path as Gitea's CleanGitTreePath takes it (slashes trimmed, empty components dropped),
- * except that `.` and `..` are refused instead of resolved; `.git` components and NUL are refused
- * as Gitea does (ErrFilenameInvalid → 422).
+ * Path rule: THE normaliser of tree paths (contents, raw, file writes, the commit list's `path`),
+ * as git reads a pathspec and Gitea's CleanGitTreePath cleans one: slashes trimmed, empty and `.`
+ * components dropped, `..` resolved inside the tree ("" is the root). A path that climbs out of the
+ * root (Gitea clamps it at the root; git refuses it as outside the repository), `.git` components
+ * (any case) and NUL are refused with Gitea's ErrFilenameInvalid → 422.
  */
 export function cleanTreePath(path: string): string {
-  const parts = path.split("/").filter((p) => p !== "");
-  for (const p of parts) {
-    if (p === "." || p === ".." || p.includes("\0") || p.toLowerCase() === ".git") throw unprocessable(`path contains a malformed path component [path: ${path}]`);
+  const malformed = () => unprocessable(`path contains a malformed path component [path: ${path}]`);
+  const parts: string[] = [];
+  for (const p of path.split("/")) {
+    if (p === "" || p === ".") continue;
+    if (p === "..") {
+      if (parts.length === 0) throw malformed();
+      parts.pop();
+    } else if (p.includes("\0") || p.toLowerCase() === ".git") throw malformed();
+    else parts.push(p);
   }
   return parts.join("/");
 }
@@ -208,7 +216,7 @@ async function openForRead(ctx: Ctx, objects: ObjectStore, owner: string, name: 
  * as one ContentsResponse (a file with its base64 content), a directory as the list of its entries
  * without content; every entry with its last commit.
  */
-export async function getContents(ctx: Ctx, objects: ObjectStore, owner: string, name: string, rawPath: string, refParam: string | undefined) {
+export const getContents = answeringGitErrors(async function getContents(ctx: Ctx, objects: ObjectStore, owner: string, name: string, rawPath: string, refParam: string | undefined) {
   const { a, git, urls } = await openForRead(ctx, objects, owner, name);
   const path = cleanTreePath(rawPath);
   const input = refParam?.trim() || a.facts.repo.defaultBranch;
@@ -225,7 +233,7 @@ export async function getContents(ctx: Ctx, objects: ObjectStore, owner: string,
   const out = [];
   for (const e of list) out.push(await entryResponse(git, urls, ref, e, last.get(e.name), false));
   return out;
-}
+});
 
 /** What the raw route serves. */
 export interface RawBlob {
@@ -245,7 +253,7 @@ export interface RawBlob {
  * then a tag, then a full commit id); otherwise the default branch with the whole path, as Gitea's
  * getRefNameLegacy. `etag` (If-None-Match) lets the bytes stay unread when they match.
  */
-export async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, name: string, reqPath: string, refParam: string | undefined, ifNoneMatch?: string | null): Promise<RawBlob> {
+export const getRawFile = answeringGitErrors(async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, name: string, reqPath: string, refParam: string | undefined, ifNoneMatch?: string | null): Promise<RawBlob> {
   const { state, a } = await openRepo(ctx, owner, name);
   reqCodeReader(a);
   if (!state.refs.some((r) => r.name.startsWith("refs/heads/"))) throw notFound();
@@ -287,7 +295,7 @@ export async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, 
     isPublic: !repo.isPrivate && a.facts.owner.visibility === 0,
     data: matches ? null : await git.readBlob(entry.oid),
   };
-}
+});
 
 // ---- writing ----
 
@@ -327,20 +335,19 @@ function defaultMessage(ops: FileOperation[]): string {
   return lines.join("\n");
 }
 
-/** A Go time.Time from RFC 3339 as a git signature time (seconds and the written offset). */
+/**
+ * A Go time.Time from RFC 3339 as a git signature time (seconds and the written offset as git's
+ * ±hhmm). Date rule: a time git cannot store (before 1970) or the API cannot show (after 9999) is
+ * 422, before anything is written.
+ */
 function signatureTime(iso: string | undefined, now: Date): { timestamp: number; timezone: string } {
   if (!iso) return { timestamp: Math.floor(now.getTime() / 1000), timezone: "+0000" };
   const ms = Date.parse(iso);
   const m = /([+-])(\d\d):?(\d\d)$/.exec(iso);
   if (Number.isNaN(ms)) throw unprocessable(`[Dates]: parsing time ${JSON.stringify(iso)} as RFC 3339 failed`);
-  return { timestamp: Math.floor(ms / 1000), timezone: m ? `${m[1]}${m[2]}${m[3]}` : "+0000" };
-}
-
-/** The doer as git author (Gitea's NewGitSig: full name or login; e-mail or its no-reply address). */
-function doerIdentity(ctx: Ctx, caller: Caller): { name: string; email: string } {
-  const u = caller.row;
-  const noReply = ctx.settings.service.noReplyAddress ?? `noreply.${new URL(ctx.rootUrl).hostname}`;
-  return { name: u.fullName.trim() || u.name, email: u.keepEmailPrivate || !u.email ? `${u.lowerName}@${noReply}` : u.email };
+  const timestamp = Math.floor(ms / 1000);
+  if (signatureTimeProblem(timestamp)) throw unprocessable(`[Dates]: ${iso} is out of range: git commits hold times from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z`);
+  return { timestamp, timezone: m ? `${m[1]}${m[2]}${m[3]}` : "+0000" };
 }
 
 const given = (i: { name?: string; email?: string } | undefined) => (i?.name && i.email ? { name: i.name, email: i.email } : null);
@@ -355,7 +362,7 @@ export type ChangeKind = "file" | "delete" | "files";
  * target branch (created from `branch` when `new_branch` names another one). Answers the
  * FileResponse / FileDeleteResponse / FilesResponse and whether a file was created (for PUT's 201).
  */
-export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: FileOptions, ops: FileOperation[], kind: ChangeKind) {
+export const changeFiles = answeringGitErrors(async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: FileOptions, ops: FileOperation[], kind: ChangeKind) {
   const { a, state } = await openRepo(ctx, owner, name);
   reqCodeReader(a);
   const repo = a.facts.repo;
@@ -432,26 +439,22 @@ export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string,
   }
 
   const now = new Date();
-  const doer = doerIdentity(ctx, caller);
+  const doer = signatureOf(caller.row, ctx.settings.service.noReplyAddress ?? `noreply.${new URL(ctx.rootUrl).hostname}`, now);
   const author = given(form.author) ?? given(form.committer) ?? doer;
   const committer = given(form.committer) ?? given(form.author) ?? doer;
   const authorSig: Signature = { ...author, ...signatureTime(form.dates?.author, now) };
   const committerSig: Signature = { ...committer, ...signatureTime(form.dates?.committer, now) };
   let message = (form.message ?? "").trim() || defaultMessage(ops);
   message += "\n";
-  if (form.signoff) message += `\nSigned-off-by: ${committer.name} <${committer.email}>\n`;
+  // git's sign-off trailer names the committer as its ident line does (identPart).
+  if (form.signoff) message += `\nSigned-off-by: ${identPart(committer.name)} <${identPart(committer.email)}>\n`;
 
   const events = pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate });
   const refs = prefetched(new LibsqlRefStore(ctx.driver, events), String(repo.id), state);
-  let out: Awaited<ReturnType<typeof createCommit>>;
-  try {
-    out = await createCommit(
-      { repoId: String(repo.id), objects, refs, state },
-      { branch: newBranch, startFrom: newBranch !== oldBranch && hasOldBranch ? `refs/heads/${oldBranch}` : undefined, message, author: authorSig, committer: committerSig, changes },
-    );
-  } catch (e) {
-    throw gitApiError(e);
-  }
+  const out = await createCommit(
+    { repoId: String(repo.id), objects, refs, state },
+    { branch: newBranch, startFrom: newBranch !== oldBranch && hasOldBranch ? `refs/heads/${oldBranch}` : undefined, message, author: authorSig, committer: committerSig, changes },
+  );
 
   // The answer, read from the new commit (its pack is in the object store already).
   const after = await Repository.open({ repoId: String(repo.id), objects, state: { ...state, packs: [...state.packs, out.pack] } });
@@ -471,21 +474,4 @@ export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string,
   if (kind === "files") return { created, body: { files, commit, verification: UNSIGNED_VERIFICATION } };
   if (kind === "delete") return { created, body: { content: null, commit, verification: UNSIGNED_VERIFICATION } };
   return { created, body: { content: files[0] ?? null, commit, verification: UNSIGNED_VERIFICATION } };
-}
-
-/** The engine's failures as API answers (a lost compare-and-swap race is 409: nothing was written). */
-function gitApiError(e: unknown): unknown {
-  if (!(e instanceof GitError)) return e;
-  switch (e.code) {
-    case "conflict":
-      return new ApiError(409, e.message);
-    case "not-found":
-      return new ApiError(404, e.message);
-    case "invalid":
-      return unprocessable(e.message);
-    case "too-large":
-      return new ApiError(413, e.message);
-    default:
-      return e;
-  }
-}
+});

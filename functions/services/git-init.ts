@@ -11,7 +11,7 @@ import type { UserRow } from "../db/schema.ts";
 import type { Caller } from "../lib/auth.ts";
 import { badRequest, unprocessable } from "../lib/errors.ts";
 import { fillLicense, gitignoreFile, hasLicense, licenseTemplate, readme, README_TEMPLATE_NAMES } from "../lib/repo-templates.ts";
-import type { Signature } from "../git/objects/commit.ts";
+import { identPart, type Signature } from "../git/objects/commit.ts";
 import { createCommit, type FileChange } from "../git/repo/commit.ts";
 import { MemoryObjectStore } from "../git/storage/memory-object-store.ts";
 import { packFileNames, type ObjectStore } from "../git/storage/object-store.ts";
@@ -95,10 +95,13 @@ export async function prepareAutoInit(form: AutoInitForm, t: InitTarget, caller:
   return stageCommit(t.defaultBranch, sig, changes);
 }
 
-/** Gitea's NewGitSig: the full name or the name, the e-mail or its no-reply placeholder. */
+/**
+ * Gitea's NewGitSig: the full name or the name, the e-mail or its no-reply placeholder. A full name
+ * git would write as nothing (only punctuation git drops, see identPart) gives way to the name.
+ */
 export function signatureOf(u: UserRow, noReplyAddress: string, now = new Date()): Signature {
   return {
-    name: u.fullName.trim() || u.name,
+    name: identPart(u.fullName) ? u.fullName.trim() : u.name,
     email: u.keepEmailPrivate || !u.email ? `${u.lowerName}@${noReplyAddress}` : u.email,
     timestamp: Math.floor(now.getTime() / 1000),
     timezone: "+0000",
@@ -122,7 +125,7 @@ export async function stageCommit(branch: string, sig: Signature, changes: FileC
       sql`INSERT INTO git_ref (repo_id, name, oid, peeled) VALUES (${rid}, ${head}, ${out.commit}, NULL)`,
       sql`INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum) VALUES (${pack.id}, ${rid}, ${rid}, ${pack.objects}, ${pack.size}, ${pack.idxSize}, ${pack.checksum})`,
       sql`UPDATE repository SET is_empty = 0, size = ${size} WHERE id = ${rid}`,
-      sql`INSERT INTO git_identity (repo_id, email) VALUES (${rid}, ${sig.email.toLowerCase()})`,
+      sql`INSERT INTO git_identity (repo_id, email) VALUES (${rid}, ${identPart(sig.email).toLowerCase()})`,
     ],
     async store(objects, repoId) {
       for (const name of packFileNames(pack.id)) {

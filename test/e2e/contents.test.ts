@@ -285,8 +285,9 @@ for (const target of targets()) {
         expect(roundTrips(res)).toBeLessThanOrEqual(2);
         if (status >= 400) expect(body.message).toMatch(message instanceof RegExp ? message : new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
       }
-      // `..` never reaches a route through the URL (clients and the server resolve dot segments); in bodies it is refused
-      for (const files of [[{ operation: "create", path: "a/../b.txt", content: b64("x") }], [{ operation: "rename", path: "b.txt", from_path: "../README.md", sha: readme.sha }]]) {
+      // `..` never reaches a route through the URL (clients and the server resolve dot segments); in bodies it is resolved
+      // inside the tree as git does, and one that leaves the root is refused
+      for (const files of [[{ operation: "create", path: "a/../../b.txt", content: b64("x") }], [{ operation: "rename", path: "b.txt", from_path: "../README.md", sha: readme.sha }]]) {
         const res = await call("POST", `${r.api}/contents`, { ...as(u), json: { files } });
         expect(res.status, JSON.stringify(files)).toBe(422);
         expect((await res.json()).message).toMatch(/^path contains a malformed path component/);

@@ -1,14 +1,17 @@
 /**
- * Create rules 1–2 (AutoInit) with real git data, the template listings, and the repository
+ * Create rules 1–2 (AutoInit) with real git data, the template listings, the repository
  * lifecycle of git data (fork shares packs, delete copies shared packs to forks first, then
- * deletes the files; renames move nothing) — in-process on the embedded file and a directory store.
+ * deletes the files; renames move nothing), and the rules every API-written commit keeps (ident,
+ * date) and the commit list's path rule — in-process on the embedded file and a directory store.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import spdx from "spdx-license-list/full.js";
 import { LibsqlRefStore } from "../../functions/db/queries/git-refs.ts";
 import { Repository } from "../../functions/git/repo/repository.ts";
 import { gitignoreTemplate } from "../../functions/lib/repo-templates.ts";
 import { apiRepo, expectRefusal, NOT_FOUND, roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { Scratch } from "../git/helpers.ts";
 
 let t: TestApp;
 let owner: SeededUser;
@@ -19,7 +22,11 @@ beforeAll(async () => {
   owner = await seedUser(t.db);
   tok = await owner.token();
 });
-afterAll(() => t.close());
+const scratch = new Scratch("git-content-");
+afterAll(() => {
+  t.close();
+  scratch.cleanup();
+});
 
 const open = (id: number) => Repository.open({ repoId: String(id), objects: t.objects, refs: new LibsqlRefStore(t.driver) });
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -187,5 +194,159 @@ describe("lifecycle of git data", () => {
     const old = await t.request(`/${owner.name}/${r.name}.git/info/refs?service=git-upload-pack`);
     expect(old.status).toBe(307);
     expect(old.headers.get("Location")).toBe(`/${owner.name}/${newName}.git/info/refs?service=git-upload-pack`);
+  });
+});
+
+// ---- commits written through the API ----
+
+const b64 = (text: string) => Buffer.from(text).toString("base64");
+
+/** The raw header lines of a stored commit object. */
+async function headerLinesOf(repoId: number, oid: string): Promise<string[]> {
+  const o = await (await open(repoId)).reader.read(oid);
+  return Buffer.from(o!.data).toString("utf8").split("\n\n")[0]!.split("\n");
+}
+
+/** `git fsck --strict` over a copy of the repository's packs and refs: what it reports. */
+async function fsckStrict(repoId: number): Promise<string> {
+  const dir = scratch.path(`fsck-${repoId}`);
+  await scratch.git(["init", "-q", "--bare", dir]);
+  mkdirSync(`${dir}/objects/pack`, { recursive: true });
+  for (const { name } of await t.objects.list(String(repoId))) writeFileSync(`${dir}/objects/${name}`, (await t.objects.get(String(repoId), name))!);
+  for (const r of (await open(repoId)).state.refs) await scratch.git(["update-ref", r.name, r.oid], { cwd: dir });
+  const r = await scratch.git(["fsck", "--strict", "--no-dangling"], { cwd: dir }).catch((e: { stderr: string }) => ({ stderr: `FAILED ${e.stderr}` }));
+  return r.stderr;
+}
+
+describe("ident rule: an API commit's author and committer lines are git's, whatever the caller sends", () => {
+  it("a name or e-mail carrying newlines and <> is cleaned as git's ident.c does: no forged header line, fsck --strict clean, the API reads back what was stored", async () => {
+    const r = await apiRepo(t, tok, { name: uniq("id"), auto_init: true });
+    const api = `/api/v1/repos/${owner.name}/${r.name}`;
+    const forged = { name: "Eve\ncommitter Mallory <m@x> 1 +0000", email: "e@x" };
+    const writes: [string, string, unknown][] = [
+      ["POST", "contents/f1.txt", { content: b64("hi"), author: forged }],
+      ["PUT", "contents/f1.txt", { content: b64("ho"), committer: { name: "Ada", email: "a@x>\nauthor Mallory <m@x" } }],
+      ["POST", "contents", { files: [{ operation: "create", path: "f2.txt", content: b64("x") }], author: { name: " .Ada, Jr.; ", email: " <ada@example.com>. " }, signoff: true }],
+    ];
+    for (const [method, path, json] of writes) {
+      const res = await t.request(`${api}/${path}`, { method, headers: token(tok), json });
+      expect(res.status, `${method} ${path} ${await res.clone().text()}`).toBeLessThan(300);
+      const body = await res.json();
+      const lines = await headerLinesOf(r.id, body.commit.sha);
+      expect(lines.map((l) => l.split(" ")[0]), JSON.stringify(lines)).toEqual(["tree", "parent", "author", "committer"]);
+      const got = await (await t.request(`${api}/git/commits/${body.commit.sha}`, { headers: token(tok) })).json();
+      const ident = (l: string) => l.replace(/^\w+ /, "").replace(/ \d+ [+-]\d{4}$/, "");
+      expect(`${got.commit.author.name} <${got.commit.author.email}>`).toBe(ident(lines[2]!));
+      expect(`${got.commit.committer.name} <${got.commit.committer.email}>`).toBe(ident(lines[3]!));
+      expect(body.commit.author).toMatchObject({ name: got.commit.author.name, email: got.commit.author.email });
+      for (const who of [got.commit.author, got.commit.committer]) expect(`${who.name}${who.email}`).not.toMatch(/[\n<>]/);
+    }
+    const first = await (await t.request(`${api}/commits?limit=3`, { headers: token(tok) })).json();
+    // one identity given is used for both (Gitea)
+    expect(first.map((c: { commit: { author: { name: string; email: string } } }) => c.commit.author)).toMatchObject([
+      { name: "Ada, Jr", email: "ada@example.com" },
+      { name: "Ada", email: "a@xauthor Mallory m@x" },
+      { name: "Evecommitter Mallory m@x 1 +0000", email: "e@x" },
+    ]);
+    expect(first[0].commit.message).toContain("Signed-off-by: Ada, Jr <ada@example.com>");
+    expect(first[1].commit.committer).toMatchObject({ name: "Ada", email: "a@xauthor Mallory m@x" });
+    expect(await fsckStrict(r.id)).toBe("");
+  });
+
+  it("a name or e-mail that is nothing but characters git drops → 422, nothing written", async () => {
+    const r = await apiRepo(t, tok, { name: uniq("id"), auto_init: true });
+    const api = `/api/v1/repos/${owner.name}/${r.name}`;
+    const tip = async () => (await open(r.id)).state.refs.map((x) => x.oid);
+    const before = await tip();
+    const packs = await t.objects.list(String(r.id));
+    const cases: [string, string, unknown, string][] = [
+      ["POST", "contents/a.txt", { content: b64("x"), author: { name: "\n", email: "e@x" } }, "author name consists only of disallowed characters"],
+      ["POST", "contents/a.txt", { content: b64("x"), author: { name: "Ada", email: "a@x" }, committer: { name: "Ada", email: " <>;. " } }, "committer email consists only of disallowed characters"],
+      ["POST", "contents", { files: [{ operation: "create", path: "b.txt", content: b64("x") }], author: { name: "<<>>", email: "e@x" } }, "author name consists only of disallowed characters"],
+    ];
+    for (const [method, path, json, message] of cases) {
+      const res = await t.request(`${api}/${path}`, { method, headers: token(tok), json });
+      const body = await res.json();
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(body.message).toMatch(new RegExp(`^${message}`));
+      expect(body.url).toBe("http://gitea.test/api/swagger");
+    }
+    expect(await tip()).toEqual(before);
+    expect(await t.objects.list(String(r.id))).toEqual(packs);
+  });
+});
+
+describe("date rule: an API commit's dates are ones git can store", () => {
+  it("dates before 1970 or after 9999 → 422 in Gitea's shape, nothing written; offsets are written as git's ±hhmm", async () => {
+    const r = await apiRepo(t, tok, { name: uniq("dt"), auto_init: true });
+    const api = `/api/v1/repos/${owner.name}/${r.name}`;
+    const before = (await open(r.id)).state.refs;
+    for (const dates of [{ committer: "0001-01-01T00:00:00Z" }, { author: "0001-01-01T00:00:00Z" }, { author: "1969-12-31T23:59:59Z" }, { committer: "1970-01-01T00:00:00+01:00" }, { author: "9999-12-31T23:59:59-14:00" }, { author: "+010000-01-01T00:00:00Z" }]) {
+      const res = await t.request(`${api}/contents/d.txt`, { method: "POST", headers: token(tok), json: { content: b64("x"), dates } });
+      const body = await res.json();
+      expect(res.status, JSON.stringify([dates, body])).toBe(422);
+      expect(body.message).toMatch(/^\[Dates\]: .* is out of range: git commits hold times from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z$/);
+      expect(body.url).toBe("http://gitea.test/api/swagger");
+    }
+    expect((await open(r.id)).state.refs).toEqual(before);
+
+    const ok: [Record<string, string>, string, string][] = [
+      [{ author: "2024-05-01T12:00:00+14:00", committer: "2024-05-01T12:00:00-12:00" }, "+1400", "-1200"],
+      [{ author: "1970-01-01T00:00:00Z", committer: "9999-12-31T23:59:59Z" }, "+0000", "+0000"],
+      [{ author: "2024-05-01T12:00:00+05:30", committer: "2024-05-01T12:00:00-00:00" }, "+0530", "-0000"],
+    ];
+    for (const [i, [dates, atz, ctz]] of ok.entries()) {
+      const res = await t.request(`${api}/contents/ok${i}.txt`, { method: "POST", headers: token(tok), json: { content: b64("x"), dates } });
+      expect(res.status, JSON.stringify(dates)).toBe(201);
+      const sha = (await res.json()).commit.sha;
+      const lines = await headerLinesOf(r.id, sha);
+      expect(lines[2]).toMatch(new RegExp(`^author .* ${Math.floor(Date.parse(dates.author!) / 1000)} \\${atz}$`));
+      expect(lines[3]).toMatch(new RegExp(`^committer .* ${Math.floor(Date.parse(dates.committer!) / 1000)} \\${ctz}$`));
+      const got = await (await t.request(`${api}/git/commits/${sha}`, { headers: token(tok) })).json();
+      expect(Date.parse(got.commit.author.date)).toBe(Date.parse(dates.author!));
+      expect(Date.parse(got.commit.committer.date)).toBe(Date.parse(dates.committer!));
+    }
+    expect(await fsckStrict(r.id)).toBe("");
+  });
+});
+
+describe("path rule: the commit list's `path` is normalised as git does, escaping the root is 422", () => {
+  it("./x, a//b, a/../x are the file; `.` and x/.. the whole tree; .., ../.., %2e%2e → 422; never 500", async () => {
+    const r = await apiRepo(t, tok, { name: uniq("cp"), auto_init: true });
+    const api = `/api/v1/repos/${owner.name}/${r.name}`;
+    const put = await t.request(`${api}/contents`, { method: "POST", headers: token(tok), json: { files: [{ operation: "create", path: "a/b.txt", content: b64("x") }] } });
+    expect(put.status).toBe(201);
+    const shas = async (q: string) => {
+      const res = await t.request(`${api}/commits?stat=false&files=false&verification=false&${q}`, { headers: token(tok) });
+      expect(res.status, `${q} ${await res.clone().text()}`).toBe(200);
+      return (await res.json()).map((c: { sha: string }) => c.sha);
+    };
+    const all = await shas("");
+    expect(all.length).toBe(2);
+    const readme = await shas("path=README.md");
+    expect(readme).toEqual([all[1]]);
+    for (const p of ["./README.md", "a/../README.md", "%2e/README.md", "/README.md"]) expect(await shas(`path=${p}`), p).toEqual(readme);
+    for (const p of ["a//b.txt", "./a/./b.txt", "a/b.txt/"]) expect(await shas(`path=${p}`), p).toEqual([all[0]]);
+    for (const p of [".", "README.md/..", "a/..", "./"]) expect(await shas(`path=${p}`), p).toEqual(all);
+    for (const p of ["..", "../..", "%2e%2e", "../README.md", "a/../../README.md"]) {
+      const res = await t.request(`${api}/commits?path=${p}`, { headers: token(tok) });
+      const body = await res.json();
+      expect(res.status, `${p} ${JSON.stringify(body)}`).toBe(422);
+      expect(body.message).toBe(`path contains a malformed path component [path: ${decodeURIComponent(p)}]`);
+    }
+  });
+});
+
+describe("escape rule: answering a write never throws after it", () => {
+  it("a new_branch sent with a lone surrogate is stored and answered with U+FFFD (201, the URLs escaped), the branch readable", async () => {
+    const r = await apiRepo(t, tok, { name: uniq("es"), auto_init: true });
+    const api = `/api/v1/repos/${owner.name}/${r.name}`;
+    const res = await t.request(`${api}/contents/f1.txt`, { method: "POST", headers: { ...token(tok), "Content-Type": "application/json" }, body: '{"content":"aGk=","new_branch":"nb\\ud800"}' });
+    const body = await res.json();
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    expect(body.content.url).toBe(`http://gitea.test${api}/contents/f1.txt?ref=nb%EF%BF%BD`);
+    expect(body.content.html_url).toBe(`http://gitea.test/${owner.name}/${r.name}/src/branch/nb%EF%BF%BD/f1.txt`);
+    expect((await open(r.id)).state.refs.map((x) => x.name)).toContain("refs/heads/nb\uFFFD");
+    expect((await t.request(`${api}/branches/nb%EF%BF%BD`, { headers: token(tok) })).status).toBe(200);
   });
 });

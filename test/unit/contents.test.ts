@@ -1,9 +1,15 @@
 /**
  * The pure pieces of the contents API: the last commit of every entry equals `git log -1 -- <path>`
  * on a history with real merges (one side only, both sides, a merge that differs from both), Go's
- * base64 errors, Gitea's path rules, the served Content-Type and Content-Disposition.
+ * base64 errors, Gitea's path rules, the served Content-Type and Content-Disposition; the ident
+ * and date rules of the commit serialiser against git's own `commit-tree` and `fsck --strict`;
+ * the URL escapers on any JS string.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { goPathEscape, goQueryEscape, pathEscapeSegments, toContentsResponse } from "../../functions/convert/contents.ts";
+import { escapeSegments, repoUrls } from "../../functions/convert/git.ts";
+import { GitError } from "../../functions/git/errors.ts";
+import { parseCommit, serializeCommit, serializeTag, type Signature } from "../../functions/git/objects/commit.ts";
 import { Repository } from "../../functions/git/repo/repository.ts";
 import { contentDisposition, sniffContentType } from "../../functions/routes/contents.ts";
 import { cleanTreePath, decodeBase64, lastCommits } from "../../functions/services/contents.ts";
@@ -90,10 +96,21 @@ describe("helpers", () => {
     expect(decodeBase64("")).toEqual(new Uint8Array(0));
   });
 
-  it("tree paths: slashes trimmed, `.`/`..`/`.git` components and NUL refused with Gitea's message", () => {
-    expect(cleanTreePath("/a//b/")).toBe("a/b");
-    expect(cleanTreePath("")).toBe("");
-    for (const bad of ["a/../b", "./a", "..", ".git/config", "x/.GiT", "a\0b"]) expect(() => cleanTreePath(bad), bad).toThrow(/^path contains a malformed path component/);
+  it("path rule: tree paths are normalised as git does (slashes trimmed and collapsed, `.` and `..` resolved inside the tree); a path leaving the root, `.git` components and NUL are refused with Gitea's message", () => {
+    const cases: [string, string][] = [
+      ["/a//b/", "a/b"],
+      ["", ""],
+      [".", ""],
+      ["./README.md", "README.md"],
+      ["a/../README.md", "README.md"],
+      ["README.md/..", ""],
+      ["a/./b/../c", "a/c"],
+      ["a//b", "a/b"],
+      ["...", "..."],
+      ["a..b/.c", "a..b/.c"],
+    ];
+    for (const [raw, clean] of cases) expect(cleanTreePath(raw), raw).toBe(clean);
+    for (const bad of ["..", "../..", "../README.md", "a/../../b", "./..", ".git/config", "x/.GiT", "a/../.git", "a\0b"]) expect(() => cleanTreePath(bad), bad).toThrow(/^path contains a malformed path component/);
   });
 
   it("Content-Type: text is never HTML, binary is octet-stream, images and PDF as such", () => {
@@ -111,5 +128,119 @@ describe("helpers", () => {
     expect(contentDisposition("README.md")).toBe("inline; filename=README.md");
     expect(contentDisposition("deep name.txt")).toBe('inline; filename="deep name.txt"');
     expect(contentDisposition("ünï.txt")).toBe("inline; filename=_n_.txt; filename*=utf-8''%C3%BCn%C3%AF.txt");
+  });
+});
+
+// ---- the commit serialiser: the one place ident lines are written ----
+
+const sig = (name: string, email: string, timestamp = 1700000000, timezone = "+0000"): Signature => ({ name, email, timestamp, timezone });
+const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+const commitOf = (author: Signature, committer = sig("C", "c@x")) => serializeCommit({ tree: EMPTY_TREE, parents: [], author, committer, message: "m\n" });
+const headerLines = (data: Uint8Array) => Buffer.from(data).toString("utf8").split("\n\n")[0]!.split("\n");
+
+/** Runs `git fsck --strict` on one commit object (written loose, its empty tree too): every message it prints. */
+async function fsckStrict(data: Uint8Array): Promise<string> {
+  const dir = s.path(`fsck-${Math.random().toString(36).slice(2)}`);
+  await s.git(["init", "-q", "--bare", dir]);
+  await s.git(["hash-object", "-w", "-t", "tree", "--stdin"], { cwd: dir, input: "" });
+  const oid = (await s.git(["hash-object", "-w", "-t", "commit", "--literally", "--stdin"], { cwd: dir, input: data })).stdout.toString().trim();
+  await s.git(["update-ref", "refs/heads/main", oid], { cwd: dir });
+  const r = await s.git(["fsck", "--strict", "--no-dangling"], { cwd: dir }).catch((e: { stderr: string }) => ({ stderr: `FAILED ${e.stderr}` }));
+  return r.stderr;
+}
+
+describe("ident rule: commit and tag ident lines are written as git's ident.c writes them", () => {
+  const hostile: [string, string][] = [
+    ["Eve\ncommitter Mallory <m@x> 1 +0000", "e@x"],
+    ["Ada", "a@x>\ncommitter Mallory <m@x> 1 +0000"],
+    ["  .Ada Lovelace, Jr.; ", " <.ada@example.com.> "],
+    ["A<d>a", "a<@>x"],
+    ["\"'Ada'\"", "'a@x'"],
+    ["Ünï \t cødé", "ü@x"],
+    ["Ada\r\nX", "a@x\r"],
+  ];
+
+  it("name and e-mail as `git commit-tree` writes them from the same values: crud trimmed at both ends, every \\n < > dropped inside", async () => {
+    const dir = s.path("ident-ref");
+    await s.git(["init", "-q", "--bare", dir]);
+    const tree = (await s.git(["hash-object", "-w", "-t", "tree", "--stdin"], { cwd: dir, input: "" })).stdout.toString().trim();
+    for (const [name, email] of hostile) {
+      const env = { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_AUTHOR_DATE: "1700000000 +0000" };
+      const oid = await s.gitText(["commit-tree", tree, "-m", "m"], { cwd: dir, env });
+      const viaGit = (await s.gitText(["cat-file", "commit", oid], { cwd: dir })).split("\n").find((l) => l.startsWith("author "));
+      const ours = headerLines(commitOf(sig(name, email))).find((l) => l.startsWith("author "));
+      expect(ours, JSON.stringify([name, email])).toBe(viaGit);
+    }
+  });
+
+  it("whatever the caller gives, the object has exactly its tree, author and committer lines and passes `git fsck --strict`", async () => {
+    for (const [name, email] of [...hostile, ["a\0b", "c\0@x"] as [string, string]]) {
+      const data = commitOf(sig(name, email), sig(email, name));
+      const lines = headerLines(data);
+      expect(lines.map((l) => l.split(" ")[0]), JSON.stringify([name, email])).toEqual(["tree", "author", "committer"]);
+      const c = parseCommit(data);
+      for (const who of [c.author, c.committer]) {
+        expect(`${who.name}${who.email}`).not.toMatch(/[\n<>\0]/);
+        expect(who.timestamp).toBe(1700000000);
+      }
+      expect(await fsckStrict(data), JSON.stringify([name, email])).toBe("");
+    }
+  });
+
+  it("a name or e-mail that is nothing but crud is refused (GitError invalid) instead of written", () => {
+    for (const [name, email] of [["", "a@x"], [" ;. ", "a@x"], ["<>", "a@x"], ["Ada", ""], ["Ada", " <> "], ["Ada", "\n"]]) {
+      const err = (() => {
+        try {
+          commitOf(sig(name!, email!));
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err, JSON.stringify([name, email])).toBeInstanceOf(GitError);
+      expect((err as GitError).code).toBe("invalid");
+      expect((err as GitError).message).toMatch(/^author (name|email) consists only of disallowed characters/);
+    }
+    expect(() => serializeTag({ object: EMPTY_TREE, type: "tree", tag: "v1", tagger: sig("\n", "t@x"), message: "" })).toThrow(/^tagger name consists only of disallowed characters/);
+  });
+});
+
+describe("date rule: signature times are what git's fsck and Gitea's JSON can hold", () => {
+  it("0 … 9999-12-31T23:59:59Z in whole seconds are written; earlier, later or fractional times are refused (GitError invalid)", async () => {
+    for (const t of [0, 1, 253402300799]) expect(await fsckStrict(commitOf(sig("A", "a@x", t))), String(t)).toBe("");
+    for (const t of [-1, -62135596800, 253402300800, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => commitOf(sig("A", "a@x", t)), String(t)).toThrow(GitError);
+      expect(() => commitOf(sig("A", "a@x", t)), String(t)).toThrow(/^author date .* is out of range/);
+    }
+  });
+
+  it("offsets are git's ±hhmm (+1400, -1200, -0000 kept); anything else is refused", async () => {
+    for (const tz of ["+1400", "-1200", "+0530", "-0000", "+2359"]) {
+      const data = commitOf(sig("A", "a@x", 1700000000, tz));
+      expect(headerLines(data)[1]).toBe(`author A <a@x> 1700000000 ${tz}`);
+      expect(await fsckStrict(data), tz).toBe("");
+    }
+    for (const tz of ["+14:00", "1400", "+140", "+14000", "Z", "", "+ab00"]) expect(() => commitOf(sig("A", "a@x", 1700000000, tz)), tz).toThrow(/^author timezone .* is not git's/);
+  });
+});
+
+describe("escape rule: the URL escapers answer for any JS string, a lone surrogate as U+FFFD (Go's JSON decoder's)", () => {
+  it("goQueryEscape, goPathEscape, pathEscapeSegments and escapeSegments never throw", () => {
+    for (const bad of ["nb\ud800", "\udc00x", "a\ud800/b\udfff"]) {
+      expect(goQueryEscape(bad)).toBe(goQueryEscape(bad.toWellFormed()));
+      expect(goPathEscape(bad)).toBe(goPathEscape(bad.toWellFormed()));
+      expect(pathEscapeSegments(bad)).toBe(pathEscapeSegments(bad.toWellFormed()));
+      expect(escapeSegments(bad)).toBe(escapeSegments(bad.toWellFormed()));
+    }
+    expect(goQueryEscape("nb\ud800 x")).toBe("nb%EF%BF%BD+x");
+    expect(goPathEscape("nb\ud800")).toBe("nb%EF%BF%BD");
+    expect(repoUrls("http://h/", "o\ud800", "r").api).toBe("http://h/api/v1/repos/o%EF%BF%BD/r");
+  });
+
+  it("toContentsResponse of a ref named with a lone surrogate answers (no URIError after a write)", () => {
+    const urls = { api: "http://h/api/v1/repos/o/r", html: "http://h/o/r" };
+    const entry = { path: "f\ud800.txt", name: "f\ud800.txt", mode: "100644", type: "blob" as const, oid: "a".repeat(40) };
+    const out = toContentsResponse(urls, { inputRef: "nb\ud800", kind: "branch", name: "nb\ud800", commit: "b".repeat(40) }, entry, { size: 2, content: "aGk=" });
+    expect(out.url).toBe("http://h/api/v1/repos/o/r/contents/f%EF%BF%BD.txt?ref=nb%EF%BF%BD");
+    expect(out.html_url).toBe("http://h/o/r/src/branch/nb%EF%BF%BD/f%EF%BF%BD.txt");
   });
 });

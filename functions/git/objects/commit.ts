@@ -3,7 +3,7 @@
  * serialisation in git's exact byte layout.
  */
 import { asBuffer, isOid, text, utf8 } from "../bytes.ts";
-import { check } from "../errors.ts";
+import { check, GitError } from "../errors.ts";
 import type { ObjectType } from "./object.ts";
 
 /** A person and a moment, as in `author`/`committer`/`tagger` lines. */
@@ -36,7 +36,8 @@ export interface Tag {
   message: string;
 }
 
-const IDENT = /^(.*?) ?<([^<>]*)> (-?\d+) ([+-]\d{4})$/;
+// `s`: a name may hold a CR or another character `.` would not match (git writes them as given)
+const IDENT = /^(.*?) ?<([^<>]*)> (-?\d+) ([+-]\d{4})$/s;
 
 /** Parses `Name <email> 1700000000 +0000`; tolerant of odd names as git is. */
 export function parseSignature(line: string): Signature {
@@ -45,8 +46,59 @@ export function parseSignature(line: string): Signature {
   return { name: m[1]!, email: m[2]!, timestamp: Number(m[3]), timezone: m[4]! };
 }
 
-/** Formats a signature line value. */
-export const formatSignature = (s: Signature): string => `${s.name} <${s.email}> ${s.timestamp} ${s.timezone}`;
+/**
+ * git's ident.c `crud`: what is trimmed from both ends of a name or e-mail — bytes up to space
+ * (controls included) and . , : ; < > " \ '. Non-ASCII characters are never crud.
+ */
+const isCrud = (c: number) => c <= 0x20 || c === 0x2e || c === 0x2c || c === 0x3a || c === 0x3b || c === 0x3c || c === 0x3e || c === 0x22 || c === 0x5c || c === 0x27;
+
+/**
+ * A name or e-mail as git's `strbuf_addstr_without_crud` writes it into an ident line: crud trimmed
+ * from both ends, every `\n`, `<` and `>` inside dropped (NUL too: git's C strings cannot hold it,
+ * and fsck refuses it in a header). What is left can never end the line or the e-mail early.
+ */
+export function identPart(s: string): string {
+  let start = 0;
+  let end = s.length;
+  while (start < end && isCrud(s.charCodeAt(start))) start++;
+  while (end > start && isCrud(s.charCodeAt(end - 1))) end--;
+  return s.slice(start, end).replace(/[\n<>\0]/g, "");
+}
+
+/** The signature with its name and e-mail as git writes them (`identPart`). */
+export const cleanSignature = (s: Signature): Signature => ({ ...s, name: identPart(s.name), email: identPart(s.email) });
+
+/**
+ * The latest time a signature may carry, 9999-12-31T23:59:59Z. git's fsck takes any non-negative
+ * number of seconds that fits a time_t (negative ones are a badDate), but Gitea's JSON (Go's
+ * time.MarshalJSON, RFC 3339) cannot show a year past 9999.
+ */
+export const MAX_SIGNATURE_TIME = 253402300799;
+
+/** Why a signature's time is not one git and the API can hold (null when it is). */
+export function signatureTimeProblem(timestamp: number): string | null {
+  if (Number.isInteger(timestamp) && timestamp >= 0 && timestamp <= MAX_SIGNATURE_TIME) return null;
+  const iso = Number.isFinite(timestamp) && Math.abs(timestamp) < 8.64e12 ? new Date(timestamp * 1000).toISOString().replace(/\.000Z$/, "Z") : String(timestamp);
+  return `${iso} is out of range: git commits hold times from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z`;
+}
+
+/**
+ * Formats a signature line value the way git writes it (`role` names it in errors: author,
+ * committer, tagger). Name and e-mail are cleaned as git's ident.c cleans them, so no input can
+ * forge a header line or give a line `git fsck --strict` refuses; throws `invalid` (nothing is
+ * written) when the name or e-mail is nothing but crud (git: "name consists only of disallowed
+ * characters"), the time is out of range, or the offset is not git's `±hhmm`.
+ */
+export function formatSignature(s: Signature, role = "author"): string {
+  const name = identPart(s.name);
+  const email = identPart(s.email);
+  if (!name) throw new GitError("invalid", `${role} name consists only of disallowed characters: ${JSON.stringify(s.name)}`);
+  if (!email) throw new GitError("invalid", `${role} email consists only of disallowed characters: ${JSON.stringify(s.email)}`);
+  const timeProblem = signatureTimeProblem(s.timestamp);
+  if (timeProblem) throw new GitError("invalid", `${role} date ${timeProblem}`);
+  if (!/^[+-]\d{4}$/.test(s.timezone)) throw new GitError("invalid", `${role} timezone ${JSON.stringify(s.timezone)} is not git's ±hhmm`);
+  return `${name} <${email}> ${s.timestamp} ${s.timezone}`;
+}
 
 /** Splits an object body into header pairs and the message. */
 function parseHeaders(data: Uint8Array): { headers: [string, string][]; message: string } {
@@ -117,7 +169,7 @@ export function parseCommitLinks(data: Uint8Array): { tree: string; parents: str
 export function serializeCommit(c: Omit<Commit, "extraHeaders"> & { extraHeaders?: [string, string][] }): Uint8Array {
   let s = `tree ${c.tree}\n`;
   for (const p of c.parents) s += `parent ${p}\n`;
-  s += `author ${formatSignature(c.author)}\ncommitter ${formatSignature(c.committer)}\n`;
+  s += `author ${formatSignature(c.author, "author")}\ncommitter ${formatSignature(c.committer, "committer")}\n`;
   for (const [k, v] of c.extraHeaders ?? []) s += `${k} ${v.replaceAll("\n", "\n ")}\n`;
   return utf8(`${s}\n${c.message}`);
 }
@@ -137,6 +189,6 @@ export function parseTag(data: Uint8Array): Tag {
 /** Serialises an annotated tag the way `git mktag` expects. */
 export function serializeTag(t: Tag): Uint8Array {
   let s = `object ${t.object}\ntype ${t.type}\ntag ${t.tag}\n`;
-  if (t.tagger) s += `tagger ${formatSignature(t.tagger)}\n`;
+  if (t.tagger) s += `tagger ${formatSignature(t.tagger, "tagger")}\n`;
   return utf8(`${s}\n${t.message}`);
 }

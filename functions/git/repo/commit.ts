@@ -6,7 +6,7 @@
  */
 import { GitError } from "../errors.ts";
 import { buildPushEvent, type PushEvent } from "../events.ts";
-import { type Signature, serializeCommit } from "../objects/commit.ts";
+import { cleanSignature, type Signature, serializeCommit } from "../objects/commit.ts";
 import { hashObject } from "../objects/object.ts";
 import { MODE, serializeTree, type TreeEntry } from "../objects/tree.ts";
 import { PackBuilder } from "../pack/builder.ts";
@@ -63,7 +63,8 @@ const encoder = new TextEncoder();
  * Creates one commit from `req.changes` on top of the branch tip (or as a root commit in an empty
  * repository) and moves the branch atomically. RefStore round trips: one read (none when `state`
  * is passed) and one commit. Throws `conflict` (stale expectation or a concurrent move of the
- * branch), `not-found` (missing file or start revision), `invalid` (bad path or branch name).
+ * branch), `not-found` (missing file or start revision), `invalid` (bad path or branch name, an
+ * author or committer git cannot write: see formatSignature).
  */
 export async function createCommit(
   ctx: { repoId: string; objects: ObjectStore; refs: RefStore; state?: RepoState },
@@ -150,7 +151,11 @@ export async function createCommit(
   const tree = (await edit(baseTree, root, "")) ?? add("tree", new Uint8Array(0));
 
   const message = req.message.endsWith("\n") ? req.message : `${req.message}\n`;
-  const commitData = serializeCommit({ tree, parents: parent ? [parent] : [], author: req.author, committer: req.committer ?? req.author, message });
+  // The names and e-mails as the object stores them (git's ident rules); serializeCommit refuses,
+  // before anything is stored, what git could not write.
+  const author = cleanSignature(req.author);
+  const committer = cleanSignature(req.committer ?? req.author);
+  const commitData = serializeCommit({ tree, parents: parent ? [parent] : [], author, committer, message });
   const commit = builder.add({ type: "commit", data: commitData });
 
   const stored = await builder.store(ctx.objects, ctx.repoId);
@@ -166,7 +171,7 @@ export async function createCommit(
     sizeDelta: stored.record.size + stored.record.idxSize,
     empty: false,
     event,
-    identities: [...new Set([req.author.email, (req.committer ?? req.author).email].map((e) => e.toLowerCase()))],
+    identities: [...new Set([author.email, committer.email].map((e) => e.toLowerCase()))],
   }).catch(async (e: unknown) => {
     // A store that refuses the commit whole (the repository was deleted meanwhile) keeps no pack behind.
     await drop();
