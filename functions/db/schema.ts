@@ -241,6 +241,12 @@ export const repository = sqliteTable(
     createdUnix: integer("created_unix").notNull().default(unixNow),
     updatedUnix: integer("updated_unix").notNull().default(unixNow),
     archivedUnix: int("archived_unix"),
+    /**
+     * The stored packs may hold objects no ref reaches (a ref was deleted or moved by a
+     * non-fast-forward update, or the base of a fork had such objects): a clone then walks history
+     * instead of sending the stored packs as they are (functions/git/protocol/upload-pack.ts).
+     */
+    gitUnreachable: bool("git_unreachable"),
   },
   (t) => [
     uniqueIndex("UQE_repository_s").on(t.ownerId, t.lowerName),

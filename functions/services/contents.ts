@@ -41,7 +41,7 @@ export const LAST_COMMIT_WALK = 5000;
 /** ONE round trip: the assignment (caller, repository, permission) and the repository's git state. */
 async function openRepo(ctx: Ctx, owner: string, name: string) {
   const a = await assignRepo(ctx, owner, name, gitState(owner, name));
-  return { a, state: repoStateFrom(a.facts.repo.defaultBranch, a.named.refs, a.named.packs) };
+  return { a, state: repoStateFrom(a.facts.repo, a.named.refs, a.named.packs) };
 }
 
 /** reqRepoReader(code): a caller who sees the repository but not its code is refused. */

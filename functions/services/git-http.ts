@@ -65,7 +65,7 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
     if (!canWrite(perm, UNIT.code)) return plain(403, "User permission denied for writing.");
   }
   const repoId = String(repo.id);
-  const state = repoStateFrom(repo.defaultBranch, a.named.refs, a.named.packs);
+  const state = repoStateFrom(repo, a.named.refs, a.named.packs);
   const events = caller
     ? pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate })
     : undefined;

@@ -8,6 +8,7 @@ import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { RefStore, RepoState } from "../git/storage/ref-store.ts";
 import { packsByPath, refsByPath, type PackRow, type RefRow } from "../db/queries/git-state.ts";
 import { repoPath } from "../db/queries/repos.ts";
+import type { RepositoryRow } from "../db/schema.ts";
 
 /** The refs and the pack catalog of the repository at {owner}/{name}: two named reads (built once) for the route's batch. */
 export function gitState(owner: string, name: string) {
@@ -15,10 +16,11 @@ export function gitState(owner: string, name: string) {
   return { refs: refsByPath.bind(path), packs: packsByPath.bind(path) };
 }
 
-/** The engine's RepoState from the rows of `gitState` and the repository's default branch. */
-export function repoStateFrom(defaultBranch: string, refs: readonly RefRow[], packs: readonly PackRow[]): RepoState {
+/** The engine's RepoState from the rows of `gitState` and the repository's row (HEAD is its default branch). */
+export function repoStateFrom(repo: Pick<RepositoryRow, "defaultBranch" | "gitUnreachable">, refs: readonly RefRow[], packs: readonly PackRow[]): RepoState {
   return {
-    head: defaultBranch ? `refs/heads/${defaultBranch}` : null,
+    head: repo.defaultBranch ? `refs/heads/${repo.defaultBranch}` : null,
+    unreachable: repo.gitUnreachable,
     refs: refs.map((r) => ({ name: r.name, oid: r.oid, peeled: r.peeled })),
     packs: packs.map((p) => ({ ...p, repoId: String(p.repoId) })),
   };

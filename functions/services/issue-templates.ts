@@ -57,7 +57,7 @@ async function codeReader(ctx: Ctx, objects: ObjectStore, owner: string, name: s
   reqRepoReader(a.caller, a.perm, UNIT.code);
   const row = a.view.repo;
   if (row.isEmpty) return [];
-  const repo = await openRepository(objects, row.id, repoStateFrom(row.defaultBranch, a.named.refs, a.named.packs));
+  const repo = await openRepository(objects, row.id, repoStateFrom(row, a.named.refs, a.named.packs));
   try {
     return await candidateFiles(repo, wanted);
   } catch (e) {

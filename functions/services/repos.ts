@@ -367,7 +367,7 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
   // GitContent: the template's default-branch tree as one commit (an empty template gives an empty repository).
   let content: PreparedInit | null = null;
   if (withGit && opts.objects && !tpl.isEmpty) {
-    const template = await openRepository(opts.objects, tpl.id, repoStateFrom(tpl.defaultBranch, a.named.refs ?? [], a.named.packs ?? []));
+    const template = await openRepository(opts.objects, tpl.id, repoStateFrom(tpl, a.named.refs ?? [], a.named.packs ?? []));
     const vars = expansionVars(repoVars(ctx.rootUrl, a.facts.owner.name, tpl.name, tpl.description), repoVars(ctx.rootUrl, owner.name, form.name, form.description ?? ""));
     content = await prepareGeneratedContent(template, tpl.defaultBranch, defaultBranch, vars, signatureOf(owner, site(ctx).noReplyAddress)).catch((e) => {
       throw generateError(e);

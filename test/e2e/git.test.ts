@@ -283,6 +283,42 @@ for (const target of targets()) {
       expect((await fetch(`${target.url}/${base.full}.git/info/refs?service=git-upload-pack`, { headers: basicAuth(u.name, u.password) })).status).toBe(404);
     });
 
+    it("a secret force-pushed away, or on a branch deleted through the API, reaches no fresh clone — of the repository or of a fork made after", async () => {
+      const u = await newUser();
+      const other = await newUser();
+      const r = await newRepo(u, { auto_init: true });
+      const push = r.authed(u.name, u.token);
+      const work = s.path(`${target.name}-secret-work`);
+      await s.git(["clone", "-q", push, work]);
+      const { writeFileSync } = await import("node:fs");
+      const commitFile = async (file: string, content: string) => {
+        writeFileSync(`${work}/${file}`, content);
+        await s.git(["add", file], { cwd: work });
+        await s.git(["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", file], { cwd: work });
+        return s.gitText(["rev-parse", `HEAD:${file}`], { cwd: work });
+      };
+      const secret = await commitFile("secret.txt", `AWS_SECRET=${uniqName("s")}
+`);
+      await s.git(["push", "-q", push, "main"], { cwd: work });
+      await s.git(["reset", "-q", "--hard", "HEAD~1"], { cwd: work });
+      await s.git(["push", "-q", "-f", push, "main"], { cwd: work });
+      await s.git(["checkout", "-q", "-b", "doomed"], { cwd: work });
+      const onBranch = await commitFile("branch.txt", `${uniqName("b")}
+`);
+      await s.git(["push", "-q", push, "doomed"], { cwd: work });
+      expect((await call("DELETE", `/api/v1/repos/${r.full}/branches/doomed`, { headers: tokenAuth(u.token) })).status).toBe(204);
+      const f = await call("POST", `/api/v1/repos/${r.full}/forks`, { headers: tokenAuth(other.token), json: {} });
+      expect(f.status).toBe(202);
+      const fork = await f.json();
+      for (const [what, url] of [["repository", push], ["fork", r2(fork.clone_url, other.name, other.token)]] as const) {
+        const dir = s.path(`${target.name}-secret-clone-${what}`);
+        await s.git(["clone", "-q", url, dir]);
+        await fsck(dir);
+        const present = async (oid: string) => s.gitFail(["cat-file", "-e", oid], { cwd: dir }).then(() => false, () => true);
+        expect([await present(secret), await present(onBranch)], what).toEqual([false, false]);
+      }
+    });
+
     it("purging a user deletes its repositories' git files; a fork owned by someone else keeps its objects", async () => {
       const u = await newUser();
       const other = await newUser();

@@ -218,3 +218,59 @@ describe("gzip rule: a body that claims gzip and is not answers 400 with a plain
     });
   }
 });
+
+describe("a clone receives only objects a wanted ref reaches (as git upload-pack sends)", () => {
+  /** A work tree cloned from `url`, with one commit adding `file` = `content` on top; returns the blob id. */
+  async function commitFile(dir: string, file: string, content: string): Promise<string> {
+    await s.git(["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", file], { cwd: dir }).catch(() => {});
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(`${dir}/${file}`, content);
+    await s.git(["add", file], { cwd: dir });
+    await s.git(["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", `add ${file}`], { cwd: dir });
+    return s.gitText(["rev-parse", `HEAD:${file}`], { cwd: dir });
+  }
+  const has = async (dir: string, oid: string) => (await s.gitFail(["cat-file", "-e", oid], { cwd: dir }).then(() => false, () => true));
+  let n = 0;
+  const freshClone = async (url: string, args: string[] = []) => {
+    const dir = s.path(`reach-clone-${n++}`);
+    await s.git(["clone", "-q", ...args, url, dir]);
+    await s.git(["fsck", "--full", "--strict", "--no-dangling"], { cwd: dir });
+    return dir;
+  };
+
+  it("history a force-push replaced, and branches and tags deleted, are not in a fresh clone; the repository is marked", async () => {
+    const { id, url } = newRepo();
+    const work = s.path(`reach-work-${id}`);
+    await s.git(["clone", "-q", src, work]);
+    await s.git(["push", "-q", url, "main"], { cwd: work });
+    expect((await srv.refs.read(id)).unreachable).toBeFalsy();
+    const secret = await commitFile(work, "secret.txt", `AWS_SECRET=${id}-hunter2\n`);
+    await s.git(["push", "-q", url, "main"], { cwd: work });
+    await s.git(["reset", "-q", "--hard", "HEAD~1"], { cwd: work });
+    await s.git(["push", "-q", "-f", url, "main"], { cwd: work });
+    await s.git(["checkout", "-q", "-b", "gone"], { cwd: work });
+    const onBranch = await commitFile(work, "branch.txt", `only on a deleted branch ${id}\n`);
+    await s.git(["push", "-q", url, "gone", "gone:refs/tags/gone-tag"], { cwd: work });
+    await s.git(["push", "-q", url, ":gone", ":refs/tags/gone-tag"], { cwd: work });
+    expect((await srv.refs.read(id)).unreachable).toBe(true);
+    for (const protocol of ["2", "0"]) {
+      const dir = await freshClone(url, ["-c", `protocol.version=${protocol}`]);
+      expect([await has(dir, secret), await has(dir, onBranch)], `protocol v${protocol}`).toEqual([false, false]);
+      expect(await s.gitText(["rev-parse", "HEAD"], { cwd: dir })).toBe(await s.gitText(["rev-parse", "main"], { cwd: work }));
+    }
+  });
+
+  it("a clone of one branch gets that branch's objects only; a clone of everything in a repository never rewound gets all of it", async () => {
+    const { id, url } = newRepo();
+    const work = s.path(`reach-one-${id}`);
+    await s.git(["clone", "-q", src, work]);
+    await s.git(["checkout", "-q", "-b", "side"], { cwd: work });
+    const sideOnly = await commitFile(work, "side.txt", `side ${id}\n`);
+    await s.git(["push", "-q", url, "main", "side"], { cwd: work });
+    expect((await srv.refs.read(id)).unreachable).toBeFalsy();
+    const one = await freshClone(url, ["--single-branch", "--branch", "main"]);
+    expect(await has(one, sideOnly)).toBe(false);
+    const all = await freshClone(url);
+    expect(await has(all, sideOnly)).toBe(true);
+  });
+});

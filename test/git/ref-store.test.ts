@@ -94,7 +94,7 @@ for (const name of ["memory", "native", "sqld"]) {
 
     it("reads an empty repository with HEAD and no refs or packs", async () => {
       const id = await impl().newRepo();
-      expect(await impl().store.read(id)).toEqual({ head: "refs/heads/main", refs: [], packs: [] });
+      expect(await impl().store.read(id)).toEqual({ head: "refs/heads/main", refs: [], packs: [], unreachable: false });
     });
 
     it("applies creates, updates, deletes, pack, size and empty in one commit", async () => {
@@ -117,6 +117,22 @@ for (const name of ["memory", "native", "sqld"]) {
       expect((await store.read(id)).refs.map((r) => r.name)).toEqual([...names].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))));
     });
 
+    it("rule 6: the first applied deletion, or a transaction that says `orphans`, marks the repository unreachable for good; creates and updates do not", async () => {
+      const { store } = impl();
+      const plain = await impl().newRepo();
+      await store.commit(plain, { updates: [{ name: "refs/heads/main", old: null, new: A }, { name: "refs/heads/x", old: null, new: A }], sizeDelta: 0, empty: false });
+      await store.commit(plain, { updates: [{ name: "refs/heads/main", old: A, new: B }], sizeDelta: 0, empty: false });
+      expect((await store.read(plain)).unreachable).toBe(false);
+      await store.commit(plain, { updates: [{ name: "refs/heads/x", old: A, new: null }], sizeDelta: 0, empty: false });
+      expect((await store.read(plain)).unreachable).toBe(true);
+      await store.commit(plain, { updates: [{ name: "refs/heads/y", old: null, new: A }], sizeDelta: 0, empty: false });
+      expect((await store.read(plain)).unreachable).toBe(true);
+      const forced = await impl().newRepo();
+      await store.commit(forced, { updates: [{ name: "refs/heads/main", old: null, new: B }], sizeDelta: 0, empty: false });
+      await store.commit(forced, { updates: [{ name: "refs/heads/main", old: B, new: A }], sizeDelta: 0, empty: false, orphans: true });
+      expect((await store.read(forced)).unreachable).toBe(true);
+    });
+
     it("applies nothing when one compare-and-swap fails and reports every failing ref", async () => {
       const { store, row } = impl();
       const id = await impl().newRepo();
@@ -135,7 +151,8 @@ for (const name of ["memory", "native", "sqld"]) {
       });
       expect(r).toEqual({ ok: false, rejected: [{ name: "refs/heads/main", actual: A }, { name: "refs/heads/x", actual: A }, { name: "refs/heads/gone", actual: null }] });
       const s = await store.read(id);
-      expect(s).toEqual({ head: "refs/heads/main", refs: [{ name: "refs/heads/main", oid: A, peeled: null }, { name: "refs/heads/x", oid: A, peeled: null }], packs: [] });
+      // A failed commit (with a deletion in it) marks nothing.
+      expect(s).toEqual({ head: "refs/heads/main", refs: [{ name: "refs/heads/main", oid: A, peeled: null }, { name: "refs/heads/x", oid: A, peeled: null }], packs: [], unreachable: false });
       if (row) expect(await row(id)).toEqual({ empty: false, size: 10, branch: "main" });
     });
 

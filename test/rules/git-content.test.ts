@@ -115,13 +115,13 @@ describe("AutoInit (create rules 1–2)", () => {
     expect(res.status).toBe(500);
     const got = await (await t.request(`/api/v1/repos/${owner.name}/${name}`, { headers: token(tok) })).json();
     expect(got).toMatchObject({ empty: true, size: 0 });
-    expect((await open(got.id)).state).toEqual({ head: "refs/heads/main", refs: [], packs: [] });
+    expect((await open(got.id)).state).toEqual({ head: "refs/heads/main", refs: [], packs: [], unreachable: false });
   });
 
   it("leaves a repository without auto_init empty, with no git rows and no files", async () => {
     const body = await apiRepo(t, tok, { name: uniq("plain") });
     expect(body).toMatchObject({ empty: true, size: 0 });
-    expect((await open(body.id)).state).toEqual({ head: "refs/heads/main", refs: [], packs: [] });
+    expect((await open(body.id)).state).toEqual({ head: "refs/heads/main", refs: [], packs: [], unreachable: false });
     expect(await t.objects.list(String(body.id))).toEqual([]);
   });
 });

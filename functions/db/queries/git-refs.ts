@@ -26,7 +26,7 @@ const HEADS = "refs/heads/";
 // refs/heads/… by range, so the unique (repo_id, name) index serves it; '0' follows '/' in ASCII.
 const HAS_BRANCH = "EXISTS (SELECT 1 FROM git_ref b WHERE b.repo_id = ? AND b.name >= 'refs/heads/' AND b.name < 'refs/heads0')";
 
-const READ_HEAD: string = "SELECT default_branch FROM repository WHERE id = ?";
+const READ_HEAD: string = "SELECT default_branch, git_unreachable FROM repository WHERE id = ?";
 const READ_REFS: string = "SELECT name, oid, peeled FROM git_ref WHERE repo_id = ? ORDER BY name";
 const READ_PACKS: string = "SELECT id, repo_id, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ? ORDER BY seq";
 
@@ -53,6 +53,7 @@ export function repoStateOf(rows: readonly (readonly unknown[])[][]): RepoState 
   const branch = rows[0]?.[0]?.[0];
   return {
     head: typeof branch === "string" && branch !== "" ? `${HEADS}${branch}` : null,
+    unreachable: Boolean(rows[0]?.[0]?.[1]),
     refs: (rows[1] ?? []).map((r): Ref => ({ name: String(r[0]), oid: String(r[1]), peeled: r[2] === null || r[2] === undefined ? null : String(r[2]) })),
     packs: (rows[2] ?? []).map(
       (r): PackRecord => ({ id: String(r[0]), repoId: String(r[1]), objects: Number(r[2]), size: Number(r[3]), idxSize: Number(r[4]), checksum: String(r[5]) }),
@@ -150,8 +151,8 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
   const head = tx.head?.startsWith(HEADS) ? tx.head.slice(HEADS.length) : null;
   items.push(
     item(
-      `UPDATE repository SET is_empty = NOT ${HAS_BRANCH}, size = MAX(0, size + ?), updated_unix = unixepoch(), default_branch = COALESCE(?, default_branch) WHERE id = ? AND ${guard.sql}`,
-      [repoId, tx.sizeDelta, head, repoId, ...guard.args],
+      `UPDATE repository SET is_empty = NOT ${HAS_BRANCH}, size = MAX(0, size + ?), updated_unix = unixepoch(), default_branch = COALESCE(?, default_branch), git_unreachable = git_unreachable OR ? WHERE id = ? AND ${guard.sql}`,
+      [repoId, tx.sizeDelta, head, tx.orphans || deletes.length > 0 ? 1 : 0, repoId, ...guard.args],
     ),
   );
   if (tx.event && events) items.push(...events(repoId, tx.event, guard));

@@ -260,6 +260,9 @@ async function transaction(ctx: GitContext, state: RepoState, ok: PushCommand[],
     empty: ![...after.keys()].some(isBranchRef),
     event,
     identities: indexed?.identities,
+    // What the old value reached may be left unreached: a branch moved other than forward, or
+    // any other ref moved (an annotated tag's old object); deletions count in the store.
+    orphans: event.refs.some((r) => r.kind === "update" && (r.forced || !isBranchRef(r.name))),
   };
 }
 

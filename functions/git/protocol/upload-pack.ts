@@ -417,8 +417,9 @@ async function packFor(
 ): Promise<ReadableStream<Uint8Array>> {
   let pack: ReadableStream<Uint8Array>;
   try {
-    if (f.haves.length === 0 && !shallow && reader.packs.length > 0) {
-      // a clone: everything stored is reachable-closed, so the stored packs are the answer
+    if (f.haves.length === 0 && !shallow && reader.packs.length > 0 && !state.unreachable && wantsEveryTip(state, f.wants)) {
+      // a clone of every branch and tag, and no ref was ever deleted or moved back: everything
+      // stored is reachable from what is wanted, so the stored packs are the answer
       pack = reader.packs.length === 1 && f.ofsDelta ? await storedPackStream(reader, reader.packs[0]!) : await writeAllPacks(reader, { ofsDelta: f.ofsDelta });
     } else {
       const oids = await selectObjects(state, reader, commits, f, common, shallow);
@@ -438,6 +439,16 @@ async function packFor(
   if (f.sideband === 0) return pack;
   // side-band-64k: 65515 data bytes per packet (LARGE_PACKET_MAX - 5); side-band: 995
   return sidebandStream(pack, f.sideband === 2 ? 65515 : 995);
+}
+
+/**
+ * Every branch and tag tip is wanted (a full clone): the stored packs then hold nothing the client
+ * would not get by walking (other refs' objects aside, which it may fetch too). A clone of one
+ * branch walks, so it gets that branch's objects only.
+ */
+function wantsEveryTip(state: RepoState, wants: readonly string[]): boolean {
+  const wanted = new Set(wants);
+  return state.refs.every((r) => !(r.name.startsWith("refs/heads/") || r.name.startsWith("refs/tags/")) || wanted.has(r.oid));
 }
 
 /** Objects reachable from the wants, minus what the client has, within the shallow boundary. */

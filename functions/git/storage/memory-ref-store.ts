@@ -14,6 +14,7 @@ interface RepoRecord {
   size: number;
   empty: boolean;
   events: PushEvent[];
+  unreachable: boolean;
 }
 
 /** RefStore kept in a Map; `calls` counts reads and commits like database round trips. */
@@ -22,8 +23,8 @@ export class MemoryRefStore implements RefStore {
   calls = { read: 0, commit: 0 };
 
   /** Creates (or resets) a repository with HEAD pointing at `head`. */
-  create(repoId: string, head = "refs/heads/main", packs: PackRecord[] = []): void {
-    this.repos.set(repoId, { head, refs: new Map(), packs: [...packs], size: 0, empty: true, events: [] });
+  create(repoId: string, head = "refs/heads/main", packs: PackRecord[] = [], unreachable = false): void {
+    this.repos.set(repoId, { head, refs: new Map(), packs: [...packs], size: 0, empty: true, events: [], unreachable });
   }
 
   private repo(repoId: string): RepoRecord {
@@ -39,7 +40,7 @@ export class MemoryRefStore implements RefStore {
     this.calls.read++;
     const r = this.repo(repoId);
     const refs = [...r.refs.values()].sort((a, b) => (Buffer.compare(Buffer.from(a.name), Buffer.from(b.name))));
-    return structuredClone({ head: r.head, refs, packs: r.packs });
+    return structuredClone({ head: r.head, refs, packs: r.packs, unreachable: r.unreachable });
   }
 
   async commit(repoId: string, tx: RefTransaction): Promise<CommitResult> {
@@ -58,6 +59,7 @@ export class MemoryRefStore implements RefStore {
     r.size += tx.sizeDelta;
     r.empty = ![...r.refs.keys()].some((n) => n.startsWith("refs/heads/"));
     if (tx.event) r.events.push(structuredClone(tx.event));
+    if (tx.orphans || tx.updates.some((u) => u.new === null)) r.unreachable = true;
     return { ok: true };
   }
 

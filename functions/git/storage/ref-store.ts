@@ -29,6 +29,8 @@
  *    catalog, else nothing is applied (`ok: false` with no rejected ref).
  * 5. Concurrency: two commits racing on the same ref with the same `old` → exactly one succeeds;
  *    two commits creating `a` and `a/b` → at most one succeeds.
+ * 6. `unreachable` (in `read`) becomes true, for good, with the first applied transaction that
+ *    deletes a ref or says `orphans`; a fork's first state takes its base's.
  *    (libSQL: `UPDATE refs SET oid=? WHERE repo=? AND name=? AND oid=?` / `INSERT` guarded by the
  *    unique (repo, name) index / `DELETE … AND oid=?`, each followed by a guard that aborts the batch
  *    when `changes() = 0`; a pre-check select in the same batch fills `rejected[].actual`.)
@@ -69,6 +71,12 @@ export interface RepoState {
   head: string | null;
   refs: Ref[];
   packs: PackRecord[];
+  /**
+   * The packs may hold objects no ref reaches any more (rule 4: a ref was deleted or moved other
+   * than forward, here or in the base of a fork): a clone must then walk history and send only what
+   * the refs reach, never the stored packs as they are. Absent = false.
+   */
+  unreachable?: boolean;
 }
 
 /** One compare-and-swap ref update. */
@@ -96,6 +104,11 @@ export interface RefTransaction {
   identities?: readonly string[];
   /** Catalog entries replaced by `pack` (compaction); all must exist. */
   removePacks?: string[];
+  /**
+   * The transaction may leave objects no ref reaches (a ref moved other than fast-forward — the
+   * engine knows which); a deletion in `updates` counts without it. Sets `unreachable` for good.
+   */
+  orphans?: boolean;
 }
 
 /** A ref whose compare-and-swap failed, with what it really holds. */
