@@ -247,12 +247,18 @@ export function repoFactsColumns(viewer: ViewerSql) {
     isOrgOwner: sql<number>`EXISTS (SELECT 1 FROM team_user otu JOIN team ot ON ot.id = otu.team_id WHERE ot.org_id = ${ownerId} AND otu.uid = ${me} AND ot.authorize = 4)`,
     teamAccess: sql<string>`${teamAccess}`,
     units: sql<string>`(SELECT json_group_array(json_object('type', ru.type, 'config', ru.config)) FROM repo_unit ru WHERE ru.repo_id = ${repoId})`,
-    // forks_count as the viewer may see it: the forks its forks list shows, by the same rule — the
-    // stored count also counts forks in private organizations and of hidden owners. Most
-    // repositories have none, and then nothing is looked up.
-    visibleForks: sql<number>`CASE WHEN ${col(repository.numForks)} = 0 THEN 0 ELSE (SELECT COUNT(*) FROM repository vf JOIN user vfo ON vfo.id = vf.owner_id
-      WHERE vf.fork_id = ${repoId} AND ${repoAccessibleSql(viewer, sql`vf.id`, sql`vf.owner_id`, sql`vf.is_private`, sql`vfo.visibility`)}) END`,
+    visibleForks: visibleForksSql(viewer),
   };
+}
+
+/**
+ * SQL: `forks_count` of the outer `repository` as the viewer may see it — the forks its forks list
+ * shows, by the same rule (the stored count also counts forks in private organizations and of
+ * hidden owners). Most repositories have none, and then nothing is looked up.
+ */
+export function visibleForksSql(viewer: ViewerSql): SQL<number> {
+  return sql<number>`CASE WHEN ${col(repository.numForks)} = 0 THEN 0 ELSE (SELECT COUNT(*) FROM repository vf JOIN user vfo ON vfo.id = vf.owner_id
+      WHERE vf.fork_id = ${col(repository.id)} AND ${repoAccessibleSql(viewer, sql`vf.id`, sql`vf.owner_id`, sql`vf.is_private`, sql`vfo.visibility`)}) END`;
 }
 
 /**

@@ -32,6 +32,7 @@ import {
   type Permission, repoViewOf,
   type RepoFacts,
   type RepoUnit,
+  visibleForksSql,
 } from "../lib/permissions.ts";
 import { withoutQueryCredentials } from "../lib/request.ts";
 import { parseGoDuration } from "../lib/settings.ts";
@@ -673,7 +674,9 @@ const SORTS: Record<string, SQL> = {
   // ORDER BY would read as a column number.
   lfs_size: sql`CAST(0 AS INTEGER)`,
   stars: sql`${col(repository.numStars)}`,
-  forks: sql`${col(repository.numForks)}`,
+  // The forks the viewer may see (as forks_count shows them), not the stored count: ordering by
+  // it would rank repositories by forks the viewer cannot see.
+  forks: visibleForksSql(REPO_VIEWER),
   id: sql`${col(repository.id)}`,
 };
 

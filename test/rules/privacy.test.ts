@@ -159,6 +159,18 @@ describe("lists by owner", () => {
       const found = ((await (await t.request(`/api/v1/repos/search?q=${base.name}`, { headers: h })).json()).data as { id: number; forks_count: number }[]).find((r) => r.id === base.id);
       expect(found?.forks_count, who).toBe(n);
     }
+    // sort=forks ranks by what the caller may see: a repository whose only fork is hidden ties with
+    // one without forks (the id breaks the tie), for a keyword search and a walk of all alike.
+    // (the one with the hidden fork is older: by id alone it comes last in a descending order)
+    const hiddenOnly = await apiRepo(t, ownerTok, { name: uniq("forked") });
+    const plain = await apiRepo(t, ownerTok, { name: uniq("forked") });
+    expect((await t.request(`/api/v1/repos/${hiddenOnly.full_name}/forks`, { method: "POST", headers: token(hiderTok), json: { organization: hidden.name } })).status).toBe(202);
+    for (const q of [`q=${plain.name.slice(0, -3)}`, `uid=${owner.id}`]) {
+      const order = async (h: Record<string, string>) =>
+        ((await (await t.request(`/api/v1/repos/search?${q}&sort=forks&order=desc&limit=50`, { headers: h })).json()).data as { id: number }[]).map((r) => r.id).filter((id) => id === plain.id || id === hiddenOnly.id);
+      expect(await order({}), q).toEqual([plain.id, hiddenOnly.id]);
+      expect(await order(token(hiderTok)), q).toEqual([hiddenOnly.id, plain.id]);
+    }
   });
 
   it("the feed of a visible repository does not leak other repositories", async () => {
