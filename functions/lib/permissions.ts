@@ -252,6 +252,34 @@ export function repoFactsColumns(viewer: ViewerSql) {
 }
 
 /**
+ * SQL: the viewer may read the code unit of repository `repoId` — `canRead(repoPermission(…),
+ * UNIT.code)` in SQL, step by step as `permissionIgnoringArchive` decides (archiving leaves reads
+ * alone), for what shows code in a list of rows that must stay countable in SQL: the commits, tags
+ * and branches of a feed. `codeDisabled` is 1 when the instance disables the code unit. The
+ * feeds test holds it to the JavaScript rule for every caller kind.
+ */
+export function codeReadableSql(v: ViewerSql, repoId: SQL, codeDisabled: SQL): SQL {
+  const r = sql`(SELECT cr.owner_id FROM repository cr WHERE cr.id = ${repoId})`;
+  const isPublic = sql`EXISTS (SELECT 1 FROM repository cp JOIN user co ON co.id = cp.owner_id WHERE cp.id = ${repoId} AND cp.is_private = 0 AND co.visibility = 0)`;
+  const publicRepo = sql`EXISTS (SELECT 1 FROM repository cq WHERE cq.id = ${repoId} AND cq.is_private = 0)`;
+  const ownerVisible = sql`EXISTS (SELECT 1 FROM user cv WHERE cv.id = ${r} AND ${userVisibleSql(unlimited(v), sql`cv.id`, sql`cv.visibility`, "user")})`;
+  const collab = sql`EXISTS (SELECT 1 FROM collaboration cc WHERE cc.repo_id = ${repoId} AND cc.user_id = ${v.id} AND cc.mode >= ${ACCESS.read})`;
+  const orgOwned = sql`EXISTS (SELECT 1 FROM user ct WHERE ct.id = ${r} AND ct.type = 1)`;
+  const orgOwner = sql`EXISTS (SELECT 1 FROM team_user otu JOIN team ot ON ot.id = otu.team_id WHERE ot.org_id = ${r} AND otu.uid = ${v.id} AND ot.authorize = ${ACCESS.owner})`;
+  const teamCode = sql`EXISTS (SELECT 1 FROM team ctm JOIN team_user ctu ON ctu.team_id = ctm.id AND ctu.uid = ${v.id}
+      JOIN team_unit ctn ON ctn.team_id = ctm.id AND ctn.type = ${UNIT.code} AND ctn.access_mode >= ${ACCESS.read}
+    WHERE ctm.org_id = ${r} AND (ctm.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo ctr WHERE ctr.team_id = ctm.id AND ctr.repo_id = ${repoId})))`;
+  return sql`(NOT ${codeDisabled} AND EXISTS (SELECT 1 FROM repo_unit ccu WHERE ccu.repo_id = ${repoId} AND ccu.type = ${UNIT.code}) AND (CASE
+    WHEN ${v.id} IS NULL THEN ${isPublic}
+    WHEN ${v.limited.repository} AND NOT ${isPublic} THEN 0
+    WHEN ${v.isAdmin} THEN 1
+    WHEN NOT ${ownerVisible} AND NOT ${collab} THEN 0
+    WHEN ${r} = ${v.id} THEN 1
+    ELSE (${collab} OR (${publicRepo} AND NOT ${v.restricted}) OR (${orgOwned} AND (${orgOwner} OR ${teamCode})))
+  END))`;
+}
+
+/**
  * SQL: `forks_count` of the outer `repository` as the viewer may see it — the forks its forks list
  * shows, by the same rule (the stored count also counts forks in private organizations and of
  * hidden owners). Most repositories have none, and then nothing is looked up.

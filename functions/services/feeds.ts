@@ -10,6 +10,7 @@ import type { Page } from "../lib/pagination.ts";
 import { site, viewerOf } from "./common.ts";
 import { assignRepo, listedRepoJson, repoJson, withParent } from "./repos.ts";
 import { OP_NAMES } from "../events/index.ts";
+import { UNIT, unitDisabled } from "../lib/permissions.ts";
 
 /**
  * `date` (YYYY-MM-DD) → [start, end) in unix seconds (UTC day). A date that does not parse is
@@ -24,14 +25,15 @@ function dayRange(date: string | undefined): [number, number] | null {
 }
 
 /** The values of a feed page: its limits and, with a valid `date`, the day's range. */
-export function pageValues(date: string | undefined, page: Page) {
+export function pageValues(ctx: Ctx, date: string | undefined, page: Page) {
   const range = dayRange(date);
-  return { limit: page.limit, offset: page.offset, ...(range ? { dayStart: range[0], dayEnd: range[1] } : {}), day: range !== null };
+  const codeDisabled = unitDisabled(ctx.settings.repository.disabledRepoUnits, UNIT.code) ? 1 : 0;
+  return { limit: page.limit, offset: page.offset, codeDisabled, ...(range ? { dayStart: range[0], dayEnd: range[1] } : {}), day: range !== null };
 }
 
 /** GET /repos/{owner}/{repo}/activities/feeds (repoListActivityFeeds). */
 export async function repoFeeds(ctx: Ctx, owner: string, name: string, date: string | undefined, page: Page) {
-  const { day, ...values } = pageValues(date, page);
+  const { day, ...values } = pageValues(ctx, date, page);
   const st = repoFeed(day);
   const path = repoPath(owner, name);
   const a = await assignRepo(ctx, owner, name, { actions: st.actions.bind({ ...ctx.vv, ...path, ...values }), total: st.total.bind({ ...ctx.vv, ...path, ...values }) }, { withParent: true });
@@ -69,7 +71,7 @@ export function feedPage(ctx: Ctx, caller: Caller | null, actions: readonly Feed
 
 /** GET /users/{username}/activities/feeds (userListActivityFeeds): private entries only for the user and admins. */
 export async function userFeeds(ctx: Ctx, username: string, onlyPerformedBy: boolean, date: string | undefined, page: Page) {
-  const { day, ...values } = pageValues(date, page);
+  const { day, ...values } = pageValues(ctx, date, page);
   const st = userFeed({ performedBy: onlyPerformedBy, day });
   const v = { ...ctx.vv, name: username.toLowerCase(), ...values };
   const { caller, account, actions, total, repos } = await read(ctx, { account: accountByName.bind(v), actions: st.actions.bind(v), total: st.total.bind(v), repos: st.repos.bind(v) });
@@ -80,7 +82,7 @@ export async function userFeeds(ctx: Ctx, username: string, onlyPerformedBy: boo
 
 /** GET /orgs/{org}/activities/feeds (orgListActivityFeeds): private entries for members and admins. */
 export async function orgFeeds(ctx: Ctx, orgName: string, date: string | undefined, page: Page) {
-  const { day, ...values } = pageValues(date, page);
+  const { day, ...values } = pageValues(ctx, date, page);
   const st = orgFeed(day);
   const v = { ...ctx.vv, name: orgName.toLowerCase(), ...values };
   const { caller, account, actions, total, repos } = await read(ctx, { account: accountByName.bind(v), actions: st.actions.bind(v), total: st.total.bind(v), repos: st.repos.bind(v) });

@@ -369,7 +369,7 @@ export async function setTeamRepo(ctx: Ctx, id: number, orgName: string, repoNam
 
 /** GET /teams/{id}/activities/feeds (orgListTeamActivityFeeds): activity of the team's repositories the caller may access. */
 export async function teamFeeds(ctx: Ctx, id: number, date: string | undefined, page: Page) {
-  const { day, ...values } = pageValues(date, page);
+  const { day, ...values } = pageValues(ctx, date, page);
   const st = teamFeed(day);
   const v = { ...ctx.vv, id, ...values };
   const { caller, named } = await assignTeam(ctx, id, { actions: st.actions.bind(v), total: st.total.bind(v), repos: st.repos.bind(v) });

@@ -1,6 +1,6 @@
 /** Activity feeds of users and organizations: never an entry the caller may not see (GHSA-6cqf-375w-639g). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { addCollaborator, expectRefusal, NOT_FOUND, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -96,5 +96,70 @@ describe("a feed's repository is the repository as GET shows it", () => {
       expect(repoFeed.length, who).toBeGreaterThan(0);
       expect(repoFeed[0]!.repo.parent?.full_name, who).toBe(`${alice.name}/${pub.name}`);
     }
+  });
+});
+
+describe("commits, tags and branches in a feed", () => {
+  it("appear exactly to the callers the repository's code routes answer, for every caller kind and feed, and are counted alike", async () => {
+    const owner = await seedUser(t.db);
+    const ownerTok = await owner.token();
+    const org = await seedOrg(t, owner);
+    const orgPriv = await apiRepo(t, ownerTok, { name: uniq("cp"), private: true, auto_init: true }, org.name);
+    const orgPub = await apiRepo(t, ownerTok, { name: uniq("cq"), auto_init: true }, org.name);
+    const userPriv = await apiRepo(t, ownerTok, { name: uniq("cu"), private: true, auto_init: true });
+    const userPub = await apiRepo(t, ownerTok, { name: uniq("cv"), auto_init: true });
+    const repos = [orgPriv, orgPub, userPriv, userPub];
+    // Code activity in each: a commit through the contents API, and a tag's and a branch's.
+    for (const r of repos) {
+      const res = await t.request(`/api/v1/repos/${r.full_name}/contents/x.txt`, { method: "POST", headers: token(ownerTok), json: { content: "aGk=", new_branch: "side" } });
+      expect(res.status).toBe(201);
+      expect((await t.request(`/api/v1/repos/${r.full_name}/branches/side`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
+    }
+    const issuesOnly = await seedUser(t.db);
+    const issuesTeam = await seedMember(t, org, issuesOnly, { permission: "read", units: ["repo.issues"], includesAll: true });
+    const coder = await seedUser(t.db);
+    await seedMember(t, org, coder, { permission: "read", units: ["repo.code"], includesAll: true });
+    const restricted = await seedUser(t.db, { restricted: true });
+    await seedMember(t, org, restricted, { permission: "read", units: ["repo.issues"], includesAll: true });
+    const collab = await seedUser(t.db);
+    await addCollaborator(t, ownerTok, userPriv.full_name, collab, "read");
+    const admin = await seedUser(t.db, { admin: true });
+    const callers: [string, Record<string, string>][] = [
+      ["anonymous", {}],
+      ["the owner", token(ownerTok)],
+      ["an issues-only team member", token(await issuesOnly.token())],
+      ["a code team member", token(await coder.token())],
+      ["a code team member's public-only token", token(await coder.token(["public-only", "all"]))],
+      ["a restricted issues-only member", token(await restricted.token())],
+      ["a collaborator", token(await collab.token())],
+      ["an unrelated user", token(await (await seedUser(t.db)).token())],
+      ["a site admin", token(await admin.token())],
+    ];
+    const CODE_OPS = new Set(["commit_repo", "push_tag", "delete_tag", "delete_branch"]);
+    type Entry = { op_type: string; repo_id: number };
+    const feed = async (path: string, h: Record<string, string>) => {
+      const res = await t.request(`${path}?limit=50`, { headers: h });
+      if (res.status !== 200) return null;
+      const entries = (await res.json()) as Entry[];
+      expect(res.headers.get("X-Total-Count"), path).toBe(String(entries.length));
+      return entries;
+    };
+    let checked = 0;
+    for (const [who, h] of callers) {
+      const codeReadable = new Map<number, boolean>();
+      for (const r of repos) codeReadable.set(r.id, (await t.request(`/api/v1/repos/${r.full_name}/commits`, { headers: h })).status === 200);
+      for (const path of [`/api/v1/orgs/${org.name}/activities/feeds`, `/api/v1/users/${owner.name}/activities/feeds`, `/api/v1/teams/${issuesTeam.id}/activities/feeds`, ...repos.map((r) => `/api/v1/repos/${r.full_name}/activities/feeds`)]) {
+        const entries = await feed(path, h);
+        if (!entries) continue;
+        for (const r of repos) {
+          const ops = entries.filter((e) => e.repo_id === r.id).map((e) => e.op_type);
+          if (ops.length === 0) continue; // the feed does not show this repository to this caller at all
+          expect(ops.some((o) => CODE_OPS.has(o)), `${who}: ${path}, ${r.full_name}`).toBe(codeReadable.get(r.id));
+          checked++;
+        }
+      }
+    }
+    // Every caller kind met both answers somewhere.
+    expect(checked).toBeGreaterThan(30);
   });
 });

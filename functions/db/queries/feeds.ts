@@ -5,7 +5,7 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
-import { repoAccessibleSql } from "../../lib/permissions.ts";
+import { codeReadableSql, repoAccessibleSql } from "../../lib/permissions.ts";
 import { action } from "../schema.ts";
 import { columnsOf, num, p, shaped, viewerQuery, viewerQueryWith, type Row } from "../sql.ts";
 import { isOrgMemberSql, userCols, type UserRow } from "./accounts.ts";
@@ -29,6 +29,16 @@ export function actorVisibleSql(v: ViewerSql, also?: SQL): SQL {
  */
 export const accessibleRepoSql = (v: ViewerSql, repoId: SQL) => sql`EXISTS (SELECT 1 FROM repository r WHERE r.id = ${repoId} AND ${repoAccessibleSql(v, sql`r.id`, sql`r.owner_id`, sql`r.is_private`)})`;
 
+/**
+ * SQL: the activity row shows no code the viewer may not read — its commits, tags and branches
+ * (`commit_repo`, `push_tag`, `delete_tag`, `delete_branch`) only to callers who may read the
+ * repository's code unit, as its code routes decide (Gitea shows them to anyone who may access the
+ * repository through any unit, an issues-only team member included). :codeDisabled is 1 when the
+ * instance disables the code unit.
+ */
+const CODE_OPS = sql.raw([5, 9, 16, 17].join(", "));
+const showsCode = (v: ViewerSql) => sql`("action"."op_type" NOT IN (${CODE_OPS}) OR ${codeReadableSql(v, sql`"action"."repo_id"`, sql`${p("codeDisabled")}`)})`;
+
 /** SQL: the `date` day filter on action rows, [:dayStart, :dayEnd). */
 const DAY = sql` AND "action"."created_unix" >= ${p("dayStart")} AND "action"."created_unix" < ${p("dayEnd")}`;
 
@@ -46,12 +56,15 @@ export interface FeedRow {
 export interface FeedValues {
   limit: number;
   offset: number;
+  /** 1 when the instance disables the code unit (`showsCode`). */
+  codeDisabled: number;
   dayStart?: number;
   dayEnd?: number;
 }
 
 /** The statements of one feed whose rows `where` selects (SQL over `action`, reading the viewer CTE). */
-function feedStatements<K extends Record<string, unknown>>(name: string, where: SQL) {
+function feedStatements<K extends Record<string, unknown>>(name: string, filter: SQL) {
+  const where = sql`${filter} AND ${showsCode(VIEWER)}`;
   const page = sql`ORDER BY "action"."created_unix" DESC, "action"."id" DESC LIMIT ${p("limit")} OFFSET ${p("offset")}`;
   return {
     actions: viewerQuery<FeedRow, K & FeedValues>(
