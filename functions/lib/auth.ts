@@ -350,6 +350,7 @@ export function credentials(): MiddlewareHandler {
   return async (c, next) => {
     const { creds, queryToken } = await parseCredentials(c.req.raw, c.get("settings"));
     c.set("creds", creds);
+    c.set("doer", { siteAdmin: false });
     await next();
     if (queryToken) {
       setAnswerHeader(c, "X-Service-Warning", "token and access_token API authentication is deprecated and will be removed in gitea 1.23. Please use AuthorizationHeaderToken instead. Existing queries will continue to work but without authorization.");

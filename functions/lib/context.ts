@@ -20,6 +20,8 @@ export interface AppEnv {
     driver: Driver;
     meter: DbMeter;
     creds: Credentials;
+    /** The authenticated caller, once a read resolved it (for the error answer: Gitea shows a 500's text to site admins). */
+    doer: { siteAdmin: boolean };
     routeAuth: RouteAuth;
     exposeHeaders: string;
   };
@@ -32,6 +34,8 @@ export interface Ctx {
   /** The values every viewer-dependent statement binds. */
   vv: ViewerValues;
   creds: Credentials;
+  /** Filled by `read` when it resolves the caller. */
+  doer: { siteAdmin: boolean };
   route: RouteAuth;
   method: string;
   settings: Settings;
@@ -46,6 +50,7 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
     driver: c.get("driver"),
     vv: viewerValues(creds),
     creds,
+    doer: c.get("doer") ?? { siteAdmin: false },
     route: c.get("routeAuth") ?? { scopes: [] },
     method: c.req.method,
     settings: c.get("settings"),
@@ -90,6 +95,7 @@ export async function read<R extends NamedReads>(ctx: Ctx, reads: R): Promise<{ 
   const rows = items.length ? await runBatch(ctx.driver, items, "read") : [];
   const head = signed ? (ctx.creds.sudo ? 2 : 1) : 0;
   const caller = await resolveCaller(ctx, (signed ? rows[0] : []) as CallerRow[], (signed && ctx.creds.sudo ? rows[1] : []) as UserRow[]);
+  ctx.doer.siteAdmin = caller?.isAdmin === true;
   const out: Record<string, unknown> = { caller };
   names.forEach((n, i) => {
     out[n] = rows[head + i];

@@ -1,7 +1,7 @@
 /**
  * The one error module: ApiError (thrown by services and guards) and the renderers that produce
  * Gitea's bodies — `{message,url}`; 404 adds `errors: []`; validation 422 is `[Field]: Rule`;
- * a 500 in production hides its text. Routes document their errors with `errorResponses(...)`.
+ * a 500 in production hides its text from all but site admins. Routes document their errors with `errorResponses(...)`.
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -72,8 +72,9 @@ export function renderError(err: unknown, c: Context): Response {
     return c.json({ message: "the database is unavailable, try again later", url: errorUrl(c) }, 503);
   }
   console.error("internal error", c.req.method, new URL(c.req.url).pathname, err);
-  const dev = (c.get("settings") as { runMode?: string } | undefined)?.runMode === "dev";
-  return c.json({ message: dev ? String((err as Error)?.message ?? err) : "", url: errorUrl(c) }, 500);
+  // Gitea hides a 500's text in production unless the caller is a site admin.
+  const shown = (c.get("settings") as { runMode?: string } | undefined)?.runMode === "dev" || (c.get("doer") as { siteAdmin: boolean } | undefined)?.siteAdmin === true;
+  return c.json({ message: shown ? String((err as Error)?.message ?? err) : "", url: errorUrl(c) }, 500);
 }
 
 /** JSON key → Gitea's Go field name in binding errors: `login_name` → `LoginName`. */

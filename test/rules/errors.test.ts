@@ -1,6 +1,6 @@
 /** The error module: Gitea's bodies for bad input, unknown routes and internal failures. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectRefusal, seedUser, testApp, token, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, failingWrites, seedUser, testApp, token, uniq, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let tok: string;
@@ -73,5 +73,20 @@ describe("internal failures", () => {
     const res = await t2.request("/api/v1/user", { headers: token(tk) });
     expect(res.status).toBe(500);
     expect((await res.json()).message).toBe("");
+  });
+
+  it("a 500 shows its text to a site admin, as Gitea's APIContext does, and to nobody else", async () => {
+    const writes = failingWrites();
+    const t2 = await testApp({}, { wrap: writes.wrap });
+    try {
+      for (const [admin, expected] of [[true, "the database lost the write"], [false, ""]] as const) {
+        const tk = await (await seedUser(t2.db, { admin })).token();
+        writes.failNext(new Error("the database lost the write"));
+        const res = await t2.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: uniq("r") } });
+        expect([res.status, (await res.json()).message], `admin: ${admin}`).toEqual([500, expected]);
+      }
+    } finally {
+      t2.close();
+    }
   });
 });
