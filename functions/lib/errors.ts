@@ -1,7 +1,8 @@
 /**
  * The one error module: ApiError (thrown by services and guards) and the renderers that produce
  * Gitea's bodies — `{message,url}`; 404 adds `errors: []`; validation 422 is `[Field]: Rule`;
- * a 500 in production hides its text from all but site admins. Routes document their errors with `errorResponses(...)`.
+ * a 500 in production hides its text from all but site admins. Routes document their errors
+ * with `errorResponses(...)`.
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
