@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { CommitResult, RefStore, RefTransaction } from "../../functions/git/storage/ref-store.ts";
 
 const run = promisify(execFile);
 
@@ -164,3 +165,19 @@ export async function makeHistory(s: Scratch, dir: string, opts: FastImportOptio
 }
 
 export { run };
+
+/**
+ * A RefStore over `inner` whose first commit waits for the second: two concurrent pushes reach the
+ * store each having read the same state, then commit one after the other (race tests).
+ */
+export function commitBarrier(inner: RefStore): RefStore {
+  let waiting: (() => void) | null = null;
+  return {
+    read: (r) => inner.read(r),
+    commit: async (r: string, tx: RefTransaction): Promise<CommitResult> => {
+      if (!waiting) await new Promise<void>((ok) => (waiting = ok));
+      else waiting();
+      return inner.commit(r, tx);
+    },
+  };
+}

@@ -8,8 +8,7 @@ import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ZERO_OID } from "../../functions/git/bytes.ts";
 import { FLUSH, MAX_PKT, pkt } from "../../functions/git/pkt-line.ts";
-import type { CommitResult, RefStore, RefTransaction } from "../../functions/git/storage/ref-store.ts";
-import { makeHistory, Scratch } from "./helpers.ts";
+import { commitBarrier, makeHistory, Scratch } from "./helpers.ts";
 import { type GitServer, startGitServer } from "./server.ts";
 
 const s = new Scratch("push-rules-");
@@ -103,16 +102,7 @@ describe("D/F rule: a ref cannot be created where another ref is its directory o
     const { id, url } = newRepo();
     await s.git(["push", url, "main"], { cwd: src });
     const inner = srv.refs;
-    let waiting: (() => void) | null = null;
-    const barrier: RefStore = {
-      read: (r) => inner.read(r),
-      commit: async (r: string, tx: RefTransaction): Promise<CommitResult> => {
-        if (!waiting) await new Promise<void>((ok) => (waiting = ok));
-        else waiting();
-        return inner.commit(r, tx);
-      },
-    };
-    srv.setRefStore(barrier);
+    srv.setRefStore(commitBarrier(inner));
     try {
       const results = await Promise.allSettled([s.git(["push", url, "HEAD:refs/heads/a"], { cwd: src }), s.git(["push", url, "HEAD:refs/heads/a/b"], { cwd: src })]);
       const lost = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];

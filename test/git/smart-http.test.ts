@@ -8,8 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ZERO_OID } from "../../functions/git/bytes.ts";
 import { FLUSH, pkt } from "../../functions/git/pkt-line.ts";
-import type { CommitResult, RefStore, RefTransaction } from "../../functions/git/storage/ref-store.ts";
-import { fastImportStream, makeHistory, Scratch } from "./helpers.ts";
+import { commitBarrier, fastImportStream, makeHistory, Scratch } from "./helpers.ts";
 import { type GitServer, startGitServer } from "./server.ts";
 
 const s = new Scratch("smart-http-");
@@ -266,16 +265,7 @@ describe("push", () => {
     await s.git(["commit", "-q", "--allow-empty", "-m", "from b"], { cwd: b });
     // hold both pushes at the commit until both are there: each has seen the same old value
     const inner = srv.refs;
-    let waiting: (() => void) | null = null;
-    const barrier: RefStore = {
-      read: (r) => inner.read(r),
-      commit: async (r: string, tx: RefTransaction): Promise<CommitResult> => {
-        if (!waiting) await new Promise<void>((ok) => (waiting = ok));
-        else waiting();
-        return inner.commit(r, tx);
-      },
-    };
-    srv.setRefStore(barrier);
+    srv.setRefStore(commitBarrier(inner));
     try {
       const results = await Promise.allSettled([s.git(["push", "origin", "main"], { cwd: a }), s.git(["push", "origin", "main"], { cwd: b })]);
       const won = results.filter((r) => r.status === "fulfilled");
