@@ -7,6 +7,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { GitError } from "../git/errors.ts";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DatabaseUnavailable } from "../db/client.ts";
 
@@ -50,8 +51,32 @@ export class Redirect extends Error {
 export const isInternalFailure = (err: unknown) =>
   err instanceof Error && !(err instanceof HTTPException) && !(err instanceof Redirect) && !(err instanceof DatabaseUnavailable);
 
+/**
+ * The git engine's failures as API answers (functions/git/README.md): `not-found` 404, `conflict`
+ * 409 (a lost compare-and-swap race: nothing was written), `invalid` 422, `too-large` 413,
+ * `bad-request` 400. `missing` and `corrupt` are faults of the stored data, not of the request:
+ * they stay errors (500).
+ */
+function gitApiError(e: GitError): ApiError | GitError {
+  switch (e.code) {
+    case "not-found":
+      return new ApiError(404, e.message);
+    case "conflict":
+      return new ApiError(409, e.message);
+    case "invalid":
+      return unprocessable(e.message);
+    case "too-large":
+      return new ApiError(413, e.message);
+    case "bad-request":
+      return badRequest(e.message);
+    default:
+      return e;
+  }
+}
+
 /** Renders any thrown error as Gitea does. Unknown errors become a 500 without internals. */
-export function renderError(err: unknown, c: Context): Response {
+export function renderError(thrown: unknown, c: Context): Response {
+  const err = thrown instanceof GitError ? gitApiError(thrown) : thrown;
   if (err instanceof Redirect) return c.redirect(err.location, err.status);
   if (err instanceof ApiError) {
     if (err.headers) for (const [k, v] of Object.entries(err.headers)) c.header(k, v);

@@ -20,7 +20,7 @@ import { ApiError, conflict, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessab
 import type { Page } from "../lib/pagination.ts";
 import { canWrite, permissionIgnoringArchive, UNIT } from "../lib/permissions.ts";
 import { mustNotBeArchived, reqRepoWriter } from "../lib/guards.ts";
-import { answeringGitErrors, openRepo, resolveRevision, signedOf, usersByEmail, usersByEmailOf, usersByEmailReads, type OpenedRepo } from "./git-repo.ts";
+import { openRepo, resolveRevision, signedOf, usersByEmail, usersByEmailOf, usersByEmailReads, type OpenedRepo } from "./git-repo.ts";
 
 const HEADS = "refs/heads/";
 export const REPO_WRITER_ONLY = "user should have a permission to write to a repo";
@@ -48,7 +48,7 @@ async function tipOf(o: OpenedRepo, oid: string): Promise<CommitInfo> {
  * GET /repos/{owner}/{repo}/branches (repoListBranches): Gitea's order (tip commit time, newest
  * first, then name), `q` a case-insensitive substring of the name; an empty repository lists none.
  */
-export const listBranches = answeringGitErrors(async function listBranches(ctx: Ctx, objects: ObjectStore, owner: string, name: string, page: Page, q?: string) {
+export async function listBranches(ctx: Ctx, objects: ObjectStore, owner: string, name: string, page: Page, q?: string) {
   const o = await openRepo(ctx, objects, owner, name, { withAuthors: true });
   const needle = q?.toLowerCase() ?? "";
   const refs = o.repo.branches().filter((r) => r.name.slice(HEADS.length).toLowerCase().includes(needle));
@@ -57,15 +57,15 @@ export const listBranches = answeringGitErrors(async function listBranches(ctx: 
   const slice = timed.slice(page.offset, page.offset + page.limit);
   const list = await Promise.all(slice.map(async (b) => ({ name: b.name, commit: await tipOf(o, b.oid) })));
   return { total: timed.length, branches: list.length ? await branchesJson(o, ctx, list) : [] };
-});
+}
 
 /** GET /repos/{owner}/{repo}/branches/{branch} (repoGetBranch): 404 for a branch that does not exist. */
-export const getBranch = answeringGitErrors(async function getBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, branch: string) {
+export async function getBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, branch: string) {
   const o = await openRepo(ctx, objects, owner, name, { withAuthors: true });
   const ref = o.repo.ref(`${HEADS}${branch}`);
   if (!ref) throw notFound();
   return (await branchesJson(o, ctx, [{ name: branch, commit: await tipOf(o, ref.oid) }]))[0]!;
-});
+}
 
 /** The repository-state checks Gitea's create and delete share: empty 404, mirror 403. */
 function checkWritable(o: OpenedRepo) {
@@ -109,7 +109,7 @@ export interface CreateBranchForm {
  * already exists."), a branch `a/b` for `a` or `a` for `a/b` (409 "The branch with the same name
  * already exists."), a tag of that name (409 "The branch with the same tag already exists.").
  */
-export const createBranch = answeringGitErrors(async function createBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: CreateBranchForm) {
+export async function createBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: CreateBranchForm) {
   const o = await openRepo(ctx, objects, owner, name);
   reqCodeWriter(o);
   checkBranchName("BranchName", form.new_branch_name, true);
@@ -143,13 +143,13 @@ export const createBranch = answeringGitErrors(async function createBranch(ctx: 
   // A concurrent create of the same name won the compare-and-swap (Gitea's ErrPushOutOfDate).
   if (!result.ok) throw conflict("The branch already exists.");
   return (await branchesJson(o, ctx, [{ name: want, commit }], users))[0]!;
-});
+}
 
 /**
  * DELETE /repos/{owner}/{repo}/branches/{branch} (repoDeleteBranch): the default branch is refused
  * (403 "can not delete default branch"), a missing one is 404 with Gitea's error detail.
  */
-export const deleteBranch = answeringGitErrors(async function deleteBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, branch: string) {
+export async function deleteBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, branch: string) {
   const o = await openRepo(ctx, objects, owner, name);
   reqCodeWriter(o);
   checkWritable(o);
@@ -165,4 +165,4 @@ export const deleteBranch = answeringGitErrors(async function deleteBranch(ctx: 
     if (result.rejected.some((r) => r.actual === null)) throw missing();
     throw conflict(`branch ${branch} was updated by someone else; try again`);
   }
-});
+}

@@ -11,7 +11,7 @@ import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, conflict, notFound, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
-import { answeringGitErrors, openRepo, resolveRevision, signedOf, usersByEmail, type OpenedRepo } from "./git-repo.ts";
+import { openRepo, resolveRevision, signedOf, usersByEmail, type OpenedRepo } from "./git-repo.ts";
 import { cleanTreePath } from "./contents.ts";
 import { site, viewerOf } from "./common.ts";
 import { EMPTY_REPOSITORY } from "./branches.ts";
@@ -50,13 +50,13 @@ const validRefPattern = (s: string) => s !== "" && !s.startsWith("-") && refName
  * or an abbreviated (≥ 4 hex digits, unique) commit id; an invalid pattern is 422, an unknown
  * revision 404 with the revision as the message (Gitea's APIErrorNotFound(identifier)).
  */
-export const getCommit = answeringGitErrors(async function getCommit(ctx: Ctx, objects: ObjectStore, owner: string, name: string, sha: string, opts: CommitOptions) {
+export async function getCommit(ctx: Ctx, objects: ObjectStore, owner: string, name: string, sha: string, opts: CommitOptions) {
   const o = await openRepo(ctx, objects, owner, name, { withAuthors: true });
   if (!validRefPattern(sha)) throw unprocessable(`no valid ref or sha: ${sha}`);
   const r = await resolveRevision(o.repo, sha);
   if (!r) throw new ApiError(404, sha);
   return (await commitsJson(ctx, o, [await o.repo.readCommit(r.oid)], opts))[0]!;
-});
+}
 
 export interface CommitListQuery {
   sha?: string;
@@ -72,7 +72,7 @@ export interface CommitListQuery {
  * CommitsRangeSize and `limit` is ignored, and no commit at all is 404), without those reachable
  * from `not`, committed within `since`/`until`. An empty repository is 409 "Git Repository is empty.".
  */
-export const listCommits = answeringGitErrors(async function listCommits(ctx: Ctx, objects: ObjectStore, owner: string, name: string, q: CommitListQuery, page: Page, opts: CommitOptions) {
+export async function listCommits(ctx: Ctx, objects: ObjectStore, owner: string, name: string, q: CommitListQuery, page: Page, opts: CommitOptions) {
   const o = await openRepo(ctx, objects, owner, name, { withAuthors: true });
   if (o.repo.isEmpty) throw conflict(EMPTY_REPOSITORY);
   const repo = o.repo;
@@ -104,7 +104,7 @@ export const listCommits = answeringGitErrors(async function listCommits(ctx: Ct
   if (q.path && total === 0) throw notFound();
   const { commits } = await repo.log({ from: start.oid, path, skip: p.offset, limit, keep });
   return { total, page: p, commits: await commitsJson(ctx, o, commits, opts) };
-});
+}
 
 /**
  * GET /repos/{owner}/{repo}/git/refs[/{ref}] (repoListAllGitRefs, repoListGitRefs): every ref whose
@@ -112,7 +112,7 @@ export const listCommits = answeringGitErrors(async function listCommits(ctx: Ct
  * the object it names; none is 404; exactly one whose name is the filter itself is answered as
  * an object instead of a list (Gitea).
  */
-export const listRefs = answeringGitErrors(async function listRefs(ctx: Ctx, objects: ObjectStore, owner: string, name: string, filter: string) {
+export async function listRefs(ctx: Ctx, objects: ObjectStore, owner: string, name: string, filter: string) {
   const o = await openRepo(ctx, objects, owner, name);
   const prefix = filter ? `refs/${filter}` : "";
   const refs = o.repo.state.refs.filter((r) => r.name.startsWith(prefix));
@@ -124,4 +124,4 @@ export const listRefs = answeringGitErrors(async function listRefs(ctx: Ctx, obj
     }),
   );
   return out.length === 1 && out[0]!.ref === prefix ? out[0]! : out;
-});
+}

@@ -22,7 +22,6 @@ import { toContentsResponse, toFileCommitResponse, repoUrls, UNSIGNED_VERIFICATI
 import type { FileOptions } from "../wire/contents.ts";
 import { assignRepo } from "./repos.ts";
 import { gitState, prefetched, repoStateFrom } from "./git-state.ts";
-import { answeringGitErrors } from "./git-repo.ts";
 import { signatureOf } from "./git-init.ts";
 import { reqRepoReader } from "../lib/guards.ts";
 
@@ -216,7 +215,7 @@ async function openForRead(ctx: Ctx, objects: ObjectStore, owner: string, name: 
  * as one ContentsResponse (a file with its base64 content), a directory as the list of its entries
  * without content; every entry with its last commit.
  */
-export const getContents = answeringGitErrors(async function getContents(ctx: Ctx, objects: ObjectStore, owner: string, name: string, rawPath: string, refParam: string | undefined) {
+export async function getContents(ctx: Ctx, objects: ObjectStore, owner: string, name: string, rawPath: string, refParam: string | undefined) {
   const { a, git, urls } = await openForRead(ctx, objects, owner, name);
   const path = cleanTreePath(rawPath);
   const input = refParam?.trim() || a.facts.repo.defaultBranch;
@@ -233,7 +232,7 @@ export const getContents = answeringGitErrors(async function getContents(ctx: Ct
   const out = [];
   for (const e of list) out.push(await entryResponse(git, urls, ref, e, last.get(e.name), false));
   return out;
-});
+}
 
 /** What the raw route serves. */
 export interface RawBlob {
@@ -253,7 +252,7 @@ export interface RawBlob {
  * then a tag, then a full commit id); otherwise the default branch with the whole path, as Gitea's
  * getRefNameLegacy. `etag` (If-None-Match) lets the bytes stay unread when they match.
  */
-export const getRawFile = answeringGitErrors(async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, name: string, reqPath: string, refParam: string | undefined, ifNoneMatch?: string | null): Promise<RawBlob> {
+export async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, name: string, reqPath: string, refParam: string | undefined, ifNoneMatch?: string | null): Promise<RawBlob> {
   const { state, a } = await openRepo(ctx, owner, name);
   reqCodeReader(a);
   if (!state.refs.some((r) => r.name.startsWith("refs/heads/"))) throw notFound();
@@ -295,7 +294,7 @@ export const getRawFile = answeringGitErrors(async function getRawFile(ctx: Ctx,
     isPublic: !repo.isPrivate && a.facts.owner.visibility === 0,
     data: matches ? null : await git.readBlob(entry.oid),
   };
-});
+}
 
 // ---- writing ----
 
@@ -362,7 +361,7 @@ export type ChangeKind = "file" | "delete" | "files";
  * target branch (created from `branch` when `new_branch` names another one). Answers the
  * FileResponse / FileDeleteResponse / FilesResponse and whether a file was created (for PUT's 201).
  */
-export const changeFiles = answeringGitErrors(async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: FileOptions, ops: FileOperation[], kind: ChangeKind) {
+export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: FileOptions, ops: FileOperation[], kind: ChangeKind) {
   const { a, state } = await openRepo(ctx, owner, name);
   reqCodeReader(a);
   const repo = a.facts.repo;
@@ -474,4 +473,4 @@ export const changeFiles = answeringGitErrors(async function changeFiles(ctx: Ct
   if (kind === "files") return { created, body: { files, commit, verification: UNSIGNED_VERIFICATION } };
   if (kind === "delete") return { created, body: { content: null, commit, verification: UNSIGNED_VERIFICATION } };
   return { created, body: { content: files[0] ?? null, commit, verification: UNSIGNED_VERIFICATION } };
-});
+}

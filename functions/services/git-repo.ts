@@ -11,49 +11,12 @@ import { repoUrls, type RepoUrls, type Signed, type UsersByEmail } from "../conv
 import { Repository } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { Ctx } from "../lib/context.ts";
-import { ApiError, badRequest, unprocessable } from "../lib/errors.ts";
-import { GitError } from "../git/errors.ts";
 import { UNIT } from "../lib/permissions.ts";
 import { reqRepoReader } from "../lib/guards.ts";
 import { assignRepo, type Assigned } from "./repos.ts";
 import { identitiesByPath, type Identity } from "../db/queries/identities.ts";
 import { repoPath } from "../db/queries/repos.ts";
 import { gitState, openRepository, repoStateFrom } from "./git-state.ts";
-
-/**
- * The git engine's failures as API answers (functions/git/README.md): `not-found` 404, `conflict`
- * 409 (a lost compare-and-swap race: nothing was written), `invalid` 422, `too-large` 413,
- * `bad-request` 400. `missing` and `corrupt` are faults of the stored data, not of the request:
- * they stay errors (500).
- */
-export function gitApiError(e: unknown): unknown {
-  if (!(e instanceof GitError)) return e;
-  switch (e.code) {
-    case "not-found":
-      return new ApiError(404, e.message);
-    case "conflict":
-      return new ApiError(409, e.message);
-    case "invalid":
-      return unprocessable(e.message);
-    case "too-large":
-      return new ApiError(413, e.message);
-    case "bad-request":
-      return badRequest(e.message);
-    default:
-      return e;
-  }
-}
-
-/** `service` with the engine's failures answered as gitApiError says (every git REST service is wrapped). */
-export function answeringGitErrors<A extends unknown[], R>(service: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-  return async (...args) => {
-    try {
-      return await service(...args);
-    } catch (e) {
-      throw gitApiError(e);
-    }
-  };
-}
 
 /** A repository opened for reading its git data. */
 export interface OpenedRepo {
