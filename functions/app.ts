@@ -41,6 +41,11 @@ export interface AppDeps {
   assets: (name: SwaggerAsset, env: Record<string, unknown>) => Promise<string | null>;
   /** Git pack and index files (a directory under DATA_DIR on Node, R2 on the Worker); in memory when absent. */
   objects?: ObjectStoreOf;
+  /**
+   * Called after a request whose write recorded webhook deliveries (the event outbox), once its
+   * answer is ready: Node's deliverer sweeps in the background, the Worker queues a delivery.
+   */
+  deliverHooks?: (env: Record<string, unknown>, waitUntil: (p: Promise<unknown>) => void) => void;
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
@@ -97,6 +102,16 @@ export function openApiDocument(api: OpenAPIHono<AppEnv>, rootUrl: string) {
   })) as ReturnType<OpenAPIHono<AppEnv>["getOpenAPIDocument"]>;
 }
 
+/** The runtime's `waitUntil` (the Worker's execution context); on Node a promise simply runs on. */
+function waitUntilOf(c: Context<AppEnv>): (p: Promise<unknown>) => void {
+  try {
+    const ec = c.executionCtx;
+    return (p) => ec.waitUntil(p);
+  } catch {
+    return (p) => void p.catch(() => undefined);
+  }
+}
+
 export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>();
   const api = createApi();
@@ -115,9 +130,12 @@ export function createApp(deps: AppDeps) {
     c.set("rootUrl", settings.server.rootUrl ?? `${new URL(c.req.url).origin}/`);
     const meter = newMeter();
     c.set("meter", meter);
+    const outbox = { hookTasks: false };
+    c.set("outbox", outbox);
     const driver = metered(deps.driver(c.env ?? {}), meter, settings.database.queryTimeoutMs);
     c.set("driver", driver);
     await next();
+    if (outbox.hookTasks && deps.deliverHooks) deps.deliverHooks(c.env ?? {}, waitUntilOf(c));
     setAnswerHeader(c, "X-Content-Type-Options", "nosniff");
     if (settings.server.enableServerTiming) {
       setAnswerHeader(c, "Server-Timing", `db;dur=${meter.ms.toFixed(1)};desc="${meter.roundTrips}"`);

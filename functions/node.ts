@@ -11,6 +11,8 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { dirname, join, resolve } from "node:path";
 import { createApp } from "./app.ts";
+import { nodeHop } from "./lib/outbound-node.ts";
+import { HookDeliverer } from "./services/hook-delivery.ts";
 import { DirectoryObjectStore } from "./git/storage/fs-store.ts";
 import { migrateDb } from "./db/migrate.ts";
 import { clientDriver } from "./db/driver.ts";
@@ -85,14 +87,19 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   const driver = replica ? clientDriver(replica.client) : openDriver(env, settings.database.sqlite);
   // Git objects under DATA_DIR/git/<repository id>/ (keyed by id: renames and transfers move nothing).
   const objects = new DirectoryObjectStore(resolve(env.DATA_DIR ?? "./data"));
-  const app = createApp({ settings, driver: () => driver, assets: nodeAssets, objects: () => objects });
+  // Webhook deliveries run in this process, off the request path (services/hook-delivery.ts).
+  const deliverer = new HookDeliverer({ driver, settings, hop: nodeHop });
+  const app = createApp({ settings, driver: () => driver, assets: nodeAssets, objects: () => objects, deliverHooks: () => deliverer.kick() });
   const port = Number(env.PORT ?? 3000);
   const hostname = env.HOST ?? "127.0.0.1";
   const fetch = replica ? replica.track(app.fetch, settings.server.enableServerTiming) : app.fetch;
   const server = serve({ fetch, port, hostname });
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, settings.server.rootUrl ?? `http://${hostname}:${port}/`));
   await new Promise<void>((ok) => server.once("listening", () => ok()));
+  // What a stopped server left undelivered.
+  deliverer.kick();
   const shutdown = () => {
+    deliverer.stop();
     server.close(() => {
       driver.close();
       process.exit(0);
@@ -105,7 +112,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   const where = databaseUrl(env).replace(/\/\/[^@/]*@/, "//");
   const replicaNote = replicaOf ? `, embedded replica ${replicaOf.path}, sync ${replicaOf.syncIntervalMs > 0 ? `every ${replicaOf.syncIntervalMs} ms` : "after writes only"}` : "";
   console.log(`API listening on ${url}/api/v1 (database ${where}${replicaNote})`);
-  return { server, driver, url };
+  return { server, driver, url, deliverer };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await startServer();

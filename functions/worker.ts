@@ -10,6 +10,8 @@ import type { ExecutionContext } from "hono";
 import { createApp } from "./app.ts";
 import { loadSettings } from "./lib/settings.ts";
 import { R2ObjectStore, type R2BucketLike } from "./git/storage/r2-store.ts";
+import { fetchHop } from "./lib/outbound.ts";
+import { cleanupDeliveries, deliverPending } from "./services/hook-delivery.ts";
 
 type Env = Record<string, unknown> & {
   DATABASE_URL?: string;
@@ -17,7 +19,18 @@ type Env = Record<string, unknown> & {
   ASSETS?: { fetch(req: Request): Promise<Response> };
   /** Git pack and index files (wrangler.toml `[[r2_buckets]]`). */
   GIT_OBJECTS?: R2BucketLike;
+  /** Webhook deliveries (wrangler.toml `[[queues.producers]]`): a message asks the consumer to deliver what is pending. */
+  HOOK_DELIVERIES?: { send(body: unknown): Promise<void> };
 };
+
+const driverOf = (e: Env) => {
+  const url = e.DATABASE_URL;
+  if (!url) throw new Error("DATABASE_URL is not set for the Worker");
+  return hranaDriver(url, e.DATABASE_AUTH_TOKEN || undefined);
+};
+
+/** Delivers every pending webhook task (the queue consumer and the scheduled sweep). */
+const deliver = (env: Env) => deliverPending({ driver: driverOf(env), settings: loadSettings(env), hop: fetchHop });
 
 let app: ReturnType<typeof createApp> | null = null;
 
@@ -26,10 +39,12 @@ function appFor(env: Env) {
     const settings = loadSettings(env);
     app = createApp({
       settings,
-      driver: (e) => {
-        const url = (e as Env).DATABASE_URL;
-        if (!url) throw new Error("DATABASE_URL is not set for the Worker");
-        return hranaDriver(url, (e as Env).DATABASE_AUTH_TOKEN || undefined);
+      driver: (e) => driverOf(e as Env),
+      // After a write that recorded deliveries: a queue message when the binding exists (the
+      // consumer delivers), else a delivery after the answer in this invocation.
+      deliverHooks: (e, waitUntil) => {
+        const queue = (e as Env).HOOK_DELIVERIES;
+        waitUntil(queue ? queue.send({ deliver: true }) : deliver(e as Env));
       },
       objects: (e) => {
         const bucket = (e as Env).GIT_OBJECTS;
@@ -48,5 +63,14 @@ function appFor(env: Env) {
 export default {
   fetch(req: Request, env: Env, ctx: ExecutionContext) {
     return appFor(env).fetch(req, env, ctx);
+  },
+  /** The webhook queue's consumer: every message means "deliver what is pending". */
+  async queue(batch: { ackAll(): void }, env: Env) {
+    await deliver(env);
+    batch.ackAll();
+  },
+  /** The cron sweep (wrangler.toml `[triggers]`): deliveries whose queue message or claim was lost; records older than a week. */
+  async scheduled(_event: unknown, env: Env, ctx: ExecutionContext) {
+    ctx.waitUntil(Promise.all([deliver(env), cleanupDeliveries(driverOf(env))]));
   },
 };

@@ -4,7 +4,7 @@
  * those the viewer may see) and the caller's rights come in as arguments.
  */
 import type { UserRow } from "../db/schema.ts";
-import { goTime } from "../events/push.ts";
+import { goTime } from "./time.ts";
 import type { Signature } from "../git/objects/commit.ts";
 import type { Change, LineStats } from "../git/repo/diff.ts";
 import type { CommitInfo } from "../git/repo/repository.ts";

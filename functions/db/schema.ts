@@ -494,3 +494,39 @@ export const gitIdentity = sqliteTable("git_identity", {
   repoId: integer("repo_id").notNull(),
   email: text("email").notNull(),
 }, (t) => [primaryKey({ columns: [t.repoId, t.email] })]);
+
+/**
+ * Webhook deliveries (Gitea's `hook_task`): the transactional outbox of the event seam. A write
+ * inserts one row per matching active hook in its own batch (functions/events); a deliverer claims
+ * pending rows (`claimed_unix`, a lease a crashed deliverer's rows outlive), sends them once and
+ * records the exchange. `ref_name` is the ref a hook's branch filter is matched against ("" when the
+ * event has none).
+ */
+export const hookTask = sqliteTable(
+  "hook_task",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    hookId: integer("hook_id").notNull(),
+    uuid: text("uuid").notNull(),
+    eventType: text("event_type").notNull(),
+    refName: str("ref_name"),
+    payloadContent: text("payload_content").notNull(),
+    isDelivered: bool("is_delivered"),
+    /** When it was delivered, unix nanoseconds (Gitea's `delivered`). */
+    delivered: int("delivered"),
+    claimedUnix: int("claimed_unix"),
+    /** The claim of the deliverer that holds the row (random per sweep). */
+    claim: str("claim"),
+    requestContent: str("request_content"),
+    responseContent: str("response_content"),
+    isSucceed: bool("is_succeed"),
+    createdUnix: integer("created_unix").notNull().default(unixNow),
+  },
+  (t) => [
+    index("IDX_hook_task_hook_id").on(t.hookId),
+    index("IDX_hook_task_pending").on(t.isDelivered, t.claimedUnix),
+    index("IDX_hook_task_delivered").on(t.isDelivered, t.delivered),
+  ],
+);
+
+export type HookTaskRow = typeof hookTask.$inferSelect;

@@ -7,7 +7,8 @@
 import type { BatchItem } from "../db/driver.ts";
 import type { EventRows, Guard } from "../db/queries/git-refs.ts";
 import type { CommitSummary, PushEvent, RefChange } from "../git/events.ts";
-import type { Signature } from "../git/objects/commit.ts";
+import { goTime } from "../convert/time.ts";
+import { pushHookRows, type HookSource } from "./hooks.ts";
 
 /** Activity op types of a push (Gitea models/activities ActionType). */
 export const PUSH_OP = { commitRepo: 5, pushTag: 9, deleteTag: 16, deleteBranch: 17 } as const;
@@ -21,15 +22,10 @@ export interface PushActor {
   ownerName: string;
   repoName: string;
   isPrivate: boolean;
+  /** The repository and pusher as webhook payloads show them (the organization's hooks get tasks). */
+  hooks?: HookSource;
 }
 
-/** Go's time.Time JSON form of a signature's time (RFC 3339 with the commit's own offset). */
-export function goTime(s: Signature): string {
-  const m = /^([+-])(\d\d)(\d\d)$/.exec(s.timezone);
-  const offsetMin = m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
-  const local = new Date((s.timestamp + offsetMin * 60) * 1000).toISOString().replace(/\.\d{3}Z$/, "");
-  return `${local}${offsetMin === 0 ? "Z" : `${m![1]}${m![2]}:${m![3]}`}`;
-}
 
 /** Gitea's PushCommit. */
 const pushCommit = (c: CommitSummary) => ({
@@ -82,6 +78,7 @@ export function pushEventRows(a: PushActor, now: () => number = () => Math.floor
           });
         }
       }
+      if (a.hooks) items.push(...pushHookRows(a.hooks, r, guard, t));
     }
     return items;
   };

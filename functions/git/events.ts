@@ -2,7 +2,10 @@
  * What a push (or an API commit) changed, for the caller to record as Gitea activity
  * (`commit_repo`, `push_tag`, `delete_branch`, `delete_tag`) and webhook payloads.
  */
+import { GitError } from "./errors.ts";
 import { parseCommit, type Signature } from "./objects/commit.ts";
+import { parseTree, type TreeEntry } from "./objects/tree.ts";
+import { diffTrees } from "./repo/diff.ts";
 import { type Commits, isAncestor, rangeWalk } from "./walk.ts";
 
 /** One commit of a pushed range, newest first (Gitea's PushCommit). */
@@ -11,7 +14,13 @@ export interface CommitSummary {
   message: string;
   author: Signature;
   committer: Signature;
+  parents: string[];
+  /** The paths it changed against its first parent (`git log --name-status`), when the event asked for them. */
+  files?: { added: string[]; removed: string[]; modified: string[] };
 }
+
+/** Commits a created branch's webhook push lists (Gitea's `CommitsBeforeLimit(10)`). */
+const NEW_BRANCH_HISTORY = 10;
 
 /** One ref a push changed. `old`/`new` are null for creation/deletion. */
 export interface RefChange {
@@ -25,6 +34,10 @@ export interface RefChange {
   totalCommits: number;
   /** True when `new` does not contain `old` (a forced update). */
   forced: boolean;
+  /** A created tag's commit (an annotated tag peeled), when it names one. */
+  head?: CommitSummary;
+  /** A created branch's head and history (`git log -n 10`), when file lists were asked for: what Gitea's push webhook lists for a new branch. */
+  history?: CommitSummary[];
 }
 
 /** The changes of one push, in command order. */
@@ -48,9 +61,16 @@ export async function buildPushEvent(
   commits: Commits,
   updates: readonly AppliedUpdate[],
   branchTips: readonly string[],
-  limits: { maxCommitSummaries: number; maxCommitCount: number },
+  limits: { maxCommitSummaries: number; maxCommitCount: number; commitFiles?: boolean },
 ): Promise<PushEvent> {
   const refs: RefChange[] = [];
+  const summary = async (oid: string): Promise<CommitSummary> => {
+    const o = await commits.reader.mustRead(oid);
+    const c = parseCommit(o.data);
+    const out: CommitSummary = { oid, message: c.message, author: c.author, committer: c.committer, parents: c.parents };
+    if (limits.commitFiles) out.files = await fileStatus(commits, c.tree, c.parents[0] ?? null);
+    return out;
+  };
   for (const u of updates) {
     const kind = u.old === null ? "create" : u.new === null ? "delete" : "update";
     const change: RefChange = { name: u.name, old: u.old, new: u.new, kind, commits: [], totalCommits: 0, forced: false };
@@ -65,11 +85,15 @@ export async function buildPushEvent(
         if (u.old !== null) change.forced = !(await isAncestor(commits, u.old, u.new));
       }
       change.totalCommits = range.length;
-      for (const oid of range.slice(0, limits.maxCommitSummaries)) {
-        const o = await commits.reader.mustRead(oid);
-        const c = parseCommit(o.data);
-        change.commits.push({ oid, message: c.message, author: c.author, committer: c.committer });
+      for (const oid of range.slice(0, limits.maxCommitSummaries)) change.commits.push(await summary(oid));
+      if (limits.commitFiles && u.old === null) {
+        const log = await rangeWalk(commits, { include: [u.new], exclude: [], stopAfter: NEW_BRANCH_HISTORY });
+        change.history = [];
+        for (const oid of log.commits.slice(0, NEW_BRANCH_HISTORY)) change.history.push(await summary(oid));
       }
+    } else if (u.new !== null && u.name.startsWith("refs/tags/") && u.old === null) {
+      const target = await commits.peel(u.new).catch(() => null);
+      if (target?.type === "commit") change.head = await summary(target.oid);
     }
     refs.push(change);
   }
@@ -92,4 +116,19 @@ async function linearRange(commits: Commits, tip: string, base: string, max: num
     cur = c.parents[0]!;
   }
   return out;
+}
+
+/** A commit's changed paths against its parent (Gitea's GetCommitFileStatus; a type change counts as modified). */
+async function fileStatus(commits: Commits, tree: string, parent: string | null): Promise<NonNullable<CommitSummary["files"]>> {
+  const trees = {
+    async readTree(oid: string): Promise<TreeEntry[]> {
+      const o = await commits.reader.read(oid);
+      if (o?.type !== "tree") throw new GitError("missing", `tree ${oid} not found`);
+      return parseTree(o.data);
+    },
+  };
+  const before = parent ? (await commits.get(parent)).tree : null;
+  const files = { added: [] as string[], removed: [] as string[], modified: [] as string[] };
+  for (const ch of await diffTrees(trees, before, tree)) (ch.status === "added" ? files.added : ch.status === "removed" ? files.removed : files.modified).push(ch.path);
+  return files;
 }

@@ -24,7 +24,13 @@ export interface AppEnv {
     doer: { siteAdmin: boolean };
     routeAuth: RouteAuth;
     exposeHeaders: string;
+    outbox: Outbox;
   };
+}
+
+/** What a request's writes left for work after the answer: webhook deliveries recorded (functions/events). */
+export interface Outbox {
+  hookTasks: boolean;
 }
 
 /** What a service needs to know about the request. */
@@ -42,6 +48,8 @@ export interface Ctx {
   rootUrl: string;
   /** The request URL (for redirects that keep the rest of the path and the query). */
   url: string;
+  /** Set by a write whose batch may have recorded webhook deliveries: the app starts a delivery after the answer. */
+  outbox: Outbox;
 }
 
 export function ctxOf(c: Context<AppEnv>): Ctx {
@@ -56,6 +64,7 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
     settings: c.get("settings"),
     rootUrl: c.get("rootUrl"),
     url: c.req.url,
+    outbox: c.get("outbox") ?? { hookTasks: false },
   };
 }
 

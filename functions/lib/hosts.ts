@@ -109,3 +109,21 @@ export function isAllowedHost(url: string, allowList: readonly string[]): boolea
   if (kind === "blocked" && !allowList.includes("*")) return false;
   return allowList.some((e) => matches(e, u.hostname.replace(/^\[|\]$/g, ""), kind));
 }
+
+const BUILTIN = new Set(["*", "external", "private", "loopback"]);
+const isIpEntry = (e: string) => BUILTIN.has(e) || /^\d{1,3}(?:\.\d{1,3}){3}\/\d{1,2}$/.test(e);
+
+/**
+ * Whether a connection to `address` (what `hostname` resolved to) is allowed — Gitea's
+ * hostmatcher at dial time: a host-name entry matches the name, the built-in kinds and CIDRs match
+ * the address. An address that is neither loopback, private nor external (link-local, metadata,
+ * NAT64, …) only passes `*`.
+ */
+export function isAllowedAddress(hostname: string, address: string, allowList: readonly string[]): boolean {
+  const kind = hostKind(address);
+  const entries = allowList.map((e) => e.trim().toLowerCase()).filter(Boolean);
+  if (entries.includes("*")) return true;
+  if (kind === "blocked") return false;
+  const ip = address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, "$1");
+  return entries.some((e) => (isIpEntry(e) ? matches(e, ip, kind) : matches(e, hostname.toLowerCase().replace(/^\[|\]$/g, ""), kind)));
+}

@@ -33,7 +33,7 @@ export interface Settings {
   mirror: { minIntervalMs: number };
   api: { defaultPagingNum: number; maxResponseItems: number; enableSwagger: boolean };
   security: { disableQueryAuthToken: boolean; passwordHashIterations: number; minPasswordLength: number; secretKey: string | null };
-  webhook: { allowedHostList: string[] };
+  webhook: { allowedHostList: string[]; deliverTimeoutMs: number };
   service: { noReplyAddress: string | null; defaultUserVisibility: "public" | "limited" | "private"; requireSignInView: boolean };
   admin: { userDisabledFeatures: string[]; externalUserDisableFeatures: string[] };
 }
@@ -198,6 +198,7 @@ export const SETTING_KEYS = {
     def: "external",
     parse: (raw: string) => raw.split(",").map((s) => s.trim()).filter(Boolean),
   },
+  deliverTimeout: { section: "webhook", key: "DELIVER_TIMEOUT", def: "5", parse: int(1, 600) },
   noReplyAddress: { section: "service", key: "NO_REPLY_ADDRESS", def: "", parse: nullableText },
   defaultUserVisibility: { section: "service", key: "DEFAULT_USER_VISIBILITY", def: "public", parse: oneOf(["public", "limited", "private"] as const) },
   requireSignInView: { section: "service", key: "REQUIRE_SIGNIN_VIEW", def: "false", parse: bool },
@@ -240,7 +241,7 @@ export function loadSettings(env: Env): Settings {
       minPasswordLength: v.minPasswordLength,
       secretKey: v.secretKey,
     },
-    webhook: { allowedHostList: v.allowedHostList },
+    webhook: { allowedHostList: v.allowedHostList, deliverTimeoutMs: v.deliverTimeout * 1000 },
     service: { noReplyAddress: v.noReplyAddress, defaultUserVisibility: v.defaultUserVisibility, requireSignInView: v.requireSignInView },
     admin: { userDisabledFeatures: v.userDisabledFeatures, externalUserDisableFeatures: v.externalUserDisableFeatures },
   };

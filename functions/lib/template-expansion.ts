@@ -21,7 +21,9 @@ const literal = (c: string, inClass = false) => (REGEX_SPECIAL.has(c) || (inClas
  * Null when the pattern is invalid (Gitea logs and skips it).
  * @example compileGlob("text/*.txt")?.test("text/a.txt") // true
  */
-export function compileGlob(pattern: string): RegExp | null {
+export function compileGlob(pattern: string, opts: { separator?: boolean } = {}): RegExp | null {
+  // Without a separator (gobwas/glob's `Compile(p)`, as webhook branch filters use it) `*` and `?` cross `/`.
+  const one = opts.separator === false ? "[\\s\\S]" : NON_SEP;
   const chars = Array.from(pattern);
   let pos = 0;
   let out = "^";
@@ -56,10 +58,10 @@ export function compileGlob(pattern: string): RegExp | null {
           if (chars[pos] === "*") {
             pos++;
             out += ".*";
-          } else out += `${NON_SEP}*`;
+          } else out += `${one}*`;
           break;
         case "?":
-          out += NON_SEP;
+          out += one;
           break;
         case "[":
           if (!cls()) return false;

@@ -5,6 +5,7 @@
  * commit, with Gitea's activity rows (and, for create, the e-mail lookup of the answer) in that
  * same write batch — two round trips.
  */
+import { hookSourceOf } from "./common.ts";
 import type { CommitInfo } from "../git/repo/repository.ts";
 import { toBranch, type UsersByEmail } from "../convert/git.ts";
 import { commitBatch } from "../db/queries/git-refs.ts";
@@ -83,15 +84,18 @@ function checkBranchName(field: string, value: string, required: boolean) {
   if (value.startsWith("-") || refNameProblem(`${HEADS}${value}`) !== null) throw unprocessable(`[${field}]: GitRefNameError`);
 }
 
-/** The activity rows of a ref change by the caller (Gitea's CreateRef/PushCommits/DeleteRef). */
-function activity(o: OpenedRepo) {
+/** The activity and webhook rows of a ref change by the caller (Gitea's CreateRef/PushCommits/DeleteRef). */
+function activity(ctx: Ctx, o: OpenedRepo) {
   const r = o.a.facts.repo;
-  return pushEventRows({ actUserId: o.a.caller!.id, ownerId: r.ownerId, ownerName: o.a.facts.owner.name, repoName: r.name, isPrivate: r.isPrivate });
+  return pushEventRows({ actUserId: o.a.caller!.id, ownerId: r.ownerId, ownerName: o.a.facts.owner.name, repoName: r.name, isPrivate: r.isPrivate, hooks: hookSourceOf(ctx, o.a, o.a.caller!.row, o.activeHooks) });
 }
+
+/** Event limits of a ref change: webhook payloads list each commit's files. */
+const eventLimits = (o: OpenedRepo) => ({ ...DEFAULT_LIMITS, commitFiles: (o.activeHooks?.[0] ?? 0) > 0 });
 
 /** Runs the RefStore commit batch of `tx` plus `reads` in ONE write round trip. */
 async function commitWith(ctx: Ctx, o: OpenedRepo, tx: RefTransaction, reads: ReturnType<typeof usersByEmailReads> = []) {
-  const { items, check } = commitBatch(o.a.facts.repo.id, tx, activity(o));
+  const { items, check } = commitBatch(o.a.facts.repo.id, tx, activity(ctx, o));
   const rows = await ctx.driver.batch([...items, ...reads.map((b) => ({ text: b.stmt.text, args: b.args}))], "write");
   return { result: check(rows.slice(0, items.length)), users: usersByEmailOf(rows.slice(items.length).map((rs, i) => rowsOf(reads[i]!, rs))) };
 }
@@ -110,7 +114,7 @@ export interface CreateBranchForm {
  * already exists."), a tag of that name (409 "The branch with the same tag already exists.").
  */
 export async function createBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: CreateBranchForm) {
-  const o = await openRepo(ctx, objects, owner, name);
+  const o = await openRepo(ctx, objects, owner, name, { write: true });
   reqCodeWriter(o);
   checkBranchName("BranchName", form.new_branch_name, true);
   checkBranchName("OldBranchName", form.old_branch_name ?? "", false);
@@ -138,7 +142,7 @@ export async function createBranch(ctx: Ctx, objects: ObjectStore, owner: string
   }
   const ref = `${HEADS}${want}`;
   const commit = await repo.readCommit(from);
-  const event = await buildPushEvent(repo.commits, [{ name: ref, old: null, new: from }], repo.branches().map((b) => b.oid), DEFAULT_LIMITS);
+  const event = await buildPushEvent(repo.commits, [{ name: ref, old: null, new: from }], repo.branches().map((b) => b.oid), eventLimits(o));
   const { result, users } = await commitWith(ctx, o, { updates: [{ name: ref, old: null, new: from, peeled: null }], sizeDelta: 0, empty: false, event }, usersByEmailReads(ctx, [commit.author.email, commit.committer.email]));
   // A concurrent create of the same name won the compare-and-swap (Gitea's ErrPushOutOfDate).
   if (!result.ok) throw conflict("The branch already exists.");
@@ -150,7 +154,7 @@ export async function createBranch(ctx: Ctx, objects: ObjectStore, owner: string
  * (403 "can not delete default branch"), a missing one is 404 with Gitea's error detail.
  */
 export async function deleteBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, branch: string) {
-  const o = await openRepo(ctx, objects, owner, name);
+  const o = await openRepo(ctx, objects, owner, name, { write: true });
   reqCodeWriter(o);
   checkWritable(o);
   if (branch === o.a.facts.repo.defaultBranch) throw forbidden("can not delete default branch");
@@ -158,7 +162,7 @@ export async function deleteBranch(ctx: Ctx, objects: ObjectStore, owner: string
   const missing = () =>
     new ApiError(404, NOT_FOUND_MESSAGE, { body: { message: NOT_FOUND_MESSAGE, url: `${ctx.rootUrl}api/swagger`, errors: [`branch does not exist [name: ${branch}]`] } });
   if (!ref) throw missing();
-  const event = await buildPushEvent(o.repo.commits, [{ name: ref.name, old: ref.oid, new: null }], [], DEFAULT_LIMITS);
+  const event = await buildPushEvent(o.repo.commits, [{ name: ref.name, old: ref.oid, new: null }], [], eventLimits(o));
   const { result } = await commitWith(ctx, o, { updates: [{ name: ref.name, old: ref.oid, new: null }], sizeDelta: 0, empty: false, event });
   if (!result.ok) {
     // Deleted (or moved) meanwhile: gone is gone; moved is a conflict to retry.

@@ -1,5 +1,8 @@
 /** Small rules shared by services: names, LIKE patterns, write guards, the site for converters. */
 import type { Site, Viewer } from "../convert/user.ts";
+import type { RepositoryRow, UserRow } from "../db/schema.ts";
+import { activeHooksOfOwner } from "../db/queries/hook-tasks.ts";
+import { hooksPossible, type HookRepo, type HookSource } from "../events/hooks.ts";
 import type { Caller } from "../lib/auth.ts";
 import type { Ctx } from "../lib/context.ts";
 import { unprocessable } from "../lib/errors.ts";
@@ -74,3 +77,18 @@ export function featureDisabled(ctx: Ctx, account: { loginType: number }, featur
 }
 
 export const nowUnix = () => Math.floor(Date.now() / 1000);
+
+/**
+ * The repository and pusher of a push as webhook payloads show them, when the repository's owner
+ * (an organization) has active hooks (`activeHooks`, read in the route's round trip); the request's
+ * outbox is marked so a delivery starts after the answer.
+ */
+export function hookSourceOf(ctx: Ctx, a: { facts: { repo: RepositoryRow; owner: UserRow }; units: HookRepo["units"] }, doer: UserRow, activeHooks: readonly number[] | undefined): HookSource | undefined {
+  const src: HookSource = { repo: { repo: a.facts.repo, owner: a.facts.owner, units: a.units }, doer, site: site(ctx) };
+  if (!hooksPossible(src.repo) || !(activeHooks?.[0] ?? 0)) return undefined;
+  ctx.outbox.hookTasks = true;
+  return src;
+}
+
+/** The read `hookSourceOf` needs, for the route's batch: the active hooks of the repository's owner. */
+export const activeHooksRead = (owner: string) => ({ activeHooks: activeHooksOfOwner.bind({ owner: owner.toLowerCase() }) });

@@ -7,6 +7,7 @@
  * Round trips: a read is ONE (caller, repository, permission, refs and pack catalog in one batch);
  * a write is TWO (that read, then the commit batch). Objects come from the object store.
  */
+import { activeHooksRead, hookSourceOf } from "./common.ts";
 import { LibsqlRefStore } from "../db/queries/git-refs.ts";
 import { pushEventRows } from "../events/push.ts";
 import { identPart, signatureTimeProblem, type Signature } from "../git/objects/commit.ts";
@@ -38,8 +39,8 @@ export const LAST_COMMIT_WALK = 5000;
 
 
 /** ONE round trip: the assignment (caller, repository, permission) and the repository's git state. */
-async function openRepo(ctx: Ctx, owner: string, name: string) {
-  const a = await assignRepo(ctx, owner, name, gitState(owner, name));
+async function openRepo(ctx: Ctx, owner: string, name: string, opts: { write?: boolean } = {}) {
+  const a = await assignRepo(ctx, owner, name, { ...gitState(owner, name), ...(opts.write ? activeHooksRead(owner) : {}) });
   return { a, state: repoStateFrom(a.facts.repo, a.named.refs, a.named.packs) };
 }
 
@@ -362,7 +363,7 @@ export type ChangeKind = "file" | "delete" | "files";
  * FileResponse / FileDeleteResponse / FilesResponse and whether a file was created (for PUT's 201).
  */
 export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: FileOptions, ops: FileOperation[], kind: ChangeKind) {
-  const { a, state } = await openRepo(ctx, owner, name);
+  const { a, state } = await openRepo(ctx, owner, name, { write: true });
   reqCodeReader(a);
   const repo = a.facts.repo;
   // mustEnableEditor: archived repositories and mirrors take no edits (423, before the write check).
@@ -448,10 +449,11 @@ export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string,
   // git's sign-off trailer names the committer as its ident line does (identPart).
   if (form.signoff) message += `\nSigned-off-by: ${identPart(committer.name)} <${identPart(committer.email)}>\n`;
 
-  const events = pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate });
+  const hooks = hookSourceOf(ctx, a, caller.row, (a.named as { activeHooks?: number[] }).activeHooks);
+  const events = pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate, hooks });
   const refs = prefetched(new LibsqlRefStore(ctx.driver, events), String(repo.id), state);
   const out = await createCommit(
-    { repoId: String(repo.id), objects, refs, state },
+    { repoId: String(repo.id), objects, refs, state, commitFiles: !!hooks },
     { branch: newBranch, startFrom: newBranch !== oldBranch && hasOldBranch ? `refs/heads/${oldBranch}` : undefined, message, author: authorSig, committer: committerSig, changes },
   );
 

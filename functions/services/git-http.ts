@@ -8,6 +8,7 @@
  * "Repository not found" to signed-in ones. Then the git engine serves the request with the
  * libSQL RefStore (the repository's state is read in the authentication's own round trip).
  */
+import { activeHooksRead, hookSourceOf } from "./common.ts";
 import { LibsqlRefStore } from "../db/queries/git-refs.ts";
 import { pushEventRows } from "../events/push.ts";
 import { gitService, serveGit } from "../git/http.ts";
@@ -37,13 +38,15 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
   const svc = gitService(subPath, new URL(req.url).searchParams, req.method);
   if (!svc) return plain(404, "Not found");
   const push = svc.service === "git-receive-pack";
+  // The pack itself (not the advertisement): its ref changes may reach the owner's webhooks.
+  const receive = push && svc.kind !== "info-refs";
   if (svc.kind !== "info-refs" && req.headers.get("content-type") !== `application/x-${svc.service}-request`) return plain(400, "Bad Request");
   const signed = hasCredentials(ctx.creds);
   // askAuth: everything but a pull (of a public repository of a public owner) needs a signed-in caller.
   if (!signed && (push || ctx.settings.service.requireSignInView)) return challenge();
   let a: Awaited<ReturnType<typeof assignRepo<ReturnType<typeof gitState>>>>;
   try {
-    a = await assignRepo(ctx, owner, name, gitState(owner, name));
+    a = await assignRepo(ctx, owner, name, { ...gitState(owner, name), ...(receive ? activeHooksRead(owner) : {}) });
   } catch (e) {
     if (e instanceof Redirect) throw e;
     if (e instanceof ApiError && e.status === 404) return signed ? plain(404, "Repository not found") : challenge();
@@ -66,14 +69,15 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
   }
   const repoId = String(repo.id);
   const state = repoStateFrom(repo, a.named.refs, a.named.packs);
+  const hooks = receive && caller ? hookSourceOf(ctx, a, caller.row, (a.named as { activeHooks?: number[] }).activeHooks) : undefined;
   const events = caller
-    ? pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate })
+    ? pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate, hooks })
     : undefined;
   const refs = prefetched(new LibsqlRefStore(ctx.driver, events), repoId, state);
   let res: Response;
   try {
     res = await serveGit(
-      { repoId, objects, refs, limits: { maxPackBytes: ctx.settings.git.maxPushBytes }, protectHead: true, denyNonFastForwards: false },
+      { repoId, objects, refs, limits: { maxPackBytes: ctx.settings.git.maxPushBytes, commitFiles: !!hooks }, protectHead: true, denyNonFastForwards: false },
       req,
       subPath,
     );

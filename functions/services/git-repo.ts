@@ -17,6 +17,7 @@ import { assignRepo, type Assigned } from "./repos.ts";
 import { identitiesByPath, type Identity } from "../db/queries/identities.ts";
 import { repoPath } from "../db/queries/repos.ts";
 import { gitState, openRepository, repoStateFrom } from "./git-state.ts";
+import { activeHooksRead } from "./common.ts";
 
 /** A repository opened for reading its git data. */
 export interface OpenedRepo {
@@ -25,6 +26,8 @@ export interface OpenedRepo {
   urls: RepoUrls;
   /** The recorded commit e-mails and their accounts, when opened `withAuthors`. */
   identities: readonly Identity[];
+  /** Opened `write`: the count of the owner's active webhooks (`activeHooksRead`). */
+  activeHooks?: readonly number[];
 }
 
 
@@ -34,13 +37,13 @@ export interface OpenedRepo {
  * message for a caller who sees the repository but not its code). A repository the caller may not
  * see answers 404 exactly as a missing one (assignRepo).
  */
-export async function openRepo(ctx: Ctx, objects: ObjectStore, owner: string, name: string, opts: { withAuthors?: boolean } = {}): Promise<OpenedRepo> {
+export async function openRepo(ctx: Ctx, objects: ObjectStore, owner: string, name: string, opts: { withAuthors?: boolean; write?: boolean } = {}): Promise<OpenedRepo> {
   const identities = opts.withAuthors ? identitiesByPath.bind({ ...ctx.vv, ...repoPath(owner, name), noReply: noReplySuffix(ctx) }) : null;
-  const a = await assignRepo(ctx, owner, name, { ...gitState(owner, name), ...(identities ? { identities } : {}) });
+  const a = await assignRepo(ctx, owner, name, { ...gitState(owner, name), ...(identities ? { identities } : {}), ...(opts.write ? activeHooksRead(owner) : {}) });
   reqRepoReader(a.caller, a.perm, UNIT.code);
   const r = a.facts.repo;
   const repo = await openRepository(objects, r.id, repoStateFrom(r, a.named.refs, a.named.packs));
-  return { a, repo, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, r.name), identities: a.named.identities ?? [] };
+  return { a, repo, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, r.name), identities: a.named.identities ?? [], activeHooks: a.named.activeHooks };
 }
 
 /** `@<NO_REPLY_ADDRESS>`, lower-cased: the domain of Gitea's placeholder commit e-mails. */

@@ -6,6 +6,7 @@
 import type { WebhookRow } from "../db/schema.ts";
 import { orgByName, type OrgSeen } from "../db/queries/accounts.ts";
 import { deleteHook as deleteHookCmd, hookCountOfOrg, hookOfOrg, hookOwnerExists, hooksOfOrg, insertHook, updateHook, type HookValues } from "../db/queries/hooks.ts";
+import { deleteTasksOfHook } from "../db/queries/hook-tasks.ts";
 import { only, patchKeys, type Bound } from "../db/sql.ts";
 import { isoTime } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
@@ -206,5 +207,6 @@ export async function deleteHook(ctx: Ctx, orgName: string, id: number) {
   assignOwnedOrg(caller, o);
   const h = hook[0];
   if (!h) throw notFound();
-  await write(ctx, [deleteHookCmd.bind({ id: h.id })]);
+  // Its pending and recorded deliveries go with it (Gitea's DeleteWebhookByID).
+  await write(ctx, [deleteTasksOfHook.bind({ id: h.id }), deleteHookCmd.bind({ id: h.id })]);
 }

@@ -42,6 +42,7 @@ import { indexedKeyword, likePattern, nowUnix, site, viewerOf } from "./common.t
 import { deleteStorage, releaseSharedPacks } from "./repo-storage.ts";
 import { sharedPacksOfRepo } from "../db/queries/storage.ts";
 import { eventStatements } from "../events/index.ts";
+import { forkPayload, hookRepository, hookTasks, hookTasksOfNewRepo, hooksPossible, pendingRepoRow, repositoryPayload, type HookRepo, type HookSource } from "../events/hooks.ts";
 import { checkAutoInit, prepareAutoInit, signatureOf, type InitTarget, type PreparedInit } from "./git-init.ts";
 import { generateError, prepareGeneratedContent, repoVars } from "./git-generate.ts";
 import { gitState, openRepository, repoStateFrom } from "./git-state.ts";
@@ -170,6 +171,8 @@ interface NewRepo {
   units: [number, Record<string, unknown>][];
   labels: { name: string; exclusive: boolean; color: string; description: string }[];
   fork?: RepositoryRow;
+  /** A fork's base as the `fork` webhook event shows it, with the doer's access mode on it. */
+  forkBase?: { repo: HookRepo; mode: number };
   templateId?: number;
   topics?: string[];
   isEmpty: boolean;
@@ -214,6 +217,7 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
   commands.push(CREATE.ownerCount.bind({ ownerId: n.owner.id }));
   if (n.fork) commands.push(CREATE.forkCount.bind({ baseId: n.fork.id }));
   commands.push(...eventStatements([{ kind: "repository.created", repo: { ownerId: key.ownerId, lowerName: key.lower }, doerId: n.doer.id, ownerId: n.owner.id, isPrivate: n.isPrivate }], now));
+  commands.push(...newRepoHookTasks(ctx, n, key.lower, now));
   const base = n.fork;
   if (base) commands.push(...CREATE.forkGit.map((c) => c.bind({ ...key, baseId: base.id })));
   if (n.gitStatements) commands.push(...n.gitStatements(CREATE.newRepoId(key)).map((q) => commandOnce("repoCreateGit", q)));
@@ -226,6 +230,25 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
     if (v?.includes("repository.owner_id")) throw conflict("The repository with the same name already exists.");
     throw err;
   }
+}
+
+/**
+ * The webhook tasks of a new repository (Gitea's notifier: ForkRepository's `fork` to the base's
+ * hooks, then `repository` created to the new owner's), rendered from the row the batch inserts.
+ */
+function newRepoHookTasks(ctx: Ctx, n: NewRepo, lowerName: string, now: number): Bound<number>[] {
+  const created = pendingRepoRow({
+    ownerId: n.owner.id, ownerName: n.owner.name, lowerName, name: n.name, description: n.description, isPrivate: n.isPrivate, isTemplate: n.isTemplate,
+    isEmpty: n.isEmpty, defaultBranch: n.defaultBranch, trustModel: n.trustModel, objectFormatName: n.objectFormatName, isFork: !!n.fork, forkId: n.fork?.id ?? 0,
+    templateId: n.templateId ?? 0, topics: JSON.stringify(n.topics ?? []), createdUnix: now, updatedUnix: now,
+  });
+  const src: HookSource = { repo: { repo: created, owner: n.owner, units: n.units.map(([type, config]) => ({ type, config })) }, doer: n.doer.row, site: site(ctx) };
+  const json = (id: unknown) => ({ ...hookRepository(src.repo, src.site), id });
+  const out: Bound<number>[] = [];
+  if (n.forkBase) out.push(...hookTasksOfNewRepo({ ...src, repo: n.forkBase.repo }, "fork", created, (id) => forkPayload(src, n.forkBase!.repo, n.forkBase!.mode, json(id)), now));
+  out.push(...hookTasksOfNewRepo(src, "repository", created, (id) => repositoryPayload(src, "created", json(id)), now));
+  if (out.length) ctx.outbox.hookTasks = true;
+  return out;
 }
 
 /** Gitea's ErrForkAlreadyExist (409): one owner forks a repository once. */
@@ -439,6 +462,7 @@ export async function createFork(ctx: Ctx, owner: string, name: string, form: { 
     units,
     labels: [],
     fork: base,
+    forkBase: { repo: { repo: base, owner: a.facts.owner, units: a.units }, mode: a.perm.mode },
     isEmpty: base.isEmpty,
   });
   return repoJson(ctx, me, {
@@ -648,7 +672,11 @@ export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?
   const r = a.facts.repo;
   // Forks still reading this repository's packs get their own copies first (storage/fork.ts).
   const repoint = await releaseSharedPacks(ctx, objects, a.named.shared);
-  await write(ctx, [...REPO_DELETE.map((c) => c.bind({ id: r.id, ownerId: r.ownerId })), ...repoint]);
+  // Gitea notifies before it deletes: the organization's hooks get `repository` deleted.
+  const src: HookSource = { repo: { repo: r, owner: a.facts.owner, units: a.units }, doer: me.row, site: site(ctx) };
+  const hooks = hookTasks(src, "repository", hooksPossible(src.repo) ? repositoryPayload(src, "deleted") : "", nowUnix());
+  if (hooks.length) ctx.outbox.hookTasks = true;
+  await write(ctx, [...hooks, ...REPO_DELETE.map((c) => c.bind({ id: r.id, ownerId: r.ownerId })), ...repoint]);
   await deleteStorage(objects, [r.id]);
 }
 

@@ -28,7 +28,9 @@ export default async function setup(project: TestProject) {
     const targets: Target[] = [];
 
     const nodePort = await freePort();
-    const nodeEnv = { DATA_DIR: join(tmp, "node"), GITEA__server__ROOT_URL: `http://127.0.0.1:${nodePort}/` };
+    // Webhooks may reach this machine: the delivery tests run their receiver on loopback.
+    const hooks = { GITEA__webhook__ALLOWED_HOST_LIST: "external,loopback" };
+    const nodeEnv = { DATA_DIR: join(tmp, "node"), GITEA__server__ROOT_URL: `http://127.0.0.1:${nodePort}/`, ...hooks };
     const nodeToken = await bootstrap(nodeEnv);
     const node = await startNodeServer(nodeEnv, { port: nodePort });
     started.push(node);
@@ -39,7 +41,7 @@ export default async function setup(project: TestProject) {
     const workerToken = await bootstrap({ DATABASE_URL: sqld.url });
     const workerPort = await freePort();
     const worker = await startWorker(
-      { DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${workerPort}/`, GITEA__security__SECRET_KEY: "e2e-worker-secret-key-0123" },
+      { DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${workerPort}/`, GITEA__security__SECRET_KEY: "e2e-worker-secret-key-0123", ...hooks },
       // miniflare's local R2 (GIT_OBJECTS) persisted in this run's temporary directory
       { port: workerPort, persistTo: join(tmp, "workerd-state") },
     );

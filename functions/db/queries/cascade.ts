@@ -23,6 +23,7 @@ export function repoCascadeSql(ids: SQL): SQL[] {
     sql`DELETE FROM git_pack WHERE catalog_repo_id IN ${ids}`,
     sql`DELETE FROM git_identity WHERE repo_id IN ${ids}`,
     // Repository webhooks (organization hooks have repo_id 0), as Gitea's DeleteRepository.
+    sql`DELETE FROM hook_task WHERE hook_id IN (SELECT id FROM webhook WHERE repo_id IN ${ids})`,
     sql`DELETE FROM webhook WHERE repo_id IN ${ids}`,
     // Bases of deleted forks count one fork less; forks of a deleted repository become independent
     // repositories; generated ones forget their template.

@@ -73,6 +73,7 @@ export const DELETE_ORG = [
   sql`DELETE FROM team WHERE org_id = ${p("id")}`,
   sql`DELETE FROM org_user WHERE org_id = ${p("id")}`,
   sql`DELETE FROM user_blocking WHERE blocker_id = ${p("id")}`,
+  sql`DELETE FROM hook_task WHERE hook_id IN (SELECT id FROM webhook WHERE owner_id = ${p("id")})`,
   sql`DELETE FROM webhook WHERE owner_id = ${p("id")}`,
   sql`DELETE FROM action WHERE user_id = ${p("id")} OR act_user_id = ${p("id")}`,
   sql`DELETE FROM label WHERE org_id = ${p("id")}`,

@@ -117,6 +117,7 @@ export const DELETE_USER_ROWS = [
   sql`DELETE FROM action WHERE user_id = ${p("id")} OR act_user_id = ${p("id")}`,
   sql`UPDATE repository SET num_stars = num_stars - 1 WHERE id IN (SELECT repo_id FROM star WHERE uid = ${p("id")})`,
   sql`DELETE FROM star WHERE uid = ${p("id")}`,
+  sql`DELETE FROM hook_task WHERE hook_id IN (SELECT id FROM webhook WHERE owner_id = ${p("id")})`,
   sql`DELETE FROM webhook WHERE owner_id = ${p("id")}`,
   sql`DELETE FROM repo_redirect WHERE owner_id = ${p("id")}`,
   ...repoCascadeSql(sql`(SELECT id FROM repository WHERE owner_id = ${p("id")})`),

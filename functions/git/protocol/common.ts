@@ -18,6 +18,8 @@ export interface GitLimits extends IndexLimits {
   maxCommitSummaries: number;
   /** Commits counted per ref in a push event before counting stops. */
   maxCommitCount: number;
+  /** Whether a push event lists each summarized commit's added, removed and modified files (webhook payloads need them). */
+  commitFiles?: boolean;
 }
 
 export const DEFAULT_LIMITS: GitLimits = {

@@ -67,7 +67,7 @@ const encoder = new TextEncoder();
  * author or committer git cannot write: see formatSignature).
  */
 export async function createCommit(
-  ctx: { repoId: string; objects: ObjectStore; refs: RefStore; state?: RepoState },
+  ctx: { repoId: string; objects: ObjectStore; refs: RefStore; state?: RepoState; commitFiles?: boolean },
   req: CommitRequest,
 ): Promise<CommitOutcome> {
   const ref = req.branch.startsWith("refs/heads/") ? req.branch : `refs/heads/${req.branch}`;
@@ -161,7 +161,7 @@ export async function createCommit(
   const stored = await builder.store(ctx.objects, ctx.repoId);
   repo.reader.addPack(stored.record, stored.idx);
   const branchTips = repo.branches().map((b) => b.oid);
-  const event = await buildPushEvent(repo.commits, [{ name: ref, old: current, new: commit }], branchTips, DEFAULT_LIMITS);
+  const event = await buildPushEvent(repo.commits, [{ name: ref, old: current, new: commit }], branchTips, { ...DEFAULT_LIMITS, commitFiles: ctx.commitFiles });
   const head = !repo.state.head || (!repo.ref(repo.state.head) && repo.state.head !== ref) ? ref : undefined;
   const drop = () => ctx.objects.delete(ctx.repoId, packFileNames(stored.record.id)).catch(() => {});
   const result = await ctx.refs.commit(ctx.repoId, {

@@ -26,6 +26,11 @@ export interface LineStats {
 /** git's file kinds: a mode change within a kind is a modification, across kinds a type change. */
 const kind = (mode: string) => (mode === MODE.symlink ? "link" : mode === MODE.gitlink ? "gitlink" : "file");
 
+/** What a diff reads: trees by id (a Repository, or a push's object reader). */
+export interface Trees {
+  readTree(oid: string): Promise<TreeEntry[]>;
+}
+
 /** Sort key of an entry in git's tree order (directories compare as `name/`). */
 const orderKey = (e: TreeEntry) => (e.mode === MODE.tree ? `${e.name}/` : e.name);
 
@@ -33,7 +38,7 @@ const orderKey = (e: TreeEntry) => (e.mode === MODE.tree ? `${e.name}/` : e.name
  * The files that differ between trees `a` (null: the empty tree) and `b`, in git's path order,
  * without rename detection (a file replaced by a directory is a removal plus additions).
  */
-export async function diffTrees(repo: Repository, a: string | null, b: string | null, prefix = ""): Promise<Change[]> {
+export async function diffTrees(repo: Trees, a: string | null, b: string | null, prefix = ""): Promise<Change[]> {
   if (a === b) return [];
   const left = a ? await repo.readTree(a) : [];
   const right = b ? await repo.readTree(b) : [];

@@ -1,0 +1,169 @@
+/**
+ * Webhook tasks, the rows of the event outbox that reach outside (Gitea services/webhook/notifier.go
+ * and PrepareWebhooks): an event of a repository owned by an organization becomes one `hook_task`
+ * per active hook of that organization that chose the event, with Gitea's payload, inserted in the
+ * write's own batch. The payload is rendered when the event happens (as Gitea stores it), from the
+ * state the write saw; the deliverer (services/hook-delivery.ts) sends it.
+ *
+ * Payloads render repositories with the owner's permission and accounts as an anonymous viewer
+ * sees them (Gitea's `convert.ToUser(ctx, u, nil)`: no e-mail address but the placeholder).
+ */
+import { getTableColumns } from "drizzle-orm";
+import type { BatchItem } from "../db/driver.ts";
+import { HOOK_TASKS_TEXT, insertHookTasks, insertHookTasksOfNewRepo } from "../db/queries/hook-tasks.ts";
+import type { Guard } from "../db/queries/git-refs.ts";
+import { repository, type RepositoryRow, type UserRow } from "../db/schema.ts";
+import type { Bound } from "../db/sql.ts";
+import { toRepository, type RepoView } from "../convert/repository.ts";
+import { toUser, type Site } from "../convert/user.ts";
+import type { RefChange, CommitSummary } from "../git/events.ts";
+import { ACCESS } from "../lib/permissions.ts";
+import { goTime } from "../convert/time.ts";
+
+const ZERO = "0".repeat(40);
+
+/** The repository an event happened to, as the hooks' payloads show it. */
+export interface HookRepo {
+  repo: RepositoryRow;
+  owner: UserRow;
+  units: RepoView["units"];
+}
+
+/** Who did it and where the site is: what every payload carries besides its event. */
+export interface HookSource {
+  repo: HookRepo;
+  doer: UserRow;
+  site: Site;
+}
+
+/** Gitea's ToRepo with the owner's permission (every unit at owner level). */
+export function hookRepository(r: HookRepo, site: Site, mode: number = ACCESS.owner): Record<string, unknown> {
+  const perm = { mode, units: new Map(r.units.map((u) => [u.type, mode])) };
+  return toRepository({ repo: r.repo, owner: r.owner, units: r.units, perm, parent: null, mirror: null }, null, site);
+}
+
+const sender = (s: HookSource) => toUser(s.doer, null, s.site);
+
+/** Whether an event of this repository can reach any hook: only organizations have them here. */
+export const hooksPossible = (r: HookRepo) => r.owner.type === 1;
+
+/** Gitea's JSONPayload: two-space indentation (the repository event's payload: one space). */
+const render = (payload: unknown, indent = 2) => JSON.stringify(payload, null, indent);
+
+/** `repository` (created / deleted) for the organization's hooks. */
+export function repositoryPayload(s: HookSource, action: "created" | "deleted", repository = hookRepository(s.repo, s.site)): string {
+  return render({ action, repository, organization: toUser(s.repo.owner, null, s.site), sender: sender(s) }, 1);
+}
+
+/** `fork` for the base's organization hooks: `forkee` is the base, `repository` the new fork (Gitea's naming), both as the doer may see them. */
+export function forkPayload(s: HookSource, base: HookRepo, baseMode: number, fork: Record<string, unknown>): string {
+  return render({ forkee: hookRepository(base, s.site, baseMode), repository: fork, sender: sender(s) });
+}
+
+/** The task statement of an event of a repository that exists before the write. */
+export function hookTasks(s: HookSource, event: string, payload: string, now: number): Bound<number>[] {
+  if (!hooksPossible(s.repo)) return [];
+  return [insertHookTasks.bind({ event, ref: "", payload, now, owner: s.repo.owner.id })];
+}
+
+/**
+ * The task statement of an event of a repository the same write inserts, whose id is not known
+ * yet: `payload(id)` renders with a placeholder id, and the statement writes the inserted row's id
+ * in its place. The placeholder is a fresh random token, so no text of the payload can collide.
+ */
+export function hookTasksOfNewRepo(s: HookSource, event: string, created: RepositoryRow, payload: (id: unknown) => string, now: number): Bound<number>[] {
+  if (!hooksPossible(s.repo)) return [];
+  const token = crypto.randomUUID();
+  const [head = "", tail = ""] = payload(token).split(JSON.stringify(token));
+  return [insertHookTasksOfNewRepo.bind({ event, ref: "", head, tail, now, owner: s.repo.owner.id, repoOwner: created.ownerId, lowerName: created.lowerName })];
+}
+
+/** Column defaults of a repository row (what an insert leaves to the schema). */
+const REPO_DEFAULTS: Record<string, unknown> = Object.fromEntries(
+  Object.entries(getTableColumns(repository)).map(([k, c]) => [k, c.default !== undefined && typeof c.default !== "object" ? c.default : c.columnType === "SQLiteBoolean" ? false : c.dataType === "number" ? 0 : ""]),
+);
+
+/** The row a repository insert of this batch will store, for its event's payload (`id` is filled in by the statement). */
+export const pendingRepoRow = (values: Partial<RepositoryRow>): RepositoryRow => ({ ...REPO_DEFAULTS, ...values }) as RepositoryRow;
+
+// ---- pushes (services/repository/push.go: CreateRef, PushCommits, DeleteRef) ----
+
+/** Commits a push payload lists (`[ui] FEED_MAX_COMMIT_NUM`); `total_commits` counts them all. */
+const PAYLOAD_COMMITS = 5;
+
+const shortName = (ref: string) => ref.replace(/^refs\/(heads|tags)\//, "");
+const refType = (ref: string) => (ref.startsWith("refs/tags/") ? "tag" : "branch");
+
+/** Gitea's PayloadCommit (its `timestamp` is the author's time; `username` is left empty here). */
+function payloadCommit(htmlUrl: string, c: CommitSummary) {
+  return {
+    id: c.oid,
+    message: c.message,
+    url: `${htmlUrl}/commit/${c.oid}`,
+    author: { name: c.author.name, email: c.author.email, username: "" },
+    committer: { name: c.committer.name, email: c.committer.email, username: "" },
+    verification: null,
+    timestamp: goTime(c.author),
+    added: c.files?.added ?? [],
+    removed: c.files?.removed ?? [],
+    modified: c.files?.modified ?? [],
+  };
+}
+
+/**
+ * The webhook events of one ref change, in Gitea's order: `[event, payload, branch]`, the branch a
+ * hook's branch filter is matched against ("" for tags: they pass every filter).
+ */
+export function pushHookEvents(s: HookSource, r: RefChange): [string, string, string][] {
+  const tag = r.name.startsWith("refs/tags/");
+  if (!tag && !r.name.startsWith("refs/heads/")) return [];
+  const branch = tag ? "" : shortName(r.name);
+  const pusher = sender(s);
+  const repository = hookRepository(s.repo, s.site);
+  const htmlUrl = String(repository.html_url);
+  const path = `${encodeURIComponent(s.repo.owner.name)}/${encodeURIComponent(s.repo.repo.name)}`;
+  const compareUrl = (before: string | null, after: string) => (before === null ? s.site.rootUrl : `${s.site.rootUrl}${path}/compare/${before}...${after}`);
+  // CreateRef renders the repository without permissions (AccessModeNone).
+  const create = () => render({ sha: r.new, ref: shortName(r.name), ref_type: refType(r.name), repository: hookRepository(s.repo, s.site, ACCESS.none), sender: pusher });
+  const del = () => render({ ref: shortName(r.name), ref_type: refType(r.name), pusher_type: "user", repository, sender: pusher });
+  const push = (before: string, after: string, compare: string, listed: CommitSummary[], total: number, head: CommitSummary | null) =>
+    render({
+      ref: r.name,
+      before,
+      after,
+      compare_url: compare,
+      commits: listed.slice(0, PAYLOAD_COMMITS).map((c) => payloadCommit(htmlUrl, c)),
+      total_commits: total,
+      head_commit: head ? payloadCommit(htmlUrl, head) : null,
+      repository,
+      pusher,
+      sender: pusher,
+    });
+  if (tag) {
+    // A tag push lists no commits; a new tag names its commit as the head.
+    if (r.kind === "delete") return [["push", push(r.old ?? ZERO, ZERO, compareUrl(null, ""), [], 0, null), ""], ["delete", del(), ""]];
+    const after = r.new ?? ZERO;
+    return [["push", push(ZERO, after, compareUrl(ZERO, after), [], 0, r.head ?? null), ""], ["create", create(), ""]];
+  }
+  if (r.kind === "delete") return [["delete", del(), branch]];
+  const after = r.new ?? ZERO;
+  if (r.kind === "update") return [["push", push(r.old ?? ZERO, after, compareUrl(r.old, after), r.commits, r.totalCommits, r.commits[0] ?? null), branch]];
+  // A new branch: its head and history (at most 10), compared from the parent of the oldest listed
+  // commit, else from the default branch, else no comparison (Gitea's push.go).
+  const history = r.history ?? r.commits;
+  const oldest = history[history.length - 1];
+  const base = oldest?.parents[0] ?? (branch !== s.repo.repo.defaultBranch ? s.repo.repo.defaultBranch : null);
+  return [
+    ["create", create(), branch],
+    ["push", push(ZERO, after, compareUrl(base, after), history, history.length, history[0] ?? null), branch],
+  ];
+}
+
+/** A push's task rows, guarded like its activity rows (they apply only when the ref compare-and-swap held). */
+export function pushHookRows(s: HookSource, r: RefChange, guard: Guard, now: number): BatchItem[] {
+  if (!hooksPossible(s.repo)) return [];
+  return pushHookEvents(s, r).map(([event, payload, branch]) => ({
+    text: HOOK_TASKS_TEXT(guard.sql),
+    args: [event, branch, payload, now, s.repo.owner.id, event, ...guard.args],
+  }));
+}

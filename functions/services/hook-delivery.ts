@@ -1,0 +1,219 @@
+/**
+ * Webhook delivery (Gitea services/webhook/deliver.go): pending `hook_task` rows are claimed,
+ * re-checked against their hook as it is now, sent once and recorded. The event seam inserted them
+ * in the write that produced the event, so a delivery exists exactly when its write committed; a
+ * deliverer that stops mid-way leaves its claim to expire (`CLAIM_LEASE_S`), and the next sweep
+ * sends what it held (at least once). Failed deliveries are recorded, not retried (as Gitea).
+ *
+ * Runs off the request path: on Node in the server's process (`HookDeliverer`), on the Worker in
+ * its queue consumer and scheduled sweep (functions/worker.ts).
+ */
+import type { Driver } from "../db/driver.ts";
+import { claimHookTasks, claimedHookTasks, cleanupHookTasks, dropHookTask, recordDelivery, type ClaimedTask } from "../db/queries/hook-tasks.ts";
+import type { Bound } from "../db/sql.ts";
+import { decryptSecret } from "../lib/crypto.ts";
+import { OutboundError, send, type Hop, type OutboundRequest } from "../lib/outbound.ts";
+import type { Settings } from "../lib/settings.ts";
+import { compileGlob } from "../lib/template-expansion.ts";
+
+/** How long a claim holds a task before another sweep may take it over. */
+export const CLAIM_LEASE_S = 120;
+/** Tasks claimed per sweep step, delivered concurrently. */
+const CLAIM_BATCH = 8;
+
+export interface DeliveryDeps {
+  driver: Driver;
+  settings: Settings;
+  hop: Hop;
+}
+
+const nowUnix = () => Math.floor(Date.now() / 1000);
+const run = (driver: Driver, items: readonly Bound<unknown>[], mode: "read" | "write") =>
+  driver.batch(items.map((b) => ({ text: b.stmt.text, args: b.args })), mode);
+
+/** Gitea's HookEventType → the X-Gitea-Event value (`Event()`): the sub-events of issues and pulls name their family. */
+const eventHeader = (eventType: string) => eventType;
+
+/**
+ * Gitea's checkBranch: the hook's branch filter (a glob without separators, `{a,b}` alternatives)
+ * must match the branch of a push, create or delete; tags and other events pass.
+ */
+export function branchAdmitted(filter: string, branch: string): boolean {
+  if (!filter || filter === "*" || !branch) return true;
+  const glob = compileGlob(filter, { separator: false });
+  return glob !== null && glob.test(branch);
+}
+
+const hex = (b: ArrayBuffer) => Array.from(new Uint8Array(b), (x) => x.toString(16).padStart(2, "0")).join("");
+
+async function hmac(alg: "SHA-1" | "SHA-256", secret: string, data: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: alg }, false, ["sign"]);
+  return hex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(data)));
+}
+
+/** The request Gitea's deliverer makes for a gitea/gogs hook (newDefaultRequest + addDefaultHeaders); `auth` is the Authorization value. */
+export async function hookRequest(t: ClaimedTask["task"], hook: NonNullable<ClaimedTask["hook"]>, secret: string, auth: string): Promise<OutboundRequest> {
+  const payload = t.payloadContent;
+  const headers: Record<string, string> = {};
+  let url = hook.url;
+  let body = payload;
+  const method = (hook.httpMethod || "POST").toUpperCase();
+  if (method === "GET") {
+    const u = new URL(hook.url);
+    u.searchParams.set("payload", payload);
+    url = u.toString();
+    body = "";
+  } else if (hook.contentType === "form") {
+    headers["Content-Type"] = "application/x-www-form-urlencoded";
+    body = new URLSearchParams({ payload }).toString();
+  } else {
+    headers["Content-Type"] = "application/json";
+  }
+  // Signed over the payload itself (not the form encoding), with the hook's secret; empty without one.
+  const [sha1, sha256] = secret ? await Promise.all([hmac("SHA-1", secret, payload), hmac("SHA-256", secret, payload)]) : ["", ""];
+  const event = eventHeader(t.eventType);
+  Object.assign(headers, {
+    "X-Gitea-Delivery": t.uuid,
+    "X-Gitea-Event": event,
+    "X-Gitea-Event-Type": t.eventType,
+    "X-Gitea-Signature": sha256,
+    "X-Gogs-Delivery": t.uuid,
+    "X-Gogs-Event": event,
+    "X-Gogs-Event-Type": t.eventType,
+    "X-Gogs-Signature": sha256,
+    "X-Hub-Signature": `sha1=${sha1}`,
+    "X-Hub-Signature-256": `sha256=${sha256}`,
+    "X-GitHub-Delivery": t.uuid,
+    "X-GitHub-Event": event,
+    "X-GitHub-Event-Type": t.eventType,
+    // Organization hooks only, here.
+    "X-Gitea-Hook-Installation-Target-Type": "organization",
+    "X-GitHub-Hook-Installation-Target-Type": "organization",
+  });
+  if (auth) headers.Authorization = auth;
+  return { method, url, headers, body };
+}
+
+/** Delivers one claimed task and records the exchange; a task that no longer applies is dropped. */
+async function deliverOne(deps: DeliveryDeps, claim: string, c: ClaimedTask): Promise<void> {
+  const { task: t, hook } = c;
+  const drop = () => run(deps.driver, [dropHookTask.bind({ id: t.id, claim })], "write");
+  // Re-checked at delivery: the hook must still exist and belong to an organization (a deleted
+  // hook's tasks went with it; this closes the race with a delivery already claimed), and its
+  // branch filter, as it is now, must admit the branch.
+  if (!hook || !c.ownerIsOrg || hook.repoId !== 0 || !branchAdmitted(hook.branchFilter, t.refName)) {
+    await drop();
+    return;
+  }
+  // A hook made inactive after the event: recorded as a failed delivery, nothing sent (Gitea).
+  if (!hook.isActive) {
+    const request = JSON.stringify({ url: hook.url, http_method: hook.httpMethod, headers: {}, body: t.payloadContent });
+    const response = JSON.stringify({ status: 0, headers: {}, body: "Hook delivery skipped as webhook is inactive" });
+    await run(deps.driver, [recordDelivery.bind({ id: t.id, claim, delivered: Date.now() * 1_000_000, ok: false, request, response })], "write");
+    return;
+  }
+  const key = deps.settings.security.secretKey;
+  let req: OutboundRequest | null = null;
+  let ok = false;
+  let response: { status: number; headers: Record<string, string>; body: string } = { status: 0, headers: {}, body: "" };
+  try {
+    const secret = hook.secretEnc && key ? await decryptSecret(key, hook.secretEnc) : "";
+    const auth = hook.authHeaderEnc && key ? await decryptSecret(key, hook.authHeaderEnc) : "";
+    req = await hookRequest(t, hook, secret, auth);
+    const res = await send(deps.hop, req, { timeoutMs: deps.settings.webhook.deliverTimeoutMs, allowList: deps.settings.webhook.allowedHostList });
+    ok = res.status >= 200 && res.status < 300;
+    response = res;
+  } catch (err) {
+    response = { status: 0, headers: {}, body: `Delivery: ${err instanceof OutboundError ? err.message : (err as Error).message}` };
+  }
+  // What was sent, for the record: the secret is never stored, the Authorization value is masked.
+  const headers = { ...(req?.headers ?? {}) };
+  if (headers.Authorization) headers.Authorization = "******";
+  const request = JSON.stringify({ url: req?.url ?? hook.url, http_method: req?.method ?? hook.httpMethod, headers, body: t.payloadContent });
+  await run(
+    deps.driver,
+    [recordDelivery.bind({ id: t.id, claim, delivered: Date.now() * 1_000_000, ok, request, response: JSON.stringify({ status: response.status, headers: response.headers, body: response.body }) })],
+    "write",
+  );
+}
+
+/**
+ * Delivers every pending task, batch by batch, until none is left (or `maxRounds` batches ran);
+ * returns how many were claimed. Concurrent sweeps (two processes, two queue invocations) never
+ * deliver one task twice while its claim holds.
+ */
+export async function deliverPending(deps: DeliveryDeps, maxRounds = 50): Promise<number> {
+  let count = 0;
+  for (let round = 0; round < maxRounds; round++) {
+    const claim = crypto.randomUUID();
+    const now = nowUnix();
+    const claimed = claimedHookTasks.bind({ claim });
+    const [, rows] = await run(deps.driver, [claimHookTasks.bind({ claim, now, staleBefore: now - CLAIM_LEASE_S + 1, limit: CLAIM_BATCH }), claimed], "write");
+    const tasks = (rows ?? []).map(claimed.map);
+    if (!tasks.length) break;
+    count += tasks.length;
+    await Promise.all(tasks.map((t) => deliverOne(deps, claim, t).catch(() => undefined)));
+  }
+  return count;
+}
+
+/** How long delivered tasks are kept (Gitea's `[cron.cleanup_hook_task_table] OLDER_THAN`, 168h). */
+export const KEEP_DELIVERED_MS = 7 * 24 * 3600 * 1000;
+
+/** Removes the records of deliveries older than KEEP_DELIVERED_MS (pending tasks are never removed). */
+export async function cleanupDeliveries(driver: Driver, now = Date.now()): Promise<void> {
+  await run(driver, [cleanupHookTasks.bind({ before: (now - KEEP_DELIVERED_MS) * 1_000_000 })], "write");
+}
+
+/**
+ * Node's deliverer: one sweep at a time in the server's process, started by `kick()` after a write
+ * that recorded deliveries, at start (what a stopped server left) and every `intervalMs` (claims
+ * that expired; hourly, the removal of records older than a week). Failures of a sweep (the database away) wait for the next kick or tick.
+ */
+export class HookDeliverer {
+  private running: Promise<void> | null = null;
+  private again = false;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly deps: DeliveryDeps;
+  private cleanedAt = 0;
+
+  constructor(deps: DeliveryDeps, intervalMs = 60_000) {
+    this.deps = deps;
+    this.timer = setInterval(() => this.tick(), intervalMs);
+    this.timer.unref?.();
+  }
+
+  /** The periodic sweep; old delivery records are removed once an hour. */
+  private tick(): void {
+    if (Date.now() - this.cleanedAt >= 3600_000) {
+      this.cleanedAt = Date.now();
+      cleanupDeliveries(this.deps.driver).catch(() => undefined);
+    }
+    this.kick();
+  }
+
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        await deliverPending(this.deps).catch(() => undefined);
+      } while (this.again);
+    })().finally(() => {
+      this.running = null;
+    });
+  }
+
+  /** Resolves when the current sweep (if any) is over. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Webhooks that deliver, on BOTH targets: Node delivers from its own process after the answer; the
+ * Worker sends a message on its queue (Miniflare's local Queues) and its consumer delivers. An
+ * organization's hook receives `repository` for a new repository and `create` + `push` for a real
+ * `git push`, signed with its secret, at a receiver on this machine.
+ */
+import { createHmac } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { client, targets, uniqName } from "../fixtures/targets.ts";
+import { Scratch } from "../git/helpers.ts";
+
+const s = new Scratch("e2e-hooks-");
+const got: { headers: IncomingMessage["headers"]; body: string }[] = [];
+const server = createServer((req, res) => {
+  const parts: Buffer[] = [];
+  req.on("data", (c: Buffer) => parts.push(c));
+  req.on("end", () => {
+    got.push({ headers: req.headers, body: Buffer.concat(parts).toString("utf8") });
+    res.end("ok");
+  });
+});
+let receiver = "";
+beforeAll(async () => {
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  receiver = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+});
+afterAll(() => {
+  server.close();
+  s.cleanup();
+});
+
+/** The deliveries of `event` whose payload names `fullName`, once `count` have arrived (deliveries run after the answer). */
+async function deliveries(event: string, fullName: string, count: number) {
+  const match = () => got.filter((g) => g.headers["x-gitea-event"] === event && g.body.includes(`"full_name": "${fullName}"`)).map((g) => ({ ...g, json: JSON.parse(g.body) }));
+  for (let i = 0; i < 200 && match().length < count; i++) await new Promise((r) => setTimeout(r, 50));
+  return match();
+}
+
+for (const target of targets()) {
+  describe(`webhook delivery on ${target.name}`, () => {
+    const { call, adminHeaders } = client(target);
+
+    it("an organization's hook receives `repository` for a new repository and `create` + `push` for a git push, signed", async () => {
+      const org = uniqName("hk");
+      expect((await call("POST", "/api/v1/orgs", { headers: adminHeaders, json: { username: org } })).status).toBe(201);
+      const hook = await call("POST", `/api/v1/orgs/${org}/hooks`, {
+        headers: adminHeaders,
+        json: { type: "gitea", active: true, events: ["repository", "push", "create"], config: { url: receiver, content_type: "json", secret: "e2e-hook-secret" } },
+      });
+      expect(hook.status).toBe(201);
+      const name = uniqName("hr");
+      const created = await call("POST", `/api/v1/orgs/${org}/repos`, { headers: adminHeaders, json: { name, private: true } });
+      expect(created.status).toBe(201);
+      const repo = await created.json();
+      const [made] = await deliveries("repository", repo.full_name, 1);
+      expect(made!.json).toMatchObject({ action: "created", repository: { id: repo.id, private: true }, organization: { login: org } });
+      expect(made!.headers["x-gitea-signature"]).toBe(createHmac("sha256", "e2e-hook-secret").update(made!.body).digest("hex"));
+
+      const dir = s.path(`${target.name}-push`);
+      await s.git(["init", "-q", "-b", "main", dir]);
+      writeFileSync(`${dir}/README.md`, "# hooks\n");
+      await s.git(["-c", "user.name=Hook Pusher", "-c", "user.email=hooks@example.com", "commit", "-q", "--allow-empty", "-m", "first"], { cwd: dir });
+      await s.git(["add", "README.md"], { cwd: dir });
+      await s.git(["-c", "user.name=Hook Pusher", "-c", "user.email=hooks@example.com", "commit", "-q", "-m", "readme"], { cwd: dir });
+      const head = (await s.gitText(["rev-parse", "HEAD"], { cwd: dir })).trim();
+      const host = target.url.replace(/^http:\/\//, "");
+      await s.git(["push", "-q", `http://${target.admin.name}:${target.admin.token}@${host}/${org}/${name}.git`, "main"], { cwd: dir });
+
+      const [create] = await deliveries("create", repo.full_name, 1);
+      expect(create!.json).toMatchObject({ ref: "main", ref_type: "branch", sha: head });
+      const [push] = await deliveries("push", repo.full_name, 1);
+      expect(push!.json).toMatchObject({ ref: "refs/heads/main", after: head, total_commits: 2, head_commit: { id: head, message: "readme\n", added: ["README.md"] }, pusher: { login: target.admin.name } });
+      expect(push!.json.commits.map((c: { message: string }) => c.message)).toEqual(["readme\n", "first\n"]);
+      expect(push!.headers["x-hub-signature-256"]).toBe(`sha256=${createHmac("sha256", "e2e-hook-secret").update(push!.body).digest("hex")}`);
+    });
+  });
+}

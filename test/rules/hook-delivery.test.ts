@@ -1,0 +1,311 @@
+/**
+ * Webhook delivery (Gitea services/webhook): the event outbox records one task per active hook of
+ * the organization that chose the event, in the write's own batch; the deliverer sends Gitea's
+ * payloads and headers, signed with the hook's secret, to a real HTTP receiver, re-checks the hook
+ * and the target at delivery, and records each exchange once.
+ */
+import { createHmac } from "node:crypto";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hookTask } from "../../functions/db/schema.ts";
+import { nodeHop } from "../../functions/lib/outbound-node.ts";
+import { loadSettings } from "../../functions/lib/settings.ts";
+import { branchAdmitted, cleanupDeliveries, deliverPending, KEEP_DELIVERED_MS } from "../../functions/services/hook-delivery.ts";
+import { ROOT, roundTrips, seedOrg, seedUser, testApp, token, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+interface Received {
+  method: string;
+  url: string;
+  headers: IncomingMessage["headers"];
+  body: string;
+}
+
+/** A webhook receiver on loopback: records every request; `answer` decides the status (and a redirect). */
+class Receiver {
+  readonly got: Received[] = [];
+  answer: (r: Received) => { status: number; location?: string } = () => ({ status: 200 });
+  private server: Server | null = null;
+  url = "";
+
+  async start() {
+    this.server = createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (c: Buffer) => parts.push(c));
+      req.on("end", () => {
+        const r = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.concat(parts).toString("utf8") };
+        this.got.push(r);
+        const a = this.answer(r);
+        res.writeHead(a.status, a.location ? { Location: a.location } : { "Content-Type": "text/plain" });
+        res.end("thanks");
+      });
+    });
+    await new Promise<void>((ok) => this.server!.listen(0, "127.0.0.1", ok));
+    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  of(event: string) {
+    return this.got.filter((r) => r.headers["x-gitea-event"] === event).map((r) => ({ ...r, json: JSON.parse(r.body) }));
+  }
+
+  stop() {
+    this.server?.close();
+  }
+}
+
+const ENV = { GITEA__webhook__ALLOWED_HOST_LIST: "loopback" };
+let t: TestApp;
+let owner: SeededUser;
+let tk: string;
+let org: SeededOrg;
+const rx = new Receiver();
+const deliver = (env: Record<string, string> = ENV) =>
+  deliverPending({ driver: t.driver, settings: loadSettings({ GITEA__server__ROOT_URL: ROOT, GITEA__security__SECRET_KEY: "test-secret-key-0123456789", ...env }), hop: nodeHop });
+
+beforeAll(async () => {
+  t = await testApp(ENV);
+  owner = await seedUser(t.db);
+  tk = await owner.token();
+  org = await seedOrg(t, owner);
+  await rx.start();
+});
+afterAll(() => {
+  rx.stop();
+  t.close();
+});
+
+async function hook(o: SeededOrg, json: Record<string, unknown>) {
+  const res = await t.request(`/api/v1/orgs/${o.name}/hooks`, { method: "POST", headers: token(o.ownerToken), json: { type: "gitea", active: true, ...json, config: { content_type: "json", url: `${rx.url}/in`, ...(json.config as object) } } });
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: number };
+}
+
+async function orgRepo(o: SeededOrg, json: Record<string, unknown> = {}) {
+  const name = `r${Math.random().toString(36).slice(2, 8)}`;
+  const res = await t.request(`/api/v1/orgs/${o.name}/repos`, { method: "POST", headers: token(o.ownerToken), json: { name, ...json } });
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: number; name: string; full_name: string };
+}
+
+const sign = (secret: string, body: string, alg = "sha256") => createHmac(alg, secret).update(body).digest("hex");
+
+describe("what is delivered", () => {
+  it("a repository created in an organization reaches its active hooks that chose `repository`, signed, with Gitea's headers and payload", async () => {
+    const o = await seedOrg(t, owner);
+    const h = await hook(o, { events: ["repository"], config: { secret: "hook-secret-1" }, authorization_header: "Bearer hook-auth" });
+    const repo = await orgRepo(o, { private: true, description: "made for hooks" });
+    expect(await deliver()).toBeGreaterThanOrEqual(1);
+    const [got, ...more] = rx.of("repository").filter((r) => r.json.repository.full_name === repo.full_name);
+    expect(more).toEqual([]);
+    expect(got!.method).toBe("POST");
+    expect(got!.url).toBe("/in");
+    expect(got!.headers["content-type"]).toBe("application/json");
+    expect(got!.headers["x-gitea-event-type"]).toBe("repository");
+    expect(got!.headers["x-gitea-delivery"]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(got!.headers["x-github-delivery"]).toBe(got!.headers["x-gitea-delivery"]);
+    expect(got!.headers["x-gitea-signature"]).toBe(sign("hook-secret-1", got!.body));
+    expect(got!.headers["x-hub-signature-256"]).toBe(`sha256=${sign("hook-secret-1", got!.body)}`);
+    expect(got!.headers["x-hub-signature"]).toBe(`sha1=${sign("hook-secret-1", got!.body, "sha1")}`);
+    expect(got!.headers.authorization).toBe("Bearer hook-auth");
+    // Gitea's RepositoryPayload, one-space indented; the id is the stored repository's.
+    expect(got!.body.startsWith('{\n "action": "created",\n "repository": {\n  "id": ')).toBe(true);
+    expect(got!.json).toMatchObject({
+      action: "created",
+      repository: { id: repo.id, full_name: repo.full_name, private: true, description: "made for hooks", permissions: { admin: true, push: true, pull: true } },
+      organization: { id: o.id, login: o.name },
+      sender: { id: owner.id, login: owner.name },
+    });
+    // Accounts as an anonymous viewer sees them: the placeholder address, never the real one.
+    expect(got!.json.sender.email).toBe(`${owner.name.toLowerCase()}@noreply.gitea.test`);
+    // The record: delivered once, succeeded, the Authorization masked, no secret stored.
+    const rows = await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ isDelivered: true, isSucceed: true, eventType: "repository", uuid: got!.headers["x-gitea-delivery"] });
+    expect(JSON.parse(rows[0]!.requestContent).headers.Authorization).toBe("******");
+    expect(JSON.parse(rows[0]!.responseContent)).toMatchObject({ status: 200, body: "thanks" });
+    expect(rows[0]!.requestContent + rows[0]!.responseContent).not.toContain("hook-secret-1");
+    expect(rows[0]!.requestContent).not.toContain("hook-auth");
+  });
+
+  it("only active hooks that chose the event get a task; a user's repositories reach no organization hook; the create keeps its 2 round trips", async () => {
+    const o = await seedOrg(t, owner);
+    const inactive = await hook(o, { events: ["repository"], active: false });
+    const pushOnly = await hook(o, { events: ["push"] });
+    const res = await t.request(`/api/v1/orgs/${o.name}/repos`, { method: "POST", headers: token(o.ownerToken), json: { name: "quiet" } });
+    expect(res.status).toBe(201);
+    expect(roundTrips(res)).toBe(2);
+    const mine = await t.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: `mine${Date.now()}` } });
+    expect(mine.status).toBe(201);
+    for (const id of [inactive.id, pushOnly.id]) expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, id))).toEqual([]);
+  });
+
+  it("a write that fails records no delivery (the tasks ride in its batch)", async () => {
+    const o = await seedOrg(t, owner);
+    const h = await hook(o, { events: ["repository"] });
+    await orgRepo(o, { name: "taken" });
+    const dup = await t.request(`/api/v1/orgs/${o.name}/repos`, { method: "POST", headers: token(o.ownerToken), json: { name: "taken" } });
+    expect(dup.status).toBe(409);
+    expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id))).toHaveLength(1);
+  });
+
+  it("commits through the contents API deliver `push` with the commit, its files and the pusher; a new branch sends `create`, then `push`", async () => {
+    const o = await seedOrg(t, owner);
+    await hook(o, { events: ["push", "create"] });
+    const repo = await orgRepo(o, { auto_init: true });
+    const put = await t.request(`/api/v1/repos/${repo.full_name}/contents/docs/a.md`, { method: "POST", headers: token(o.ownerToken), json: { content: Buffer.from("a\n").toString("base64"), message: "add a" } });
+    expect(put.status).toBe(201);
+    const sha = (await put.json()).commit.sha as string;
+    const branch = await t.request(`/api/v1/repos/${repo.full_name}/contents/b.md`, { method: "POST", headers: token(o.ownerToken), json: { content: "Yg==", message: "add b", new_branch: "feature/x" } });
+    expect(branch.status).toBe(201);
+    await deliver();
+    const pushes = rx.of("push").filter((r) => r.json.repository.full_name === repo.full_name);
+    const main = pushes.find((p) => p.json.ref === "refs/heads/main")!;
+    expect(main.json).toMatchObject({
+      after: sha,
+      total_commits: 1,
+      compare_url: `${ROOT}${repo.full_name}/compare/${main.json.before}...${sha}`,
+      commits: [{ id: sha, message: "add a\n", url: `${ROOT}${repo.full_name}/commit/${sha}`, added: ["docs/a.md"], removed: [], modified: [], verification: null }],
+      head_commit: { id: sha },
+      pusher: { login: owner.name },
+      sender: { login: owner.name },
+    });
+    expect(main.body).toContain('\n  "ref": "refs/heads/main"');
+    const order = rx.got.filter((r) => r.body.includes('"feature/x"') || r.body.includes('"refs/heads/feature/x"')).map((r) => r.headers["x-gitea-event"]);
+    expect(order).toEqual(["create", "push"]);
+    const created = rx.of("create").find((r) => r.json.repository.full_name === repo.full_name)!;
+    // CreateRef: the short name, the repository without permissions.
+    expect(created.json).toMatchObject({ ref: "feature/x", ref_type: "branch", repository: { permissions: { admin: false, push: false, pull: false } } });
+    const feature = pushes.find((p) => p.json.ref === "refs/heads/feature/x")!;
+    expect(feature.json.before).toBe("0".repeat(40));
+    expect(feature.json.commits.map((c: { message: string }) => c.message)).toEqual(["add b\n", "add a\n", "Initial commit\n"]);
+    expect(feature.json.total_commits).toBe(3);
+  });
+
+  it("a branch filter is a glob on the branch name (`*` crosses `/`); it is matched as the hook is at delivery", async () => {
+    expect(branchAdmitted("feature/*", "feature/x/y")).toBe(true);
+    expect(branchAdmitted("{main,release-*}", "release-1")).toBe(true);
+    expect(branchAdmitted("main", "develop")).toBe(false);
+    expect(branchAdmitted("", "anything")).toBe(true);
+    expect(branchAdmitted("main", "")).toBe(true);
+    const o = await seedOrg(t, owner);
+    const h = await hook(o, { events: ["push"], branch_filter: "release-*" });
+    const repo = await orgRepo(o, { auto_init: true });
+    const before = rx.got.length;
+    await t.request(`/api/v1/repos/${repo.full_name}/contents/x.md`, { method: "POST", headers: token(o.ownerToken), json: { content: "eA==" } });
+    await deliver();
+    expect(rx.got.slice(before).filter((r) => r.body.includes(repo.full_name))).toEqual([]);
+    // Filtered out: the task is gone, not recorded as a delivery.
+    expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id))).toEqual([]);
+  });
+
+  it("deleting a repository delivers `repository` deleted; forking one delivers `fork` to the base's hooks (forkee = the base)", async () => {
+    const o = await seedOrg(t, owner);
+    await hook(o, { events: ["repository", "fork"] });
+    const repo = await orgRepo(o);
+    const forker = await seedUser(t.db);
+    const fork = await t.request(`/api/v1/repos/${repo.full_name}/forks`, { method: "POST", headers: token(await forker.token()), json: {} });
+    expect(fork.status).toBe(202);
+    const forked = await fork.json();
+    expect((await t.request(`/api/v1/repos/${repo.full_name}`, { method: "DELETE", headers: token(o.ownerToken) })).status).toBe(204);
+    await deliver();
+    const f = rx.of("fork").find((r) => r.json.forkee.full_name === repo.full_name)!;
+    expect(f.json).toMatchObject({ forkee: { id: repo.id }, repository: { id: forked.id, full_name: forked.full_name, fork: true }, sender: { login: forker.name } });
+    const gone = rx.of("repository").find((r) => r.json.action === "deleted" && r.json.repository.full_name === repo.full_name)!;
+    expect(gone.json).toMatchObject({ repository: { id: repo.id }, organization: { login: o.name } });
+  });
+});
+
+describe("how it is delivered", () => {
+  it("form hooks send `payload=` (signed over the JSON); a failed answer is recorded as failed and not sent again", async () => {
+    const o = await seedOrg(t, owner);
+    const h = await hook(o, { events: ["repository"], config: { content_type: "form", secret: "form-secret" } });
+    rx.answer = (r) => ({ status: r.body.includes(o.name) ? 500 : 200 });
+    await orgRepo(o);
+    await deliver();
+    rx.answer = () => ({ status: 200 });
+    const got = rx.got.filter((r) => r.body.includes(encodeURIComponent(o.name)) || r.body.includes(o.name));
+    expect(got).toHaveLength(1);
+    expect(got[0]!.headers["content-type"]).toBe("application/x-www-form-urlencoded");
+    const payload = new URLSearchParams(got[0]!.body).get("payload")!;
+    expect(JSON.parse(payload).organization.login).toBe(o.name);
+    expect(got[0]!.headers["x-gitea-signature"]).toBe(sign("form-secret", payload));
+    const [row] = await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id));
+    expect(row).toMatchObject({ isDelivered: true, isSucceed: false });
+    expect(JSON.parse(row!.responseContent).status).toBe(500);
+    await deliver();
+    expect(rx.got.filter((r) => r.body.includes(o.name))).toHaveLength(1);
+  });
+
+  it("the target is checked at delivery: an address the allow list no longer admits, or a redirect into the network, is refused and recorded", async () => {
+    const o = await seedOrg(t, owner);
+    const h = await hook(o, { events: ["repository"] });
+    await orgRepo(o);
+    const before = rx.got.length;
+    await deliver({ GITEA__webhook__ALLOWED_HOST_LIST: "external" });
+    expect(rx.got.length).toBe(before);
+    const [row] = await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id));
+    expect(row).toMatchObject({ isDelivered: true, isSucceed: false });
+    expect(JSON.parse(row!.responseContent).body).toMatch(/^Delivery: webhook can only call allowed HTTP servers .* is blocked$/);
+
+    const o2 = await seedOrg(t, owner);
+    const h2 = await hook(o2, { events: ["repository"], config: { url: `${rx.url}/redirect` } });
+    rx.answer = (r) => (r.url === "/redirect" ? { status: 307, location: "http://169.254.169.254/latest/meta-data" } : { status: 200 });
+    await orgRepo(o2);
+    await deliver();
+    rx.answer = () => ({ status: 200 });
+    const [row2] = await t.db.select().from(hookTask).where(eq(hookTask.hookId, h2.id));
+    expect(row2).toMatchObject({ isDelivered: true, isSucceed: false });
+    expect(JSON.parse(row2!.responseContent).body).toContain("169.254.169.254 is blocked");
+  });
+
+  it("a hook deleted after the event takes its tasks along; one made inactive is recorded as failed with nothing sent", async () => {
+    const o = await seedOrg(t, owner);
+    const gone = await hook(o, { events: ["repository"] });
+    const off = await hook(o, { events: ["repository"] });
+    await orgRepo(o);
+    expect((await t.request(`/api/v1/orgs/${o.name}/hooks/${gone.id}`, { method: "DELETE", headers: token(o.ownerToken) })).status).toBe(204);
+    expect((await t.request(`/api/v1/orgs/${o.name}/hooks/${off.id}`, { method: "PATCH", headers: token(o.ownerToken), json: { active: false } })).status).toBe(200);
+    const before = rx.got.length;
+    await deliver();
+    expect(rx.got.slice(before).filter((r) => r.body.includes(o.name))).toEqual([]);
+    expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, gone.id))).toEqual([]);
+    const [row] = await t.db.select().from(hookTask).where(eq(hookTask.hookId, off.id));
+    expect(row).toMatchObject({ isDelivered: true, isSucceed: false });
+  });
+
+  it("concurrent sweeps deliver every task exactly once", async () => {
+    const o = await seedOrg(t, owner);
+    await hook(o, { events: ["repository"] });
+    for (let i = 0; i < 12; i++) await orgRepo(o);
+    const before = rx.got.length;
+    await Promise.all([deliver(), deliver(), deliver()]);
+    const mine = rx.got.slice(before).filter((r) => r.body.includes(`"login": "${o.name}"`));
+    expect(mine).toHaveLength(12);
+    expect(new Set(mine.map((r) => r.headers["x-gitea-delivery"])).size).toBe(12);
+  });
+
+  it("records of deliveries older than a week are removed; pending tasks never are", async () => {
+    const o = await seedOrg(t, owner);
+    const h = await hook(o, { events: ["repository"] });
+    await orgRepo(o);
+    await deliver();
+    await orgRepo(o);
+    const rows = () => t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id));
+    expect((await rows()).map((r) => r.isDelivered).sort()).toEqual([false, true]);
+    await cleanupDeliveries(t.driver, Date.now() + KEEP_DELIVERED_MS - 60_000);
+    expect(await rows()).toHaveLength(2);
+    await cleanupDeliveries(t.driver, Date.now() + KEEP_DELIVERED_MS + 60_000);
+    expect((await rows()).map((r) => r.isDelivered)).toEqual([false]);
+  });
+
+  it("a push to an organization with only inactive hooks records no task, in its 2 round trips", async () => {
+    const o = await seedOrg(t, owner);
+    const off = await hook(o, { events: ["push"], active: false });
+    const repo = await orgRepo(o, { auto_init: true });
+    const res = await t.request(`/api/v1/repos/${repo.full_name}/contents/y.md`, { method: "POST", headers: token(o.ownerToken), json: { content: "eQ==" } });
+    expect(res.status).toBe(201);
+    expect(roundTrips(res)).toBe(2);
+    expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, off.id))).toEqual([]);
+  });
+});
