@@ -10,7 +10,7 @@
  */
 import { getTableColumns } from "drizzle-orm";
 import type { BatchItem } from "../db/driver.ts";
-import { HOOK_TASKS_TEXT, insertHookTasks, insertHookTasksOfNewRepo } from "../db/queries/hook-tasks.ts";
+import { PUSH_HOOK_TASKS_TEXT, insertHookTasks, insertHookTasksOfNewRepo } from "../db/queries/hook-tasks.ts";
 import type { Guard } from "../db/queries/git-refs.ts";
 import { repository, type RepositoryRow, type UserRow } from "../db/schema.ts";
 import type { Bound } from "../db/sql.ts";
@@ -94,14 +94,39 @@ const PAYLOAD_COMMITS = 5;
 const shortName = (ref: string) => ref.replace(/^refs\/(heads|tags)\//, "");
 const refType = (ref: string) => (ref.startsWith("refs/tags/") ? "tag" : "branch");
 
-/** Gitea's PayloadCommit (its `timestamp` is the author's time; `username` is left empty here). */
-function payloadCommit(htmlUrl: string, c: CommitSummary) {
+/**
+ * Stands for the account an e-mail names in a rendered payload: a fresh random token per render,
+ * replaced by the task statement (`PUSH_HOOK_TASKS_TEXT`) with the account's name.
+ */
+class Usernames {
+  private readonly nonce = crypto.randomUUID();
+  readonly emails: string[] = [];
+  of(email: string): string {
+    this.emails.push(email);
+    return `${this.nonce}:${this.emails.length - 1}`;
+  }
+  /** The payload as the statement's pieces: text, e-mail, text, …, text. */
+  pieces(payload: string): string {
+    const out: string[] = [];
+    const re = new RegExp(`"${this.nonce}:(\\d+)"`, "g");
+    let at = 0;
+    for (let m = re.exec(payload); m; m = re.exec(payload)) {
+      out.push(payload.slice(at, m.index), this.emails[Number(m[1])]!); // !: the index is one this render made
+      at = m.index + m[0].length;
+    }
+    out.push(payload.slice(at));
+    return JSON.stringify(out);
+  }
+}
+
+/** Gitea's PayloadCommit (its `timestamp` is the author's time; `username` the account the e-mail names). */
+function payloadCommit(htmlUrl: string, c: CommitSummary, names: Usernames) {
   return {
     id: c.oid,
     message: c.message,
     url: `${htmlUrl}/commit/${c.oid}`,
-    author: { name: c.author.name, email: c.author.email, username: "" },
-    committer: { name: c.committer.name, email: c.committer.email, username: "" },
+    author: { name: c.author.name, email: c.author.email, username: names.of(c.author.email) },
+    committer: { name: c.committer.name, email: c.committer.email, username: names.of(c.committer.email) },
     verification: null,
     timestamp: goTime(c.author),
     added: c.files?.added ?? [],
@@ -111,10 +136,13 @@ function payloadCommit(htmlUrl: string, c: CommitSummary) {
 }
 
 /**
- * The webhook events of one ref change, in Gitea's order: `[event, payload, branch]`, the branch a
- * hook's branch filter is matched against ("" for tags: they pass every filter).
+ * The webhook events of one ref change, in Gitea's order: `[event, pieces, branch]` — the payload as
+ * `Usernames.pieces` — and the branch a hook's branch filter is matched against ("" for tags: they
+ * pass every filter).
  */
 export function pushHookEvents(s: HookSource, r: RefChange): [string, string, string][] {
+  const names = new Usernames();
+  const whole = (payload: string) => JSON.stringify([payload]);
   const tag = r.name.startsWith("refs/tags/");
   if (!tag && !r.name.startsWith("refs/heads/")) return [];
   const branch = tag ? "" : shortName(r.name);
@@ -124,21 +152,21 @@ export function pushHookEvents(s: HookSource, r: RefChange): [string, string, st
   const path = `${encodeURIComponent(s.repo.owner.name)}/${encodeURIComponent(s.repo.repo.name)}`;
   const compareUrl = (before: string | null, after: string) => (before === null ? s.site.rootUrl : `${s.site.rootUrl}${path}/compare/${before}...${after}`);
   // CreateRef renders the repository without permissions (AccessModeNone).
-  const create = () => render({ sha: r.new, ref: shortName(r.name), ref_type: refType(r.name), repository: hookRepository(s.repo, s.site, ACCESS.none), sender: pusher });
-  const del = () => render({ ref: shortName(r.name), ref_type: refType(r.name), pusher_type: "user", repository, sender: pusher });
+  const create = () => whole(render({ sha: r.new, ref: shortName(r.name), ref_type: refType(r.name), repository: hookRepository(s.repo, s.site, ACCESS.none), sender: pusher }));
+  const del = () => whole(render({ ref: shortName(r.name), ref_type: refType(r.name), pusher_type: "user", repository, sender: pusher }));
   const push = (before: string, after: string, compare: string, listed: CommitSummary[], total: number, head: CommitSummary | null) =>
-    render({
+    names.pieces(render({
       ref: r.name,
       before,
       after,
       compare_url: compare,
-      commits: listed.slice(0, PAYLOAD_COMMITS).map((c) => payloadCommit(htmlUrl, c)),
+      commits: listed.slice(0, PAYLOAD_COMMITS).map((c) => payloadCommit(htmlUrl, c, names)),
       total_commits: total,
-      head_commit: head ? payloadCommit(htmlUrl, head) : null,
+      head_commit: head ? payloadCommit(htmlUrl, head, names) : null,
       repository,
       pusher,
       sender: pusher,
-    });
+    }));
   if (tag) {
     // A tag push lists no commits; a new tag names its commit as the head.
     if (r.kind === "delete") return [["push", push(r.old ?? ZERO, ZERO, compareUrl(null, ""), [], 0, null), ""], ["delete", del(), ""]];
@@ -162,8 +190,9 @@ export function pushHookEvents(s: HookSource, r: RefChange): [string, string, st
 /** A push's task rows, guarded like its activity rows (they apply only when the ref compare-and-swap held). */
 export function pushHookRows(s: HookSource, r: RefChange, guard: Guard, now: number): BatchItem[] {
   if (!hooksPossible(s.repo)) return [];
-  return pushHookEvents(s, r).map(([event, payload, branch]) => ({
-    text: HOOK_TASKS_TEXT(guard.sql),
-    args: [event, branch, payload, now, s.repo.owner.id, event, ...guard.args],
+  const noReply = `@${s.site.noReplyAddress.toLowerCase()}`;
+  return pushHookEvents(s, r).map(([event, pieces, branch]) => ({
+    text: PUSH_HOOK_TASKS_TEXT(guard.sql),
+    args: [event, branch, pieces, noReply, now, s.repo.owner.id, event, ...guard.args],
   }));
 }

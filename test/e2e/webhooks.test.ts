@@ -62,9 +62,11 @@ for (const target of targets()) {
       const dir = s.path(`${target.name}-push`);
       await s.git(["init", "-q", "-b", "main", dir]);
       writeFileSync(`${dir}/README.md`, "# hooks\n");
-      await s.git(["-c", "user.name=Hook Pusher", "-c", "user.email=hooks@example.com", "commit", "-q", "--allow-empty", "-m", "first"], { cwd: dir });
+      // The second commit's author is the site admin's address: the payload names the account.
+      const ident = (email: string) => ({ GIT_AUTHOR_NAME: "Hook Pusher", GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: "Hook Pusher", GIT_COMMITTER_EMAIL: email });
+      await s.git(["commit", "-q", "--allow-empty", "-m", "first"], { cwd: dir, env: ident("hooks@example.com") });
       await s.git(["add", "README.md"], { cwd: dir });
-      await s.git(["-c", "user.name=Hook Pusher", "-c", "user.email=hooks@example.com", "commit", "-q", "-m", "readme"], { cwd: dir });
+      await s.git(["commit", "-q", "-m", "readme"], { cwd: dir, env: ident("admin@example.com") });
       const head = (await s.gitText(["rev-parse", "HEAD"], { cwd: dir })).trim();
       const host = target.url.replace(/^http:\/\//, "");
       await s.git(["push", "-q", `http://${target.admin.name}:${target.admin.token}@${host}/${org}/${name}.git`, "main"], { cwd: dir });
@@ -72,7 +74,7 @@ for (const target of targets()) {
       const [create] = await deliveries("create", repo.full_name, 1);
       expect(create!.json).toMatchObject({ ref: "main", ref_type: "branch", sha: head });
       const [push] = await deliveries("push", repo.full_name, 1);
-      expect(push!.json).toMatchObject({ ref: "refs/heads/main", after: head, total_commits: 2, head_commit: { id: head, message: "readme\n", added: ["README.md"] }, pusher: { login: target.admin.name } });
+      expect(push!.json).toMatchObject({ ref: "refs/heads/main", after: head, total_commits: 2, head_commit: { id: head, message: "readme\n", added: ["README.md"], author: { email: "admin@example.com", username: target.admin.name } }, pusher: { login: target.admin.name } });
       expect(push!.json.commits.map((c: { message: string }) => c.message)).toEqual(["readme\n", "first\n"]);
       expect(push!.headers["x-hub-signature-256"]).toBe(`sha256=${createHmac("sha256", "e2e-hook-secret").update(push!.body).digest("hex")}`);
     });

@@ -153,7 +153,15 @@ describe("what is delivered", () => {
     const o = await seedOrg(t, owner);
     await hook(o, { events: ["push", "create"] });
     const repo = await orgRepo(o, { auto_init: true });
-    const put = await t.request(`/api/v1/repos/${repo.full_name}/contents/docs/a.md`, { method: "POST", headers: token(o.ownerToken), json: { content: Buffer.from("a\n").toString("base64"), message: "add a" } });
+    // The author is a public account (named by its address); the committer a private one, which the
+    // receiver — no signed-in viewer — does not learn the name of.
+    const hidden = await seedUser(t.db, { visibility: 2 });
+    const hiddenEmail = `${hidden.name.toLowerCase()}@example.com`;
+    const put = await t.request(`/api/v1/repos/${repo.full_name}/contents/docs/a.md`, {
+      method: "POST",
+      headers: token(o.ownerToken),
+      json: { content: Buffer.from("a\n").toString("base64"), message: "add a", author: { name: "Ann Author", email: `${owner.name.toLowerCase()}@example.com` }, committer: { name: "Nobody", email: hiddenEmail } },
+    });
     expect(put.status).toBe(201);
     const sha = (await put.json()).commit.sha as string;
     const branch = await t.request(`/api/v1/repos/${repo.full_name}/contents/b.md`, { method: "POST", headers: token(o.ownerToken), json: { content: "Yg==", message: "add b", new_branch: "feature/x" } });
@@ -165,7 +173,19 @@ describe("what is delivered", () => {
       after: sha,
       total_commits: 1,
       compare_url: `${ROOT}${repo.full_name}/compare/${main.json.before}...${sha}`,
-      commits: [{ id: sha, message: "add a\n", url: `${ROOT}${repo.full_name}/commit/${sha}`, added: ["docs/a.md"], removed: [], modified: [], verification: null }],
+      commits: [
+        {
+          id: sha,
+          message: "add a\n",
+          url: `${ROOT}${repo.full_name}/commit/${sha}`,
+          author: { name: "Ann Author", email: `${owner.name.toLowerCase()}@example.com`, username: owner.name },
+          committer: { name: "Nobody", email: hiddenEmail, username: "" },
+          added: ["docs/a.md"],
+          removed: [],
+          modified: [],
+          verification: null,
+        },
+      ],
       head_commit: { id: sha },
       pusher: { login: owner.name },
       sender: { login: owner.name },

@@ -17,11 +17,29 @@ const UUID_SQL = `lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) 
 const HOOKS_OF_EVENT = `FROM webhook w WHERE w.owner_id = ? AND w.repo_id = 0 AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)`;
 
 /**
- * The task rows of one event, as raw text for batches that carry their own guard (a push's rows
- * apply only when its compare-and-swap held): args `[event, ref, payload, now, owner, event, ...guard]`.
+ * A push payload's text from its pieces (a JSON array): text, an e-mail, text, an e-mail, …, text,
+ * joined in order by a recursive CTE (sqld's parser refuses `group_concat(… ORDER BY …)`).
+ * Each e-mail becomes the JSON string of the account it names (Gitea's GetUserByEmail: an activated
+ * address, or the `<login>@<NO_REPLY_ADDRESS>` placeholder, bound as the next argument), or "" —
+ * only a public individual account is named: the receiver is not a signed-in viewer.
  */
-export const HOOK_TASKS_TEXT = (guard: string) =>
-  `INSERT INTO hook_task (hook_id, uuid, event_type, ref_name, payload_content, created_unix) SELECT w.id, ${UUID_SQL}, ?, ?, ?, ? ${HOOKS_OF_EVENT} AND ${guard}`;
+const PAYLOAD_WITH_USERNAMES = `(WITH RECURSIVE src(a) AS (SELECT ?),
+    acc(k, s) AS (
+      SELECT 0, json_extract(a, '$[0]') FROM src
+      UNION ALL
+      SELECT acc.k + 2, acc.s || json_quote(COALESCE((
+          SELECT u.name FROM user u, (SELECT lower(json_extract(src.a, '$[' || (acc.k + 1) || ']')) AS email) m
+          WHERE u.type = 0 AND u.visibility = 0 AND (u.id IN (SELECT e.uid FROM email_address e WHERE e.lower_email = m.email AND e.is_activated = 1) OR u.lower_name || ? = m.email) LIMIT 1), ''))
+        || json_extract(src.a, '$[' || (acc.k + 2) || ']')
+      FROM acc, src WHERE acc.k + 2 < json_array_length(src.a))
+  SELECT s FROM acc ORDER BY k DESC LIMIT 1)`;
+
+/**
+ * The task rows of one push event, as raw text for batches that carry their own guard (a push's
+ * rows apply only when its compare-and-swap held): args `[event, branch, pieces, noReply, now, owner, event, ...guard]`.
+ */
+export const PUSH_HOOK_TASKS_TEXT = (guard: string) =>
+  `INSERT INTO hook_task (hook_id, uuid, event_type, ref_name, payload_content, created_unix) SELECT w.id, ${UUID_SQL}, ?, ?, ${PAYLOAD_WITH_USERNAMES}, ? ${HOOKS_OF_EVENT} AND ${guard}`;
 
 export type HookTaskValues = {
   event: string;
