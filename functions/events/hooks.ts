@@ -37,9 +37,9 @@ export interface HookSource {
 }
 
 /** Gitea's ToRepo with the owner's permission (every unit at owner level). */
-export function hookRepository(r: HookRepo, site: Site, mode: number = ACCESS.owner): Record<string, unknown> {
+export function hookRepository(r: HookRepo, site: Site, mode: number = ACCESS.owner, parent: HookRepo | null = null): Record<string, unknown> {
   const perm = { mode, units: new Map(r.units.map((u) => [u.type, mode])) };
-  return toRepository({ repo: r.repo, owner: r.owner, units: r.units, perm, parent: null, mirror: null }, null, site);
+  return toRepository({ repo: r.repo, owner: r.owner, units: r.units, perm, parent, mirror: null }, null, site);
 }
 
 const sender = (s: HookSource) => toUser(s.doer, null, s.site);

@@ -243,7 +243,8 @@ function newRepoHookTasks(ctx: Ctx, n: NewRepo, lowerName: string, now: number):
     templateId: n.templateId ?? 0, topics: JSON.stringify(n.topics ?? []), createdUnix: now, updatedUnix: now,
   });
   const src: HookSource = { repo: { repo: created, owner: n.owner, units: n.units.map(([type, config]) => ({ type, config })) }, doer: n.doer.row, site: site(ctx) };
-  const json = (id: unknown) => ({ ...hookRepository(src.repo, src.site), id });
+  // A fork shows its base as `parent`, as Gitea's ToRepo does.
+  const json = (id: unknown) => ({ ...hookRepository(src.repo, src.site, ACCESS.owner, n.forkBase?.repo ?? null), id });
   const out: Bound<number>[] = [];
   if (n.forkBase) out.push(...hookTasksOfNewRepo({ ...src, repo: n.forkBase.repo }, "fork", created, (id) => forkPayload(src, n.forkBase!.repo, n.forkBase!.mode, json(id)), now));
   out.push(...hookTasksOfNewRepo(src, "repository", created, (id) => repositoryPayload(src, "created", json(id)), now));

@@ -230,7 +230,7 @@ describe("what is delivered", () => {
     expect((await t.request(`/api/v1/repos/${repo.full_name}`, { method: "DELETE", headers: token(o.ownerToken) })).status).toBe(204);
     await deliver();
     const f = rx.of("fork").find((r) => r.json.forkee.full_name === repo.full_name)!;
-    expect(f.json).toMatchObject({ forkee: { id: repo.id }, repository: { id: forked.id, full_name: forked.full_name, fork: true }, sender: { login: forker.name } });
+    expect(f.json).toMatchObject({ forkee: { id: repo.id }, repository: { id: forked.id, full_name: forked.full_name, fork: true, parent: { id: repo.id, full_name: repo.full_name } }, sender: { login: forker.name } });
     const gone = rx.of("repository").find((r) => r.json.action === "deleted" && r.json.repository.full_name === repo.full_name)!;
     expect(gone.json).toMatchObject({ repository: { id: repo.id }, organization: { login: o.name } });
   });
