@@ -328,4 +328,17 @@ describe("how it is delivered", () => {
     expect(roundTrips(res)).toBe(2);
     expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, off.id))).toEqual([]);
   });
+
+  it("an organization deleted after the event: its hooks and their tasks go with it, nothing is delivered", async () => {
+    const o = await seedOrg(t, owner);
+    const h = await hook(o, { events: ["repository"] });
+    const repo = await orgRepo(o);
+    expect((await t.request(`/api/v1/repos/${repo.full_name}`, { method: "DELETE", headers: token(o.ownerToken) })).status).toBe(204);
+    expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id))).toHaveLength(2);
+    expect((await t.request(`/api/v1/orgs/${o.name}`, { method: "DELETE", headers: token(o.ownerToken) })).status).toBe(204);
+    const before = rx.got.length;
+    await deliver();
+    expect(rx.got.slice(before).filter((r) => r.body.includes(o.name))).toEqual([]);
+    expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id))).toEqual([]);
+  });
 });
