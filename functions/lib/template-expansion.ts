@@ -3,98 +3,16 @@
  * expansion of the matched files and their paths, as plain functions (Gitea
  * services/repository/generate.go, modules/glob, huandu/xstrings, Go's os.Expand). No I/O.
  */
+import { compileGlob, type Glob } from "./glob.ts";
 
-// ---------------------------------------------------------------------------------------------
-// Globs (modules/glob: gobwas/glob semantics compiled to a regular expression, `/` separator) —
-// also what decides Gitea's GlobPattern binding (a webhook's branch_filter)
+export { compileGlob };
 
-const SEP = "/";
-const NON_SEP = "[^/]";
-// Characters escaped when they stand for themselves (valid identity escapes in a `u` regex);
-// inside a class `-` too.
-const REGEX_SPECIAL = new Set([..."\\^$.|?*+()[]{}/"]);
-const literal = (c: string, inClass = false) => (REGEX_SPECIAL.has(c) || (inClass && c === "-") ? `\\${c}` : c);
-
-/**
- * Compiles a glob with `/` as the separator: `*` = any run of non-separators, `**` = any run,
- * `?` = one non-separator, `[abc]` / `[!abc]` classes, `{a,b}` alternatives, `\x` escapes.
- * Null when the pattern is invalid (Gitea logs and skips it).
- * @example compileGlob("text/*.txt")?.test("text/a.txt") // true
- */
-export function compileGlob(pattern: string, opts: { separator?: boolean } = {}): RegExp | null {
-  // Without a separator (gobwas/glob's `Compile(p)`, as webhook branch filters use it) `*` and `?` cross `/`.
-  const one = opts.separator === false ? "[\\s\\S]" : NON_SEP;
-  const chars = Array.from(pattern);
-  let pos = 0;
-  let out = "^";
-  const cls = (): boolean => {
-    out += "[";
-    if (chars[pos] === "!") {
-      pos++;
-      out += "^";
-    }
-    while (pos < chars.length) {
-      const c = chars[pos++]!;
-      if (c === "]") {
-        out += "]";
-        return true;
-      }
-      if (c === "\\") {
-        if (pos >= chars.length) return false;
-        out += literal(chars[pos++]!, true);
-      } else out += c === "[" ? "\\[" : c;
-    }
-    return false; // unterminated character class
-  };
-  const seq = (sub: boolean): boolean => {
-    while (pos < chars.length) {
-      const c = chars[pos++]!;
-      if (sub && c === "}") {
-        out += ")";
-        return true;
-      }
-      switch (c) {
-        case "*":
-          if (chars[pos] === "*") {
-            pos++;
-            out += ".*";
-          } else out += `${one}*`;
-          break;
-        case "?":
-          out += one;
-          break;
-        case "[":
-          if (!cls()) return false;
-          break;
-        case "{":
-          out += "(?:";
-          if (!seq(true)) return false;
-          break;
-        case ",":
-          out += sub ? "|" : ",";
-          break;
-        case "\\":
-          if (pos >= chars.length) return false; // no character to escape
-          out += literal(chars[pos++]!);
-          break;
-        default:
-          out += literal(c);
-      }
-    }
-    return !sub; // an alternative never closed
-  };
-  if (!seq(false)) return null;
-  try {
-    return new RegExp(`${out}$`, "u");
-  } catch {
-    return null;
-  }
-}
+// Globs: `lib/glob.ts` (modules/glob; also what decides Gitea's GlobPattern binding, a webhook's branch_filter).
 
 /** The rules of a `.gitea/template` file: globs of files to expand and of paths to leave out. */
 export interface TemplateRules {
-  expand: RegExp[];
-  exclude: RegExp[];
+  expand: Glob[];
+  exclude: Glob[];
 }
 
 /**
@@ -118,7 +36,7 @@ export function parseTemplateRules(content: string): TemplateRules {
   return rules;
 }
 
-export const matchesAny = (globs: readonly RegExp[], path: string) => globs.some((g) => g.test(path));
+export const matchesAny = (globs: readonly Glob[], path: string) => globs.some((g) => g.test(path));
 
 // ---------------------------------------------------------------------------------------------
 // Go's unicode predicates and case mapping (one rune at a time, never a longer string)

@@ -14,7 +14,7 @@ import type { Bound } from "../db/sql.ts";
 import { decryptSecret } from "../lib/crypto.ts";
 import { OutboundError, send, type Hop, type OutboundRequest } from "../lib/outbound.ts";
 import type { Settings } from "../lib/settings.ts";
-import { compileGlob } from "../lib/template-expansion.ts";
+import { compileGlob } from "../lib/glob.ts";
 
 /** How long a claim holds a task before another sweep may take it over. */
 export const CLAIM_LEASE_S = 120;

@@ -15,7 +15,7 @@ import { encryptSecret } from "../lib/crypto.ts";
 import { ApiError, badRequest, notFound, unprocessable } from "../lib/errors.ts";
 import { reqOrgOwnership } from "../lib/guards.ts";
 import { isAllowedHost } from "../lib/hosts.ts";
-import { compileGlob } from "../lib/template-expansion.ts";
+import { compileGlob } from "../lib/glob.ts";
 import type { Page } from "../lib/pagination.ts";
 import { nowUnix } from "./common.ts";
 

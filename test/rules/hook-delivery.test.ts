@@ -208,6 +208,8 @@ describe("what is delivered", () => {
     expect(branchAdmitted("main", "develop")).toBe(false);
     expect(branchAdmitted("", "anything")).toBe(true);
     expect(branchAdmitted("main", "")).toBe(true);
+    // An owner's filter cannot stall the server: no backtracking (this one held a regular expression for minutes).
+    expect(branchAdmitted(`${"*a".repeat(10)}*c`, "a".repeat(60))).toBe(false);
     const o = await seedOrg(t, owner);
     const h = await hook(o, { events: ["push"], branch_filter: "release-*" });
     const repo = await orgRepo(o, { auto_init: true });

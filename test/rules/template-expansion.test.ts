@@ -51,6 +51,10 @@ describe("generate: .gitea/template globs (gobwas/glob with '/' as separator)", 
     expect(matches("\\*", "*")).toBe(true);
     expect(matches("my-file.txt", "my-file.txt")).toBe(true);
     expect(matches("google.com", "gobwas.com")).toBe(false);
+    // Matching never backtracks: a pattern of many stars against a long near-miss answers (a
+    // backtracking regular expression did not within any test's time).
+    expect(compileGlob(`${"*a".repeat(12)}*c`)!.test("a".repeat(4000))).toBe(false);
+    expect(compileGlob(`${"*a".repeat(12)}*c`, { separator: false })!.test(`${"a/".repeat(2000)}c`)).toBe(true);
     expect(compileGlob("[abc")).toBeNull();
     expect(compileGlob("{a,b")).toBeNull();
     expect(compileGlob("a\\")).toBeNull();
