@@ -11,7 +11,7 @@ import { createApp } from "./app.ts";
 import { loadSettings } from "./lib/settings.ts";
 import { R2ObjectStore, type R2BucketLike } from "./git/storage/r2-store.ts";
 import { fetchHop } from "./lib/outbound.ts";
-import { cleanupDeliveries, deliverPending } from "./services/hook-delivery.ts";
+import { cleanupDeliveries, deliverPending, SWEEP_MAX } from "./services/hook-delivery.ts";
 
 type Env = Record<string, unknown> & {
   DATABASE_URL?: string;
@@ -66,7 +66,8 @@ export default {
   },
   /** The webhook queue's consumer: every message means "deliver what is pending". */
   async queue(batch: { ackAll(): void }, env: Env) {
-    await deliver(env);
+    // A sweep that stopped at its bound leaves the rest to the next message.
+    if ((await deliver(env)) >= SWEEP_MAX) await env.HOOK_DELIVERIES?.send({ deliver: true });
     batch.ackAll();
   },
   /** The cron sweep (wrangler.toml `[triggers]`): deliveries whose queue message or claim was lost; records older than a week. */

@@ -66,16 +66,34 @@ export function hookTasks(s: HookSource, event: string, payload: string, now: nu
   return [insertHookTasks.bind({ event, ref: "", payload, now, owner: s.repo.owner.id })];
 }
 
+/** Where the inserted row's own values go in a payload rendered before the insert (see hookTasksOfNewRepo). */
+export interface NewRepoFields {
+  id: unknown;
+  empty: unknown;
+  size: unknown;
+}
+
 /**
- * The task statement of an event of a repository the same write inserts, whose id is not known
- * yet: `payload(id)` renders with a placeholder id, and the statement writes the inserted row's id
- * in its place. The placeholder is a fresh random token, so no text of the payload can collide.
+ * The task statement of an event of a repository the same write inserts: `payload(fields)` renders
+ * with placeholders for the row's id, `empty` and `size` (in that order in the text), and the
+ * statement writes the inserted row's values in their place — after the batch's initial commit, if
+ * any. The placeholders are fresh random tokens, so no text of the payload can collide.
  */
-export function hookTasksOfNewRepo(s: HookSource, event: string, created: RepositoryRow, payload: (id: unknown) => string, now: number): Bound<number>[] {
+export function hookTasksOfNewRepo(s: HookSource, event: string, created: RepositoryRow, payload: (fields: NewRepoFields) => string, now: number): Bound<number>[] {
   if (!hooksPossible(s.repo)) return [];
-  const token = crypto.randomUUID();
-  const [head = "", tail = ""] = payload(token).split(JSON.stringify(token));
-  return [insertHookTasksOfNewRepo.bind({ event, ref: "", head, tail, now, owner: s.repo.owner.id, repoOwner: created.ownerId, lowerName: created.lowerName })];
+  const nonce = crypto.randomUUID();
+  const fields = { id: `${nonce}:id`, empty: `${nonce}:empty`, size: `${nonce}:size` };
+  const text = payload(fields);
+  const parts: string[] = [];
+  let rest = text;
+  for (const token of [fields.id, fields.empty, fields.size]) {
+    const at = rest.indexOf(JSON.stringify(token));
+    if (at < 0) throw new Error(`hookTasksOfNewRepo: the payload of ${event} has no ${token.slice(nonce.length + 1)} placeholder in order`);
+    parts.push(rest.slice(0, at));
+    rest = rest.slice(at + JSON.stringify(token).length);
+  }
+  const [p0 = "", p1 = "", p2 = ""] = parts;
+  return [insertHookTasksOfNewRepo.bind({ event, ref: "", p0, p1, p2, p3: rest, now, owner: s.repo.owner.id, repoOwner: created.ownerId, lowerName: created.lowerName })];
 }
 
 /** Column defaults of a repository row (what an insert leaves to the schema). */
@@ -175,7 +193,7 @@ export function pushHookEvents(s: HookSource, r: RefChange): [string, string, st
   }
   if (r.kind === "delete") return [["delete", del(), branch]];
   const after = r.new ?? ZERO;
-  if (r.kind === "update") return [["push", push(r.old ?? ZERO, after, compareUrl(r.old, after), r.commits, r.totalCommits, r.commits[0] ?? null), branch]];
+  if (r.kind === "update") return [["push", push(r.old ?? ZERO, after, compareUrl(r.old, after), r.commits, r.totalCommits, r.head ?? r.commits[0] ?? null), branch]];
   // A new branch: its head and history (at most 10), compared from the parent of the oldest listed
   // commit, else from the default branch, else no comparison (Gitea's push.go).
   const history = r.history ?? r.commits;

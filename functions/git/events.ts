@@ -34,7 +34,7 @@ export interface RefChange {
   totalCommits: number;
   /** True when `new` does not contain `old` (a forced update). */
   forced: boolean;
-  /** A created tag's commit (an annotated tag peeled), when it names one. */
+  /** With file lists asked for: a created tag's commit (an annotated tag peeled), a branch's new tip. */
   head?: CommitSummary;
   /** A created branch's head and history (`git log -n 10`), when file lists were asked for: what Gitea's push webhook lists for a new branch. */
   history?: CommitSummary[];
@@ -86,6 +86,8 @@ export async function buildPushEvent(
       }
       change.totalCommits = range.length;
       for (const oid of range.slice(0, limits.maxCommitSummaries)) change.commits.push(await summary(oid));
+      // Gitea's push payload names the new tip as its head commit, even when no commit is new (a rewind).
+      if (limits.commitFiles) change.head = change.commits[0]?.oid === u.new ? change.commits[0] : await summary(u.new).catch(() => undefined);
       if (limits.commitFiles && u.old === null) {
         const log = await rangeWalk(commits, { include: [u.new], exclude: [], stopAfter: NEW_BRANCH_HISTORY });
         change.history = [];

@@ -8,7 +8,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import { isAllowedAddress } from "./hosts.ts";
-import { OutboundError, type Hop } from "./outbound.ts";
+import { OutboundError, type Hop, type OutboundResponse } from "./outbound.ts";
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
@@ -26,7 +26,7 @@ function guardedLookup(allowList: readonly string[]) {
 }
 
 export const nodeHop: Hop = (req, opts) =>
-  new Promise((resolve, reject) => {
+  new Promise<OutboundResponse>((resolve, reject) => {
     const url = new URL(req.url);
     const host = url.hostname.replace(/^\[|\]$/g, "");
     // An address literal is not looked up: it is checked as it is.
@@ -64,3 +64,4 @@ export const nodeHop: Hop = (req, opts) =>
     });
     r.end(body ?? undefined);
   });
+nodeHop.checksAddresses = true;

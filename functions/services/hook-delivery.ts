@@ -9,7 +9,7 @@
  * its queue consumer and scheduled sweep (functions/worker.ts).
  */
 import type { Driver } from "../db/driver.ts";
-import { claimHookTasks, claimedHookTasks, cleanupHookTasks, dropHookTask, recordDelivery, type ClaimedTask } from "../db/queries/hook-tasks.ts";
+import { claimHookTask, claimedHookTasks, cleanupHookTasks, dropHookTask, recordDelivery, type ClaimedTask } from "../db/queries/hook-tasks.ts";
 import type { Bound } from "../db/sql.ts";
 import { decryptSecret } from "../lib/crypto.ts";
 import { OutboundError, send, type Hop, type OutboundRequest } from "../lib/outbound.ts";
@@ -18,8 +18,10 @@ import { compileGlob } from "../lib/glob.ts";
 
 /** How long a claim holds a task before another sweep may take it over. */
 export const CLAIM_LEASE_S = 120;
-/** Tasks claimed per sweep step, delivered concurrently. */
-const CLAIM_BATCH = 8;
+/** Deliveries in flight at once per sweep (each slot claims its next task when it is done). */
+const SLOTS = 8;
+/** Deliveries one sweep makes at most before it returns (the caller starts another). */
+export const SWEEP_MAX = 400;
 
 export interface DeliveryDeps {
   driver: Driver;
@@ -138,22 +140,25 @@ async function deliverOne(deps: DeliveryDeps, claim: string, c: ClaimedTask): Pr
 }
 
 /**
- * Delivers every pending task, batch by batch, until none is left (or `maxRounds` batches ran);
- * returns how many were claimed. Concurrent sweeps (two processes, two queue invocations) never
- * deliver one task twice while its claim holds.
+ * Delivers pending tasks in SLOTS concurrent slots until none is left or SWEEP_MAX were claimed;
+ * returns how many were. Concurrent sweeps (two processes, two queue invocations) never deliver
+ * one task twice while its claim holds, and never two of one hook's at once.
  */
-export async function deliverPending(deps: DeliveryDeps, maxRounds = 50): Promise<number> {
+export async function deliverPending(deps: DeliveryDeps): Promise<number> {
   let count = 0;
-  for (let round = 0; round < maxRounds; round++) {
-    const claim = crypto.randomUUID();
-    const now = nowUnix();
-    const claimed = claimedHookTasks.bind({ claim });
-    const [, rows] = await run(deps.driver, [claimHookTasks.bind({ claim, now, staleBefore: now - CLAIM_LEASE_S + 1, limit: CLAIM_BATCH }), claimed], "write");
-    const tasks = (rows ?? []).map(claimed.map);
-    if (!tasks.length) break;
-    count += tasks.length;
-    await Promise.all(tasks.map((t) => deliverOne(deps, claim, t).catch(() => undefined)));
-  }
+  const slot = async () => {
+    while (count < SWEEP_MAX) {
+      const claim = crypto.randomUUID();
+      const now = nowUnix();
+      const claimed = claimedHookTasks.bind({ claim });
+      const [, rows] = await run(deps.driver, [claimHookTask.bind({ claim, now, staleBefore: now - CLAIM_LEASE_S + 1 }), claimed], "write");
+      const task = rows?.[0];
+      if (!task) return;
+      count++;
+      await deliverOne(deps, claim, claimed.map(task)).catch(() => undefined);
+    }
+  };
+  await Promise.all(Array.from({ length: SLOTS }, slot));
   return count;
 }
 
@@ -198,10 +203,11 @@ export class HookDeliverer {
       return;
     }
     this.running = (async () => {
+      let n = 0;
       do {
         this.again = false;
-        await deliverPending(this.deps).catch(() => undefined);
-      } while (this.again);
+        n = await deliverPending(this.deps).catch(() => 0);
+      } while (this.again || n >= SWEEP_MAX);
     })().finally(() => {
       this.running = null;
     });

@@ -42,7 +42,7 @@ import { indexedKeyword, likePattern, nowUnix, site, viewerOf } from "./common.t
 import { deleteStorage, releaseSharedPacks } from "./repo-storage.ts";
 import { sharedPacksOfRepo } from "../db/queries/storage.ts";
 import { eventStatements } from "../events/index.ts";
-import { forkPayload, hookRepository, hookTasks, hookTasksOfNewRepo, hooksPossible, pendingRepoRow, repositoryPayload, type HookRepo, type HookSource } from "../events/hooks.ts";
+import { forkPayload, hookRepository, hookTasks, hookTasksOfNewRepo, hooksPossible, pendingRepoRow, repositoryPayload, type HookRepo, type HookSource, type NewRepoFields } from "../events/hooks.ts";
 import { checkAutoInit, prepareAutoInit, signatureOf, type InitTarget, type PreparedInit } from "./git-init.ts";
 import { generateError, prepareGeneratedContent, repoVars } from "./git-generate.ts";
 import { gitState, openRepository, repoStateFrom } from "./git-state.ts";
@@ -217,10 +217,11 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
   commands.push(CREATE.ownerCount.bind({ ownerId: n.owner.id }));
   if (n.fork) commands.push(CREATE.forkCount.bind({ baseId: n.fork.id }));
   commands.push(...eventStatements([{ kind: "repository.created", repo: { ownerId: key.ownerId, lowerName: key.lower }, doerId: n.doer.id, ownerId: n.owner.id, isPrivate: n.isPrivate }], now));
-  commands.push(...newRepoHookTasks(ctx, n, key.lower, now));
   const base = n.fork;
   if (base) commands.push(...CREATE.forkGit.map((c) => c.bind({ ...key, baseId: base.id })));
   if (n.gitStatements) commands.push(...n.gitStatements(CREATE.newRepoId(key)).map((q) => commandOnce("repoCreateGit", q)));
+  // After the git rows: the payloads show the repository as the batch leaves it.
+  commands.push(...newRepoHookTasks(ctx, n, key.lower, now));
   try {
     const { row } = await write(ctx, commands, { row: CREATE.row.bind(key) });
     return only(row, "repoCreated");
@@ -244,10 +245,10 @@ function newRepoHookTasks(ctx: Ctx, n: NewRepo, lowerName: string, now: number):
   });
   const src: HookSource = { repo: { repo: created, owner: n.owner, units: n.units.map(([type, config]) => ({ type, config })) }, doer: n.doer.row, site: site(ctx) };
   // A fork shows its base as `parent`, as Gitea's ToRepo does.
-  const json = (id: unknown) => ({ ...hookRepository(src.repo, src.site, ACCESS.owner, n.forkBase?.repo ?? null), id });
+  const json = (f: NewRepoFields) => ({ ...hookRepository(src.repo, src.site, ACCESS.owner, n.forkBase?.repo ?? null), ...f });
   const out: Bound<number>[] = [];
-  if (n.forkBase) out.push(...hookTasksOfNewRepo({ ...src, repo: n.forkBase.repo }, "fork", created, (id) => forkPayload(src, n.forkBase!.repo, n.forkBase!.mode, json(id)), now));
-  out.push(...hookTasksOfNewRepo(src, "repository", created, (id) => repositoryPayload(src, "created", json(id)), now));
+  if (n.forkBase) out.push(...hookTasksOfNewRepo({ ...src, repo: n.forkBase.repo }, "fork", created, (f) => forkPayload(src, n.forkBase!.repo, n.forkBase!.mode, json(f)), now));
+  out.push(...hookTasksOfNewRepo(src, "repository", created, (f) => repositoryPayload(src, "created", json(f)), now));
   if (out.length) ctx.outbox.hookTasks = true;
   return out;
 }

@@ -77,6 +77,12 @@ for (const target of targets()) {
       expect(push!.json).toMatchObject({ ref: "refs/heads/main", after: head, total_commits: 2, head_commit: { id: head, message: "readme\n", added: ["README.md"], author: { email: "admin@example.com", username: target.admin.name } }, pusher: { login: target.admin.name } });
       expect(push!.json.commits.map((c: { message: string }) => c.message)).toEqual(["readme\n", "first\n"]);
       expect(push!.headers["x-hub-signature-256"]).toBe(`sha256=${createHmac("sha256", "e2e-hook-secret").update(push!.body).digest("hex")}`);
+
+      // A force push that rewinds the branch lists no commit and names the new tip as the head.
+      const first = (await s.gitText(["rev-parse", "HEAD~1"], { cwd: dir })).trim();
+      await s.git(["push", "-q", "-f", `http://${target.admin.name}:${target.admin.token}@${host}/${org}/${name}.git`, "HEAD~1:refs/heads/main"], { cwd: dir });
+      const [, rewind] = await deliveries("push", repo.full_name, 2);
+      expect(rewind!.json).toMatchObject({ before: head, after: first, commits: [], total_commits: 0, head_commit: { id: first, message: "first\n" } });
     });
   });
 }

@@ -25,7 +25,7 @@ interface Received {
 /** A webhook receiver on loopback: records every request; `answer` decides the status (and a redirect). */
 class Receiver {
   readonly got: Received[] = [];
-  answer: (r: Received) => { status: number; location?: string } = () => ({ status: 200 });
+  answer: (r: Received) => { status: number; location?: string; delayMs?: number } = () => ({ status: 200 });
   private server: Server | null = null;
   url = "";
 
@@ -37,8 +37,10 @@ class Receiver {
         const r = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.concat(parts).toString("utf8") };
         this.got.push(r);
         const a = this.answer(r);
-        res.writeHead(a.status, a.location ? { Location: a.location } : { "Content-Type": "text/plain" });
-        res.end("thanks");
+        setTimeout(() => {
+          res.writeHead(a.status, a.location ? { Location: a.location } : { "Content-Type": "text/plain" });
+          res.end("thanks");
+        }, a.delayMs ?? 0);
       });
     });
     await new Promise<void>((ok) => this.server!.listen(0, "127.0.0.1", ok));
@@ -128,16 +130,29 @@ describe("what is delivered", () => {
     expect(rows[0]!.requestContent).not.toContain("hook-auth");
   });
 
-  it("only active hooks that chose the event get a task; a user's repositories reach no organization hook; the create keeps its 2 round trips", async () => {
+  it("a repository created with an initial commit is announced as the batch left it: not empty, with its size", async () => {
+    const o = await seedOrg(t, owner);
+    await hook(o, { events: ["repository"] });
+    const repo = await orgRepo(o, { auto_init: true });
+    const stored = await (await t.request(`/api/v1/repos/${repo.full_name}`, { headers: token(o.ownerToken) })).json();
+    expect(stored.empty).toBe(false);
+    await deliver();
+    const [got] = rx.of("repository").filter((r) => r.json.repository.full_name === repo.full_name);
+    expect(got!.json.repository).toMatchObject({ id: repo.id, empty: false, size: stored.size });
+  });
+
+  it("only active gitea/gogs hooks that chose the event get a task; a user's repositories reach no organization hook; the create keeps its 2 round trips", async () => {
     const o = await seedOrg(t, owner);
     const inactive = await hook(o, { events: ["repository"], active: false });
+    // Slack and the other chat types want their own message formats (not built): no deliveries.
+    const slack = await hook(o, { type: "slack", events: ["repository"], config: { channel: "#ci" } });
     const pushOnly = await hook(o, { events: ["push"] });
     const res = await t.request(`/api/v1/orgs/${o.name}/repos`, { method: "POST", headers: token(o.ownerToken), json: { name: "quiet" } });
     expect(res.status).toBe(201);
     expect(roundTrips(res)).toBe(2);
     const mine = await t.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: `mine${Date.now()}` } });
     expect(mine.status).toBe(201);
-    for (const id of [inactive.id, pushOnly.id]) expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, id))).toEqual([]);
+    for (const id of [inactive.id, pushOnly.id, slack.id]) expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, id))).toEqual([]);
   });
 
   it("a write that fails records no delivery (the tasks ride in its batch)", async () => {
@@ -342,5 +357,23 @@ describe("how it is delivered", () => {
     await deliver();
     expect(rx.got.slice(before).filter((r) => r.body.includes(o.name))).toEqual([]);
     expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id))).toEqual([]);
+  });
+
+  it("a slow receiver holds one delivery slot, not the others: a hook's deliveries go one at a time, in event order", async () => {
+    const slow = await seedOrg(t, owner);
+    const fast = await seedOrg(t, owner);
+    await hook(slow, { events: ["repository"], config: { url: `${rx.url}/slow` } });
+    await hook(fast, { events: ["repository"] });
+    const made: number[] = [];
+    for (let i = 0; i < 10; i++) made.push((await orgRepo(slow)).id);
+    await orgRepo(fast);
+    rx.answer = (r) => ({ status: 200, delayMs: r.url === "/slow" ? 100 : 0 });
+    const before = rx.got.length;
+    await deliver();
+    rx.answer = () => ({ status: 200 });
+    const order = rx.got.slice(before).map((r) => JSON.parse(r.body) as { organization: { login: string }; repository: { id: number } });
+    // The fast organization's one delivery does not wait behind the slow one's ten.
+    expect(order.findIndex((p) => p.organization.login === fast.name)).toBeLessThan(2);
+    expect(order.filter((p) => p.organization.login === slow.name).map((p) => p.repository.id)).toEqual(made);
   });
 });

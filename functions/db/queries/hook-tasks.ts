@@ -11,10 +11,12 @@ const UUID_SQL = `lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) 
 
 /**
  * The hooks an event reaches: the active hooks of organization `owner` that chose the event
- * (Gitea's API-made hooks are always `choose_events`). Repository hooks (`repo_id` ≠ 0) are not
+ * (Gitea's API-made hooks are always `choose_events`), of the types whose payload is Gitea's own
+ * JSON (`gitea`, `gogs`): Slack, Discord, Matrix … want their own message formats, which are not
+ * built here, so those hooks are kept but get no deliveries. Repository hooks (`repo_id` ≠ 0) are not
  * made by this app. Branch filters are matched when a task is delivered (`ref_name`).
  */
-const HOOKS_OF_EVENT = `FROM webhook w WHERE w.owner_id = ? AND w.repo_id = 0 AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)`;
+const HOOKS_OF_EVENT = `FROM webhook w WHERE w.owner_id = ? AND w.repo_id = 0 AND w.is_active = 1 AND w.type IN ('gitea', 'gogs') AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)`;
 
 /**
  * A push payload's text from its pieces (a JSON array): text, an e-mail, text, an e-mail, …, text,
@@ -53,33 +55,39 @@ export type HookTaskValues = {
 export const insertHookTasks = command<HookTaskValues>(
   "insertHookTasks",
   sql`INSERT INTO hook_task (hook_id, uuid, event_type, ref_name, payload_content, created_unix) SELECT w.id, ${sql.raw(UUID_SQL)}, ${p("event")}, ${p("ref")}, ${p("payload")}, ${p("now")}
-    FROM webhook w WHERE w.owner_id = ${p("owner")} AND w.repo_id = 0 AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ${p("event")})`,
+    FROM webhook w WHERE w.owner_id = ${p("owner")} AND w.repo_id = 0 AND w.is_active = 1 AND w.type IN ('gitea', 'gogs') AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ${p("event")})`,
 );
 
 /**
  * The same for a repository inserted in the same batch (found by :repoOwner and :lowerName; the
- * hooks are :owner's — a fork's event goes to its base's owner): the payload is :head, the new
- * row's id, :tail (the service split it where the id goes).
+ * hooks are :owner's — a fork's event goes to its base's owner): the payload is :p0, the new
+ * row's id, :p1, its `empty`, :p2, its `size` in KiB, :p3 — as the batch left them (an initial
+ * commit in the same batch made it non-empty); the service split the payload where they go.
  */
-export const insertHookTasksOfNewRepo = command<Omit<HookTaskValues, "payload"> & { head: string; tail: string; repoOwner: number; lowerName: string }>(
+export const insertHookTasksOfNewRepo = command<Omit<HookTaskValues, "payload"> & { p0: string; p1: string; p2: string; p3: string; repoOwner: number; lowerName: string }>(
   "insertHookTasksOfNewRepo",
   sql`INSERT INTO hook_task (hook_id, uuid, event_type, ref_name, payload_content, created_unix)
-    SELECT w.id, ${sql.raw(UUID_SQL)}, ${p("event")}, ${p("ref")}, ${p("head")} || r.id || ${p("tail")}, ${p("now")}
+    SELECT w.id, ${sql.raw(UUID_SQL)}, ${p("event")}, ${p("ref")},
+      ${p("p0")} || r.id || ${p("p1")} || (CASE WHEN r.is_empty THEN 'true' ELSE 'false' END) || ${p("p2")} || (r.size / 1024) || ${p("p3")}, ${p("now")}
     FROM webhook w JOIN repository r ON r.owner_id = ${p("repoOwner")} AND r.lower_name = ${p("lowerName")}
-    WHERE w.owner_id = ${p("owner")} AND w.repo_id = 0 AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ${p("event")})`,
+    WHERE w.owner_id = ${p("owner")} AND w.repo_id = 0 AND w.is_active = 1 AND w.type IN ('gitea', 'gogs') AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ${p("event")})`,
 );
 
 /** A hook's tasks go with it (Gitea's DeleteWebhookByID). */
 export const deleteTasksOfHook = command<{ id: number }>("deleteTasksOfHook", sql`DELETE FROM hook_task WHERE hook_id = ${p("id")}`);
 
 /**
- * Claims up to :limit pending tasks for one deliverer: undelivered, and unclaimed or claimed before
- * :staleBefore (a deliverer that stopped mid-way). Oldest first.
+ * Claims the oldest pending task for one deliverer slot: undelivered, unclaimed or claimed before
+ * :staleBefore (a deliverer that stopped mid-way), and of a hook with no delivery in flight — a
+ * hook's deliveries go out one at a time in event order, and a slow receiver holds one slot, not
+ * every other organization's deliveries.
  */
-export const claimHookTasks = command<{ claim: string; now: number; staleBefore: number; limit: number }>(
-  "claimHookTasks",
+export const claimHookTask = command<{ claim: string; now: number; staleBefore: number }>(
+  "claimHookTask",
   sql`UPDATE hook_task SET claim = ${p("claim")}, claimed_unix = ${p("now")}
-    WHERE id IN (SELECT id FROM hook_task WHERE is_delivered = 0 AND claimed_unix < ${p("staleBefore")} ORDER BY id LIMIT ${p("limit")})`,
+    WHERE id = (SELECT t.id FROM hook_task t WHERE t.is_delivered = 0 AND t.claimed_unix < ${p("staleBefore")}
+      AND NOT EXISTS (SELECT 1 FROM hook_task f WHERE f.hook_id = t.hook_id AND f.is_delivered = 0 AND f.claimed_unix >= ${p("staleBefore")})
+      ORDER BY t.id LIMIT 1)`,
 );
 
 const T = columnsOf(hookTask, "t", ["requestContent", "responseContent"]);
@@ -115,7 +123,7 @@ export const dropHookTask = command<{ id: number; claim: string }>("dropHookTask
 /** How many active hooks organization :owner (a lower-case name) has: a push to its repositories prepares webhook payloads only when some exist. */
 export const activeHooksOfOwner = query<number, { owner: string }>(
   "activeHooksOfOwner",
-  sql`SELECT COUNT(*) FROM webhook WHERE repo_id = 0 AND is_active = 1 AND owner_id = (SELECT id FROM user WHERE lower_name = ${p("owner")} AND type = 1)`,
+  sql`SELECT COUNT(*) FROM webhook WHERE repo_id = 0 AND is_active = 1 AND type IN ('gitea', 'gogs') AND owner_id = (SELECT id FROM user WHERE lower_name = ${p("owner")} AND type = 1)`,
   (r) => Number(r[0] ?? 0),
 );
 
