@@ -75,6 +75,14 @@ function checkTarget(ctx: Ctx, url: string) {
   if (!isAllowedHost(url, ctx.settings.webhook.allowedHostList)) throw unprocessable(`webhook can only call allowed HTTP servers (check your webhook.ALLOWED_HOST_LIST setting), deliver to ${new URL(url).host} is blocked`);
 }
 
+/**
+ * An Authorization header value must be one an HTTP request can carry (no CR, LF or NUL): a value
+ * that could not be sent is refused when it is given, not at every delivery (Go's client fails then).
+ */
+function checkHeaderValue(value: string | undefined) {
+  if (value !== undefined && /[\r\n\0]/.test(value)) throw unprocessable("[AuthorizationHeader]: invalid header value");
+}
+
 async function seal(ctx: Ctx, value: string) {
   if (!value) return "";
   const key = ctx.settings.security.secretKey;
@@ -139,6 +147,7 @@ export async function createHook(ctx: Ctx, orgName: string, form: HookForm) {
     }
   }
   if (form.branch_filter && !globOk(form.branch_filter)) throw unprocessable("[BranchFilter]: GlobPattern");
+  checkHeaderValue(form.authorization_header);
   const now = nowUnix();
   const values: HookValues = {
     ownerId: org.id,
@@ -191,7 +200,10 @@ export async function editHook(ctx: Ctx, orgName: string, id: number, form: Hook
     if (form.branch_filter && !globOk(form.branch_filter)) throw unprocessable("[BranchFilter]: GlobPattern");
     patch.branchFilter = form.branch_filter;
   }
-  if (form.authorization_header !== undefined) patch.authHeaderEnc = await seal(ctx, form.authorization_header);
+  if (form.authorization_header !== undefined) {
+    checkHeaderValue(form.authorization_header);
+    patch.authHeaderEnc = await seal(ctx, form.authorization_header);
+  }
   if (form.active !== undefined) patch.isActive = form.active;
   if (form.name !== undefined) patch.name = form.name;
   const { updated } = await write(ctx, [], { updated: updateHook(patchKeys(patch)).bind({ ...patch, id: h.id }) });

@@ -59,6 +59,7 @@ describe("create", () => {
     [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "ma[in" }, 422, "[BranchFilter]: GlobPattern"],
     [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "main\\" }, 422, "[BranchFilter]: GlobPattern"],
     [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "[z-a]" }, 422, "[BranchFilter]: GlobPattern"],
+    [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, authorization_header: "Bearer a\r\nX-Injected: 1" }, 422, "[AuthorizationHeader]: invalid header value"],
   ])("%j → %i %s", async (json, status, message) => {
     const res = await create(json);
     expect(res.status).toBe(status);
@@ -107,6 +108,7 @@ describe("read, edit, delete", () => {
     await expectRefusal(t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { config: { url: "http://10.0.0.1/" } } }), 422, "webhook can only call allowed HTTP servers (check your webhook.ALLOWED_HOST_LIST setting), deliver to 10.0.0.1 is blocked");
     // An invalid glob is refused on edit as on create; braces outside a group are literal.
     await expectRefusal(t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { branch_filter: "ma[in" } }), 422, "[BranchFilter]: GlobPattern");
+    await expectRefusal(t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { authorization_header: "x\ny" } }), 422, "[AuthorizationHeader]: invalid header value");
     expect((await t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json: { branch_filter: "a}b" } })).status).toBe(200);
   });
 
