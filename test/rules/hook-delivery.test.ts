@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hookTask } from "../../functions/db/schema.ts";
+import { fetchHop, type Hop } from "../../functions/lib/outbound.ts";
 import { nodeHop } from "../../functions/lib/outbound-node.ts";
 import { loadSettings } from "../../functions/lib/settings.ts";
 import { branchAdmitted, cleanupDeliveries, deliverPending, KEEP_DELIVERED_MS } from "../../functions/services/hook-delivery.ts";
@@ -48,7 +49,8 @@ class Receiver {
   }
 
   of(event: string) {
-    return this.got.filter((r) => r.headers["x-gitea-event"] === event).map((r) => ({ ...r, json: JSON.parse(r.body) }));
+    const payload = (r: Received) => (r.headers["content-type"] === "application/x-www-form-urlencoded" ? new URLSearchParams(r.body).get("payload")! : r.body);
+    return this.got.filter((r) => r.headers["x-gitea-event"] === event).map((r) => ({ ...r, json: JSON.parse(payload(r)) }));
   }
 
   stop() {
@@ -62,8 +64,8 @@ let owner: SeededUser;
 let tk: string;
 let org: SeededOrg;
 const rx = new Receiver();
-const deliver = (env: Record<string, string> = ENV) =>
-  deliverPending({ driver: t.driver, settings: loadSettings({ GITEA__server__ROOT_URL: ROOT, GITEA__security__SECRET_KEY: "test-secret-key-0123456789", ...env }), hop: nodeHop });
+const deliver = (env: Record<string, string> = ENV, hop: Hop = nodeHop) =>
+  deliverPending({ driver: t.driver, settings: loadSettings({ GITEA__server__ROOT_URL: ROOT, GITEA__security__SECRET_KEY: "test-secret-key-0123456789", ...env }), hop });
 
 beforeAll(async () => {
   t = await testApp(ENV);
@@ -294,6 +296,23 @@ describe("how it is delivered", () => {
     const [row2] = await t.db.select().from(hookTask).where(eq(hookTask.hookId, h2.id));
     expect(row2).toMatchObject({ isDelivered: true, isSucceed: false });
     expect(JSON.parse(row2!.responseContent).body).toContain("169.254.169.254 is blocked");
+  });
+
+  it("the Worker's hop (fetch, no resolver) delivers the same and judges every hop's host as written", async () => {
+    const o = await seedOrg(t, owner);
+    await hook(o, { events: ["repository"], config: { url: `${rx.url}/hop`, secret: "fetch-secret" } });
+    const redirected = await seedOrg(t, owner);
+    const h2 = await hook(redirected, { events: ["repository"], config: { url: `${rx.url}/away` } });
+    rx.answer = (r) => (r.url === "/away" ? { status: 302, location: "http://[::ffff:a9fe:a9fe]/latest" } : { status: 200 });
+    await orgRepo(o);
+    await orgRepo(redirected);
+    await deliver(ENV, fetchHop);
+    rx.answer = () => ({ status: 200 });
+    const [got] = rx.of("repository").filter((r) => r.json.organization.login === o.name);
+    expect(got!.headers["x-gitea-signature"]).toBe(sign("fetch-secret", got!.body));
+    const [row] = await t.db.select().from(hookTask).where(eq(hookTask.hookId, h2.id));
+    expect(row).toMatchObject({ isDelivered: true, isSucceed: false });
+    expect(JSON.parse(row!.responseContent).body).toMatch(/is blocked$/);
   });
 
   it("a hook deleted after the event takes its tasks along; one made inactive is recorded as failed with nothing sent", async () => {
