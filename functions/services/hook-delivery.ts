@@ -10,7 +10,7 @@
  */
 import type { Driver } from "../db/driver.ts";
 import { claimHookTask, claimedHookTasks, cleanupHookTasks, dropHookTask, recordDelivery, type ClaimedTask } from "../db/queries/hook-tasks.ts";
-import type { Bound } from "../db/sql.ts";
+import type { Bound, Row } from "../db/sql.ts";
 import { decryptSecret } from "../lib/crypto.ts";
 import { OutboundError, send, type Hop, type OutboundRequest } from "../lib/outbound.ts";
 import type { Settings } from "../lib/settings.ts";
@@ -99,7 +99,7 @@ export async function hookRequest(t: ClaimedTask["task"], hook: NonNullable<Clai
 /** Delivers one claimed task and records the exchange; a task that no longer applies is dropped. */
 async function deliverOne(deps: DeliveryDeps, claim: string, c: ClaimedTask): Promise<void> {
   const { task: t, hook } = c;
-  const drop = () => run(deps.driver, [dropHookTask.bind({ id: t.id, claim })], "write");
+  const drop = () => writeWithRetry(deps.driver, [dropHookTask.bind({ id: t.id, claim })]);
   // Re-checked at delivery: the hook must still exist and belong to an organization (a deleted
   // hook's tasks went with it; this closes the race with a delivery already claimed), and its
   // branch filter, as it is now, must admit the branch.
@@ -111,7 +111,7 @@ async function deliverOne(deps: DeliveryDeps, claim: string, c: ClaimedTask): Pr
   if (!hook.isActive) {
     const request = JSON.stringify({ url: hook.url, http_method: hook.httpMethod, headers: {}, body: t.payloadContent });
     const response = JSON.stringify({ status: 0, headers: {}, body: "Hook delivery skipped as webhook is inactive" });
-    await run(deps.driver, [recordDelivery.bind({ id: t.id, claim, delivered: Date.now() * 1_000_000, ok: false, request, response })], "write");
+    await writeWithRetry(deps.driver, [recordDelivery.bind({ id: t.id, claim, delivered: Date.now() * 1_000_000, ok: false, request, response })]);
     return;
   }
   const key = deps.settings.security.secretKey;
@@ -132,33 +132,107 @@ async function deliverOne(deps: DeliveryDeps, claim: string, c: ClaimedTask): Pr
   const headers = { ...(req?.headers ?? {}) };
   if (headers.Authorization) headers.Authorization = "******";
   const request = JSON.stringify({ url: req?.url ?? hook.url, http_method: req?.method ?? hook.httpMethod, headers, body: t.payloadContent });
-  await run(
-    deps.driver,
-    [recordDelivery.bind({ id: t.id, claim, delivered: Date.now() * 1_000_000, ok, request, response: JSON.stringify({ status: response.status, headers: response.headers, body: response.body }) })],
-    "write",
-  );
+  await writeWithRetry(deps.driver, [
+    recordDelivery.bind({ id: t.id, claim, delivered: Date.now() * 1_000_000, ok, request, response: JSON.stringify({ status: response.status, headers: response.headers, body: response.body }) }),
+  ]);
+}
+
+/** While a slot waits for another's delivery to end, it looks for newly claimable work this often. */
+const IDLE_POLL_MS = 1000;
+
+/**
+ * Runs a write of the deliverer again on a failure that may pass (the database busy or away):
+ * up to 5 tries over ~1.5 s. A record that still fails is logged; its task stays claimed and is
+ * sent again once the claim expires (at least once).
+ */
+async function writeWithRetry(driver: Driver, items: readonly Bound<unknown>[]): Promise<Row[][]> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await run(driver, items, "write");
+    } catch (err) {
+      if (attempt >= 4) throw err;
+      await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+    }
+  }
+}
+
+/** How a caller can make a running sweep look for work at once (new tasks were recorded). */
+export interface SweepControl {
+  wake?: () => void;
 }
 
 /**
  * Delivers pending tasks in SLOTS concurrent slots until none is left or SWEEP_MAX were claimed;
- * returns how many were. Concurrent sweeps (two processes, two queue invocations) never deliver
- * one task twice while its claim holds, and never two of one hook's at once.
+ * returns how many were. A slot that finds nothing claimable while other deliveries are in flight
+ * waits (for one to end, a wake, or — one waiting slot at a time — IDLE_POLL_MS) and looks again — a slow hook's backlog only
+ * becomes claimable one task at a time, and other hooks' tasks may arrive meanwhile. Slots never
+ * reject: the sweep returns only when every delivery it started has been sent and recorded (a
+ * Worker invocation that returned early would cancel them mid-way). Concurrent sweeps (two
+ * processes, two queue invocations) never deliver one task twice while its claim holds, and never
+ * two of one hook's at once.
  */
-export async function deliverPending(deps: DeliveryDeps): Promise<number> {
+export async function deliverPending(deps: DeliveryDeps, control: SweepControl = {}): Promise<number> {
   let count = 0;
+  let inFlight = 0;
+  let waiters: (() => void)[] = [];
+  const wakeAll = () => {
+    const w = waiters;
+    waiters = [];
+    for (const f of w) f();
+  };
+  control.wake = wakeAll;
+  // One waiting slot at a time polls (a claim is a write); the others wait for a delivery to end or a wake.
+  let polling = false;
+  const idle = () =>
+    new Promise<void>((resolve) => {
+      if (polling) {
+        waiters.push(resolve);
+        return;
+      }
+      polling = true;
+      let fired = false;
+      const done = () => {
+        if (fired) return;
+        fired = true;
+        clearTimeout(timer);
+        polling = false;
+        resolve();
+      };
+      const timer = setTimeout(done, IDLE_POLL_MS);
+      waiters.push(done);
+    });
   const slot = async () => {
     while (count < SWEEP_MAX) {
       const claim = crypto.randomUUID();
       const now = nowUnix();
       const claimed = claimedHookTasks.bind({ claim });
-      const [, rows] = await run(deps.driver, [claimHookTask.bind({ claim, now, staleBefore: now - CLAIM_LEASE_S + 1 }), claimed], "write");
-      const task = rows?.[0];
-      if (!task) return;
+      let task: Row | undefined;
+      try {
+        const [, rows] = await writeWithRetry(deps.driver, [claimHookTask.bind({ claim, now, staleBefore: now - CLAIM_LEASE_S + 1 }), claimed]);
+        task = rows?.[0];
+      } catch (err) {
+        console.error(`webhook delivery: claiming a task failed: ${(err as Error).message}`);
+        return;
+      }
+      if (!task) {
+        if (inFlight === 0) return;
+        await idle();
+        continue;
+      }
       count++;
-      await deliverOne(deps, claim, claimed.map(task)).catch(() => undefined);
+      inFlight++;
+      try {
+        await deliverOne(deps, claim, claimed.map(task));
+      } catch (err) {
+        console.error(`webhook delivery: task ${claimed.map(task).task.id}: ${(err as Error).message}`);
+      } finally {
+        inFlight--;
+        wakeAll();
+      }
     }
   };
   await Promise.all(Array.from({ length: SLOTS }, slot));
+  control.wake = undefined;
   return count;
 }
 
@@ -181,6 +255,7 @@ export class HookDeliverer {
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly deps: DeliveryDeps;
   private cleanedAt = 0;
+  private readonly control: SweepControl = {};
 
   constructor(deps: DeliveryDeps, intervalMs = 60_000) {
     this.deps = deps;
@@ -200,13 +275,14 @@ export class HookDeliverer {
   kick(): void {
     if (this.running) {
       this.again = true;
+      this.control.wake?.();
       return;
     }
     this.running = (async () => {
       let n = 0;
       do {
         this.again = false;
-        n = await deliverPending(this.deps).catch(() => 0);
+        n = await deliverPending(this.deps, this.control).catch(() => 0);
       } while (this.again || n >= SWEEP_MAX);
     })().finally(() => {
       this.running = null;

@@ -8,6 +8,7 @@ import { createHmac } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, targets, uniqName } from "../fixtures/targets.ts";
 import { Scratch } from "../git/helpers.ts";
@@ -83,6 +84,28 @@ for (const target of targets()) {
       await s.git(["push", "-q", "-f", `http://${target.admin.name}:${target.admin.token}@${host}/${org}/${name}.git`, "HEAD~1:refs/heads/main"], { cwd: dir });
       const [, rewind] = await deliveries("push", repo.full_name, 2);
       expect(rewind!.json).toMatchObject({ before: head, after: first, commits: [], total_commits: 0, head_commit: { id: first, message: "first\n" } });
+
+      // 24 branches in one push to three hooks: 96 deliveries, each made and recorded once (concurrent delivery slots).
+      for (const h of ["b", "c"]) {
+        const extra = await call("POST", `/api/v1/orgs/${org}/hooks`, { headers: adminHeaders, json: { type: "gitea", active: true, events: ["create"], config: { url: `${receiver}?${h}`, content_type: "json" } } });
+        expect(extra.status).toBe(201);
+      }
+      const refs = Array.from({ length: 24 }, (_, i) => `HEAD:refs/heads/many-${i}`);
+      await s.git(["push", "-q", `http://${target.admin.name}:${target.admin.token}@${host}/${org}/${name}.git`, ...refs], { cwd: dir });
+      const many = (await deliveries("create", repo.full_name, 1 + 72)).filter((d) => String(d.json.ref).startsWith("many-"));
+      expect(many).toHaveLength(72);
+      const manyPush = (await deliveries("push", repo.full_name, 2 + 24)).filter((d) => String(d.json.ref).startsWith("refs/heads/many-"));
+      expect(manyPush).toHaveLength(24);
+      expect(new Set([...many, ...manyPush].map((d) => d.headers["x-gitea-delivery"])).size).toBe(96);
+      // Every delivery recorded: nothing left pending or claimed.
+      const db = createClient({ url: target.databaseUrl });
+      let pending = -1;
+      for (let i = 0; i < 100 && pending !== 0; i++) {
+        pending = Number((await db.execute("SELECT COUNT(*) AS n FROM hook_task WHERE is_delivered = 0")).rows[0]!.n);
+        if (pending) await new Promise((r) => setTimeout(r, 100));
+      }
+      db.close();
+      expect(pending).toBe(0);
     });
   });
 }

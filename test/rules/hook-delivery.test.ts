@@ -395,4 +395,23 @@ describe("how it is delivered", () => {
     expect(order.findIndex((p) => p.organization.login === fast.name)).toBeLessThan(2);
     expect(order.filter((p) => p.organization.login === slow.name).map((p) => p.repository.id)).toEqual(made);
   });
+
+  it("work that arrives while a slow receiver holds a sweep is picked up by a waiting slot, not after the slow backlog", async () => {
+    const slow = await seedOrg(t, owner);
+    const late = await seedOrg(t, owner);
+    await hook(slow, { events: ["repository"], config: { url: `${rx.url}/slower` } });
+    await hook(late, { events: ["repository"] });
+    await orgRepo(slow);
+    await orgRepo(slow);
+    rx.answer = (r) => ({ status: 200, delayMs: r.url === "/slower" ? 2500 : 0 });
+    const before = rx.got.length;
+    const sweep = deliver();
+    // The sweep is under way, the slow hook's first delivery in flight; then another organization's event.
+    while (rx.got.length === before) await new Promise((r) => setTimeout(r, 20));
+    await orgRepo(late);
+    await sweep;
+    rx.answer = () => ({ status: 200 });
+    const order = rx.got.slice(before).map((r) => r.url);
+    expect(order).toEqual(["/slower", "/in", "/slower"]);
+  });
 });
