@@ -18,12 +18,14 @@ const v4 = (s: string): V4 | null => {
   return p.every((x) => x <= 255) ? p : null;
 };
 
-function classifyV4([a, b]: V4): Kind {
+function classifyV4([a, b, c]: V4): Kind {
   if (a === 127) return "loopback";
   if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return "private";
   // link-local (incl. cloud metadata 169.254.169.254), CGNAT, "this network", benchmarking, multicast, reserved
   if ((a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127) || a === 0 || (a === 198 && (b === 18 || b === 19)) || a >= 224) return "blocked";
-  if (a === 192 && b === 0) return "blocked";
+  // 192.0.0.0/24 (IETF protocol assignments) and 192.0.2.0/24 (TEST-NET-1) only: the rest of
+  // 192.0.0.0/16 is public address space (Gitea counts it external).
+  if (a === 192 && b === 0 && (c === 0 || c === 2)) return "blocked";
   return "external";
 }
 
