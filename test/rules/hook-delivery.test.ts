@@ -49,7 +49,8 @@ class Receiver {
   }
 
   of(event: string) {
-    const payload = (r: Received) => (r.headers["content-type"] === "application/x-www-form-urlencoded" ? new URLSearchParams(r.body).get("payload")! : r.body);
+    const payload = (r: Received) =>
+      r.method === "GET" ? new URL(r.url, "http://x").searchParams.get("payload")! : r.headers["content-type"] === "application/x-www-form-urlencoded" ? new URLSearchParams(r.body).get("payload")! : r.body;
     return this.got.filter((r) => r.headers["x-gitea-event"] === event).map((r) => ({ ...r, json: JSON.parse(payload(r)) }));
   }
 
@@ -112,6 +113,8 @@ describe("what is delivered", () => {
     expect(got!.headers["x-hub-signature-256"]).toBe(`sha256=${sign("hook-secret-1", got!.body)}`);
     expect(got!.headers["x-hub-signature"]).toBe(`sha1=${sign("hook-secret-1", got!.body, "sha1")}`);
     expect(got!.headers.authorization).toBe("Bearer hook-auth");
+    expect(got!.headers["x-gitea-hook-installation-target-type"]).toBe("organization");
+    expect(got!.headers["x-github-hook-installation-target-type"]).toBe("organization");
     // Gitea's RepositoryPayload, one-space indented; the id is the stored repository's.
     expect(got!.body.startsWith('{\n "action": "created",\n "repository": {\n  "id": ')).toBe(true);
     expect(got!.json).toMatchObject({
@@ -126,6 +129,8 @@ describe("what is delivered", () => {
     const rows = await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id));
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ isDelivered: true, isSucceed: true, eventType: "repository", uuid: got!.headers["x-gitea-delivery"] });
+    // Delivered at, in unix nanoseconds (Gitea's TimeStampNano).
+    expect(Math.abs(rows[0]!.delivered / 1e6 - Date.now())).toBeLessThan(60_000);
     expect(JSON.parse(rows[0]!.requestContent).headers.Authorization).toBe("******");
     expect(JSON.parse(rows[0]!.responseContent)).toMatchObject({ status: 200, body: "thanks" });
     expect(rows[0]!.requestContent + rows[0]!.responseContent).not.toContain("hook-secret-1");
@@ -328,6 +333,7 @@ describe("how it is delivered", () => {
     expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, gone.id))).toEqual([]);
     const [row] = await t.db.select().from(hookTask).where(eq(hookTask.hookId, off.id));
     expect(row).toMatchObject({ isDelivered: true, isSucceed: false });
+    expect(JSON.parse(row!.responseContent)).toEqual({ status: 0, headers: {}, body: "Hook delivery skipped as webhook is inactive" });
   });
 
   it("concurrent sweeps deliver every task exactly once", async () => {
@@ -413,5 +419,44 @@ describe("how it is delivered", () => {
     rx.answer = () => ({ status: 200 });
     const order = rx.got.slice(before).map((r) => r.url);
     expect(order).toEqual(["/slower", "/in", "/slower"]);
+  });
+
+  it("a hook without a secret or Authorization sends empty signatures and no Authorization; a GET hook carries the payload in its query", async () => {
+    const o = await seedOrg(t, owner);
+    const h = await hook(o, { events: ["repository"], config: { url: `${rx.url}/plain?keep=1` } });
+    await orgRepo(o);
+    await orgRepo(o);
+    await deliver();
+    const [plain] = rx.of("repository").filter((r) => r.json.organization.login === o.name);
+    expect(plain!.headers).toMatchObject({ "x-gitea-signature": "", "x-hub-signature": "sha1=", "x-hub-signature-256": "sha256=" });
+    expect(plain!.headers.authorization).toBeUndefined();
+    // Gitea's web UI can make GET hooks (this API cannot): the payload goes in the query, no body.
+    await t.client.execute({ sql: "UPDATE webhook SET http_method = 'GET' WHERE id = ?", args: [h.id] });
+    const before = rx.got.length;
+    const repo = await orgRepo(o);
+    await deliver();
+    const [get] = rx.got.slice(before);
+    expect(get!.method).toBe("GET");
+    expect(get!.body).toBe("");
+    const q = new URL(get!.url, rx.url).searchParams;
+    expect(q.get("keep")).toBe("1");
+    expect(JSON.parse(q.get("payload")!).repository.id).toBe(repo.id);
+  });
+
+  it("Node's deliverer: a kick starts a sweep, a kick during one makes it look again, idle() waits for it", async () => {
+    const { HookDeliverer } = await import("../../functions/services/hook-delivery.ts");
+    const o = await seedOrg(t, owner);
+    await hook(o, { events: ["repository"] });
+    const d = new HookDeliverer({ driver: t.driver, settings: loadSettings({ GITEA__server__ROOT_URL: ROOT, GITEA__security__SECRET_KEY: "test-secret-key-0123456789", ...ENV }), hop: nodeHop }, 3_600_000);
+    try {
+      await orgRepo(o);
+      d.kick();
+      await orgRepo(o);
+      d.kick();
+      await d.idle();
+      expect(rx.of("repository").filter((r) => r.json.organization.login === o.name)).toHaveLength(2);
+    } finally {
+      d.stop();
+    }
   });
 });
