@@ -3,10 +3,12 @@
  * `repository.created`, `repository.renamed`, `repository.visibility`, a push — and this module
  * alone turns each event into the rows it implies, as statements that ride in the write's own batch.
  * The rows exist exactly when the write committed: an event is never lost, and never recorded for a
- * write that failed. Today an event implies Gitea's activity rows (`action`, shown by the feeds);
- * webhook tasks for the organization's hooks are the next rows an event implies, added here.
+ * write that failed. An event implies Gitea's activity rows (`action`, shown by the feeds) and, for
+ * a repository of an organization, webhook tasks (`hooks.ts`; repository creation and deletion
+ * add theirs in services/repos.ts, where the payload's repository is at hand).
  *
- * Pushes are converted by `push.ts` (their rows are guarded by the ref store's compare-and-swap).
+ * Pushes are converted by `push.ts` (their rows, activity and webhook tasks, are guarded by the
+ * ref store's compare-and-swap).
  */
 import { sql } from "drizzle-orm";
 import { command, p, type Bound } from "../db/sql.ts";
