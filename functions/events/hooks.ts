@@ -214,3 +214,23 @@ export function pushHookRows(s: HookSource, r: RefChange, guard: Guard, now: num
     args: [event, branch, pieces, noReply, now, s.repo.owner.id, event, ...guard.args],
   }));
 }
+
+// ---- repositories created and deleted (the notifier's CreateRepository, ForkRepository, DeleteRepository) ----
+
+/**
+ * The tasks of a repository the write inserts (`created`, rendered from the values it inserts):
+ * for a fork, `fork` to the base's organization first (`base`, with the doer's access mode on it),
+ * then `repository` created to the new owner's; a fork shows its base as `parent`.
+ */
+export function repositoryCreatedTasks(src: HookSource, created: RepositoryRow, base: { repo: HookRepo; mode: number } | null, now: number): Bound<number>[] {
+  const json = (f: NewRepoFields) => ({ ...hookRepository(src.repo, src.site, ACCESS.owner, base?.repo ?? null), ...f });
+  const out: Bound<number>[] = [];
+  if (base) out.push(...hookTasksOfNewRepo({ ...src, repo: base.repo }, "fork", created, (f) => forkPayload(src, base.repo, base.mode, json(f)), now));
+  out.push(...hookTasksOfNewRepo(src, "repository", created, (f) => repositoryPayload(src, "created", json(f)), now));
+  return out;
+}
+
+/** The task of a repository the write deletes: `repository` deleted, rendered before the rows go (Gitea notifies first). */
+export function repositoryDeletedTasks(src: HookSource, now: number): Bound<number>[] {
+  return hooksPossible(src.repo) ? hookTasks(src, "repository", repositoryPayload(src, "deleted"), now) : [];
+}

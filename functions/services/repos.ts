@@ -42,7 +42,7 @@ import { indexedKeyword, likePattern, nowUnix, site, viewerOf } from "./common.t
 import { deleteStorage, releaseSharedPacks } from "./repo-storage.ts";
 import { sharedPacksOfRepo } from "../db/queries/storage.ts";
 import { eventStatements } from "../events/index.ts";
-import { forkPayload, hookRepository, hookTasks, hookTasksOfNewRepo, hooksPossible, pendingRepoRow, repositoryPayload, type HookRepo, type HookSource, type NewRepoFields } from "../events/hooks.ts";
+import { pendingRepoRow, repositoryCreatedTasks, repositoryDeletedTasks, type HookRepo, type HookSource } from "../events/hooks.ts";
 import { checkAutoInit, prepareAutoInit, signatureOf, type InitTarget, type PreparedInit } from "./git-init.ts";
 import { generateError, prepareGeneratedContent, repoVars } from "./git-generate.ts";
 import { gitState, openRepository, repoStateFrom } from "./git-state.ts";
@@ -244,11 +244,7 @@ function newRepoHookTasks(ctx: Ctx, n: NewRepo, lowerName: string, now: number):
     templateId: n.templateId ?? 0, topics: JSON.stringify(n.topics ?? []), createdUnix: now, updatedUnix: now,
   });
   const src: HookSource = { repo: { repo: created, owner: n.owner, units: n.units.map(([type, config]) => ({ type, config })) }, doer: n.doer.row, site: site(ctx) };
-  // A fork shows its base as `parent`, as Gitea's ToRepo does.
-  const json = (f: NewRepoFields) => ({ ...hookRepository(src.repo, src.site, ACCESS.owner, n.forkBase?.repo ?? null), ...f });
-  const out: Bound<number>[] = [];
-  if (n.forkBase) out.push(...hookTasksOfNewRepo({ ...src, repo: n.forkBase.repo }, "fork", created, (f) => forkPayload(src, n.forkBase!.repo, n.forkBase!.mode, json(f)), now));
-  out.push(...hookTasksOfNewRepo(src, "repository", created, (f) => repositoryPayload(src, "created", json(f)), now));
+  const out = repositoryCreatedTasks(src, created, n.forkBase ?? null, now);
   if (out.length) ctx.outbox.hookTasks = true;
   return out;
 }
@@ -676,7 +672,7 @@ export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?
   const repoint = await releaseSharedPacks(ctx, objects, a.named.shared);
   // Gitea notifies before it deletes: the organization's hooks get `repository` deleted.
   const src: HookSource = { repo: { repo: r, owner: a.facts.owner, units: a.units }, doer: me.row, site: site(ctx) };
-  const hooks = hookTasks(src, "repository", hooksPossible(src.repo) ? repositoryPayload(src, "deleted") : "", nowUnix());
+  const hooks = repositoryDeletedTasks(src, nowUnix());
   if (hooks.length) ctx.outbox.hookTasks = true;
   await write(ctx, [...hooks, ...REPO_DELETE.map((c) => c.bind({ id: r.id, ownerId: r.ownerId })), ...repoint]);
   await deleteStorage(objects, [r.id]);
