@@ -1,6 +1,7 @@
 /**
  * StrykerJS on the REST API's security and accounting rules (issue 12): the permission model,
- * authentication and token scopes, the webhook host classification, pagination, the metered
+ * authentication and token scopes, the webhook host classification and delivery (outbound requests,
+ * branch-filter globs), pagination, the metered
  * database client and the repository, team and collaborator rule services.
  *
  * `npm run test:mutation:rest` runs it incrementally: only mutants in changed code, or covered by
@@ -18,6 +19,10 @@ export default {
     "functions/lib/auth.ts",
     "functions/lib/guards.ts",
     "functions/lib/hosts.ts",
+    "functions/lib/outbound.ts",
+    "functions/lib/outbound-node.ts",
+    "functions/lib/glob.ts",
+    "functions/services/hook-delivery.ts",
     "functions/lib/pagination.ts",
     "functions/db/driver.ts",
     "functions/services/repos.ts",
