@@ -37,7 +37,7 @@ export interface HookSource {
 }
 
 /** Gitea's ToRepo with the owner's permission (every unit at owner level). */
-export function hookRepository(r: HookRepo, site: Site, mode: number = ACCESS.owner, parent: HookRepo | null = null): Record<string, unknown> {
+function hookRepository(r: HookRepo, site: Site, mode: number = ACCESS.owner, parent: HookRepo | null = null): Record<string, unknown> {
   const perm = { mode, units: new Map(r.units.map((u) => [u.type, mode])) };
   return toRepository({ repo: r.repo, owner: r.owner, units: r.units, perm, parent, mirror: null }, null, site);
 }
@@ -51,23 +51,23 @@ export const hooksPossible = (r: HookRepo) => r.owner.type === 1;
 const render = (payload: unknown, indent = 2) => JSON.stringify(payload, null, indent);
 
 /** `repository` (created / deleted) for the organization's hooks. */
-export function repositoryPayload(s: HookSource, action: "created" | "deleted", repository = hookRepository(s.repo, s.site)): string {
+function repositoryPayload(s: HookSource, action: "created" | "deleted", repository = hookRepository(s.repo, s.site)): string {
   return render({ action, repository, organization: toUser(s.repo.owner, null, s.site), sender: sender(s) }, 1);
 }
 
 /** `fork` for the base's organization hooks: `forkee` is the base, `repository` the new fork (Gitea's naming), both as the doer may see them. */
-export function forkPayload(s: HookSource, base: HookRepo, baseMode: number, fork: Record<string, unknown>): string {
+function forkPayload(s: HookSource, base: HookRepo, baseMode: number, fork: Record<string, unknown>): string {
   return render({ forkee: hookRepository(base, s.site, baseMode), repository: fork, sender: sender(s) });
 }
 
 /** The task statement of an event of a repository that exists before the write. */
-export function hookTasks(s: HookSource, event: string, payload: string, now: number): Bound<number>[] {
+function hookTasks(s: HookSource, event: string, payload: string, now: number): Bound<number>[] {
   if (!hooksPossible(s.repo)) return [];
   return [insertHookTasks.bind({ event, ref: "", payload, now, owner: s.repo.owner.id })];
 }
 
 /** Where the inserted row's own values go in a payload rendered before the insert (see hookTasksOfNewRepo). */
-export interface NewRepoFields {
+interface NewRepoFields {
   id: unknown;
   empty: unknown;
   size: unknown;
@@ -79,7 +79,7 @@ export interface NewRepoFields {
  * statement writes the inserted row's values in their place — after the batch's initial commit, if
  * any. The placeholders are fresh random tokens, so no text of the payload can collide.
  */
-export function hookTasksOfNewRepo(s: HookSource, event: string, created: RepositoryRow, payload: (fields: NewRepoFields) => string, now: number): Bound<number>[] {
+function hookTasksOfNewRepo(s: HookSource, event: string, created: RepositoryRow, payload: (fields: NewRepoFields) => string, now: number): Bound<number>[] {
   if (!hooksPossible(s.repo)) return [];
   const nonce = crypto.randomUUID();
   const fields = { id: `${nonce}:id`, empty: `${nonce}:empty`, size: `${nonce}:size` };
@@ -158,7 +158,7 @@ function payloadCommit(htmlUrl: string, c: CommitSummary, names: Usernames) {
  * `Usernames.pieces` — and the branch a hook's branch filter is matched against ("" for tags: they
  * pass every filter).
  */
-export function pushHookEvents(s: HookSource, r: RefChange): [string, string, string][] {
+function pushHookEvents(s: HookSource, r: RefChange): [string, string, string][] {
   const names = new Usernames();
   const whole = (payload: string) => JSON.stringify([payload]);
   const tag = r.name.startsWith("refs/tags/");

@@ -105,6 +105,9 @@ const oneShot = (nodeCrypto as unknown as { hash?: OneShot }).hash;
 export const sha256 = (data: string, encoding: "hex" | "base64url"): string =>
   oneShot ? oneShot("sha256", data, encoding) : createHash("sha256").update(data).digest(encoding);
 
+/** HMAC of `data` under `key`, lower-case hex (webhook signatures: Gitea's X-Gitea-Signature, X-Hub-Signature). */
+export const hmacHex = (algorithm: "sha1" | "sha256", key: string, data: string): string => createHmac(algorithm, key).update(data).digest("hex");
+
 /** The stored form of a token: SHA-256 hex. Tokens carry 160 random bits, so no salt is needed. */
 export async function tokenHash(token: string): Promise<string> {
   return sha256(token, "hex");

@@ -11,10 +11,11 @@
 import type { Driver } from "../db/driver.ts";
 import { claimHookTask, claimedHookTasks, cleanupHookTasks, dropHookTask, recordDelivery, type ClaimedTask } from "../db/queries/hook-tasks.ts";
 import type { Bound, Row } from "../db/sql.ts";
-import { decryptSecret } from "../lib/crypto.ts";
-import { OutboundError, send, type Hop, type OutboundRequest } from "../lib/outbound.ts";
+import { decryptSecret, hmacHex } from "../lib/crypto.ts";
+import { send, type Hop, type OutboundRequest } from "../lib/outbound.ts";
 import type { Settings } from "../lib/settings.ts";
 import { compileGlob } from "../lib/glob.ts";
+import { nowUnix } from "./common.ts";
 
 /** How long a claim holds a task before another sweep may take it over. */
 export const CLAIM_LEASE_S = 120;
@@ -29,12 +30,8 @@ export interface DeliveryDeps {
   hop: Hop;
 }
 
-const nowUnix = () => Math.floor(Date.now() / 1000);
 const run = (driver: Driver, items: readonly Bound<unknown>[], mode: "read" | "write") =>
   driver.batch(items.map((b) => ({ text: b.stmt.text, args: b.args })), mode);
-
-/** Gitea's HookEventType → the X-Gitea-Event value (`Event()`): the sub-events of issues and pulls name their family. */
-const eventHeader = (eventType: string) => eventType;
 
 /**
  * Gitea's checkBranch: the hook's branch filter (a glob without separators, `{a,b}` alternatives)
@@ -46,15 +43,8 @@ export function branchAdmitted(filter: string, branch: string): boolean {
   return glob !== null && glob.test(branch);
 }
 
-const hex = (b: ArrayBuffer) => Array.from(new Uint8Array(b), (x) => x.toString(16).padStart(2, "0")).join("");
-
-async function hmac(alg: "SHA-1" | "SHA-256", secret: string, data: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: alg }, false, ["sign"]);
-  return hex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(data)));
-}
-
 /** The request Gitea's deliverer makes for a gitea/gogs hook (newDefaultRequest + addDefaultHeaders); `auth` is the Authorization value. */
-export async function hookRequest(t: ClaimedTask["task"], hook: NonNullable<ClaimedTask["hook"]>, secret: string, auth: string): Promise<OutboundRequest> {
+export function hookRequest(t: ClaimedTask["task"], hook: NonNullable<ClaimedTask["hook"]>, secret: string, auth: string): OutboundRequest {
   const payload = t.payloadContent;
   const headers: Record<string, string> = {};
   let url = hook.url;
@@ -72,8 +62,9 @@ export async function hookRequest(t: ClaimedTask["task"], hook: NonNullable<Clai
     headers["Content-Type"] = "application/json";
   }
   // Signed over the payload itself (not the form encoding), with the hook's secret; empty without one.
-  const [sha1, sha256] = secret ? await Promise.all([hmac("SHA-1", secret, payload), hmac("SHA-256", secret, payload)]) : ["", ""];
-  const event = eventHeader(t.eventType);
+  const [sha1, sha256] = secret ? [hmacHex("sha1", secret, payload), hmacHex("sha256", secret, payload)] : ["", ""];
+  // The events delivered here (push, create, delete, fork, repository) are their own X-Gitea-Event.
+  const event = t.eventType;
   Object.assign(headers, {
     "X-Gitea-Delivery": t.uuid,
     "X-Gitea-Event": event,
@@ -121,12 +112,12 @@ async function deliverOne(deps: DeliveryDeps, claim: string, c: ClaimedTask): Pr
   try {
     const secret = hook.secretEnc && key ? await decryptSecret(key, hook.secretEnc) : "";
     const auth = hook.authHeaderEnc && key ? await decryptSecret(key, hook.authHeaderEnc) : "";
-    req = await hookRequest(t, hook, secret, auth);
+    req = hookRequest(t, hook, secret, auth);
     const res = await send(deps.hop, req, { timeoutMs: deps.settings.webhook.deliverTimeoutMs, allowList: deps.settings.webhook.allowedHostList });
     ok = res.status >= 200 && res.status < 300;
     response = res;
   } catch (err) {
-    response = { status: 0, headers: {}, body: `Delivery: ${err instanceof OutboundError ? err.message : (err as Error).message}` };
+    response = { status: 0, headers: {}, body: `Delivery: ${(err as Error).message}` };
   }
   // What was sent, for the record: the secret is never stored, the Authorization value is masked.
   const headers = { ...(req?.headers ?? {}) };

@@ -238,6 +238,8 @@ async function insertRepo(ctx: Ctx, n: NewRepo): Promise<RepositoryRow> {
  * hooks, then `repository` created to the new owner's), rendered from the row the batch inserts.
  */
 function newRepoHookTasks(ctx: Ctx, n: NewRepo, lowerName: string, now: number): Bound<number>[] {
+  // Only organizations have hooks: a user's own repository (the common create) renders nothing.
+  if (n.owner.type !== 1 && n.forkBase?.repo.owner.type !== 1) return [];
   const created = pendingRepoRow({
     ownerId: n.owner.id, ownerName: n.owner.name, lowerName, name: n.name, description: n.description, isPrivate: n.isPrivate, isTemplate: n.isTemplate,
     isEmpty: n.isEmpty, defaultBranch: n.defaultBranch, trustModel: n.trustModel, objectFormatName: n.objectFormatName, isFork: !!n.fork, forkId: n.fork?.id ?? 0,
