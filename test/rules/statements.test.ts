@@ -17,13 +17,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Driver } from "../../functions/db/driver.ts";
+import { startSqld } from "../../scripts/lib/processes.ts";
 import { apiRepo, basic, seedMember, seedOrg, seedTeam, seedUser, testApp, token, uniq, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let recording = false;
 const seen: string[] = [];
+/** Every statement text the app sent in this file, recorded or not (the sqld parser check). */
+const everSent = new Set<string>();
 const recorder = (d: Driver): Driver => ({
   batch(items, mode) {
+    for (const i of items) everSent.add(i.text);
     if (recording) for (const i of items) seen.push(i.text);
     return d.batch(items, mode);
   },
@@ -300,5 +304,76 @@ describe("statements built once (issue 9 B.1)", () => {
       }
     }
     expect(offenders).toEqual([]);
+  });
+});
+
+describe("statements sqld accepts (the Worker's database parses every text itself before SQLite prepares it)", () => {
+  it("every statement text SQLite prepares — defined, built per shape or sent by a request here, ref changes and webhook tasks included — also parses and prepares on sqld", async () => {
+    // sqld reads each statement with its own parser first: `group_concat(x ORDER BY y)`, valid
+    // SQLite, once made every push to an organization with hooks answer 500 on the Worker only.
+    // Ref changes and hook tasks are per-request SQL: make some, in an organization with a hook.
+    const hooked = await seedOrg(t, admin);
+    const hook = { ...HOOK, events: ["push", "create", "delete", "repository", "fork"] };
+    expect((await send("POST", `/api/v1/orgs/${hooked.name}/hooks`, hook)()).status).toBe(201);
+    const r = (await apiRepo(t, adminToken, { name: uniq("hooked"), auto_init: true }, hooked.name)).full_name;
+    const content = Buffer.from("hello").toString("base64");
+    for (const [request, status] of [
+      [send("POST", `/api/v1/repos/${r}/contents/a.txt`, { content, message: "add" }), 201],
+      [send("POST", `/api/v1/repos/${r}/contents/b.txt`, { content, message: "on a branch", new_branch: "topic" }), 201],
+      [send("POST", `/api/v1/repos/${r}/branches`, { new_branch_name: "other" }), 201],
+      [send("DELETE", `/api/v1/repos/${r}/branches/other`), 204],
+      [send("POST", `/api/v1/repos/${repo}/forks`, { organization: hooked.name, name: uniq("fork") }), 202],
+      [send("DELETE", `/api/v1/repos/${r}`), 204],
+    ] as const) {
+      const res = await request();
+      expect(res.status, await res.text()).toBe(status);
+    }
+    const texts = new Set([...everSent, ...BUILT_ONCE, ...DEFINED_STATEMENTS.map((s) => s.compiled.text)]);
+    expect(texts.size).toBeGreaterThan(250);
+    // The push's task rows (a raw text with its guard) were sent, and are among what is checked.
+    expect([...everSent].some((text) => text.startsWith("INSERT INTO hook_task") && text.includes("WITH RECURSIVE"))).toBe(true);
+
+    const dir = mkdtempSync(join(tmpdir(), "statements-"));
+    const file = createClient({ url: `file:${join(dir, "db.sqlite")}` });
+    await migrateDb(file);
+    file.close();
+    const db = new Database(join(dir, "db.sqlite"));
+    const sqld = await startSqld();
+    try {
+      const remote = createClient({ url: sqld.url });
+      await migrateDb(remote);
+      remote.close();
+      // What SQLite prepares on the migrated file (texts this file made broken on purpose drop out).
+      const prepared = [...texts].filter((text) => {
+        try {
+          db.prepare(text);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      // EXPLAIN goes through sqld's parser and SQLite's prepare without running the statement
+      // (Hrana's `describe` skips the parser); parameters stay unbound.
+      const refusedBySqld = async (list: string[]) => {
+        const res = await fetch(`${sqld.url}/v2/pipeline`, {
+          method: "POST",
+          body: JSON.stringify({ requests: [...list.map((text) => ({ type: "execute", stmt: { sql: `EXPLAIN ${text}` } })), { type: "close" }] }),
+        });
+        expect(res.status).toBe(200);
+        const { results } = (await res.json()) as { results: { type: string; error?: { message: string } }[] };
+        return list.flatMap((text, i) => (results[i]?.type === "ok" ? [] : [`${results[i]?.error?.message ?? "no result"}: ${text.slice(0, 200)}`]));
+      };
+      const refused: string[] = [];
+      for (let i = 0; i < prepared.length; i += 50) refused.push(...(await refusedBySqld(prepared.slice(i, i + 50))));
+      expect(refused).toEqual([]);
+      // The check fails on the class it is for: a text SQLite prepares and sqld's parser refuses.
+      const sqliteOnly = "SELECT group_concat(name ORDER BY id) FROM user";
+      expect(() => db.prepare(sqliteOnly)).not.toThrow();
+      expect(await refusedBySqld([sqliteOnly])).toEqual([expect.stringMatching(/could not be parsed/)]);
+    } finally {
+      db.close();
+      await sqld.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
