@@ -92,8 +92,10 @@ export const fetchHop: Hop = async (req, opts) => {
     signal: opts.signal,
   });
   const headers: Record<string, string> = {};
+  // Set-Cookie comes once per cookie: joined as node:http joins repeated fields.
   res.headers.forEach((v, k) => {
-    headers[k.toLowerCase()] = v;
+    const key = k.toLowerCase();
+    headers[key] = key in headers ? `${headers[key]}, ${v}` : v;
   });
   return { status: res.status, headers, body: await readCapped(res.body, opts.maxBody) };
 };

@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeHop } from "../../functions/lib/outbound-node.ts";
-import { MAX_RESPONSE_BODY, OutboundError, send, type Hop, type OutboundRequest, type OutboundResponse } from "../../functions/lib/outbound.ts";
+import { fetchHop, MAX_RESPONSE_BODY, OutboundError, send, type Hop, type OutboundRequest, type OutboundResponse } from "../../functions/lib/outbound.ts";
 
 const LIST = ["external"];
 const POST: OutboundRequest = { method: "POST", url: "https://a.example/hook", headers: { "Content-Type": "application/json", Authorization: "Bearer x" }, body: "{}" };
@@ -37,6 +37,15 @@ describe("send: redirects as Go's http.Client", () => {
       await send(hop, POST, { timeoutMs: 1000, allowList: LIST });
       expect(seen[1]).toEqual({ ...POST, url: "https://a.example/again" });
     }
+  });
+
+  it("a HEAD stays a HEAD through a 302, and a request whose method changes loses its Content-Type and Content-Length", async () => {
+    const head = scripted([redirect(302, "/next"), ok]);
+    await send(head.hop, { ...POST, method: "HEAD", body: "" }, { timeoutMs: 1000, allowList: LIST });
+    expect(head.seen[1]!.method).toBe("HEAD");
+    const sized = scripted([redirect(303, "/next"), ok]);
+    await send(sized.hop, { ...POST, headers: { ...POST.headers, "Content-Length": "2" } }, { timeoutMs: 1000, allowList: LIST });
+    expect(sized.seen[1]!.headers).toEqual({ Authorization: "Bearer x" });
   });
 
   it("a redirect to another host drops the Authorization header; a 3xx without Location is the answer", async () => {
@@ -98,7 +107,19 @@ describe("nodeHop", () => {
       req.on("data", (c: Buffer) => parts.push(c));
       req.on("end", () => {
         got.push({ method: req.method ?? "", body: Buffer.concat(parts).toString(), headers: req.headers });
-        if (req.url === "/big") {
+        if (req.url === "/trickle") {
+          // Four chunks apart in time, so the reader sees them one by one.
+          let n = 0;
+          const next = () => {
+            if (n++ === 4) return res.end();
+            res.write("y".repeat(4096));
+            setTimeout(next, 5);
+          };
+          next();
+        } else if (req.url === "/moved") {
+          res.writeHead(302, { Location: "/small" });
+          res.end("moved");
+        } else if (req.url === "/big") {
           res.writeHead(200, { "Set-Cookie": ["a=1", "b=2"] });
           for (let i = 0; i < 40; i++) res.write("x".repeat(4096));
           res.end();
@@ -135,5 +156,31 @@ describe("nodeHop", () => {
     expect(got.length).toBe(before + 1);
     await expect(nodeHop({ method: "GET", url: `http://[::ffff:127.0.0.1]:${port}/small`, headers: {}, body: "" }, opts(["external"]))).rejects.toThrow(/is blocked$/);
     await expect(nodeHop({ method: "GET", url: "http://does-not-exist.invalid/", headers: {}, body: "" }, opts(["*"]))).rejects.toThrow(/ENOTFOUND|EAI_AGAIN/);
+  });
+
+  it("keeps the first maxBody bytes of an answer that arrives in several chunks", async () => {
+    const res = await nodeHop({ method: "GET", url: `http://127.0.0.1:${port}/trickle`, headers: {}, body: "" }, opts(["loopback"], 6000));
+    expect(res.body).toBe("y".repeat(6000));
+  });
+
+  it("an https URL is spoken with TLS (a plain HTTP server there fails it)", async () => {
+    await expect(nodeHop({ method: "GET", url: `https://127.0.0.1:${port}/small`, headers: {}, body: "" }, opts(["loopback"]))).rejects.toThrow();
+  });
+
+  it("fetchHop (the Worker's hop): the body only where a method has one, redirects answered not followed, headers in lower case, the answer capped", async () => {
+    const post = await fetchHop({ method: "POST", url: `http://127.0.0.1:${port}/small`, headers: { "X-Gitea-Event": "push" }, body: "ünï" }, opts(["loopback"]));
+    expect(post).toMatchObject({ status: 200, body: "small" });
+    expect(got.at(-1)).toMatchObject({ method: "POST", body: "ünï", headers: { "x-gitea-event": "push" } });
+    for (const method of ["GET", "HEAD"]) {
+      await fetchHop({ method, url: `http://127.0.0.1:${port}/small`, headers: {}, body: "ignored" }, opts(["loopback"]));
+      expect(got.at(-1)).toMatchObject({ method, body: "" });
+    }
+    const moved = await fetchHop({ method: "GET", url: `http://127.0.0.1:${port}/moved`, headers: {}, body: "" }, opts(["loopback"]));
+    expect(moved).toMatchObject({ status: 302, headers: { location: "/small" }, body: "moved" });
+    const big = await fetchHop({ method: "GET", url: `http://127.0.0.1:${port}/big`, headers: {}, body: "" }, opts(["loopback"], 1000));
+    expect(big.body).toBe("x".repeat(1000));
+    expect(big.headers["set-cookie"]).toBe("a=1, b=2");
+    const trickle = await fetchHop({ method: "GET", url: `http://127.0.0.1:${port}/trickle`, headers: {}, body: "" }, opts(["loopback"], 6000));
+    expect(trickle.body).toBe("y".repeat(6000));
   });
 });
