@@ -105,8 +105,12 @@ const oneShot = (nodeCrypto as unknown as { hash?: OneShot }).hash;
 export const sha256 = (data: string, encoding: "hex" | "base64url"): string =>
   oneShot ? oneShot("sha256", data, encoding) : createHash("sha256").update(data).digest(encoding);
 
-/** HMAC of `data` under `key`, lower-case hex (webhook signatures: Gitea's X-Gitea-Signature, X-Hub-Signature). */
-export const hmacHex = (algorithm: "sha1" | "sha256", key: string, data: string): string => createHmac(algorithm, key).update(data).digest("hex");
+/** HMAC of `data` under `key` (webhook signatures: Gitea's X-Gitea-Signature and X-Hub-Signature in hex, Feishu's in base64). */
+export const hmac = (algorithm: "sha1" | "sha256", key: string, data: string, encoding: "hex" | "base64" = "hex"): string =>
+  createHmac(algorithm, key).update(data).digest(encoding);
+
+/** SHA-1 of a string in hex (Matrix's transaction id of a webhook message). */
+export const sha1Hex = (data: string): string => createHash("sha1").update(data).digest("hex");
 
 /** The stored form of a token: SHA-256 hex. Tokens carry 160 random bits, so no salt is needed. */
 export async function tokenHash(token: string): Promise<string> {

@@ -11,7 +11,8 @@
 import type { Driver } from "../db/driver.ts";
 import { claimHookTask, claimedHookTasks, cleanupHookTasks, dropHookTask, recordDelivery, type ClaimedTask } from "../db/queries/hook-tasks.ts";
 import type { Bound, Row } from "../db/sql.ts";
-import { decryptSecret, hmacHex } from "../lib/crypto.ts";
+import { CHAT_TYPES, chatRequest, type HookMeta } from "../convert/chat-hooks.ts";
+import { decryptSecret, hmac, sha1Hex } from "../lib/crypto.ts";
 import { send, type Hop, type OutboundRequest } from "../lib/outbound.ts";
 import type { Settings } from "../lib/settings.ts";
 import { compileGlob } from "../lib/glob.ts";
@@ -43,14 +44,36 @@ export function branchAdmitted(filter: string, branch: string): boolean {
   return glob !== null && glob.test(branch);
 }
 
-/** The request Gitea's deliverer makes for a gitea/gogs hook (newDefaultRequest + addDefaultHeaders); `auth` is the Authorization value. */
-export function hookRequest(t: ClaimedTask["task"], hook: NonNullable<ClaimedTask["hook"]>, secret: string, auth: string): OutboundRequest {
+/** What a delivery sends, and the body its record keeps (the payload, or the chat message sent). */
+export type HookRequest = OutboundRequest & { recorded: string };
+
+/**
+ * The request Gitea's deliverer makes for a hook (deliver.go): a `gitea`/`gogs` hook gets the
+ * payload (newDefaultRequest: JSON, form or GET), a chat type its message (convert/chat-hooks.ts:
+ * always JSON; Matrix a PUT); every type but Feishu the X-Gitea/X-Gogs/X-Hub/X-GitHub headers,
+ * signed over the body sent. `auth` is the Authorization value, `now` signs Feishu's body. Null:
+ * the event makes no message for this hook (a push without commits to a chat hook).
+ */
+export function hookRequest(t: ClaimedTask["task"], hook: NonNullable<ClaimedTask["hook"]>, secret: string, auth: string, now = nowUnix()): HookRequest | null {
   const payload = t.payloadContent;
   const headers: Record<string, string> = {};
   let url = hook.url;
   let body = payload;
-  const method = (hook.httpMethod || "POST").toUpperCase();
-  if (method === "GET") {
+  let signed = payload;
+  let method = (hook.httpMethod || "POST").toUpperCase();
+  let defaultHeaders = true;
+  if (CHAT_TYPES.has(hook.type)) {
+    const meta = JSON.parse(hook.meta || "{}") as HookMeta;
+    const chat = chatRequest(hook.type, t.eventType, payload, meta, { secret, now, feishuSign: (key) => hmac("sha256", key, "", "base64"), sha1Hex });
+    if (!chat) return null;
+    body = signed = chat.body;
+    headers["Content-Type"] = "application/json";
+    if (chat.put) {
+      method = "PUT";
+      url = `${hook.url}/${chat.put.suffix}`;
+    }
+    defaultHeaders = chat.defaultHeaders;
+  } else if (method === "GET") {
     const u = new URL(hook.url);
     u.searchParams.set("payload", payload);
     url = u.toString();
@@ -61,30 +84,32 @@ export function hookRequest(t: ClaimedTask["task"], hook: NonNullable<ClaimedTas
   } else {
     headers["Content-Type"] = "application/json";
   }
-  // Signed over the payload itself (not the form encoding), with the hook's secret; empty without one.
-  const [sha1, sha256] = secret ? [hmacHex("sha1", secret, payload), hmacHex("sha256", secret, payload)] : ["", ""];
-  // The events delivered here (push, create, delete, fork, repository) are their own X-Gitea-Event.
-  const event = t.eventType;
-  Object.assign(headers, {
-    "X-Gitea-Delivery": t.uuid,
-    "X-Gitea-Event": event,
-    "X-Gitea-Event-Type": t.eventType,
-    "X-Gitea-Signature": sha256,
-    "X-Gogs-Delivery": t.uuid,
-    "X-Gogs-Event": event,
-    "X-Gogs-Event-Type": t.eventType,
-    "X-Gogs-Signature": sha256,
-    "X-Hub-Signature": `sha1=${sha1}`,
-    "X-Hub-Signature-256": `sha256=${sha256}`,
-    "X-GitHub-Delivery": t.uuid,
-    "X-GitHub-Event": event,
-    "X-GitHub-Event-Type": t.eventType,
-    // Organization hooks only, here.
-    "X-Gitea-Hook-Installation-Target-Type": "organization",
-    "X-GitHub-Hook-Installation-Target-Type": "organization",
-  });
+  if (defaultHeaders) {
+    // Signed over what is sent (the payload itself, not its form encoding), with the hook's secret; empty without one.
+    const [sha1, sha256] = secret ? [hmac("sha1", secret, signed), hmac("sha256", secret, signed)] : ["", ""];
+    // The events delivered here (push, create, delete, fork, repository) are their own X-Gitea-Event.
+    const event = t.eventType;
+    Object.assign(headers, {
+      "X-Gitea-Delivery": t.uuid,
+      "X-Gitea-Event": event,
+      "X-Gitea-Event-Type": t.eventType,
+      "X-Gitea-Signature": sha256,
+      "X-Gogs-Delivery": t.uuid,
+      "X-Gogs-Event": event,
+      "X-Gogs-Event-Type": t.eventType,
+      "X-Gogs-Signature": sha256,
+      "X-Hub-Signature": `sha1=${sha1}`,
+      "X-Hub-Signature-256": `sha256=${sha256}`,
+      "X-GitHub-Delivery": t.uuid,
+      "X-GitHub-Event": event,
+      "X-GitHub-Event-Type": t.eventType,
+      // Organization hooks only, here.
+      "X-Gitea-Hook-Installation-Target-Type": "organization",
+      "X-GitHub-Hook-Installation-Target-Type": "organization",
+    });
+  }
   if (auth) headers.Authorization = auth;
-  return { method, url, headers, body };
+  return { method, url, headers, body, recorded: signed };
 }
 
 /** Delivers one claimed task and records the exchange; a task that no longer applies is dropped. */
@@ -106,13 +131,18 @@ async function deliverOne(deps: DeliveryDeps, claim: string, c: ClaimedTask): Pr
     return;
   }
   const key = deps.settings.security.secretKey;
-  let req: OutboundRequest | null = null;
+  let req: HookRequest | null = null;
   let ok = false;
   let response: { status: number; headers: Record<string, string>; body: string } = { status: 0, headers: {}, body: "" };
   try {
     const secret = hook.secretEnc && key ? await decryptSecret(key, hook.secretEnc) : "";
     const auth = hook.authHeaderEnc && key ? await decryptSecret(key, hook.authHeaderEnc) : "";
     req = hookRequest(t, hook, secret, auth);
+    // No message for this hook (Gitea makes no task): nothing sent, nothing recorded.
+    if (!req) {
+      await drop();
+      return;
+    }
     const res = await send(deps.hop, req, { timeoutMs: deps.settings.webhook.deliverTimeoutMs, allowList: deps.settings.webhook.allowedHostList });
     ok = res.status >= 200 && res.status < 300;
     response = res;
@@ -122,7 +152,7 @@ async function deliverOne(deps: DeliveryDeps, claim: string, c: ClaimedTask): Pr
   // What was sent, for the record: the secret is never stored, the Authorization value is masked.
   const headers = { ...(req?.headers ?? {}) };
   if (headers.Authorization) headers.Authorization = "******";
-  const request = JSON.stringify({ url: req?.url ?? hook.url, http_method: req?.method ?? hook.httpMethod, headers, body: t.payloadContent });
+  const request = JSON.stringify({ url: req?.url ?? hook.url, http_method: req?.method ?? hook.httpMethod, headers, body: req?.recorded ?? t.payloadContent });
   await writeWithRetry(deps.driver, [
     recordDelivery.bind({ id: t.id, claim, delivered: Date.now() * 1_000_000, ok, request, response: JSON.stringify({ status: response.status, headers: response.headers, body: response.body }) }),
   ]);

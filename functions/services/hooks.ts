@@ -38,7 +38,20 @@ export interface HookForm {
   active?: boolean;
 }
 
-/** Gitea's Hook JSON without the secrets: config has url and content_type (and slack's meta). */
+/**
+ * The `config` keys a type's messages use (convert/chat-hooks.ts), stored as its meta and shown in
+ * its `config`: slack's as Gitea's API takes them; discord's, matrix's and packagist's as Gitea's web
+ * form takes them (its API drops them, and such hooks then fail at every delivery — a deliberate
+ * difference). None is a secret: tokens go in the URL or the Authorization header, as in Gitea.
+ */
+const META_KEYS: Record<string, readonly string[]> = {
+  slack: ["channel", "username", "icon_url", "color"],
+  discord: ["username", "icon_url"],
+  matrix: ["message_type"],
+  packagist: ["package_url"],
+};
+
+/** Gitea's Hook JSON without the secrets: config has url and content_type (and the type's meta keys). */
 export function toHook(h: WebhookRow) {
   const meta = JSON.parse(h.meta || "{}") as Record<string, string>;
   return {
@@ -46,7 +59,8 @@ export function toHook(h: WebhookRow) {
     type: h.type,
     name: h.name,
     branch_filter: h.branchFilter,
-    config: { url: h.url, content_type: h.contentType, ...meta },
+    // A type's meta keys are always there (Gitea's slack config: "" when unset).
+    config: { url: h.url, content_type: h.contentType, ...Object.fromEntries((META_KEYS[h.type] ?? []).map((k) => [k, meta[k] ?? ""])) },
     events: JSON.parse(h.events) as string[],
     authorization_header: "",
     active: h.isActive,
@@ -88,6 +102,28 @@ async function seal(ctx: Ctx, value: string) {
   const key = ctx.settings.security.secretKey;
   if (!key) throw new ApiError(500, "[security] SECRET_KEY is not configured: secrets cannot be stored");
   return encryptSecret(key, value);
+}
+
+/** A type's meta: `base` with the keys `cfg` gives, each checked. */
+function hookMeta(type: string, cfg: Record<string, string>, base: Record<string, string>): Record<string, string> {
+  const meta = { ...base };
+  for (const key of META_KEYS[type] ?? []) {
+    const value = cfg[key];
+    // An empty value of a key with a rule keeps what is there; the free-form keys may be cleared.
+    if (value === undefined || (value === "" && (key === "channel" || key === "message_type" || key === "package_url"))) continue;
+    if (key === "channel") {
+      // Gitea's IsValidSlackChannel: what Slack takes as a channel name.
+      if (!/^#?[a-z0-9_-]{1,80}$/.test(value.trim())) throw badRequest("Invalid slack channel name");
+      meta.channel = value.trim();
+    } else if (key === "message_type") {
+      if (!["1", "2", "m.notice", "m.text"].includes(value)) throw unprocessable("Invalid message_type: 1 (m.notice) or 2 (m.text)");
+      meta.message_type = value;
+    } else if (key === "package_url") {
+      if (!/^https?:\/\/[^\s]+$/.test(value)) throw unprocessable("Invalid package_url");
+      meta.package_url = value;
+    } else meta[key] = value;
+  }
+  return meta;
 }
 
 /** The org in the path, for the route's read. */
@@ -136,16 +172,8 @@ export async function createHook(ctx: Ctx, orgName: string, form: HookForm) {
   if (!contentType) throw unprocessable("Missing config option: content_type");
   if (contentType !== "json" && contentType !== "form") throw unprocessable("Invalid content type");
   checkTarget(ctx, url);
-  const meta: Record<string, string> = {};
-  if (type === "slack") {
-    if (!cfg.channel) throw unprocessable("Missing config option: channel");
-    if (!/^[#@]?[\w.-]+$/.test(cfg.channel.trim())) throw badRequest("Invalid slack channel name");
-    meta.channel = cfg.channel.trim();
-    for (const k of ["username", "icon_url", "color"]) {
-      const v = cfg[k];
-      if (v) meta[k] = v;
-    }
-  }
+  if (type === "slack" && !cfg.channel) throw unprocessable("Missing config option: channel");
+  const meta = hookMeta(type, cfg, {});
   if (form.branch_filter && !globOk(form.branch_filter)) throw unprocessable("[BranchFilter]: GlobPattern");
   checkHeaderValue(form.authorization_header);
   const now = nowUnix();
@@ -186,15 +214,7 @@ export async function editHook(ctx: Ctx, orgName: string, id: number, form: Hook
     patch.contentType = cfg.content_type;
   }
   if (cfg.secret !== undefined) patch.secretEnc = await seal(ctx, cfg.secret);
-  if (h.type === "slack") {
-    const meta = JSON.parse(h.meta || "{}") as Record<string, string>;
-    if (cfg.channel !== undefined) {
-      if (!/^[#@]?[\w.-]+$/.test(cfg.channel.trim())) throw badRequest("Invalid slack channel name");
-      meta.channel = cfg.channel.trim();
-    }
-    for (const k of ["username", "icon_url", "color"]) if (cfg[k] !== undefined) meta[k] = cfg[k];
-    patch.meta = JSON.stringify(meta);
-  }
+  if (META_KEYS[h.type]) patch.meta = JSON.stringify(hookMeta(h.type, cfg, JSON.parse(h.meta || "{}") as Record<string, string>));
   if (form.events !== undefined) patch.events = JSON.stringify(normEvents(form.events));
   if (form.branch_filter !== undefined) {
     if (form.branch_filter && !globOk(form.branch_filter)) throw unprocessable("[BranchFilter]: GlobPattern");

@@ -14,12 +14,12 @@ import { client, targets, uniqName } from "../fixtures/targets.ts";
 import { Scratch } from "../git/helpers.ts";
 
 const s = new Scratch("e2e-hooks-");
-const got: { headers: IncomingMessage["headers"]; body: string }[] = [];
+const got: { url: string; method: string; headers: IncomingMessage["headers"]; body: string }[] = [];
 const server = createServer((req, res) => {
   const parts: Buffer[] = [];
   req.on("data", (c: Buffer) => parts.push(c));
   req.on("end", () => {
-    got.push({ headers: req.headers, body: Buffer.concat(parts).toString("utf8") });
+    got.push({ url: req.url ?? "", method: req.method ?? "", headers: req.headers, body: Buffer.concat(parts).toString("utf8") });
     res.end("ok");
   });
 });
@@ -106,6 +106,46 @@ for (const target of targets()) {
       }
       db.close();
       expect(pending).toBe(0);
+    });
+
+    it("a Slack hook gets Slack's messages of a git push; a tag's push (no commits) reaches only the gitea hook", async () => {
+      const org = uniqName("ck");
+      expect((await call("POST", "/api/v1/orgs", { headers: adminHeaders, json: { username: org } })).status).toBe(201);
+      const events = ["push", "create"];
+      for (const json of [
+        { type: "slack", events, config: { url: `${receiver}?slack-${org}`, content_type: "json", channel: "#ci", secret: "slack-secret" } },
+        { type: "gitea", events, config: { url: `${receiver}?gitea-${org}`, content_type: "json" } },
+      ]) {
+        expect((await call("POST", `/api/v1/orgs/${org}/hooks`, { headers: adminHeaders, json: { active: true, ...json } })).status).toBe(201);
+      }
+      const name = uniqName("cr");
+      expect((await call("POST", `/api/v1/orgs/${org}/repos`, { headers: adminHeaders, json: { name } })).status).toBe(201);
+      const dir = s.path(`${target.name}-chat`);
+      await s.git(["init", "-q", "-b", "main", dir]);
+      await s.git(["commit", "-q", "--allow-empty", "-m", "only <commit> & more"], { cwd: dir });
+      await s.git(["tag", "v1"], { cwd: dir });
+      const host = target.url.replace(/^http:\/\//, "");
+      await s.git(["push", "-q", `http://${target.admin.name}:${target.admin.token}@${host}/${org}/${name}.git`, "main", "v1"], { cwd: dir });
+      // The gitea hook: create + push for the branch, push + create for the tag.
+      const of = (who: string) => got.filter((g) => g.url.endsWith(`?${who}-${org}`));
+      for (let i = 0; i < 200 && of("gitea").length < 4; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(of("gitea").map((g) => g.headers["x-gitea-event"]).sort()).toEqual(["create", "create", "push", "push"]);
+      const db = createClient({ url: target.databaseUrl });
+      let pending = -1;
+      for (let i = 0; i < 100 && pending !== 0; i++) {
+        pending = Number((await db.execute("SELECT COUNT(*) AS n FROM hook_task WHERE is_delivered = 0")).rows[0]!.n);
+        if (pending) await new Promise((r) => setTimeout(r, 100));
+      }
+      db.close();
+      expect(pending).toBe(0);
+      const slack = of("slack");
+      expect(slack.map((g) => g.headers["x-gitea-event"]).sort()).toEqual(["create", "create", "push"]);
+      const html = `${target.url.replace(/\/$/, "")}/${org}/${name}`;
+      const texts = slack.map((g) => JSON.parse(g.body).text as string);
+      expect(texts).toContain(`[<${html}|${org}/${name}>:<${html}/src/tag/v1|v1>] tag created by ${target.admin.name}`);
+      const push = slack.find((g) => g.headers["x-gitea-event"] === "push")!;
+      expect(JSON.parse(push.body)).toMatchObject({ channel: "#ci", attachments: [{ text: expect.stringMatching(/^<[^|]+\|[0-9a-f]{7}>: only &lt;commit&gt; &amp; more - /) }] });
+      expect(push.headers["x-gitea-signature"]).toBe(createHmac("sha256", "slack-secret").update(push.body).digest("hex"));
     });
   });
 }

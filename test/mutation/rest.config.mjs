@@ -23,6 +23,7 @@ export default {
     "functions/lib/outbound-node.ts",
     "functions/lib/glob.ts",
     "functions/services/hook-delivery.ts",
+    "functions/convert/chat-hooks.ts",
     "functions/lib/pagination.ts",
     "functions/db/driver.ts",
     "functions/services/repos.ts",

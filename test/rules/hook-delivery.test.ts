@@ -4,10 +4,10 @@
  * payloads and headers, signed with the hook's secret, to a real HTTP receiver, re-checks the hook
  * and the target at delivery, and records each exchange once.
  */
-import { createHmac } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { eq } from "drizzle-orm";
+import { desc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hookTask } from "../../functions/db/schema.ts";
 import { fetchHop, type Hop } from "../../functions/lib/outbound.ts";
@@ -51,7 +51,8 @@ class Receiver {
   of(event: string) {
     const payload = (r: Received) =>
       r.method === "GET" ? new URL(r.url, "http://x").searchParams.get("payload")! : r.headers["content-type"] === "application/x-www-form-urlencoded" ? new URLSearchParams(r.body).get("payload")! : r.body;
-    return this.got.filter((r) => r.headers["x-gitea-event"] === event).map((r) => ({ ...r, json: JSON.parse(payload(r)) }));
+    // Chat hooks' messages (sent to /chat…) are not Gitea payloads.
+    return this.got.filter((r) => r.headers["x-gitea-event"] === event && !r.url.startsWith("/chat")).map((r) => ({ ...r, json: JSON.parse(payload(r)) }));
   }
 
   stop() {
@@ -148,18 +149,18 @@ describe("what is delivered", () => {
     expect(got!.json.repository).toMatchObject({ id: repo.id, empty: false, size: stored.size });
   });
 
-  it("only active gitea/gogs hooks that chose the event get a task; a user's repositories reach no organization hook; the create keeps its 2 round trips", async () => {
+  it("only active hooks that chose the event get a task, of every type; a user's repositories reach no organization hook; the create keeps its 2 round trips", async () => {
     const o = await seedOrg(t, owner);
     const inactive = await hook(o, { events: ["repository"], active: false });
-    // Slack and the other chat types want their own message formats (not built): no deliveries.
-    const slack = await hook(o, { type: "slack", events: ["repository"], config: { channel: "#ci" } });
+    const slack = await hook(o, { type: "slack", events: ["repository"], config: { channel: "#ci", url: `${rx.url}/chat` } });
     const pushOnly = await hook(o, { events: ["push"] });
     const res = await t.request(`/api/v1/orgs/${o.name}/repos`, { method: "POST", headers: token(o.ownerToken), json: { name: "quiet" } });
     expect(res.status).toBe(201);
     expect(roundTrips(res)).toBe(2);
     const mine = await t.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: `mine${Date.now()}` } });
     expect(mine.status).toBe(201);
-    for (const id of [inactive.id, pushOnly.id, slack.id]) expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, id))).toEqual([]);
+    for (const id of [inactive.id, pushOnly.id]) expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, id))).toEqual([]);
+    expect(await t.db.select({ event: hookTask.eventType }).from(hookTask).where(eq(hookTask.hookId, slack.id))).toEqual([{ event: "repository" }]);
   });
 
   it("a write that fails records no delivery (the tasks ride in its batch)", async () => {
@@ -257,6 +258,68 @@ describe("what is delivered", () => {
     expect(f.json).toMatchObject({ forkee: { id: repo.id }, repository: { id: forked.id, full_name: forked.full_name, fork: true, parent: { id: repo.id, full_name: repo.full_name } }, sender: { login: forker.name } });
     const gone = rx.of("repository").find((r) => r.json.action === "deleted" && r.json.repository.full_name === repo.full_name)!;
     expect(gone.json).toMatchObject({ repository: { id: repo.id }, organization: { login: o.name } });
+  });
+});
+
+describe("chat hooks", () => {
+  it("slack, matrix and feishu hooks get their own messages of the same events: signed over the message, Matrix by PUT with its transaction id and token, Feishu signed in the body; the record keeps the message sent", async () => {
+    const o = await seedOrg(t, owner);
+    const events = ["push", "create", "delete", "repository"];
+    const room = "/chat-matrix/_matrix/client/r0/rooms/!room:x/send/m.room.message";
+    await hook(o, { events });
+    await hook(o, { type: "slack", events, config: { url: `${rx.url}/chat-slack`, channel: "#ci", secret: "slack-secret", color: "good" } });
+    await hook(o, { type: "matrix", events, config: { url: `${rx.url}${room}`, message_type: "2" }, authorization_header: "Bearer matrix-token" });
+    await hook(o, { type: "feishu", events, config: { url: `${rx.url}/chat-feishu`, secret: "feishu-secret" } });
+    const repo = await orgRepo(o, { auto_init: true });
+    const made = await t.request(`/api/v1/repos/${repo.full_name}/contents/b.md`, { method: "POST", headers: token(o.ownerToken), json: { content: "Yg==", message: "add b", new_branch: "topic" } });
+    expect(made.status).toBe(201);
+    expect((await t.request(`/api/v1/repos/${repo.full_name}/branches/topic`, { method: "DELETE", headers: token(o.ownerToken) })).status).toBe(204);
+    await deliver();
+    const mine = (prefix: string) => rx.got.filter((r) => r.url.startsWith(prefix) && r.body.includes(repo.name));
+    // The gitea hook got the same events: repository, create + push of the new branch, delete.
+    expect(rx.got.filter((r) => r.url === "/in" && r.body.includes(repo.full_name)).map((r) => r.headers["x-gitea-event"])).toEqual(["repository", "create", "push", "delete"]);
+
+    const slack = mine("/chat-slack");
+    expect(slack.map((r) => r.headers["x-gitea-event"])).toEqual(["repository", "create", "push", "delete"]);
+    for (const r of slack) {
+      expect(r.headers["content-type"]).toBe("application/json");
+      expect(r.headers["x-gitea-signature"]).toBe(sign("slack-secret", r.body));
+      expect(r.headers["x-hub-signature"]).toBe(`sha1=${sign("slack-secret", r.body, "sha1")}`);
+      expect(JSON.parse(r.body)).toMatchObject({ channel: "#ci", unfurl_links: 0 });
+    }
+    const html = `${ROOT}${repo.full_name}`;
+    expect(JSON.parse(slack[1]!.body).text).toBe(`[<${html}|${repo.full_name}>:<${html}/src/branch/topic|topic>] branch created by ${owner.name}`);
+    expect(JSON.parse(slack[2]!.body)).toMatchObject({ text: expect.stringContaining("|2 new commits> pushed by"), attachments: [{ color: "good", title: html, text: expect.stringContaining(": add b - ") }] });
+
+    const matrix = mine("/chat-matrix");
+    expect(matrix.map((r) => r.headers["x-gitea-event"])).toEqual(["repository", "create", "push", "delete"]);
+    for (const r of matrix) {
+      expect(r.method).toBe("PUT");
+      expect(r.url).toBe(`${room}/${createHash("sha1").update(r.body).digest("hex")}`);
+      expect(r.headers.authorization).toBe("Bearer matrix-token");
+      expect(JSON.parse(r.body)).toMatchObject({ msgtype: "m.text", format: "org.matrix.custom.html" });
+    }
+    expect(JSON.parse(matrix[2]!.body)["io.gitea.commits"]).toHaveLength(2);
+
+    const feishu = mine("/chat-feishu");
+    expect(feishu).toHaveLength(4);
+    for (const r of feishu) {
+      expect(r.headers["x-gitea-event"]).toBeUndefined();
+      expect(r.headers["x-hub-signature"]).toBeUndefined();
+      const { timestamp, sign: signature } = JSON.parse(r.body);
+      expect(signature).toBe(createHmac("sha256", `${timestamp}\nfeishu-secret`).update("").digest("base64"));
+    }
+    expect(JSON.parse(feishu[2]!.body).content.text).toMatch(new RegExp(`^\\[${repo.full_name}:topic\\] 2 new commits\r\n\\[[0-9a-f]{7}\\]\\(${html}/commit/[0-9a-f]{40}\\) add b - `));
+
+    // What was recorded is the message sent, with the token masked.
+    const [record] = await t.db.select().from(hookTask).where(eq(hookTask.eventType, "delete")).orderBy(desc(hookTask.id)).limit(1);
+    const request = JSON.parse(record!.requestContent);
+    expect(request.body).toContain('"msg_type": "text"');
+    const [matrixRecord] = (await t.db.select().from(hookTask).where(eq(hookTask.eventType, "repository")).orderBy(desc(hookTask.id)).limit(4))
+      .map((row) => JSON.parse(row.requestContent))
+      .filter((r) => r.url.includes("/chat-matrix"));
+    expect(matrixRecord).toMatchObject({ http_method: "PUT", headers: { Authorization: "******" } });
+    expect(JSON.stringify(matrixRecord)).not.toContain("matrix-token");
   });
 });
 

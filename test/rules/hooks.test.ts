@@ -54,6 +54,12 @@ describe("create", () => {
     [{ type: "gitea", config: { url: "ftp://x.example", content_type: "json" } }, 422, "Invalid url"],
     [{ type: "slack", config: { url: "https://x.example", content_type: "json" } }, 422, "Missing config option: channel"],
     [{ type: "slack", config: { url: "https://x.example", content_type: "json", channel: "no spaces allowed" } }, 400, "Invalid slack channel name"],
+    // Gitea's IsValidSlackChannel: lower case, digits, `-` and `_`, at most 80, one leading `#`.
+    [{ type: "slack", config: { url: "https://x.example", content_type: "json", channel: "#General" } }, 400, "Invalid slack channel name"],
+    [{ type: "slack", config: { url: "https://x.example", content_type: "json", channel: `#${"a".repeat(81)}` } }, 400, "Invalid slack channel name"],
+    [{ type: "slack", config: { url: "https://x.example", content_type: "json", channel: "@someone" } }, 400, "Invalid slack channel name"],
+    [{ type: "matrix", config: { url: "https://x.example", content_type: "json", message_type: "3" } }, 422, "Invalid message_type: 1 (m.notice) or 2 (m.text)"],
+    [{ type: "packagist", config: { url: "https://x.example", content_type: "json", package_url: "javascript:alert(1)" } }, 422, "Invalid package_url"],
     [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "{main" }, 422, "[BranchFilter]: GlobPattern"],
     [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "[main" }, 422, "[BranchFilter]: GlobPattern"],
     [{ type: "gitea", config: { url: "https://x.example", content_type: "json" }, branch_filter: "ma[in" }, 422, "[BranchFilter]: GlobPattern"],
@@ -77,6 +83,34 @@ describe("create", () => {
     const ok = await t2.request(`/api/v1/orgs/${org2.name}/hooks`, { method: "POST", headers: token(await o2.token()), json: { type: "gitea", config: { url: "http://127.0.0.1:3000/x", content_type: "json" } } });
     expect(ok.status).toBe(201);
     t2.close();
+  });
+
+  it("a chat type's settings are taken from config and shown in it, every key of the type (slack's as Gitea, discord's, matrix's and packagist's as its web form)", async () => {
+    const cfg = { url: "https://chat.example/in", content_type: "json" };
+    const cases: [Record<string, string>, string, Record<string, string>][] = [
+      [{ channel: " #dev ", username: "bot", color: "good" }, "slack", { channel: "#dev", username: "bot", icon_url: "", color: "good" }],
+      [{ username: "Gitea", icon_url: "https://x.example/i.png", channel: "ignored" }, "discord", { username: "Gitea", icon_url: "https://x.example/i.png" }],
+      [{ message_type: "2" }, "matrix", { message_type: "2" }],
+      [{ package_url: "https://packagist.org/packages/a/b" }, "packagist", { package_url: "https://packagist.org/packages/a/b" }],
+      [{ username: "ignored" }, "telegram", {}],
+    ];
+    for (const [extra, type, shown] of cases) {
+      const res = await create({ type, config: { ...cfg, ...extra } });
+      expect(res.status, type).toBe(201);
+      const body = await res.json();
+      expect(body.config, type).toEqual({ ...cfg, ...shown });
+      expect(giteaShapeErrors("Hook", body)).toEqual([]);
+      // An edit changes the keys it gives and keeps the others; an empty channel keeps the channel.
+      if (type === "slack") {
+        const edited = await (await t.request(`${base()}/${body.id}`, { method: "PATCH", headers: token(tk), json: { config: { channel: "", username: "" } } })).json();
+        expect(edited.config).toEqual({ ...cfg, channel: "#dev", username: "", icon_url: "", color: "good" });
+      }
+      if (type === "matrix") {
+        await expectRefusal(t.request(`${base()}/${body.id}`, { method: "PATCH", headers: token(tk), json: { config: { message_type: "m.emote" } } }), 422, "Invalid message_type: 1 (m.notice) or 2 (m.text)");
+        const edited = await (await t.request(`${base()}/${body.id}`, { method: "PATCH", headers: token(tk), json: { config: { message_type: "m.notice" } } })).json();
+        expect(edited.config.message_type).toBe("m.notice");
+      }
+    }
   });
 
   it("events are normalized: issues_only → issues, unknown names dropped", async () => {

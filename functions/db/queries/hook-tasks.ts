@@ -16,7 +16,7 @@ const UUID_SQL = `lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) 
  * built here, so those hooks are kept but get no deliveries. Repository hooks (`repo_id` ≠ 0) are not
  * made by this app. Branch filters are matched when a task is delivered (`ref_name`).
  */
-const HOOKS_OF_EVENT = `FROM webhook w WHERE w.owner_id = ? AND w.repo_id = 0 AND w.is_active = 1 AND w.type IN ('gitea', 'gogs') AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)`;
+const HOOKS_OF_EVENT = `FROM webhook w WHERE w.owner_id = ? AND w.repo_id = 0 AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)`;
 
 /**
  * A push payload's text from its pieces (a JSON array): text, an e-mail, text, an e-mail, …, text,
@@ -55,7 +55,7 @@ export type HookTaskValues = {
 export const insertHookTasks = command<HookTaskValues>(
   "insertHookTasks",
   sql`INSERT INTO hook_task (hook_id, uuid, event_type, ref_name, payload_content, created_unix) SELECT w.id, ${sql.raw(UUID_SQL)}, ${p("event")}, ${p("ref")}, ${p("payload")}, ${p("now")}
-    FROM webhook w WHERE w.owner_id = ${p("owner")} AND w.repo_id = 0 AND w.is_active = 1 AND w.type IN ('gitea', 'gogs') AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ${p("event")})`,
+    FROM webhook w WHERE w.owner_id = ${p("owner")} AND w.repo_id = 0 AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ${p("event")})`,
 );
 
 /**
@@ -70,7 +70,7 @@ export const insertHookTasksOfNewRepo = command<Omit<HookTaskValues, "payload"> 
     SELECT w.id, ${sql.raw(UUID_SQL)}, ${p("event")}, ${p("ref")},
       ${p("p0")} || r.id || ${p("p1")} || (CASE WHEN r.is_empty THEN 'true' ELSE 'false' END) || ${p("p2")} || (r.size / 1024) || ${p("p3")}, ${p("now")}
     FROM webhook w JOIN repository r ON r.owner_id = ${p("repoOwner")} AND r.lower_name = ${p("lowerName")}
-    WHERE w.owner_id = ${p("owner")} AND w.repo_id = 0 AND w.is_active = 1 AND w.type IN ('gitea', 'gogs') AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ${p("event")})`,
+    WHERE w.owner_id = ${p("owner")} AND w.repo_id = 0 AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ${p("event")})`,
 );
 
 /** A hook's tasks go with it (Gitea's DeleteWebhookByID). */
@@ -123,7 +123,7 @@ export const dropHookTask = command<{ id: number; claim: string }>("dropHookTask
 /** How many active hooks organization :owner (a lower-case name) has: a push to its repositories prepares webhook payloads only when some exist. */
 export const activeHooksOfOwner = query<number, { owner: string }>(
   "activeHooksOfOwner",
-  sql`SELECT COUNT(*) FROM webhook WHERE repo_id = 0 AND is_active = 1 AND type IN ('gitea', 'gogs') AND owner_id = (SELECT id FROM user WHERE lower_name = ${p("owner")} AND type = 1)`,
+  sql`SELECT COUNT(*) FROM webhook WHERE repo_id = 0 AND is_active = 1 AND owner_id = (SELECT id FROM user WHERE lower_name = ${p("owner")} AND type = 1)`,
   (r) => Number(r[0] ?? 0),
 );
 
