@@ -162,10 +162,12 @@ describe("lists by owner", () => {
     // sort=forks ranks by what the caller may see: a repository whose only fork is hidden ties with
     // one without forks (the id breaks the tie), for a keyword search and a walk of all alike.
     // (the one with the hidden fork is older: by id alone it comes last in a descending order)
-    const hiddenOnly = await apiRepo(t, ownerTok, { name: uniq("forked") });
-    const plain = await apiRepo(t, ownerTok, { name: uniq("forked") });
+    // Two names with a common stem of their own (two `uniq` names share a prefix only while the clock's digits do).
+    const stem = uniq("forked");
+    const hiddenOnly = await apiRepo(t, ownerTok, { name: `${stem}-a` });
+    const plain = await apiRepo(t, ownerTok, { name: `${stem}-b` });
     expect((await t.request(`/api/v1/repos/${hiddenOnly.full_name}/forks`, { method: "POST", headers: token(hiderTok), json: { organization: hidden.name } })).status).toBe(202);
-    for (const q of [`q=${plain.name.slice(0, -3)}`, `uid=${owner.id}`]) {
+    for (const q of [`q=${stem}`, `uid=${owner.id}`]) {
       const order = async (h: Record<string, string>) =>
         ((await (await t.request(`/api/v1/repos/search?${q}&sort=forks&order=desc&limit=50`, { headers: h })).json()).data as { id: number }[]).map((r) => r.id).filter((id) => id === plain.id || id === hiddenOnly.id);
       expect(await order({}), q).toEqual([plain.id, hiddenOnly.id]);
