@@ -40,6 +40,18 @@ async function deliveries(event: string, fullName: string, count: number) {
   return match();
 }
 
+/** How many tasks are still pending once they have had ~10 s to go (0: every delivery recorded). */
+async function pendingTasks(databaseUrl: string) {
+  const db = createClient({ url: databaseUrl });
+  let pending = -1;
+  for (let i = 0; i < 100 && pending !== 0; i++) {
+    pending = Number((await db.execute("SELECT COUNT(*) AS n FROM hook_task WHERE is_delivered = 0")).rows[0]!.n);
+    if (pending) await new Promise((r) => setTimeout(r, 100));
+  }
+  db.close();
+  return pending;
+}
+
 for (const target of targets()) {
   describe(`webhook delivery on ${target.name}`, () => {
     const { call, adminHeaders } = client(target);
@@ -98,14 +110,7 @@ for (const target of targets()) {
       expect(manyPush).toHaveLength(24);
       expect(new Set([...many, ...manyPush].map((d) => d.headers["x-gitea-delivery"])).size).toBe(96);
       // Every delivery recorded: nothing left pending or claimed.
-      const db = createClient({ url: target.databaseUrl });
-      let pending = -1;
-      for (let i = 0; i < 100 && pending !== 0; i++) {
-        pending = Number((await db.execute("SELECT COUNT(*) AS n FROM hook_task WHERE is_delivered = 0")).rows[0]!.n);
-        if (pending) await new Promise((r) => setTimeout(r, 100));
-      }
-      db.close();
-      expect(pending).toBe(0);
+      expect(await pendingTasks(target.databaseUrl)).toBe(0);
     });
 
     it("a Slack hook gets Slack's messages of a git push; a tag's push (no commits) reaches only the gitea hook", async () => {
@@ -130,14 +135,7 @@ for (const target of targets()) {
       const of = (who: string) => got.filter((g) => g.url.endsWith(`?${who}-${org}`));
       for (let i = 0; i < 200 && of("gitea").length < 4; i++) await new Promise((r) => setTimeout(r, 50));
       expect(of("gitea").map((g) => g.headers["x-gitea-event"]).sort()).toEqual(["create", "create", "push", "push"]);
-      const db = createClient({ url: target.databaseUrl });
-      let pending = -1;
-      for (let i = 0; i < 100 && pending !== 0; i++) {
-        pending = Number((await db.execute("SELECT COUNT(*) AS n FROM hook_task WHERE is_delivered = 0")).rows[0]!.n);
-        if (pending) await new Promise((r) => setTimeout(r, 100));
-      }
-      db.close();
-      expect(pending).toBe(0);
+      expect(await pendingTasks(target.databaseUrl)).toBe(0);
       const slack = of("slack");
       expect(slack.map((g) => g.headers["x-gitea-event"]).sort()).toEqual(["create", "create", "push"]);
       const html = `${target.url.replace(/\/$/, "")}/${org}/${name}`;
