@@ -75,8 +75,8 @@ interface Facts {
 
 const UNRESERVED = /[A-Za-z0-9\-_.~]/;
 const percent = (ch: string) => [...new TextEncoder().encode(ch)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join("");
-/** Go's url.PathEscape: also keeps `$&+,:;=@`. */
-const pathEscape = (s: string) => [...s].map((ch) => (UNRESERVED.test(ch) || "$&+,:;=@".includes(ch) ? ch : percent(ch))).join("");
+/** Go's url.PathEscape: also keeps `$&+:=@` (`,` `;` `?` `/` are escaped in a segment). */
+const pathEscape = (s: string) => [...s].map((ch) => (UNRESERVED.test(ch) || "$&+:=@".includes(ch) ? ch : percent(ch))).join("");
 /** Gitea's util.PathEscapeSegments. */
 const pathEscapeSegments = (p: string) => p.split("/").map(pathEscape).join("/");
 /** Go's url.QueryEscape: a space is `+`. */
@@ -86,6 +86,9 @@ const htmlEscape = (s: string) => s.replace(/[&'<>"]/g, (c) => ({ "&": "&amp;", 
 const htmlUnescape = (s: string) => s.replace(/&(amp|#39|lt|gt|#34);/g, (_, e: string) => ({ amp: "&", "#39": "'", lt: "<", gt: ">", "#34": '"' })[e]!);
 const htmlLink = (url: string, text: string) => `<a href="${htmlEscape(url)}">${htmlEscape(text)}</a>`;
 const trimEol = (s: string) => s.replace(/[\r\n]+$/, "");
+/** Go's strings.TrimSpace (Unicode White_Space; unlike String.prototype.trim, U+0085 is space and U+FEFF is not). */
+const GO_SPACE = "[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+const trimSpace = (s: string) => s.replace(new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, "g"), "");
 const shortRef = (ref: string) => ref.replace(/^refs\/(heads|tags)\//, "");
 /** A created or deleted ref's full name from the payload's short one and its type. */
 const fullRef = (h: { ref: string; refType: string }) => `refs/${h.refType === "tag" ? "tags" : "heads"}/${h.ref}`;
@@ -195,16 +198,19 @@ function dingtalk(h: Happened, f: Facts): unknown {
   const text = h.kind === "push" ? m.text : m.title;
   return frame("actionCard", "", {
     ...empty,
-    text: text.trim(),
-    title: m.title.trim(),
+    text: trimSpace(text),
+    title: trimSpace(m.title),
     hideAvatar: "0",
     singleTitle,
     singleURL: `dingtalk://dingtalkclient/page/link?pc_slide=false&url=${queryEscape(m.url)}`,
   });
 }
 
-/** Gitea's HTML sanitizer pass on what it built from escaped text and links: links get `rel="nofollow"`, a CR becomes `&#13;`. */
-const sanitized = (html: string) => html.replace(/<a href="([^"]*)">/g, '<a href="$1" rel="nofollow">').replaceAll("\r", "&#13;").trim();
+/**
+ * Gitea's HTML sanitizer pass on what it built from escaped text and links: links get
+ * `rel="nofollow"`; its HTML tokenizer reads a CR LF or a lone CR as LF.
+ */
+const sanitized = (html: string) => trimSpace(html.replace(/<a href="([^"]*)">/g, '<a href="$1" rel="nofollow">').replace(/\r\n?/g, "\n"));
 
 function telegram(h: Happened, f: Facts): unknown {
   const R = f.repo.full_name;
@@ -254,7 +260,7 @@ function feishu(h: Happened, f: Facts, secret: string, now: number, sign: Feishu
   const line = (c: PayloadCommit) => `[${c.id.slice(0, 7)}](${c.url}) ${trimEol(c.message)}${c.author ? ` - ${c.author.name}` : ""}`;
   const text = h.kind === "push" ? `[${f.repo.full_name}:${h.branch}] ${newCommits(h.total)}\r\n${h.commits.map(line).join("\r\n")}` : plain(h, f, line, "").title;
   const signed = secret ? { timestamp: now, sign: sign(`${now}\n${secret}`) } : { timestamp: 0 };
-  return { ...signed, msg_type: "text", content: { text: text.trim() } };
+  return { ...signed, msg_type: "text", content: { text: trimSpace(text) } };
 }
 
 const MATRIX_MAX = 64 * 1024;

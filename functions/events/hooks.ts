@@ -154,9 +154,9 @@ function payloadCommit(htmlUrl: string, c: CommitSummary, names: Usernames) {
 }
 
 /**
- * The webhook events of one ref change, in Gitea's order: `[event, pieces, branch]` — the payload as
- * `Usernames.pieces` — and the branch a hook's branch filter is matched against ("" for tags: they
- * pass every filter).
+ * The webhook events of one ref change, in Gitea's order: `[event, pieces, ref]` — the payload as
+ * `Usernames.pieces` — and the full ref a hook's branch filter is matched against (Gitea's
+ * getPayloadRef: a branch by its name or full ref, a tag by its full ref).
  */
 function pushHookEvents(s: HookSource, r: RefChange): [string, string, string][] {
   const names = new Usernames();
@@ -164,6 +164,7 @@ function pushHookEvents(s: HookSource, r: RefChange): [string, string, string][]
   const tag = r.name.startsWith("refs/tags/");
   if (!tag && !r.name.startsWith("refs/heads/")) return [];
   const branch = tag ? "" : shortName(r.name);
+  const ref = r.name;
   const pusher = sender(s);
   const repository = hookRepository(s.repo, s.site);
   const htmlUrl = String(repository.html_url);
@@ -187,21 +188,21 @@ function pushHookEvents(s: HookSource, r: RefChange): [string, string, string][]
     }));
   if (tag) {
     // A tag push lists no commits; a new tag names its commit as the head.
-    if (r.kind === "delete") return [["push", push(r.old ?? ZERO, ZERO, compareUrl(null, ""), [], 0, null), ""], ["delete", del(), ""]];
+    if (r.kind === "delete") return [["push", push(r.old ?? ZERO, ZERO, compareUrl(null, ""), [], 0, null), ref], ["delete", del(), ref]];
     const after = r.new ?? ZERO;
-    return [["push", push(ZERO, after, compareUrl(ZERO, after), [], 0, r.head ?? null), ""], ["create", create(), ""]];
+    return [["push", push(ZERO, after, compareUrl(ZERO, after), [], 0, r.head ?? null), ref], ["create", create(), ref]];
   }
-  if (r.kind === "delete") return [["delete", del(), branch]];
+  if (r.kind === "delete") return [["delete", del(), ref]];
   const after = r.new ?? ZERO;
-  if (r.kind === "update") return [["push", push(r.old ?? ZERO, after, compareUrl(r.old, after), r.commits, r.totalCommits, r.head ?? r.commits[0] ?? null), branch]];
+  if (r.kind === "update") return [["push", push(r.old ?? ZERO, after, compareUrl(r.old, after), r.commits, r.totalCommits, r.head ?? r.commits[0] ?? null), ref]];
   // A new branch: its head and history (at most 10), compared from the parent of the oldest listed
   // commit, else from the default branch, else no comparison (Gitea's push.go).
   const history = r.history ?? r.commits;
   const oldest = history[history.length - 1];
   const base = oldest?.parents[0] ?? (branch !== s.repo.repo.defaultBranch ? s.repo.repo.defaultBranch : null);
   return [
-    ["create", create(), branch],
-    ["push", push(ZERO, after, compareUrl(base, after), history, history.length, history[0] ?? null), branch],
+    ["create", create(), ref],
+    ["push", push(ZERO, after, compareUrl(base, after), history, history.length, history[0] ?? null), ref],
   ];
 }
 
@@ -209,9 +210,9 @@ function pushHookEvents(s: HookSource, r: RefChange): [string, string, string][]
 export function pushHookRows(s: HookSource, r: RefChange, guard: Guard, now: number): BatchItem[] {
   if (!hooksPossible(s.repo)) return [];
   const noReply = `@${s.site.noReplyAddress.toLowerCase()}`;
-  return pushHookEvents(s, r).map(([event, pieces, branch]) => ({
+  return pushHookEvents(s, r).map(([event, pieces, ref]) => ({
     text: PUSH_HOOK_TASKS_TEXT(guard.sql),
-    args: [event, branch, pieces, noReply, now, s.repo.owner.id, event, ...guard.args],
+    args: [event, ref, pieces, noReply, now, s.repo.owner.id, event, ...guard.args],
   }));
 }
 

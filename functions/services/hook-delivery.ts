@@ -35,13 +35,17 @@ const run = (driver: Driver, items: readonly Bound<unknown>[], mode: "read" | "w
   driver.batch(items.map((b) => ({ text: b.stmt.text, args: b.args })), mode);
 
 /**
- * Gitea's checkBranch: the hook's branch filter (a glob without separators, `{a,b}` alternatives)
- * must match the branch of a push, create or delete; tags and other events pass.
+ * Gitea's checkBranchFilter: the hook's branch filter (a glob without separators, `{a,b}`
+ * alternatives; "", `*` and `**` admit all) must match a branch's name or else the full ref of a
+ * push, create or delete (`refs/tags/v1` for a tag); other events (no ref) pass. A task recorded
+ * with a bare branch name (before refs were stored whole) is matched as that name.
  */
-export function branchAdmitted(filter: string, branch: string): boolean {
-  if (!filter || filter === "*" || !branch) return true;
+export function branchAdmitted(filter: string, ref: string): boolean {
+  if (!filter || filter === "*" || filter === "**" || !ref) return true;
   const glob = compileGlob(filter, { separator: false });
-  return glob !== null && glob.test(branch);
+  if (!glob) return false;
+  if (ref.startsWith("refs/heads/") && glob.test(ref.slice("refs/heads/".length))) return true;
+  return glob.test(ref);
 }
 
 /** What a delivery sends, and the body its record keeps (the payload, or the chat message sent). */

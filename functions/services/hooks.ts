@@ -110,7 +110,7 @@ function hookMeta(type: string, cfg: Record<string, string>, base: Record<string
   for (const key of META_KEYS[type] ?? []) {
     const value = cfg[key];
     // An empty value of a key with a rule keeps what is there; the free-form keys may be cleared.
-    if (value === undefined || (value === "" && (key === "channel" || key === "message_type" || key === "package_url"))) continue;
+    if (value === undefined || (value === "" && (key === "message_type" || key === "package_url"))) continue;
     if (key === "channel") {
       // Gitea's IsValidSlackChannel: what Slack takes as a channel name.
       if (!/^#?[a-z0-9_-]{1,80}$/.test(value.trim())) throw badRequest("Invalid slack channel name");
@@ -164,7 +164,8 @@ export async function getHook(ctx: Ctx, orgName: string, id: number) {
 export async function createHook(ctx: Ctx, orgName: string, form: HookForm) {
   const { caller, o } = await read(ctx, { o: orgRead(ctx, orgName) });
   const org = assignOwnedOrg(caller, o);
-  const type = (form.type ?? "").toLowerCase();
+  // Case matters, as in Gitea's IsValidHookTaskType.
+  const type = form.type ?? "";
   if (!HOOK_TYPES.includes(type)) throw unprocessable(`Invalid hook type: ${form.type ?? ""}`);
   const cfg = form.config ?? {};
   const { url, content_type: contentType } = cfg;
@@ -172,7 +173,8 @@ export async function createHook(ctx: Ctx, orgName: string, form: HookForm) {
   if (!contentType) throw unprocessable("Missing config option: content_type");
   if (contentType !== "json" && contentType !== "form") throw unprocessable("Invalid content type");
   checkTarget(ctx, url);
-  if (type === "slack" && !cfg.channel) throw unprocessable("Missing config option: channel");
+  // Gitea: a missing key is 422; an empty channel is judged by the channel rule (400).
+  if (type === "slack" && cfg.channel === undefined) throw unprocessable("Missing config option: channel");
   const meta = hookMeta(type, cfg, {});
   if (form.branch_filter && !globOk(form.branch_filter)) throw unprocessable("[BranchFilter]: GlobPattern");
   checkHeaderValue(form.authorization_header);

@@ -226,11 +226,19 @@ describe("what is delivered", () => {
   });
 
   it("a branch filter is a glob on the branch name (`*` crosses `/`); it is matched as the hook is at delivery", async () => {
-    expect(branchAdmitted("feature/*", "feature/x/y")).toBe(true);
-    expect(branchAdmitted("{main,release-*}", "release-1")).toBe(true);
-    expect(branchAdmitted("main", "develop")).toBe(false);
-    expect(branchAdmitted("", "anything")).toBe(true);
+    expect(branchAdmitted("feature/*", "refs/heads/feature/x/y")).toBe(true);
+    expect(branchAdmitted("{main,release-*}", "refs/heads/release-1")).toBe(true);
+    expect(branchAdmitted("main", "refs/heads/develop")).toBe(false);
+    expect(branchAdmitted("", "refs/heads/anything")).toBe(true);
+    // Gitea's checkBranchFilter: a branch by its name or its full ref, a tag by its full ref.
+    expect(branchAdmitted("refs/heads/ma*", "refs/heads/main")).toBe(true);
+    expect(branchAdmitted("main", "refs/tags/v1")).toBe(false);
+    expect(branchAdmitted("refs/tags/v*", "refs/tags/v1")).toBe(true);
+    expect(branchAdmitted("v*", "refs/tags/v1")).toBe(false);
+    expect(branchAdmitted("**", "refs/tags/v1")).toBe(true);
+    // An event without a ref (repository, fork) passes; a task stored with a bare branch name is matched by it.
     expect(branchAdmitted("main", "")).toBe(true);
+    expect(branchAdmitted("main", "main")).toBe(true);
     // An owner's filter cannot stall the server: no backtracking (this one held a regular expression for minutes).
     expect(branchAdmitted(`${"*a".repeat(10)}*c`, "a".repeat(60))).toBe(false);
     const o = await seedOrg(t, owner);

@@ -56,6 +56,8 @@ describe("create", () => {
     [{ type: "slack", config: { url: "https://x.example", content_type: "json", channel: "no spaces allowed" } }, 400, "Invalid slack channel name"],
     // Gitea's IsValidSlackChannel: lower case, digits, `-` and `_`, at most 80, one leading `#`.
     [{ type: "slack", config: { url: "https://x.example", content_type: "json", channel: "#General" } }, 400, "Invalid slack channel name"],
+    [{ type: "slack", config: { url: "https://x.example", content_type: "json", channel: "" } }, 400, "Invalid slack channel name"],
+    [{ type: "Slack", config: { url: "https://x.example", content_type: "json", channel: "#dev" } }, 422, "Invalid hook type: Slack"],
     [{ type: "slack", config: { url: "https://x.example", content_type: "json", channel: `#${"a".repeat(81)}` } }, 400, "Invalid slack channel name"],
     [{ type: "slack", config: { url: "https://x.example", content_type: "json", channel: "@someone" } }, 400, "Invalid slack channel name"],
     [{ type: "matrix", config: { url: "https://x.example", content_type: "json", message_type: "3" } }, 422, "Invalid message_type: 1 (m.notice) or 2 (m.text)"],
@@ -100,10 +102,11 @@ describe("create", () => {
       const body = await res.json();
       expect(body.config, type).toEqual({ ...cfg, ...shown });
       expect(giteaShapeErrors("Hook", body)).toEqual([]);
-      // An edit changes the keys it gives and keeps the others; an empty channel keeps the channel.
+      // An edit changes the keys it gives and keeps the others; a channel is judged by the rule on edit too.
       if (type === "slack") {
-        const edited = await (await t.request(`${base()}/${body.id}`, { method: "PATCH", headers: token(tk), json: { config: { channel: "", username: "" } } })).json();
+        const edited = await (await t.request(`${base()}/${body.id}`, { method: "PATCH", headers: token(tk), json: { config: { username: "" } } })).json();
         expect(edited.config).toEqual({ ...cfg, channel: "#dev", username: "", icon_url: "", color: "good" });
+        await expectRefusal(t.request(`${base()}/${body.id}`, { method: "PATCH", headers: token(tk), json: { config: { channel: "" } } }), 400, "Invalid slack channel name");
       }
       if (type === "matrix") {
         await expectRefusal(t.request(`${base()}/${body.id}`, { method: "PATCH", headers: token(tk), json: { config: { message_type: "m.emote" } } }), 422, "Invalid message_type: 1 (m.notice) or 2 (m.text)");

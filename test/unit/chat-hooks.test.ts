@@ -184,17 +184,35 @@ describe("chat hook rules", () => {
   });
 
   it("names and links are escaped as each service reads them: path segments and queries as Go escapes them, Slack's and HTML's entities", () => {
-    const odd = { ref: "feat/ä b#1", ref_type: "branch", sha: c1.id, repository: demo, sender: alice };
-    expect(JSON.parse(render("discord", "create", odd)!.body).embeds[0].url).toBe(`${APP}alice/demo/src/feat/%C3%A4%20b%231`);
+    // Go's PathEscape keeps `$&+:=@` in a segment and escapes `,` `;` `?`.
+    const odd = { ref: "feat/ä b#1,;?$&+:=@", ref_type: "branch", sha: c1.id, repository: demo, sender: alice };
+    expect(JSON.parse(render("discord", "create", odd)!.body).embeds[0].url).toBe(`${APP}alice/demo/src/feat/%C3%A4%20b%231%2C%3B%3F$&+:=@`);
     expect(JSON.parse(render("dingtalk", "create", odd)!.body).actionCard.singleURL).toBe(
-      "dingtalk://dingtalkclient/page/link?pc_slide=false&url=http%3A%2F%2Flocalhost%3A3000%2Falice%2Fdemo%2Fsrc%2Ffeat%2F%25C3%25A4%2520b%25231",
+      "dingtalk://dingtalkclient/page/link?pc_slide=false&url=http%3A%2F%2Flocalhost%3A3000%2Falice%2Fdemo%2Fsrc%2Ffeat%2F%25C3%25A4%2520b%25231%252C%253B%253F%24%26%2B%3A%3D%40",
     );
     const tricky = { ...push([{ ...c1, message: "a <x> & 'q'\r\nsecond", author: { ...person, name: "O'Brien <ob>" } }], "a...b") };
+    expect(JSON.parse(render("matrix", "push", push([{ ...c1, message: 'say "hi"' }], "a...b"))!.body).formatted_body).toContain("say &#34;hi&#34; - ");
     expect(JSON.parse(render("slack", "push", tricky)!.body).attachments[0].text).toBe(`<${c1.url}|0a1b2c3>: a &lt;x&gt; &amp; 'q'\r - O'Brien &lt;ob&gt;`);
-    expect(JSON.parse(render("telegram", "push", tricky)!.body).text).toContain("] a &lt;x&gt; &amp; &#39;q&#39;&#13;\nsecond - O&#39;Brien &lt;ob&gt;");
+    // Telegram's sanitizer reads a CR LF (or a lone CR) as LF.
+    expect(JSON.parse(render("telegram", "push", tricky)!.body).text).toContain("] a &lt;x&gt; &amp; &#39;q&#39;\nsecond - O&#39;Brien &lt;ob&gt;");
     const matrix = JSON.parse(render("matrix", "push", tricky)!.body);
     expect(matrix.formatted_body).toContain("a &lt;x&gt; &amp; &#39;q&#39;\r\nsecond - O&#39;Brien &lt;ob&gt;");
     expect(matrix.body).toContain("a <x> & 'q'\r\nsecond - O'Brien <ob>");
+  });
+
+  it("texts are trimmed as Go trims (U+0085 is space, U+FEFF is not); a message's trailing line ends go, however many", () => {
+    const named = (name: string, message = "m\n\n\n") => push([{ ...c1, message, author: { ...person, name } }], "a...b");
+    expect(JSON.parse(render("feishu", "push", named("Bob\ufeff"))!.body).content.text.endsWith("Bob\ufeff")).toBe(true);
+    expect(JSON.parse(render("feishu", "push", named("Bob\u0085"))!.body).content.text.endsWith("Bob")).toBe(true);
+    expect(JSON.parse(render("dingtalk", "push", named("Bob\u3000"))!.body).actionCard.text.endsWith("Bob")).toBe(true);
+    expect(JSON.parse(render("telegram", "push", named("Bob", "m\r\n\r\n"))!.body).text).toMatch(/<\/a>\] m - Bob$/);
+    expect(JSON.parse(render("msteams", "push", named("Bob", "m\n\n"))!.body).sections[0].text).toMatch(/\) m - Bob$/);
+  });
+
+  it("Discord and Slack take the hook's name and icon; an unset one is left out (Discord) or empty (Slack)", () => {
+    expect(JSON.parse(render("discord", "fork", CASES[3]![2], { username: "CI", icon_url: "https://x.example/i.png" })!.body)).toMatchObject({ username: "CI", avatar_url: "https://x.example/i.png" });
+    expect(Object.keys(JSON.parse(render("discord", "fork", CASES[3]![2], {})!.body))).toEqual(["wait", "content", "tts", "embeds"]);
+    expect(JSON.parse(render("slack", "fork", CASES[3]![2], { channel: "#x" })!.body)).toMatchObject({ channel: "#x", username: "", icon_url: "" });
   });
 
   it("Discord keeps a commit's first line to 50 characters and its description to 2,000", () => {
@@ -202,6 +220,9 @@ describe("chat hook rules", () => {
     const many = push(Array.from({ length: 5 }, (_, i) => ({ ...c1, id: `${i}`.repeat(40), message: `${long}\nbody` })), "a...b");
     const d = JSON.parse(render("discord", "push", { ...many, total_commits: 5 })!.body).embeds[0];
     expect(d.description.split("\n")[0]).toBe(`[0000000](${c1.url}) ${"é".repeat(47)}... - Alice Liddell`);
+    // Exactly 50 stays whole.
+    const fifty = JSON.parse(render("discord", "push", push([{ ...c1, message: `${"é".repeat(50)}\n` }], "a...b"))!.body).embeds[0];
+    expect(fifty.description).toBe(`[0a1b2c3](${c1.url}) ${"é".repeat(50)} - Alice Liddell`);
     const huge = JSON.parse(render("discord", "push", { ...many, commits: many.commits.map((c) => ({ ...c, author: { ...person, name: "n".repeat(900) } })) })!.body).embeds[0];
     expect([...huge.description]).toHaveLength(2000);
   });
