@@ -73,15 +73,12 @@ const c1: Commit = {
   modified: ["README.md"],
 };
 const c2: Commit = {
+  ...c1,
   id: "89abcdef0123456789abcdef0123456789abcdef",
   message: "Initial commit\n",
   url: `${APP}alice/demo/commit/89abcdef0123456789abcdef0123456789abcdef`,
-  author: person,
-  committer: person,
-  verification: null,
   timestamp: "2026-05-01T09:00:00Z",
   added: ["README.md"],
-  removed: [],
   modified: [],
 };
 const push = (commits: Commit[], compare: string) => ({
