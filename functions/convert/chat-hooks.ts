@@ -313,6 +313,9 @@ function wechatwork(h: Happened, f: Facts): unknown {
 /** Packagist: a push asks it to update the package; every other event sends an empty URL (as Gitea). */
 const packagist = (h: Happened, f: Facts): unknown => ({ repository: { url: h.kind === "push" ? (f.meta.package_url ?? "") : "" } });
 
+/** The types whose message is the body alone, sent with Gitea's default headers. */
+const PLAIN_FORMATS: Record<string, (h: Happened, f: Facts) => unknown> = { slack, discord, dingtalk, telegram, msteams, wechatwork, packagist };
+
 /** What the stored payload says happened; null for an event no message is made of. */
 function happened(event: string, p: EventPayload): Happened | null {
   switch (event) {
@@ -331,7 +334,7 @@ function happened(event: string, p: EventPayload): Happened | null {
 
 /**
  * Whether a chat hook gets this event at all: Gitea sends a push without commits (a tag, a
- * deleted branch) only to `gitea` and `gogs` hooks.
+ * rewinding force push) only to `gitea` and `gogs` hooks.
  */
 function chatDelivers(event: string, payload: EventPayload): boolean {
   return event !== "push" || (payload.commits?.length ?? 0) > 0;
@@ -356,29 +359,13 @@ export function chatRequest(
   const repoUrl = p.repository.html_url;
   const app = repoUrl.endsWith(p.repository.full_name) ? repoUrl.slice(0, repoUrl.length - p.repository.full_name.length) : "";
   const f: Facts = { app, repo: p.repository, sender: p.sender, pusher: p.pusher ?? p.sender, meta };
-  switch (type) {
-    case "slack":
-      return { body: json(slack(h, f)), defaultHeaders: true };
-    case "discord":
-      return { body: json(discord(h, f)), defaultHeaders: true };
-    case "dingtalk":
-      return { body: json(dingtalk(h, f)), defaultHeaders: true };
-    case "telegram":
-      return { body: json(telegram(h, f)), defaultHeaders: true };
-    case "msteams":
-      return { body: json(msteams(h, f)), defaultHeaders: true };
-    case "feishu":
-      return { body: json(feishu(h, f, crypto.secret, crypto.now, crypto.feishuSign)), defaultHeaders: false };
-    case "matrix": {
-      const body = json(matrix(h, f, p.commits ?? []));
-      // Gitea's getMatrixTxnID refuses a body of 64 KiB or more (the delivery is recorded as failed).
-      const size = new TextEncoder().encode(body).length;
-      if (size >= MATRIX_MAX) throw new Error(`getMatrixTxnID: payload size ${size} > ${MATRIX_MAX}`);
-      return { body, put: { suffix: crypto.sha1Hex(body.trim()) }, defaultHeaders: true };
-    }
-    case "wechatwork":
-      return { body: json(wechatwork(h, f)), defaultHeaders: true };
-    default:
-      return { body: json(packagist(h, f)), defaultHeaders: true };
+  if (type === "feishu") return { body: json(feishu(h, f, crypto.secret, crypto.now, crypto.feishuSign)), defaultHeaders: false };
+  if (type === "matrix") {
+    const body = json(matrix(h, f, p.commits ?? []));
+    // Gitea's getMatrixTxnID refuses a body of 64 KiB or more (the delivery is recorded as failed).
+    const size = new TextEncoder().encode(body).length;
+    if (size >= MATRIX_MAX) throw new Error(`getMatrixTxnID: payload size ${size} > ${MATRIX_MAX}`);
+    return { body, put: { suffix: crypto.sha1Hex(body) }, defaultHeaders: true };
   }
+  return { body: json(PLAIN_FORMATS[type]!(h, f)), defaultHeaders: true }; // !: every other chat type has one
 }

@@ -164,7 +164,7 @@ function pushHookEvents(s: HookSource, r: RefChange): [string, string, string][]
   const tag = r.name.startsWith("refs/tags/");
   if (!tag && !r.name.startsWith("refs/heads/")) return [];
   const branch = tag ? "" : shortName(r.name);
-  const ref = r.name;
+  const ref = r.name; // what branch filters match (services/hook-delivery.ts branchAdmitted)
   const pusher = sender(s);
   const repository = hookRepository(s.repo, s.site);
   const htmlUrl = String(repository.html_url);

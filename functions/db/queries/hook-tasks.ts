@@ -11,10 +11,9 @@ const UUID_SQL = `lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) 
 
 /**
  * The hooks an event reaches: the active hooks of organization `owner` that chose the event
- * (Gitea's API-made hooks are always `choose_events`), of the types whose payload is Gitea's own
- * JSON (`gitea`, `gogs`): Slack, Discord, Matrix … want their own message formats, which are not
- * built here, so those hooks are kept but get no deliveries. Repository hooks (`repo_id` ≠ 0) are not
- * made by this app. Branch filters are matched when a task is delivered (`ref_name`).
+ * (Gitea's API-made hooks are always `choose_events`), of every type — a chat type's message is made
+ * from the stored payload at delivery (convert/chat-hooks.ts). Repository hooks (`repo_id` ≠ 0) are
+ * not made by this app. Branch filters are matched when a task is delivered (`ref_name`, the full ref).
  */
 const HOOKS_OF_EVENT = `FROM webhook w WHERE w.owner_id = ? AND w.repo_id = 0 AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)`;
 
