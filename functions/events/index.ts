@@ -49,8 +49,12 @@ const ACTIVITY = {
     sql`INSERT INTO action (user_id, op_type, act_user_id, repo_id, is_private, content, created_unix)
       VALUES (${p("uid")}, ${p("op")}, ${p("actor")}, ${p("repoId")}, ${p("priv")}, ${p("content")}, ${p("now")})`,
   ),
-  /** Activity is as private as its repository, so feeds filter it with the repository. */
-  privacy: command<{ repoId: number; priv: number }>("activityPrivacy", sql`UPDATE action SET is_private = ${p("priv")} WHERE repo_id = ${p("repoId")}`),
+  /**
+   * A repository made private takes its activity with it. Made public, it leaves its activity as
+   * recorded: what happened while it was private (deleted branches, force-pushed commits, old
+   * names) stays for those who could see it then (feeds.ts `privateEntryVisible`), as in Gitea.
+   */
+  madePrivate: command<{ repoId: number }>("activityMadePrivate", sql`UPDATE action SET is_private = 1 WHERE repo_id = ${p("repoId")} AND is_private = 0`),
 };
 
 /** The statements each event implies, for the caller's write batch (in event order). */
@@ -70,7 +74,7 @@ export function eventStatements(events: readonly RepoEvent[], now: number): Boun
         }
         break;
       case "repository.visibility":
-        out.push(ACTIVITY.privacy.bind({ repoId: e.repoId, priv: e.isPrivate ? 1 : 0 }));
+        if (e.isPrivate) out.push(ACTIVITY.madePrivate.bind({ repoId: e.repoId }));
         break;
     }
   }

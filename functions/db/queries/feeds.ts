@@ -39,6 +39,16 @@ export const accessibleRepoSql = (v: ViewerSql, repoId: SQL) => sql`EXISTS (SELE
 const CODE_OPS = sql.raw([5, 9, 16, 17].join(", "));
 const showsCode = (v: ViewerSql) => sql`("action"."op_type" NOT IN (${CODE_OPS}) OR ${codeReadableSql(v, sql`"action"."repo_id"`, sql`${p("codeDisabled")}`)})`;
 
+/**
+ * SQL: an activity row recorded while its repository was private (`is_private`, which a repository
+ * made public does not clear) shows only to callers who could access the repository were it still
+ * private — its owner, collaborators, teams and site admins — so its private history (commits of
+ * deleted branches, force-pushed ones, old names) does not become public with it. Gitea's
+ * repository feed shows such rows to anyone who may read the repository now.
+ */
+const privateEntryVisible = (v: ViewerSql) =>
+  sql`("action"."is_private" = 0 OR EXISTS (SELECT 1 FROM repository pr WHERE pr.id = "action"."repo_id" AND ${repoAccessibleSql(v, sql`pr.id`, sql`pr.owner_id`, sql`1`)}))`;
+
 /** SQL: the `date` day filter on action rows, [:dayStart, :dayEnd). */
 const DAY = sql` AND "action"."created_unix" >= ${p("dayStart")} AND "action"."created_unix" < ${p("dayEnd")}`;
 
@@ -64,7 +74,7 @@ export interface FeedValues {
 
 /** The statements of one feed whose rows `where` selects (SQL over `action`, reading the viewer CTE). */
 function feedStatements<K extends Record<string, unknown>>(name: string, filter: SQL) {
-  const where = sql`${filter} AND ${showsCode(VIEWER)}`;
+  const where = sql`${filter} AND ${showsCode(VIEWER)} AND ${privateEntryVisible(VIEWER)}`;
   const page = sql`ORDER BY "action"."created_unix" DESC, "action"."id" DESC LIMIT ${p("limit")} OFFSET ${p("offset")}`;
   return {
     actions: viewerQuery<FeedRow, K & FeedValues>(

@@ -1,9 +1,10 @@
 /**
  * Visibility that follows from other visibility (issue 8 A.4): a fork is private when its base is
  * private or the base's owner is private, and every change of a base's visibility — or of its
- * owner's — is carried down the whole fork tree by that formula, in both directions, with the
- * privacy of the forks' activity rows. The SQL is written once here, built once for a repository's
- * change (`forkVisibilityOfRepo`, repository edit) and for an owner's (`forkVisibilityOfOwner`).
+ * owner's — is carried down the whole fork tree by that formula, in both directions; a fork made
+ * private takes its activity rows with it, one made public leaves them private (events/index.ts).
+ * The SQL is written once here, built once for a repository's change (`forkVisibilityOfRepo`,
+ * repository edit) and for an owner's (`forkVisibilityOfOwner`).
  */
 import { sql, type SQL } from "drizzle-orm";
 import { command, p } from "../sql.ts";
@@ -25,7 +26,7 @@ export function forkVisibilitySql(roots: SQL): [SQL, SQL] {
         UNION
         SELECT f.id FROM repository f JOIN tree t ON f.fork_id = t.id
       )
-      UPDATE action SET is_private = (SELECT r.is_private FROM repository r WHERE r.id = action.repo_id) WHERE repo_id IN (SELECT id FROM tree)`,
+      UPDATE action SET is_private = 1 WHERE repo_id IN (SELECT id FROM tree) AND is_private = 0 AND (SELECT r.is_private FROM repository r WHERE r.id = action.repo_id) = 1`,
   ];
 }
 
