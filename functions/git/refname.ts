@@ -28,8 +28,11 @@ export function refNameProblem(name: string): string | null {
   return null;
 }
 
-/** True when `name` passes check-ref-format and lives under `refs/` (what a push may create). */
-export const isPushableRef = (name: string): boolean => name.startsWith("refs/") && refNameProblem(name) === null;
+/**
+ * True when `name` lives under `refs/` and what follows passes check-ref-format (receive-pack's
+ * rule: `refs/x` is one level below `refs/`, a funny refname; `refs/heads/x` is fine).
+ */
+export const isPushableRef = (name: string): boolean => name.startsWith("refs/") && refNameProblem(name.slice(5)) === null;
 
 /** True for a full branch name (`refs/heads/…`). */
 export const isBranchRef = (name: string): boolean => name.startsWith("refs/heads/");

@@ -3,7 +3,8 @@
  * of public repositories of public owners; otherwise 401 with `WWW-Authenticate: Basic
  * realm="Gitea"`, the same answer whether the repository is private or missing; basic auth with a
  * password or a token (token scopes: `read:repository` to fetch, `write:repository` to push);
- * code-unit read to fetch, write to push; archived and mirror repositories refuse pushes. A
+ * code-unit read to fetch, write to push; archived and mirror repositories refuse pushes, a
+ * deactivated individual's repositories refuse every git request. A
  * repository the caller may not see answers as a missing one: 401 to anonymous callers, 404
  * "Repository not found" to signed-in ones. Then the git engine serves the request with the
  * libSQL RefStore (the repository's state is read in the authentication's own round trip).
@@ -25,6 +26,9 @@ export const AUTH_CHALLENGE = 'Basic realm="Gitea"';
 
 const plain = (status: number, text: string, headers: Record<string, string> = {}) =>
   new Response(`${text}\n`, { status, headers: { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff", ...headers } });
+
+/** Gitea's answer for a repository whose owner (an individual) is deactivated. */
+export const INACTIVE_OWNER = "Repository cannot be accessed. You cannot push or open issues/pull-requests.";
 
 const challenge = () => plain(401, "Unauthorized", { "WWW-Authenticate": AUTH_CHALLENGE });
 
@@ -58,6 +62,9 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
   const repo = facts.repo;
   // Hidden ≡ missing: no code-unit read (disabled unit, no access) answers as a missing repository.
   if (!canRead(perm, UNIT.code)) return caller ? plain(404, "Repository not found") : challenge();
+  // A deactivated individual's repositories serve no git at all (Gitea's httpBase) — said only to
+  // callers who may see the repository, so a hidden one still answers as missing.
+  if (a.facts.owner.type !== 1 && !a.facts.owner.isActive) return plain(403, INACTIVE_OWNER);
   if (caller?.viaToken) {
     // CheckRepoScopedToken: the token's repository scope at the level of the operation.
     if (!hasScopes(caller.scope, [push ? "write:repository" : "read:repository"])) return plain(403, "Forbidden");

@@ -181,7 +181,7 @@ for (const target of targets()) {
       await fsck(check);
     });
 
-    it("answers with Gitea's auth rules: anonymous, private ≡ missing, token scopes, collaborators, archived", async () => {
+    it("answers with Gitea's auth rules: anonymous, private ≡ missing, token scopes, collaborators, archived, a deactivated owner", async () => {
       const owner = await newUser();
       const other = await newUser();
       const pub = await newRepo(owner);
@@ -237,6 +237,23 @@ for (const target of targets()) {
         body: "This repo is archived. You can view files and clone it, but cannot push or open issues/pull-requests.\n",
       });
       await s.git(["ls-remote", pub.url]);
+
+      // a deactivated owner: every git request to their repositories is refused (Gitea's httpBase),
+      // to anyone who may see the repository — a private one still answers as missing to others
+      const deact = await call("PATCH", `/api/v1/admin/users/${owner.name}`, { headers: adminHeaders, json: { login_name: owner.name, source_id: 0, active: false } });
+      expect(deact.status).toBe(200);
+      const inactive = { status: 403, challenge: null, body: "Repository cannot be accessed. You cannot push or open issues/pull-requests.\n" };
+      expect(await shape(await info(priv.full, basicAuth(other.name, other.password)))).toEqual(inactive); // the read collaborator
+      expect(await shape(await info(priv.full, basicAuth(other.name, other.password), "git-receive-pack"))).toEqual(inactive);
+      expect(await shape(await info(pub.full))).toEqual(inactive); // anonymous, public
+      expect(await shape(await info(priv.full))).toEqual(anonPrivate); // anonymous, private: as missing
+      const third = await newUser();
+      expect(await shape(await info(priv.full, basicAuth(third.name, third.password)))).toEqual(hidden);
+      // the API still serves the repository (Gitea's API has no such rule)
+      expect((await call("GET", `/api/v1/repos/${pub.full}`)).status).toBe(200);
+      const react = await call("PATCH", `/api/v1/admin/users/${owner.name}`, { headers: adminHeaders, json: { login_name: owner.name, source_id: 0, active: true } });
+      expect(react.status).toBe(200);
+      expect((await info(pub.full)).status).toBe(200);
     });
 
     it("clones an auto-initialised repository: one 'Initial commit' with README, .gitignore and LICENSE", async () => {
@@ -267,7 +284,11 @@ for (const target of targets()) {
       const src = s.path(`${target.name}-forkbase`);
       await makeHistory(s, src, { commits: 20, files: 8 });
       await s.git(["tag", "-a", "v1", "-m", "v1"], { cwd: src });
-      await s.git(["push", base.authed(u.name, u.token), "main", "v1"], { cwd: src });
+      // a ref outside branches and tags, with a commit of its own: not the fork's (Gitea forks with clone --bare)
+      await s.git(["commit", "-q", "--allow-empty", "-m", "only on a pull ref"], { cwd: src });
+      await s.git(["push", base.authed(u.name, u.token), "HEAD~1:refs/heads/main", "v1", "HEAD:refs/pull/1/head"], { cwd: src });
+      await s.git(["reset", "-q", "--hard", "HEAD~1"], { cwd: src });
+      await s.git(["update-ref", "-d", "refs/pull/1/head"], { cwd: src });
       const f = await call("POST", `/api/v1/repos/${base.full}/forks`, { headers: tokenAuth(other.token), json: {} });
       expect(f.status).toBe(202);
       const fork = await f.json();
@@ -279,7 +300,8 @@ for (const target of targets()) {
       await s.git(["clone", "--mirror", fork.clone_url, dir]);
       await fsck(dir);
       expect(await refsOf(dir)).toBe(await refsOf(src));
-      expect((await objectDump(dir)).equals(await objectDump(src))).toBe(true);
+      expect(await refsOf(dir, "refs")).toBe(await refsOf(src)); // no refs/pull/* in the fork
+      expect((await objectDump(dir)).equals(await objectDump(src, ["main", "v1"]))).toBe(true); // nor its commit
       expect((await fetch(`${target.url}/${base.full}.git/info/refs?service=git-upload-pack`, { headers: basicAuth(u.name, u.password) })).status).toBe(404);
     });
 

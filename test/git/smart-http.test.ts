@@ -343,7 +343,7 @@ describe("bad input over HTTP", () => {
     await makeHistory(s, src, { commits: 3, files: 3 });
     const { pack, tip } = await packFor(src);
     const { id, url } = newRepo();
-    const names = ["refs/heads/ok", "refs/heads/a..b", "refs/heads/x.lock", "refs/heads/sp ace", "HEAD", "refs/heads/colon:x", "refs/tags/v1"];
+    const names = ["refs/heads/ok", "refs/heads/a..b", "refs/heads/x.lock", "refs/heads/sp ace", "HEAD", "refs/heads/colon:x", "refs/x", "refs/tags/v1", "refs/heads/ok"];
     const body = Buffer.concat([
       pkt(`${ZERO_OID} ${tip} ${names[0]}\0report-status\n`),
       ...names.slice(1).map((n) => pkt(`${ZERO_OID} ${tip} ${n}\n`)),
@@ -359,7 +359,9 @@ describe("bad input over HTTP", () => {
       "ng refs/heads/sp ace funny refname",
       "ng HEAD funny refname",
       "ng refs/heads/colon:x funny refname",
+      "ng refs/x funny refname", // one level below refs/ (receive-pack checks what follows refs/)
       "ok refs/tags/v1",
+      "ng refs/heads/ok failed to update ref", // a second command for one ref
     ]);
     expect((await srv.refs.read(id)).refs.map((r) => r.name)).toEqual(["refs/heads/ok", "refs/tags/v1"]);
     // HEAD followed the first pushed branch, since refs/heads/main does not exist (Gitea's rule)

@@ -427,17 +427,21 @@ export const CREATE = {
     sql`UPDATE repository SET is_empty = 1, size = 0 WHERE id = ${p("id")}`,
   ].map((q, i) => command<{ id: number }>(`repoCreateUndoInit${i}`, q)),
   /**
-   * A fork's git rows, copied in SQL in its create batch from base :baseId: every ref, the base's
-   * catalog shared (storage/fork.ts), its commits' e-mails, and the base's size, emptiness and
-   * `git_unreachable` (the shared packs hold whatever the base's held).
+   * A fork's git rows, copied in SQL in its create batch from base :baseId: its branches and tags
+   * (what Gitea's `git clone --bare` copies; not `refs/pull/*`, `refs/notes/*`, …), the base's
+   * catalog shared (storage/fork.ts), its commits' e-mails, and the base's size and emptiness. The
+   * shared packs hold whatever the base's held, so the fork is `git_unreachable` when the base is or
+   * when a ref of the base stayed behind (its objects are in the packs, unreached by the fork's refs).
    */
   forkGit: [
-    sql`INSERT INTO git_ref (repo_id, name, oid, peeled) SELECT ${NEW_REPO_ID}, name, oid, peeled FROM git_ref WHERE repo_id = ${p("baseId")}`,
+    sql`INSERT INTO git_ref (repo_id, name, oid, peeled) SELECT ${NEW_REPO_ID}, name, oid, peeled FROM git_ref
+      WHERE repo_id = ${p("baseId")} AND ((name >= 'refs/heads/' AND name < 'refs/heads0') OR (name >= 'refs/tags/' AND name < 'refs/tags0'))`,
     sql`INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum)
       SELECT id, repo_id, ${NEW_REPO_ID}, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ${p("baseId")} ORDER BY seq`,
     sql`INSERT INTO git_identity (repo_id, email) SELECT ${NEW_REPO_ID}, email FROM git_identity WHERE repo_id = ${p("baseId")}`,
     sql`UPDATE repository SET size = (SELECT b.size FROM repository b WHERE b.id = ${p("baseId")}), is_empty = (SELECT b.is_empty FROM repository b WHERE b.id = ${p("baseId")}),
       git_unreachable = (SELECT b.git_unreachable FROM repository b WHERE b.id = ${p("baseId")})
+        OR EXISTS (SELECT 1 FROM git_ref br WHERE br.repo_id = ${p("baseId")} AND NOT ((br.name >= 'refs/heads/' AND br.name < 'refs/heads0') OR (br.name >= 'refs/tags/' AND br.name < 'refs/tags0')))
       WHERE id = ${NEW_REPO_ID}`,
   ].map((q, i) => command<NewRepoKey & { baseId: number }>(`repoCreateForkGit${i}`, q)),
   /** SQL for statements built per request (an initial commit's git rows, sized by its files) that need the new id. */

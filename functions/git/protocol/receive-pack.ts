@@ -12,7 +12,7 @@ import { type AppliedUpdate, buildPushEvent, type PushEvent } from "../events.ts
 import { indexPack, type IndexedPack } from "../pack/indexer.ts";
 import { ObjectReader } from "../pack/reader.ts";
 import { FLUSH, pkt, pktFitted, PktReader } from "../pkt-line.ts";
-import { isBranchRef, refConflictMessage, RefNames, refNameLengthProblem, refNameProblem } from "../refname.ts";
+import { isBranchRef, isPushableRef, refConflictMessage, RefNames, refNameLengthProblem } from "../refname.ts";
 import { packFileNames } from "../storage/object-store.ts";
 import type { PackRecord, RefTransaction, RepoState } from "../storage/ref-store.ts";
 import { Commits, isAncestor } from "../walk.ts";
@@ -97,11 +97,19 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   const reader0 = await ObjectReader.open(ctx.objects, state.packs, { maxObjectBytes: limits.maxObjectBytes });
   const commits = new Commits(reader0);
 
+  const named = new Set<string>();
   for (const c of result.commands) {
-    if (rawNames.has(c) || refNameProblem(c.name) !== null || !c.name.startsWith("refs/")) {
+    if (rawNames.has(c) || !isPushableRef(c.name)) {
       c.error = "funny refname";
       continue;
     }
+    // A second command for one ref (git's own clients never send one): git applies the first and
+    // fails the second's compare-and-swap; here the second is refused before anything is applied.
+    if (named.has(c.name)) {
+      c.error = "failed to update ref";
+      continue;
+    }
+    named.add(c.name);
     // names git could not store as files; deleting one that is stored still works
     const tooLong = c.new !== null ? refNameLengthProblem(c.name) : null;
     if (tooLong) c.error = `funny refname: ${tooLong}`;
