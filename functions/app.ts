@@ -4,11 +4,12 @@
  * under /api/v1, renders errors as Gitea does, and serves the API documents.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { Context, ExecutionContext } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { metered, newMeter, type Driver } from "./db/driver.ts";
 import { credentials } from "./lib/auth.ts";
 import { conditionalRequests } from "./lib/etag.ts";
+import { hasDotSegment, withoutStraySlashes } from "./lib/paths.ts";
 import { normalizeRequest, setAnswerHeader } from "./lib/request.ts";
 import { createRouter, type AppEnv } from "./lib/context.ts";
 import { notFound, renderError } from "./lib/errors.ts";
@@ -134,7 +135,8 @@ export function createApp(deps: AppDeps) {
     c.set("outbox", outbox);
     const driver = metered(deps.driver(c.env ?? {}), meter, settings.database.queryTimeoutMs);
     c.set("driver", driver);
-    await next();
+    if (dotted.has(c.req.raw)) c.res = renderError(notFound(), c);
+    else await next();
     if (outbox.hookTasks && deps.deliverHooks) deps.deliverHooks(c.env ?? {}, waitUntilOf(c));
     setAnswerHeader(c, "X-Content-Type-Options", "nosniff");
     if (settings.server.enableServerTiming) {
@@ -178,5 +180,22 @@ export function createApp(deps: AppDeps) {
 
   app.notFound((c) => renderError(notFound(), c));
   app.onError((err, c) => renderError(err, c));
+
+  // Paths as Gitea's router takes them (lib/paths.ts), before routing: a dot segment is refused as
+  // the client sent it (Node's adapter has already resolved it in `req.url`; the raw target is in
+  // `incoming`), stray slashes are dropped.
+  const route = app.fetch;
+  app.fetch = (req: Request, env?: AppEnv["Bindings"] | { incoming?: { url?: string } }, ctx?: ExecutionContext) => {
+    const raw = (env as { incoming?: { url?: string } } | undefined)?.incoming?.url ?? req.url;
+    if (hasDotSegment(raw)) dotted.add(req);
+    else {
+      const clean = withoutStraySlashes(req.url);
+      if (clean !== null) req = new Request(clean, req);
+    }
+    return route(req, env as never, ctx);
+  };
   return app;
 }
+
+/** Requests whose path names a dot segment: answered 404 by the first middleware. */
+const dotted = new WeakSet<Request>();

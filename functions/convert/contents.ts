@@ -6,6 +6,7 @@
 import type { CommitInfo, PathEntry } from "../git/repo/repository.ts";
 import type { Signature } from "../git/objects/commit.ts";
 import { escapeComponent } from "./escape.ts";
+import { ZERO_TIME } from "./user.ts";
 
 /** Where the repository lives: its API and web URLs. */
 export interface RepoUrls {
@@ -108,18 +109,19 @@ export function toContentsResponse(urls: RepoUrls, ref: RefCommit, e: PathEntry,
   return out as { name: string; path: string; sha: string; type: string; size: number } & Record<string, unknown>;
 }
 
-/** Gitea's GetFileCommitResponse. */
+/** Gitea's GetFileCommitResponse: its CommitMetas leave `created` unset, which Go writes as the zero time. */
 export function toFileCommitResponse(urls: RepoUrls, c: CommitInfo) {
   const who = (s: Signature) => ({ name: s.name, email: s.email, date: utcTime(s) });
   return {
     url: `${urls.api}/git/commits/${c.oid}`,
     sha: c.oid,
+    created: ZERO_TIME,
     html_url: `${urls.html}/commit/${c.oid}`,
     author: who(c.author),
     committer: who(c.committer),
-    parents: c.parents.map((p) => ({ url: `${urls.api}/git/commits/${p}`, sha: p })),
+    parents: c.parents.map((p) => ({ url: `${urls.api}/git/commits/${p}`, sha: p, created: ZERO_TIME })),
     message: c.message,
-    tree: { url: `${urls.api}/git/trees/${c.tree}`, sha: c.tree },
+    tree: { url: `${urls.api}/git/trees/${c.tree}`, sha: c.tree, created: ZERO_TIME },
   };
 }
 

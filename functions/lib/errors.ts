@@ -86,6 +86,11 @@ export function renderError(thrown: unknown, c: Context): Response {
     return c.json(body, err.status);
   }
   if (err instanceof HTTPException) {
+    // A body that is not JSON: Gitea's binding (go-chi/binding Bind) answers 422 with its reason.
+    if (err.status === 415) {
+      const message = c.req.header("Content-Type") ? "[]: Unsupported Content-Type" : "[]: Empty Content-Type";
+      return c.json({ message, url: errorUrl(c) }, 422);
+    }
     // Hono's own (body parsing, body limit): keep the status, use Gitea's shape.
     const status = err.status === 400 && /JSON/i.test(err.message) ? 422 : err.status;
     const message = status === 422 ? `[Body]: DeserializationError: ${err.message}` : err.message || "bad request";

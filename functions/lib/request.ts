@@ -8,7 +8,11 @@
  *   have such a name (404); in the query or the body it is invalid input (422);
  * - a lone UTF-16 surrogate escaped in a JSON body (`"\ud800"`) becomes U+FFFD, as Go's decoder
  *   makes it: stored, it would be U+FFFD anyway (UTF-8 has no lone surrogates), so the name a route
- *   answers with and the name it stored are the same, and no encoder meets a malformed string.
+ *   answers with and the name it stored are the same, and no encoder meets a malformed string;
+ * - a `null` member of a JSON object is as if it were absent (Go's decoder leaves a field untouched
+ *   by `null`), so clients that send every optional field, unset ones as null, work as with Gitea;
+ * - a body nested deeper than Go's decoder reads (10,000 levels) is refused (422); every walk of the
+ *   body here is iterative, so no depth reaches the stack.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { goFieldName, notFound, unprocessable } from "./errors.ts";
@@ -16,32 +20,70 @@ import { goFieldName, notFound, unprocessable } from "./errors.ts";
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
 const NUL = "\u0000";
 
-/** The JSON path of the first string (or key) holding a NUL, or null. */
-export function nulPath(value: unknown, path: string[] = []): string[] | null {
-  if (typeof value === "string") return value.includes(NUL) ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const p = nulPath(value[i], path);
-      if (p) return p;
-    }
-    return null;
-  }
-  if (value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes(NUL)) return [...path, k];
-      const p = nulPath(v, [...path, k]);
-      if (p) return p;
+/**
+ * The JSON path (object keys; array elements add none) of the first string or key holding a NUL,
+ * in document order, or null.
+ */
+export function nulPath(value: unknown): string[] | null {
+  const stack: [unknown, string[]][] = [[value, []]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!; // !: the loop runs while the stack has entries
+    if (typeof v === "string") {
+      if (v.includes(NUL)) return path;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], path]);
+    } else if (v && typeof v === "object") {
+      const entries = Object.entries(v);
+      for (const [k] of entries) if (k.includes(NUL)) return [...path, k];
+      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], [...path, entries[i]![0]]]); // !: i is in range
     }
   }
   return null;
 }
 
-/** `value` with every lone surrogate in its strings and keys replaced by U+FFFD (the same value when it has none). */
-export function wellFormed(value: unknown): unknown {
-  if (typeof value === "string") return value.isWellFormed() ? value : value.toWellFormed();
-  if (Array.isArray(value)) return value.map(wellFormed);
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.toWellFormed(), wellFormed(v)]));
-  return value;
+/**
+ * `text`'s JSON as Go's decoder reads it into a struct: every lone surrogate in its strings and keys
+ * made U+FFFD, and every `null` object member dropped (`null` leaves a field as it was). The
+ * reviver runs inside JSON.parse, children first, so no walk of ours recurses.
+ */
+export function goJson(text: string): unknown {
+  return JSON.parse(text, (_k, v: unknown) => {
+    if (typeof v === "string") return v.isWellFormed() ? v : v.toWellFormed();
+    if (v && typeof v === "object" && !Array.isArray(v)) {
+      let out: Record<string, unknown> | null = null;
+      for (const [k, x] of Object.entries(v)) {
+        if (x !== null && k.isWellFormed()) continue;
+        out ??= { ...v };
+        delete out[k];
+        if (x !== null) out[k.toWellFormed()] = x;
+      }
+      if (out) return out;
+    }
+    return v;
+  });
+}
+
+/** Go's encoding/json nesting limit. */
+export const MAX_JSON_DEPTH = 10_000;
+
+/** Whether `text` nests arrays and objects deeper than `max` (brackets inside strings do not count). */
+export function tooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
+  // A text shorter than twice the limit cannot nest that deep.
+  if (text.length <= 2 * max) return false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
 
 /** A `\uD800`–`\uDFFF` escape: the only way a lone surrogate reaches JSON text decoded from UTF-8. */
@@ -84,6 +126,7 @@ export function normalizeRequest(): MiddlewareHandler {
         // Hono's json() parses the cached text: a blank body reads as an empty object.
         (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve("{}");
       } else {
+        if (tooDeep(text)) throw unprocessable("[Body]: DeserializationError: exceeded max depth");
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
@@ -94,8 +137,8 @@ export function normalizeRequest(): MiddlewareHandler {
         if (parsed !== undefined) {
           const bad = nulPath(parsed);
           if (bad) throw nulRefused(bad.at(-1));
-          // Hono's json() parses the cached text: the validators see the well-formed value.
-          if (SURROGATE_ESCAPE.test(text)) (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(JSON.stringify(wellFormed(parsed)));
+          // Hono's json() parses the cached text: the validators see the value as Go reads it.
+          if (SURROGATE_ESCAPE.test(text) || text.includes("null")) (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(JSON.stringify(goJson(text)));
         }
       }
     }

@@ -116,7 +116,9 @@ function convertOperation(op: Json, consumes: Set<string>, produces: Set<string>
     for (const t of types) consumes.add(t);
     out.consumes = types;
     const schema = content["application/json"]?.schema ?? (types[0] === undefined ? undefined : content[types[0]]?.schema) ?? { type: "object" };
-    params.push({ name: "body", in: "body", required: !!body.required, schema: convertSchema(schema), ...(body.description ? { description: body.description } : {}) });
+    // Gitea names a few bodies otherwise (orgCreate's `organization`): generated clients take the name as the argument's.
+    const name = (op["x-codegen-request-body-name"] as string | undefined) ?? "body";
+    params.push({ name, in: "body", required: !!body.required, schema: convertSchema(schema), ...(body.description ? { description: body.description } : {}) });
   }
   if (params.length) out.parameters = params;
   const responses: Json = {};

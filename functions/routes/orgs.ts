@@ -40,6 +40,7 @@ const orgCreate = apiRoute({
   auth: { ...orgScope, signIn: true },
   request: { body: { content: { "application/json": { schema: CreateOrgOptionSchema } }, required: true } },
   responses: { 201: jsonResponse(OrganizationSchema, "Organization"), ...errorResponses(401, 403, 422) },
+  "x-codegen-request-body-name": "organization",
 });
 orgs.openapi(orgCreate, async (c) => c.json(await createOrg(ctxOf(c), c.req.valid("json")), 201));
 

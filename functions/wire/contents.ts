@@ -1,5 +1,6 @@
 /** Gitea's contents structs (modules/structs/repo_file.go) as zod schemas, under Gitea's definition names. */
 import { z } from "@hono/zod-openapi";
+import { CommitMetaSchema } from "./git.ts";
 
 const int64 = z.number().int().openapi({ format: "int64" });
 const time = z.string().openapi({ format: "date-time" });
@@ -33,9 +34,6 @@ export const ContentsResponseSchema = z
   })
   .openapi("ContentsResponse", { description: "ContentsResponse contains information about a repo's entry's (dir, file, symlink, submodule) metadata and content" });
 
-export const CommitMetaSchema = z
-  .object({ url: z.string(), sha: z.string(), created: time.optional() })
-  .openapi("CommitMeta", { description: "CommitMeta contains meta information of a commit in terms of API." });
 
 export const CommitUserSchema = z
   .object({ name: z.string(), email: z.string(), date: z.string() })
@@ -45,7 +43,7 @@ export const FileCommitResponseSchema = z
   .object({
     url: z.string(),
     sha: z.string(),
-    created: time.optional(),
+    created: time,
     html_url: z.string(),
     author: CommitUserSchema,
     committer: CommitUserSchema,

@@ -396,6 +396,97 @@ for (const target of targets()) {
       expect((await repoOf(`${a.name}/${name}`, a.h)).description).toBe(controls);
     });
 
+    it("a null member of a JSON body is as if it were absent (Go's decoder): edits keep the field, creates take the default, a required one is still required", async () => {
+      const a = await newUser();
+      const name = uniqName("nil");
+      const made = await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name, description: null, private: null, default_branch: null } });
+      expect(made.status).toBe(201);
+      expect(await made.json()).toMatchObject({ description: "", private: false, default_branch: "main" });
+      const edit = await call("PATCH", `/api/v1/repos/${a.name}/${name}`, { headers: a.h, json: { description: "kept" } });
+      expect(edit.status).toBe(200);
+      const nulls = await call("PATCH", `/api/v1/repos/${a.name}/${name}`, { headers: a.h, json: { description: null, website: "https://example.com", has_issues: null } });
+      expect(nulls.status).toBe(200);
+      expect(await nulls.json()).toMatchObject({ description: "kept", website: "https://example.com", has_issues: true });
+      const label = await call("POST", `/api/v1/repos/${a.name}/${name}/labels`, { headers: a.h, json: { name: "l", color: "#00aabb", description: null, exclusive: null } });
+      expect(label.status).toBe(201);
+      expect(await label.json()).toMatchObject({ description: "", exclusive: false });
+      await expectRefusal(call("POST", "/api/v1/user/repos", { headers: a.h, json: { name: null } }), 422, "[Name]: Required");
+    });
+
+    it("a body that is not JSON is Gitea's binding 422 (empty or unsupported Content-Type), never a 415, and writes nothing", async () => {
+      const a = await newUser();
+      const name = uniqName("ct");
+      const post = (headers: Record<string, string>, body: string) => fetch(`${target.url}/api/v1/user/repos`, { method: "POST", headers: { ...a.h, ...headers }, body });
+      const none = await post({}, JSON.stringify({ name })); // fetch adds text/plain to a string body unless told otherwise
+      expect(none.status).toBe(422);
+      expect((await none.json()).message).toBe("[]: Unsupported Content-Type");
+      const form = await post({ "Content-Type": "application/x-www-form-urlencoded" }, `name=${name}`);
+      expect(form.status).toBe(422);
+      expect((await form.json()).message).toBe("[]: Unsupported Content-Type");
+      const empty = await fetch(`${target.url}/api/v1/user/repos`, { method: "POST", headers: a.h, body: new Uint8Array(Buffer.from(JSON.stringify({ name }))) });
+      expect(empty.status).toBe(422);
+      expect((await empty.json()).message).toBe("[]: Empty Content-Type");
+      expect((await call("GET", `/api/v1/repos/${a.name}/${name}`, { headers: a.h })).status).toBe(404);
+    });
+
+    it("a body nested deeper than Go's decoder reads (10,000) is a 422 that writes nothing; one just within it is read, its unknown member ignored", async () => {
+      const a = await newUser();
+      const name = uniqName("deep");
+      await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name } });
+      const nested = (depth: number, label: string) => `{"name":"${label}","color":"#ff0000","extra":${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`;
+      const post = (body: string) => fetch(`${target.url}/api/v1/repos/${a.name}/${name}/labels`, { method: "POST", headers: { ...a.h, "Content-Type": "application/json" }, body });
+      const ok = await post(nested(10_000, "within"));
+      expect(ok.status).toBe(201);
+      const deep = await post(nested(10_001, "beyond"));
+      expect(deep.status).toBe(422);
+      expect((await deep.json()).message).toBe("[Body]: DeserializationError: exceeded max depth");
+      const labels = await (await call("GET", `/api/v1/repos/${a.name}/${name}/labels`, { headers: a.h })).json();
+      expect(labels.map((l: { name: string }) => l.name)).toEqual(["within"]);
+    });
+
+    it("paths as Gitea's router takes them: a . or .. segment (raw or %2e) is never resolved into another route — 404, nothing written; stray slashes collapse", async () => {
+      const a = await newUser();
+      const name = uniqName("dots");
+      expect((await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name, auto_init: true } })).status).toBe(201);
+      const org = uniqName("do");
+      expect((await call("POST", "/api/v1/orgs", { headers: a.h, json: { username: org } })).status).toBe(201);
+      const team = await (await call("POST", `/api/v1/orgs/${org}/teams`, { headers: a.h, json: { name: "t", permission: "read", units: ["repo.code"] } })).json();
+      // raw request targets (fetch would resolve the dots itself): node:http sends the path as given
+      const { request } = await import("node:http");
+      const raw = (method: string, path: string, body?: string) =>
+        new Promise<{ status: number; json: { message?: string } }>((ok, fail) => {
+          const u = new URL(target.url);
+          const req = request({ host: u.hostname, port: u.port, method, path, headers: { ...a.h, ...(body ? { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(body)) } : {}) } }, (res) => {
+            let text = "";
+            res.on("data", (d) => (text += d));
+            res.on("end", () => ok({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : {} }));
+          });
+          req.on("error", fail);
+          req.end(body);
+        });
+      // workerd resolves dot segments while it parses the request, before the Worker sees its URL
+      // (as Cloudflare's URL normalization does in front of it): only Node's server can refuse them.
+      if (target.name === "node") {
+        for (const dots of ["..", "%2E%2E", "%2e.", ".%2E"]) {
+          const del = await raw("DELETE", `/api/v1/teams/${dots}/repos/${a.name}/${name}`);
+          expect(del.status, dots).toBe(404);
+          expect(del.json.message).toBe(NOT_FOUND);
+        }
+        const viaContents = await raw("DELETE", `/api/v1/repos/${a.name}/${name}/contents/%2E%2E/%2E%2E/${name}`, JSON.stringify({ message: "rm", sha: "0".repeat(40) }));
+        expect(viaContents.status).toBe(404);
+        expect((await raw("GET", `/api/v1/teams/${team.id}/./`)).status).toBe(404);
+      }
+      expect((await raw("GET", `/api/v1/users/${a.name}/..%5C..%5Crepos`)).status).toBe(404); // %5C is not a separator: one odd name
+      // still there
+      expect((await call("GET", `/api/v1/repos/${a.name}/${name}`, { headers: a.h })).status).toBe(200);
+      expect((await call("GET", `/api/v1/repos/${a.name}/${name}/contents/README.md`, { headers: a.h })).status).toBe(200);
+      // stray slashes: Gitea's stripSlashesMiddleware
+      expect((await raw("GET", "/api/v1//version")).status).toBe(200);
+      expect((await raw("GET", "/api/v1/version/")).status).toBe(200);
+      expect((await raw("GET", `/api/v1/repos//${a.name}///${name}//`)).status).toBe(200);
+      expect((await raw("GET", `/api/v1/repos/${a.name}/${name}?q=a//b/`)).status).toBe(200);
+    });
+
     it("a lone UTF-16 surrogate in a JSON body becomes U+FFFD, as Go's decoder makes it: what a write answers is what it stored", async () => {
       const a = await newUser();
       const name = uniqName("sur");

@@ -79,6 +79,9 @@ describe("the Swagger 2.0 document (derived from the OpenAPI 3.0 one)", () => {
       expect(names(ours.parameters), `${method} ${path}`).toEqual(names(gitea.parameters));
       const q = (ps: { in: string; name: string }[] = []) => ps.filter((p) => p.in === "query").map((p) => p.name).sort();
       for (const name of q(gitea.parameters)) expect(q(ours.parameters), `${method} ${path} ?${name}`).toContain(name);
+      // the body's name is the argument's name in generated clients (orgCreate's is `organization`)
+      const b = (ps: { in: string; name: string }[] = []) => ps.filter((p) => p.in === "body").map((p) => p.name);
+      expect(b(ours.parameters), `${method} ${path} body`).toEqual(b(gitea.parameters));
     }
   });
 

@@ -298,7 +298,11 @@ describe("date rule: an API commit's dates are ones git can store", () => {
     for (const [i, [dates, atz, ctz]] of ok.entries()) {
       const res = await t.request(`${api}/contents/ok${i}.txt`, { method: "POST", headers: token(tok), json: { content: b64("x"), dates } });
       expect(res.status, JSON.stringify(dates)).toBe(201);
-      const sha = (await res.json()).commit.sha;
+      const { commit } = await res.json();
+      // Gitea's GetFileCommitResponse leaves every CommitMeta's created unset: Go's zero time
+      expect([commit.created, commit.tree.created, ...commit.parents.map((p: { created: string }) => p.created)]).toEqual(Array(2 + commit.parents.length).fill("0001-01-01T00:00:00Z"));
+      expect(commit.parents).toHaveLength(1);
+      const sha = commit.sha;
       const lines = await headerLinesOf(r.id, sha);
       expect(lines[2]).toMatch(new RegExp(`^author .* ${Math.floor(Date.parse(dates.author!) / 1000)} \\${atz}$`));
       expect(lines[3]).toMatch(new RegExp(`^committer .* ${Math.floor(Date.parse(dates.committer!) / 1000)} \\${ctz}$`));
