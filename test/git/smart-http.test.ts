@@ -218,6 +218,28 @@ describe("push", () => {
     expect(srv.refs.stats(id).empty).toBe(false);
   });
 
+  it("push options: accepted and without effect (`-o ci.skip`), but a push asking to change the repository's settings (repo.private, repo.template) is refused whole", async () => {
+    const { id, url } = newRepo();
+    const src = s.path("options-src");
+    await makeHistory(s, src, { commits: 3, files: 3 });
+    await s.git(["push", "-o", "ci.skip", "-o", "topic=x", url, "main"], { cwd: src });
+    expect((await srv.refs.read(id)).refs.map((r) => r.name)).toEqual(["refs/heads/main"]);
+    // and a commit no ref names, fetched by id over protocol v0 (allow-reachable-sha1-in-want), as over v2
+    const inner = await s.gitText(["rev-parse", "main~1"], { cwd: src });
+    for (const v of ["0", "2"]) {
+      const dst = s.path(`options-fetch-v${v}`);
+      await s.git(["init", "-q", dst]);
+      await s.git(["-c", `protocol.version=${v}`, "fetch", "-q", url, inner], { cwd: dst });
+      expect(await s.gitText(["rev-parse", "FETCH_HEAD"], { cwd: dst })).toBe(inner);
+    }
+    await s.git(["branch", "side"], { cwd: src });
+    for (const option of ["repo.private=true", "repo.template"]) {
+      const r = await s.gitFail(["push", "-o", "ci.skip", "-o", option, url, "side"], { cwd: src });
+      expect(r.stderr).toContain(`push option ${option.split("=")[0]} is not supported: change the repository's settings through the API`);
+    }
+    expect((await srv.refs.read(id)).refs.map((r) => r.name)).toEqual(["refs/heads/main"]);
+  });
+
   it("deletes branches and tags (and refuses to delete the default branch)", async () => {
     const { id, url } = newRepo();
     const src = s.path("delete-src");

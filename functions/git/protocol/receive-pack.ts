@@ -1,6 +1,6 @@
 /**
  * `POST git-receive-pack`: push, protocol v0/v1 (gitprotocol-pack "Pushing Data To a Server").
- * Capabilities: report-status, delete-refs, atomic, ofs-delta, side-band-64k, quiet; thin packs
+ * Capabilities: report-status, delete-refs, atomic, ofs-delta, side-band-64k, quiet, push-options; thin packs
  * are accepted (completed by the indexer). Ref updates go through the RefStore's one atomic
  * commit with compare-and-swap per ref, so a push costs at most three RefStore round trips
  * whatever it carries: one read, one commit, and one retry of the refs that passed when another
@@ -19,6 +19,14 @@ import { Commits, isAncestor } from "../walk.ts";
 import { asBody, type GitContext, gitHeaders, limitsOf, requestBody, sideband, sidebandMessage } from "./common.ts";
 
 const RESULT_TYPE = "application/x-git-receive-pack-result";
+/** At most this many push options in one push (git sends one per `-o`). */
+const MAX_PUSH_OPTIONS = 100;
+/**
+ * Push options that set a repository's settings in Gitea (`repo.private`, `repo.template`): not
+ * applied here, so a push carrying one is refused. Any other option (`ci.skip`, AGit's `topic`, …)
+ * is accepted and has no effect.
+ */
+const UNAPPLIED_OPTIONS = new Set(["repo.private", "repo.template"]);
 /** Ref names must be UTF-8 (they are stored and advertised as text): anything else is refused, not mangled. */
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -87,6 +95,18 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
     await reader.cancel();
     return { response: new Response(null, { headers }), result };
   }
+  // ---- push options (`git push -o …`): after the commands, before the pack
+  const options: string[] = [];
+  if (caps.includes("push-options")) {
+    for (;;) {
+      const p = await pkts.next();
+      if (p === null || p.kind === "flush") break;
+      if (p.kind !== "data") continue;
+      if (options.length === MAX_PUSH_OPTIONS) throw new GitError("bad-request", `too many push options (at most ${MAX_PUSH_OPTIONS})`);
+      options.push(text(p.data).replace(/\n$/, ""));
+    }
+  }
+  const settingOption = options.map((o) => o.split("=", 1)[0]!).find((k) => UNAPPLIED_OPTIONS.has(k)); // !: split yields one part at least
   const useSideband = caps.includes("side-band-64k");
   const reportStatus = caps.includes("report-status");
   const atomic = caps.includes("atomic");
@@ -99,6 +119,12 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
 
   const named = new Set<string>();
   for (const c of result.commands) {
+    // Gitea changes the repository's settings by these; here they are the API's to change: the
+    // push is refused rather than leave a repository public that its pusher asked to make private.
+    if (settingOption) {
+      c.error = `push option ${settingOption} is not supported: change the repository's settings through the API`;
+      continue;
+    }
     if (rawNames.has(c) || !isPushableRef(c.name)) {
       c.error = "funny refname";
       continue;
