@@ -107,20 +107,29 @@ async function resolveRefCommit(git: Repository, input: string): Promise<RefComm
 export async function lastCommits(git: Repository, from: string, dir: string, names: readonly string[]): Promise<Map<string, LastCommit>> {
   const out = new Map<string, LastCommit>();
   const dirParts = dir ? dir.split("/") : [];
-  const entriesOf = new Map<string, Map<string, string>>();
-  /** The directory's entries (`mode oid` by name) in a commit; empty when it does not exist there. */
-  const dirEntries = async (commit: string): Promise<Map<string, string>> => {
-    const hit = entriesOf.get(commit);
-    if (hit) return hit;
+  const treeOf = new Map<string, string | null>();
+  /** The directory's tree in a commit; null when it does not exist there. */
+  const dirTree = async (commit: string): Promise<string | null> => {
+    const hit = treeOf.get(commit);
+    if (hit !== undefined) return hit;
     let tree: string | null = (await git.commits.get(commit)).tree;
     for (const part of dirParts) {
       const e: { mode: string; oid: string } | undefined = (await git.readTree(tree)).find((x) => x.name === part);
       tree = e && e.mode === MODE.tree ? e.oid : null;
       if (!tree) break;
     }
+    treeOf.set(commit, tree);
+    return tree;
+  };
+  const entriesOf = new Map<string, Map<string, string>>();
+  /** A directory tree's entries (`mode oid` by name); empty for none. */
+  const dirEntries = async (tree: string | null): Promise<Map<string, string>> => {
+    const key = tree ?? "";
+    const hit = entriesOf.get(key);
+    if (hit) return hit;
     const m = new Map<string, string>();
     if (tree) for (const e of await git.readTree(tree)) m.set(e.name, `${e.mode} ${e.oid}`);
-    entriesOf.set(commit, m);
+    entriesOf.set(key, m);
     return m;
   };
   const pending = new Map<string, Set<string>>([[from, new Set(names)]]);
@@ -134,15 +143,23 @@ export async function lastCommits(git: Repository, from: string, dir: string, na
     pending.delete(oid);
     if (!wanted) continue;
     const c = await git.commits.get(oid);
-    const mine = await dirEntries(oid);
-    const parents = await Promise.all(c.parents.map((p) => dirEntries(p)));
+    const mineTree = await dirTree(oid);
+    const parentTrees = await Promise.all(c.parents.map((p) => dirTree(p)));
     const handed = c.parents.map(() => new Set<string>());
     const resolved: string[] = [];
-    for (const name of wanted) {
-      const key = mine.get(name) ?? null;
-      const same = parents.findIndex((p) => (p.get(name) ?? null) === key);
-      if (same >= 0) handed[same]!.add(name);
-      else if (key !== null) resolved.push(name);
+    // The directory unchanged from a parent (the same tree, or absent in both): every name is
+    // TREESAME to that parent, and no tree needs reading — most commits of a long history.
+    const sameDir = parentTrees.indexOf(mineTree);
+    if (sameDir >= 0) for (const name of wanted) handed[sameDir]!.add(name);
+    else {
+      const mine = await dirEntries(mineTree);
+      const parents = await Promise.all(parentTrees.map((t) => dirEntries(t)));
+      for (const name of wanted) {
+        const key = mine.get(name) ?? null;
+        const same = parents.findIndex((p) => (p.get(name) ?? null) === key);
+        if (same >= 0) handed[same]!.add(name);
+        else if (key !== null) resolved.push(name);
+      }
     }
     if (resolved.length) {
       const info = await git.readCommit(oid);
@@ -284,9 +301,10 @@ export async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, 
   const entry = await git.entryAt(commit, path);
   if (!entry) throw notFound();
   if (entry.type !== "blob") throw notFoundWith(ctx, "getBlobForEntry", []);
-  const last = (await lastCommits(git, commit, dirOf(path), [entry.name])).get(entry.name);
-  const repo = a.facts.repo;
   const matches = !!ifNoneMatch && (ifNoneMatch.trim() === "*" || [...ifNoneMatch.matchAll(/(?:W\/)?("[^"]*")/g)].some((m) => m[1] === `"${entry.oid}"`));
+  // A 304 carries no Last-Modified (RFC 9110 15.4.5): the history walk is for a 200 only.
+  const last = matches ? undefined : (await lastCommits(git, commit, dirOf(path), [entry.name])).get(entry.name);
+  const repo = a.facts.repo;
   return {
     name: entry.name,
     oid: entry.oid,
