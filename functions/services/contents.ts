@@ -121,6 +121,11 @@ export async function lastCommits(git: Repository, from: string, dir: string, na
     treeOf.set(commit, tree);
     return tree;
   };
+  /** One entry of a directory tree as `mode oid`, or null. */
+  const entryIn = async (tree: string | null, name: string): Promise<string | null> => {
+    const e = tree ? (await git.readTree(tree)).find((x) => x.name === name) : undefined;
+    return e ? `${e.mode} ${e.oid}` : null;
+  };
   const entriesOf = new Map<string, Map<string, string>>();
   /** A directory tree's entries (`mode oid` by name); empty for none. */
   const dirEntries = async (tree: string | null): Promise<Map<string, string>> => {
@@ -152,11 +157,12 @@ export async function lastCommits(git: Repository, from: string, dir: string, na
     const sameDir = parentTrees.indexOf(mineTree);
     if (sameDir >= 0) for (const name of wanted) handed[sameDir]!.add(name);
     else {
-      const mine = await dirEntries(mineTree);
-      const parents = await Promise.all(parentTrees.map((t) => dirEntries(t)));
+      // One name (a file's read): found in the parsed trees, no map of every entry built per commit.
+      const lookup = wanted.size === 1 ? entryIn : async (tree: string | null, name: string) => (await dirEntries(tree)).get(name) ?? null;
       for (const name of wanted) {
-        const key = mine.get(name) ?? null;
-        const same = parents.findIndex((p) => (p.get(name) ?? null) === key);
+        const key = await lookup(mineTree, name);
+        let same = -1;
+        for (let i = 0; i < parentTrees.length && same < 0; i++) if ((await lookup(parentTrees[i]!, name)) === key) same = i; // !: i is in range
         if (same >= 0) handed[same]!.add(name);
         else if (key !== null) resolved.push(name);
       }
