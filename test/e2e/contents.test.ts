@@ -210,7 +210,7 @@ for (const target of targets()) {
       expect(c2.status).toBe(201);
       const b2 = await c2.json();
       expect(b2.commit.message).toBe(`Add odd.bin\n\nSigned-off-by: ${u.name} <${u.name}@example.com>\n`);
-      expect(b2.commit.parents).toEqual([{ url: `${target.url}/api/v1/repos/${r.full}/git/commits/${b1.commit.sha}`, sha: b1.commit.sha }]);
+      expect(b2.commit.parents).toEqual([{ url: `${target.url}/api/v1/repos/${r.full}/git/commits/${b1.commit.sha}`, sha: b1.commit.sha, created: "0001-01-01T00:00:00Z" }]);
 
       // update with the current sha, then a rename
       const newOdd = Buffer.concat([odd, odd]);

@@ -60,14 +60,14 @@ describe("edit rule 3 and the state table: private", () => {
     }
   });
 
-  it("state table: a visibility change makes the repository's activity private or public with it", async () => {
+  it("state table: made private, a repository's activity becomes private; made public, what was private stays private (Gitea's rule)", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("act") });
     const privacy = async () => (await t.db.select({ p: action.isPrivate }).from(action).where(eq(action.repoId, r.id))).map((a) => a.p);
     expect(await privacy()).toEqual([false]);
     await edit(r.name, { private: true });
     expect(await privacy()).toEqual([true]);
     await edit(r.name, { private: false });
-    expect(await privacy()).toEqual([false]);
+    expect(await privacy()).toEqual([true]);
   });
 });
 
