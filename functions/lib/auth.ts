@@ -171,9 +171,10 @@ const limitedFor = (v: ViewerSql, kind: AccountKind): SQL =>
 
 /**
  * SQL: may the viewer see this user or organization (Gitea's IsUserVisibleToViewer /
- * HasOrgOrUserVisible)? public → everyone; limited → signed-in users (restricted users only when
- * they share an organization); private → self, site admins, and users sharing an organization
- * (for an organization: its members). A token limited to public data of the account's category
+ * HasOrgOrUserVisible)? public → everyone; limited → signed-in users; private → self, site admins,
+ * and users sharing an organization (for an organization: its members). A restricted user sees no
+ * limited or private user (IsUserVisibleToViewer), and of limited and private organizations those
+ * it is a member of. A token limited to public data of the account's category
  * (public-only, or no read scope for users / organizations) sees public accounts only.
  *
  * `shape` is how "shares an organization with the viewer" is asked. `"row"` (a statement about a
@@ -191,10 +192,16 @@ export function userVisibleSql(v: ViewerSql, idCol: SQL, visibilityCol: SQL, kin
       ? sql`EXISTS (SELECT 1 FROM org_user vo WHERE vo.uid = ${v.id} AND (vo.org_id = ${idCol} OR vo.org_id IN (SELECT vo2.org_id FROM org_user vo2 WHERE vo2.uid = ${idCol})))`
       : sql`(${idCol} IN (SELECT vo.org_id FROM org_user vo WHERE vo.uid = ${v.idOnce ?? v.id})
     OR ${idCol} IN (${coMemberIdsSql(v.idOnce ?? v.id)}))`;
+  // A restricted viewer sees, of the accounts that are not public, only the organizations it is a
+  // member of (an individual is never an org_id of org_user): no limited or private user.
+  const restrictedSees =
+    shape === "row"
+      ? sql`EXISTS (SELECT 1 FROM org_user vm WHERE vm.uid = ${v.id} AND vm.org_id = ${idCol})`
+      : sql`${idCol} IN (SELECT vm.org_id FROM org_user vm WHERE vm.uid = ${v.idOnce ?? v.id})`;
   return sql`(${visibilityCol} = 0 OR (NOT ${limitedFor(v, kind)} AND (
     ${v.isAdmin} OR ${idCol} = ${v.id}
-    OR (${visibilityCol} = 1 AND ${v.id} IS NOT NULL AND (NOT ${v.restricted} OR ${together}))
-    OR (${visibilityCol} = 2 AND ${together}))))`;
+    OR (${v.restricted} AND ${restrictedSees})
+    OR (NOT ${v.restricted} AND ((${visibilityCol} = 1 AND ${v.id} IS NOT NULL) OR (${visibilityCol} = 2 AND ${together}))))))`;
 }
 
 /**

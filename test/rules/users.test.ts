@@ -382,3 +382,39 @@ describe("DELETE /admin/users/{username}", () => {
     expect(await t.db.select().from(user).where(eq(user.id, o.id))).toHaveLength(1);
   });
 });
+
+describe("a restricted user sees no limited or private user (Gitea's IsUserVisibleToViewer), even one sharing its organization", () => {
+  it("profile, search and member lists answer as for users that do not exist; its own organizations and public users it still sees", async () => {
+    const owner = await seedUser(t.db);
+    const carol = await seedUser(t.db, { restricted: true });
+    const dave = await seedUser(t.db); // not restricted: the control
+    const bob = await seedUser(t.db, { visibility: 1 });
+    const hid = await seedUser(t.db);
+    const pub = await seedUser(t.db);
+    const shared = await seedOrg(t, owner, { visibility: 2 });
+    for (const u of [carol, dave, bob, hid, pub]) await seedMember(t, shared, u);
+    // a private user cannot be seen, so not added, by the owner: made private once a member
+    expect((await t.request(`/api/v1/admin/users/${hid.name}`, { method: "PATCH", headers: token(adminTok), json: { login_name: hid.name, source_id: 0, visibility: "private" } })).status).toBe(200);
+    const [carolTok, daveTok] = [await carol.token(), await dave.token()];
+    const as = (tk: string) => ({ headers: token(tk) });
+    const missing = await t.request(`/api/v1/users/${uniq("nobody")}`, as(carolTok));
+    expect(missing.status).toBe(404);
+    for (const u of [bob, hid]) {
+      const res = await t.request(`/api/v1/users/${u.name}`, as(carolTok));
+      expect(res.status, u.name).toBe(404);
+      expect(await res.json()).toEqual(await (await t.request(`/api/v1/users/${uniq("nobody")}`, as(carolTok))).json());
+      expect((await t.request(`/api/v1/users/${u.name}`, as(daveTok))).status, u.name).toBe(200);
+      const found = await t.request(`/api/v1/users/search?q=${u.name}`, as(carolTok));
+      expect((await found.json()).data).toEqual([]);
+      expect(found.headers.get("X-Total-Count")).toBe("0");
+      expect((await (await t.request(`/api/v1/users/search?q=${u.name}`, as(daveTok))).json()).data).toHaveLength(1);
+    }
+    const members = async (tk: string) => ((await (await t.request(`/api/v1/orgs/${shared.name}/members?limit=50`, as(tk))).json()) as { login: string }[]).map((m) => m.login).sort();
+    expect(await members(carolTok)).toEqual([carol.name, owner.name, pub.name, dave.name].sort());
+    expect(await members(daveTok)).toEqual([carol.name, owner.name, pub.name, dave.name, bob.name, hid.name].sort());
+    // its own private organization and public users it sees
+    expect((await t.request(`/api/v1/orgs/${shared.name}`, as(carolTok))).status).toBe(200);
+    expect((await t.request(`/api/v1/users/${pub.name}`, as(carolTok))).status).toBe(200);
+    expect((await t.request(`/api/v1/users/${carol.name}`, as(carolTok))).status).toBe(200);
+  });
+});
