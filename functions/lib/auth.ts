@@ -187,20 +187,20 @@ const limitedFor = (v: ViewerSql, kind: AccountKind): SQL =>
  * them (`repoAccessibleSql`'s shape).
  */
 export function userVisibleSql(v: ViewerSql, idCol: SQL, visibilityCol: SQL, kind: AccountKind, shape: "row" | "set" = "row"): SQL {
+  // The viewer is a member of the account (an organization; an individual is never an org_id of
+  // org_user) — all a restricted viewer is granted of accounts that are not public.
+  const member =
+    shape === "row"
+      ? sql`EXISTS (SELECT 1 FROM org_user vm WHERE vm.uid = ${v.id} AND vm.org_id = ${idCol})`
+      : sql`${idCol} IN (SELECT vo.org_id FROM org_user vo WHERE vo.uid = ${v.idOnce ?? v.id})`;
   const together =
     shape === "row"
       ? sql`EXISTS (SELECT 1 FROM org_user vo WHERE vo.uid = ${v.id} AND (vo.org_id = ${idCol} OR vo.org_id IN (SELECT vo2.org_id FROM org_user vo2 WHERE vo2.uid = ${idCol})))`
-      : sql`(${idCol} IN (SELECT vo.org_id FROM org_user vo WHERE vo.uid = ${v.idOnce ?? v.id})
+      : sql`(${member}
     OR ${idCol} IN (${coMemberIdsSql(v.idOnce ?? v.id)}))`;
-  // A restricted viewer sees, of the accounts that are not public, only the organizations it is a
-  // member of (an individual is never an org_id of org_user): no limited or private user.
-  const restrictedSees =
-    shape === "row"
-      ? sql`EXISTS (SELECT 1 FROM org_user vm WHERE vm.uid = ${v.id} AND vm.org_id = ${idCol})`
-      : sql`${idCol} IN (SELECT vm.org_id FROM org_user vm WHERE vm.uid = ${v.idOnce ?? v.id})`;
   return sql`(${visibilityCol} = 0 OR (NOT ${limitedFor(v, kind)} AND (
     ${v.isAdmin} OR ${idCol} = ${v.id}
-    OR (${v.restricted} AND ${restrictedSees})
+    OR (${v.restricted} AND ${member})
     OR (NOT ${v.restricted} AND ((${visibilityCol} = 1 AND ${v.id} IS NOT NULL) OR (${visibilityCol} = 2 AND ${together}))))))`;
 }
 
