@@ -7,6 +7,7 @@
 import { GitError } from "./errors.ts";
 import { parseCommitLinks, parseTag } from "./objects/commit.ts";
 import { forEachTreeEntry } from "./objects/tree.ts";
+import type { ObjectType } from "./objects/object.ts";
 import type { ObjectReader } from "./pack/reader.ts";
 
 /** The parts of a commit a walk needs. */
@@ -253,38 +254,95 @@ export async function shallowByRevList(
 }
 
 /**
- * Every object to send: the commits given, their trees and blobs, minus everything reachable from
- * the trees of `edgeCommits` (which the client has). Order: commits, then trees and blobs as met.
+ * What a partial clone leaves out (`--filter`, parsed by protocol/filter.ts). Objects the fetch
+ * names itself are sent whatever the filter says.
  */
-export async function objectsToSend(reader: ObjectReader, commits: Commits, sendCommits: readonly string[], edgeCommits: readonly string[]): Promise<string[]> {
+export interface ObjectFilter {
+  /** Blobs of at least this many bytes are left out (`blob:none` is 0). */
+  blobLimit?: number;
+  /** Trees and blobs at least this deep are left out (a commit's tree is at depth 0, its entries at 1). */
+  treeDepth?: number;
+  /** Only objects of these types are sent (`object:type`). */
+  types?: ReadonlySet<ObjectType>;
+}
+
+/**
+ * Every object to send: the commits given, their trees and blobs, minus everything reachable from
+ * the trees of `edgeCommits` (which the client has). `trees`: trees the fetch named itself (sent,
+ * with what they hold). `filter` leaves objects out as git's list-objects filters do — an
+ * object's depth is the least it is found at (the walk is breadth first), what a fetch names
+ * itself (`given`, `trees`) is always sent, and a named tree's entries are at depth 0. Order:
+ * commits, then trees and blobs as met (writePack orders the pack by storage anyway).
+ */
+export async function objectsToSend(
+  reader: ObjectReader,
+  commits: Commits,
+  sendCommits: readonly string[],
+  edgeCommits: readonly string[],
+  opts: { filter?: ObjectFilter | null; trees?: readonly string[]; given?: ReadonlySet<string> } = {},
+): Promise<string[]> {
+  const f = opts.filter ?? {};
   const seen = new Set<string>();
   const out: string[] = [];
-  const walkTree = async (root: string, collect: boolean) => {
-    if (seen.has(root)) return;
+  const readTree = async (t: string) => {
+    const o = await reader.read(t);
+    if (!o) throw new GitError("missing", `tree ${t} not found`);
+    if (o.type !== "tree") throw new GitError("corrupt", `${t} is a ${o.type}, expected a tree`);
+    return o.data;
+  };
+  for (const e of edgeCommits) {
+    // everything the client has, unfiltered
+    const root = (await commits.get(e)).tree;
+    if (seen.has(root)) continue;
     seen.add(root);
-    if (collect) out.push(root);
     const stack = [root];
     while (stack.length) {
-      const t = stack.pop()!;
-      const o = await reader.read(t);
-      if (!o) throw new GitError("missing", `tree ${t} not found`);
-      if (o.type !== "tree") throw new GitError("corrupt", `${t} is a ${o.type}, expected a tree`);
-      forEachTreeEntry(o.data, (mode, oid) => {
+      forEachTreeEntry(await readTree(stack.pop()!), (mode, oid) => {
         if (mode === "160000" || seen.has(oid)) return; // submodule commits live elsewhere
         seen.add(oid);
-        if (collect) out.push(oid);
         if (mode === "40000") stack.push(oid);
       });
     }
-  };
-  for (const e of edgeCommits) await walkTree((await commits.get(e)).tree, false);
-  for (const c of sendCommits) {
-    if (!seen.has(c)) {
-      seen.add(c);
-      out.push(c);
-    }
   }
-  for (const c of sendCommits) await walkTree((await commits.get(c)).tree, true);
+  const keepType = (t: ObjectType) => !f.types || f.types.has(t);
+  const shallowEnough = (depth: number) => f.treeDepth === undefined || depth < f.treeDepth;
+  for (const c of sendCommits) {
+    if (seen.has(c)) continue;
+    seen.add(c);
+    if (keepType("commit") || opts.given?.has(c)) out.push(c);
+  }
+  // breadth first, so each object is judged at the least depth it has
+  const queue: { oid: string; depth: number }[] = [];
+  for (const t of opts.trees ?? []) {
+    if (seen.has(t)) continue;
+    seen.add(t);
+    out.push(t);
+    queue.push({ oid: t, depth: -1 });
+  }
+  for (const c of sendCommits) {
+    const t = (await commits.get(c)).tree;
+    if (seen.has(t)) continue;
+    seen.add(t);
+    if (keepType("tree") && shallowEnough(0)) out.push(t);
+    queue.push({ oid: t, depth: 0 });
+  }
+  for (let i = 0; i < queue.length; i++) {
+    const { oid, depth } = queue[i]!;
+    const child = depth + 1;
+    if (!shallowEnough(child)) continue; // all it holds is too deep (and met nowhere shallower)
+    const blobs: string[] = [];
+    forEachTreeEntry(await readTree(oid), (mode, e) => {
+      if (mode === "160000" || seen.has(e)) return;
+      seen.add(e);
+      if (mode !== "40000") blobs.push(e);
+      else {
+        if (keepType("tree")) out.push(e);
+        queue.push({ oid: e, depth: child });
+      }
+    });
+    if (!keepType("blob") || f.blobLimit === 0) continue;
+    for (const b of blobs) if (f.blobLimit === undefined || ((await reader.sizeOf(b)) ?? Infinity) < f.blobLimit) out.push(b);
+  }
   return out;
 }
 

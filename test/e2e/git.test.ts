@@ -305,7 +305,7 @@ for (const target of targets()) {
       expect((await fetch(`${target.url}/${base.full}.git/info/refs?service=git-upload-pack`, { headers: basicAuth(u.name, u.password) })).status).toBe(404);
     });
 
-    it("a secret force-pushed away, or on a branch deleted through the API, reaches no fresh clone — of the repository or of a fork made after", async () => {
+    it("a secret force-pushed away, or on a branch deleted through the API, reaches no fresh clone — of the repository or of a fork made after, full or partial", async () => {
       const u = await newUser();
       const other = await newUser();
       const r = await newRepo(u, { auto_init: true });
@@ -338,6 +338,11 @@ for (const target of targets()) {
         await fsck(dir);
         const present = async (oid: string) => s.gitFail(["cat-file", "-e", oid], { cwd: dir }).then(() => false, () => true);
         expect([await present(secret), await present(onBranch)], what).toEqual([false, false]);
+        // a partial clone gets what it left out on demand, but never what no ref reaches
+        const partial = s.path(`${target.name}-secret-partial-${what}`);
+        await s.git(["clone", "-q", "--filter=blob:none", url, partial]);
+        expect(await s.gitText(["ls-files", "-s"], { cwd: partial }), what).toBe(await s.gitText(["ls-files", "-s"], { cwd: dir }));
+        for (const oid of [secret, onBranch]) expect((await s.gitFail(["cat-file", "-p", oid], { cwd: partial })).stderr, what).toMatch(`not our ref ${oid}`);
       }
     });
 

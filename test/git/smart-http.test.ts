@@ -5,6 +5,8 @@
  * clone passes `git fsck --full`, and what is cloned equals what was pushed byte for byte.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ZERO_OID } from "../../functions/git/bytes.ts";
 import { FLUSH, pkt } from "../../functions/git/pkt-line.ts";
@@ -388,6 +390,9 @@ describe("bad input over HTTP", () => {
     expect((await srv.refs.read(id)).refs.map((r) => r.name)).toEqual(["refs/heads/ok", "refs/tags/v1"]);
     // HEAD followed the first pushed branch, since refs/heads/main does not exist (Gitea's rule)
     expect((await srv.refs.read(id)).head).toBe("refs/heads/ok");
+    // some of the push's refs were refused: what its pack holds for them no ref reaches, so the
+    // repository no longer counts as holding only reachable objects (a clone then walks)
+    expect((await srv.refs.read(id)).unreachable).toBe(true);
   });
 
   it("fails every ref of an atomic push when one is refused", async () => {
@@ -443,5 +448,123 @@ describe("bad input over HTTP", () => {
       body: Buffer.concat([pkt("command=fetch\n"), Buffer.from("0001"), pkt(`want ${"1".repeat(40)}\n`), pkt("done\n"), FLUSH]) as Uint8Array<ArrayBuffer>,
     });
     expect(Buffer.from(await res.arrayBuffer()).toString()).toMatch(/ERR upload-pack: not our ref 1{40}/);
+  });
+});
+
+describe("partial clone (--filter)", () => {
+  let src: string;
+  let bare: string;
+  let repo: { id: string; url: string };
+  const FILTERS = ["blob:none", "blob:limit=2k", "tree:0", "tree:1", "tree:2", "object:type=commit", "combine:tree:3+blob:limit=1500"];
+
+  /** The ids of the objects a repository holds (no lazy fetch: a partial clone's missing ones are absent). */
+  const present = async (dir: string): Promise<string[]> =>
+    (await s.gitText(["cat-file", "--batch-all-objects", "--batch-check=%(objectname)"], { cwd: dir })).split("\n").filter(Boolean).sort();
+
+  beforeAll(async () => {
+    src = s.path("partial-src");
+    await makeHistory(s, src, { commits: 25, files: 15 });
+    await s.git(["checkout", "-q", "-b", "side"], { cwd: src });
+    await s.git(["fast-import", "--quiet"], { cwd: src, input: fastImportStream({ commits: 5, files: 15, branch: "refs/heads/side", from: "main", startMark: 100, seed: 7 }) });
+    await s.git(["checkout", "-q", "main"], { cwd: src });
+    await s.git(["tag", "-a", "v1", "-m", "release", "main~3"], { cwd: src });
+    repo = newRepo();
+    await s.git(["push", "-q", repo.url, "main", "side", "v1"], { cwd: src });
+    // git's own upload-pack, as Gitea configures it, is the oracle
+    bare = s.path("partial-bare.git");
+    await s.git(["clone", "-q", "--bare", src, bare]);
+    await s.git(["config", "uploadpack.allowFilter", "true"], { cwd: bare });
+    await s.git(["config", "uploadpack.allowAnySHA1InWant", "true"], { cwd: bare });
+  });
+
+  describe.each(PROTOCOLS)("protocol %s", (name, proto) => {
+    it.each(FILTERS)("filter rule: a clone with --filter=%s holds exactly the objects git's own upload-pack sends", async (filter) => {
+      const tag = `${name}-${filter.replace(/[^a-z0-9]/gi, "_")}`;
+      const ours = s.path(`partial-ours-${tag}`);
+      const theirs = s.path(`partial-theirs-${tag}`);
+      const r = await s.git([...proto, "clone", "--no-checkout", `--filter=${filter}`, repo.url, ours]);
+      expect(r.stderr).not.toMatch(/filtering not recognized/);
+      await s.git([...proto, "clone", "-q", "--no-checkout", `--filter=${filter}`, `file://${bare}`, theirs]);
+      const got = await present(ours);
+      expect(got).toEqual(await present(theirs));
+      expect(got.length).toBeLessThan((await present(bare)).length); // something was left out
+      expect(await s.gitText(["config", "remote.origin.promisor"], { cwd: ours })).toBe("true");
+    });
+
+    it("a partial clone fetches what it left out when it needs it (checkout, log -p, fsck)", async () => {
+      for (const filter of ["blob:none", "tree:0"]) {
+        const dst = s.path(`partial-lazy-${name}-${filter.replace(":", "_")}`);
+        await s.git([...proto, "clone", "-q", `--filter=${filter}`, repo.url, dst]);
+        expect(await s.gitText(["ls-files", "-s"], { cwd: dst })).toBe(await s.gitText(["ls-files", "-s"], { cwd: src }));
+        expect(await s.gitText(["status", "--porcelain"], { cwd: dst })).toBe("");
+        await s.git([...proto, "checkout", "-q", "side"], { cwd: dst });
+        const log = await s.gitText([...proto, "log", "-p", "-6", "--format=%H", "origin/side"], { cwd: dst });
+        expect(log).toBe(await s.gitText(["log", "-p", "-6", "--format=%H", "side"], { cwd: src }));
+        await fsck(dst);
+      }
+    });
+  });
+
+  it("serves an object a ref reaches by id, and not one that only a deleted branch reached", async () => {
+    const leak = s.path("partial-leak-src");
+    await makeHistory(s, leak, { commits: 5, files: 5 });
+    const { id, url } = newRepo();
+    await s.git(["push", "-q", url, "main"], { cwd: leak });
+    await s.git(["checkout", "-q", "-b", "oops"], { cwd: leak });
+    await writeFile(join(leak, "secret.txt"), "password=hunter2\n");
+    await s.git(["add", "secret.txt"], { cwd: leak });
+    await s.git(["commit", "-q", "-m", "oops"], { cwd: leak });
+    await s.git(["push", "-q", url, "oops"], { cwd: leak });
+    await s.git(["push", "-q", url, "--delete", "oops"], { cwd: leak });
+    expect((await srv.refs.read(id)).unreachable).toBe(true); // the secret is still stored
+    const secret = await s.gitText(["rev-parse", "oops:secret.txt"], { cwd: leak });
+    const secretTree = await s.gitText(["rev-parse", "oops^{tree}"], { cwd: leak });
+    const kept = await s.gitText(["rev-parse", "main~2:dir0"], { cwd: leak });
+    const fetchOf = async (want: string) => {
+      const res = await fetch(`${url}/git-upload-pack`, {
+        method: "POST",
+        headers: { "git-protocol": "version=2", "content-type": "application/x-git-upload-pack-request" },
+        body: Buffer.concat([pkt("command=fetch\n"), Buffer.from("0001"), pkt(`want ${want}\n`), pkt("filter blob:none\n"), pkt("done\n"), FLUSH]) as Uint8Array<ArrayBuffer>,
+      });
+      return Buffer.from(await res.arrayBuffer()).toString("latin1");
+    };
+    expect(await fetchOf(secret)).toMatch(new RegExp(`ERR upload-pack: not our ref ${secret}`));
+    expect(await fetchOf(secretTree)).toMatch(new RegExp(`ERR upload-pack: not our ref ${secretTree}`));
+    expect(await fetchOf(kept)).toMatch(/packfile\n/);
+    // and through git: a partial clone of the repository works (its lazy fetches walk), the secret stays out
+    const dst = s.path("partial-leak-dst");
+    await s.git(["clone", "-q", "--filter=blob:none", url, dst]);
+    await s.git(["checkout", "-q", "main"], { cwd: leak });
+    expect(await s.gitText(["ls-files", "-s"], { cwd: dst })).toBe(await s.gitText(["ls-files", "-s"], { cwd: leak }));
+    const r = await s.gitFail(["cat-file", "-p", secret], { cwd: dst });
+    expect(r.stderr).toMatch(/not our ref|could not fetch|unable to read/);
+  });
+
+  it("answers a filter it does not take with git's message", async () => {
+    const { url } = repo;
+    const tip = (await s.gitText(["ls-remote", url, "refs/heads/main"])).slice(0, 40);
+    const v2 = async (...lines: string[]) => {
+      const res = await fetch(`${url}/git-upload-pack`, {
+        method: "POST",
+        headers: { "git-protocol": "version=2", "content-type": "application/x-git-upload-pack-request" },
+        body: Buffer.concat([pkt("command=fetch\n"), Buffer.from("0001"), pkt(`want ${tip}\n`), ...lines.map((l) => pkt(`${l}\n`)), pkt("done\n"), FLUSH]) as Uint8Array<ArrayBuffer>,
+      });
+      return Buffer.from(await res.arrayBuffer()).toString("latin1");
+    };
+    expect(await v2("filter blob:limit=lots")).toMatch(/ERR invalid filter-spec 'blob:limit=lots'/);
+    expect(await v2("filter tree:x")).toMatch(/ERR expected 'tree:<depth>'/);
+    expect(await v2("filter object:type=branch")).toMatch(/ERR 'branch' for 'object:type=<type>' is not a valid object type/);
+    expect(await v2("filter sparse:oid=main:.sparse")).toMatch(/ERR filter 'sparse:oid' not supported/);
+    expect(await v2("filter combine:blob:none+tree:0 1")).toMatch(/ERR must escape char in sub-filter-spec: ' '/);
+    expect(await v2("filter blob:none", "filter tree:0")).toMatch(/ERR multiple filter-specs cannot be combined/);
+    expect(await v2("filter combine:blob%3Anone+tree:1")).toMatch(/packfile\n/);
+    const v0 = await fetch(`${url}/git-upload-pack`, {
+      method: "POST",
+      headers: { "content-type": "application/x-git-upload-pack-request" },
+      body: Buffer.concat([pkt(`want ${tip} ofs-delta\n`), pkt("filter blob:none\n"), FLUSH, pkt("done\n")]) as Uint8Array<ArrayBuffer>,
+    });
+    expect(Buffer.from(await v0.arrayBuffer()).toString("latin1")).toMatch(/ERR git upload-pack: filtering capability not negotiated/);
+    const caps = await fetch(`${url}/info/refs?service=git-upload-pack`, { headers: { "git-protocol": "version=2" } });
+    expect(await caps.text()).toMatch(/fetch=shallow filter\n/);
   });
 });

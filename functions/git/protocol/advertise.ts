@@ -13,17 +13,19 @@ import { agentOf, asBody, concatStreams, type GitContext, gitHeaders, peeledOf, 
 
 export type Service = "git-upload-pack" | "git-receive-pack";
 
-/** Capabilities of v0/v1 upload-pack (no thin-pack, filter, allow-*-in-want). */
+/** Capabilities of v0/v1 upload-pack (no thin-pack, allow-any-sha1-in-want). */
 export const UPLOAD_PACK_CAPS = [
   "multi_ack", "multi_ack_detailed", "no-done", "side-band", "side-band-64k", "ofs-delta", "shallow", "deepen-since", "deepen-not", "deepen-relative", "no-progress", "include-tag",
-  // a want of any commit a ref reaches (checkWants), as Gitea's allowAnySHA1InWant lets v0/v1 clients ask
+  // a want of any object a ref reaches (checkWants), as Gitea's allowAnySHA1InWant lets v0/v1 clients ask
   "allow-tip-sha1-in-want", "allow-reachable-sha1-in-want",
+  // partial clone (Gitea sets uploadpack.allowFilter)
+  "filter",
 ];
 /** Capabilities of receive-pack (no report-status-v2, push-cert). */
 export const RECEIVE_PACK_CAPS = ["report-status", "delete-refs", "side-band-64k", "quiet", "atomic", "ofs-delta", "push-options"];
 
 /** The v2 capability advertisement lines. */
-export const v2Capabilities = (agent: string): string[] => ["version 2", `agent=${agent}`, "ls-refs=unborn", "fetch=shallow", "server-option", "object-format=sha1"];
+export const v2Capabilities = (agent: string): string[] => ["version 2", `agent=${agent}`, "ls-refs=unborn", "fetch=shallow filter", "server-option", "object-format=sha1"];
 
 /**
  * True when a ref's advertised lines fit a pkt-line wherever they fall (peeled, or first with

@@ -209,7 +209,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   let pending = result.commands.filter((c) => !c.error);
   const dropPack = () => (indexed ? ctx.objects.delete(ctx.repoId, packFileNames(indexed.record.id)).catch(() => {}) : Promise.resolve());
   for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
-    const tx = await transaction(ctx, state, pending, indexed, commits);
+    const tx = await transaction(ctx, state, pending, indexed, commits, pending.length < result.commands.length);
     // A store that refuses the whole push (e.g. the repository was deleted meanwhile) keeps no pack behind.
     const r = await ctx.refs.commit(ctx.repoId, tx).catch(async (e: unknown) => {
       await dropPack();
@@ -263,7 +263,7 @@ function lockError(name: string, actual: string | null, expected: string | null)
 }
 
 /** The RefStore transaction for the commands that passed every check. */
-async function transaction(ctx: GitContext, state: RepoState, ok: PushCommand[], indexed: IndexedPack | null, commits: Commits): Promise<RefTransaction> {
+async function transaction(ctx: GitContext, state: RepoState, ok: PushCommand[], indexed: IndexedPack | null, commits: Commits, someRefused: boolean): Promise<RefTransaction> {
   const limits = limitsOf(ctx);
   const after = new Map(state.refs.map((r) => [r.name, r.oid]));
   for (const c of ok) {
@@ -295,8 +295,9 @@ async function transaction(ctx: GitContext, state: RepoState, ok: PushCommand[],
     event,
     identities: indexed?.identities,
     // What the old value reached may be left unreached: a branch moved other than forward, or
-    // any other ref moved (an annotated tag's old object); deletions count in the store.
-    orphans: event.refs.some((r) => r.kind === "update" && (r.forced || !isBranchRef(r.name))),
+    // any other ref moved (an annotated tag's old object); deletions count in the store. A pack
+    // stored while some of the push's refs were refused holds objects no ref reaches.
+    orphans: (indexed !== null && someRefused) || event.refs.some((r) => r.kind === "update" && (r.forced || !isBranchRef(r.name))),
   };
 }
 

@@ -13,13 +13,13 @@
 import { ByteReader, concat, isOid, utf8 } from "../bytes.ts";
 import { GitError } from "../errors.ts";
 import { parseTag } from "../objects/commit.ts";
-import { forEachTreeEntry } from "../objects/tree.ts";
 import { ObjectReader } from "../pack/reader.ts";
 import { storedPackStream, writeAllPacks, writePack } from "../pack/writer.ts";
 import { DELIM, FLUSH, fitsPkt, pkt, PktReader } from "../pkt-line.ts";
 import { advertisable } from "./advertise.ts";
+import { parseFilter } from "./filter.ts";
 import type { RepoState } from "../storage/ref-store.ts";
-import { allWantsReachCommon, Commits, objectsToSend, rangeWalk, shallowBoundary, shallowByRevList } from "../walk.ts";
+import { allWantsReachCommon, Commits, type ObjectFilter, objectsToSend, rangeWalk, shallowBoundary, shallowByRevList } from "../walk.ts";
 import { asBody, concatStreams, type GitContext, gitHeaders, limitsOf, peeledOf, protocolVersion, RequestBodyError, requestBody, sideband, sidebandStream } from "./common.ts";
 
 const RESULT_TYPE = "application/x-git-upload-pack-result";
@@ -40,6 +40,8 @@ interface FetchRequest {
   includeTag: boolean;
   noProgress: boolean;
   sideband: 0 | 1 | 2; // none, side-band, side-band-64k
+  /** `filter <spec>`: what a partial clone leaves out. */
+  filter: ObjectFilter | null;
 }
 
 /** Answers `POST git-upload-pack` (v2 when the client sent `Git-Protocol: version=2`). */
@@ -128,7 +130,7 @@ async function lsRefs(ctx: GitContext, args: string[]): Promise<Uint8Array> {
 }
 
 function parseFetchArgs(args: string[]): FetchRequest {
-  const r: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenSince: 0, deepenNot: [], deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 2 };
+  const r: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenSince: 0, deepenNot: [], deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 2, filter: null };
   for (const a of args) {
     if (a.startsWith("want ")) r.wants.push(oidArg(a, "want "));
     else if (a.startsWith("have ")) r.haves.push(oidArg(a, "have "));
@@ -143,9 +145,16 @@ function parseFetchArgs(args: string[]): FetchRequest {
     else if (a.startsWith("deepen-since ")) r.deepenSince = parseSince(a);
     else if (a.startsWith("deepen-not ")) r.deepenNot.push(a.slice(11));
     else if (a === "deepen-relative") r.deepenRelative = true;
+    else if (a.startsWith("filter ")) r.filter = filterOnce(r.filter, a.slice(7));
     else throw new GitError("bad-request", `unexpected line: '${a}'`);
   }
   return r;
+}
+
+/** A fetch's one filter (git: "multiple filter-specs cannot be combined"; a client sends `combine:`). */
+function filterOnce(prev: ObjectFilter | null, spec: string): ObjectFilter {
+  if (prev) throw new GitError("bad-request", "multiple filter-specs cannot be combined");
+  return parseFilter(spec);
 }
 
 /** `deepen-since <seconds>` (git's process_deepen_since: a positive timestamp). */
@@ -194,7 +203,7 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
   const pkts = new PktReader(reader);
   const first = await readSection(pkts, ctx);
   if (first.lines.length === 0) return new Uint8Array(0);
-  const f: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenSince: 0, deepenNot: [], deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 0 };
+  const f: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenSince: 0, deepenNot: [], deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 0, filter: null };
   let caps: string[] = [];
   for (const l of first.lines) {
     if (l.startsWith("want ")) {
@@ -205,7 +214,10 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
     else if (l.startsWith("deepen-since ")) f.deepenSince = parseSince(l);
     else if (l.startsWith("deepen-not ")) f.deepenNot.push(l.slice(11));
     else if (l === "deepen-relative") f.deepenRelative = true;
-    else throw new GitError("bad-request", `git upload-pack: protocol error, expected to get object ID, not '${l}'`);
+    else if (l.startsWith("filter ")) {
+      if (!caps.includes("filter")) throw new GitError("bad-request", "git upload-pack: filtering capability not negotiated");
+      f.filter = filterOnce(f.filter, l.slice(7));
+    } else throw new GitError("bad-request", `git upload-pack: protocol error, expected to get object ID, not '${l}'`);
   }
   f.ofsDelta = caps.includes("ofs-delta");
   f.includeTag = caps.includes("include-tag");
@@ -290,29 +302,56 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
 
 // ---------------------------------------------------------------- shared
 
-/** Wants must exist; non-tips must be reachable from a tip (git's allowReachableSHA1InWant). */
+/**
+ * Wants must exist and be reachable from a ref: a tip, a commit a tip reaches (git's
+ * allowReachableSHA1InWant), or a tree, blob or tag a ref reaches (what a partial clone fetches
+ * when it needs what it left out). Gitea allows any object (allowAnySHA1InWant); here only what a
+ * ref reaches, so what a force-push or deletion left behind is never served.
+ */
 async function checkWants(wants: string[], state: RepoState, reader: ObjectReader, commits: Commits): Promise<void> {
   const tips = new Set<string>();
   for (const r of state.refs) {
     tips.add(r.oid);
     if (r.peeled) tips.add(r.peeled);
   }
-  const others: string[] = [];
+  const otherCommits: string[] = [];
+  const otherObjects: string[] = [];
   for (const w of wants) {
     if (tips.has(w)) continue;
     const type = await reader.typeOf(w);
     if (!type) throw new GitError("not-found", `upload-pack: not our ref ${w}`);
-    if (type !== "commit") throw new GitError("not-found", `upload-pack: not our ref ${w}`);
-    others.push(w);
+    if (type === "commit") otherCommits.push(w);
+    else otherObjects.push(w);
   }
-  if (others.length === 0) return;
-  const tipCommits: string[] = [];
-  for (const r of state.refs) {
-    const p = await commits.peel(r.oid).catch(() => null);
-    if (p?.type === "commit") tipCommits.push(p.oid);
-  }
-  const r = await rangeWalk(commits, { include: others, exclude: tipCommits });
+  if (otherCommits.length === 0 && otherObjects.length === 0) return;
+  const ends = await refEnds(state, commits);
+  const r = await rangeWalk(commits, { include: otherCommits, exclude: ends.commits });
   if (r.commits.length > 0) throw new GitError("not-found", `upload-pack: not our ref ${r.commits[0]}`);
+  // while no ref was ever deleted or moved back, everything stored is reachable (packFor's clone
+  // answer relies on the same); otherwise look for the object in what the refs reach
+  if (otherObjects.length === 0 || !state.unreachable) return;
+  const all = await rangeWalk(commits, { include: ends.commits, exclude: [] });
+  const reached = new Set([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
+  const missing = otherObjects.find((o) => !reached.has(o));
+  if (missing) throw new GitError("not-found", `upload-pack: not our ref ${missing}`);
+}
+
+/** What the refs name, peeled: the commits, the trees, and every other object (tags on the way, blobs). */
+async function refEnds(state: RepoState, commits: Commits): Promise<{ commits: string[]; trees: string[]; others: string[] }> {
+  const out = { commits: [] as string[], trees: [] as string[], others: [] as string[] };
+  for (const r of state.refs) {
+    let cur = r.oid;
+    for (let i = 0; i < 100; i++) {
+      const o = await commits.reader.read(cur);
+      if (!o) break;
+      if (o.type === "commit") out.commits.push(cur);
+      else if (o.type === "tree") out.trees.push(cur);
+      else out.others.push(cur);
+      if (o.type !== "tag") break;
+      cur = parseTag(o.data).object;
+    }
+  }
+  return out;
 }
 
 /** The commits the wants name (tags peeled; trees and blobs have no history). */
@@ -417,7 +456,7 @@ async function packFor(
 ): Promise<ReadableStream<Uint8Array>> {
   let pack: ReadableStream<Uint8Array>;
   try {
-    if (f.haves.length === 0 && !shallow && reader.packs.length > 0 && !state.unreachable && wantsEveryTip(state, f.wants)) {
+    if (f.haves.length === 0 && !shallow && !f.filter && reader.packs.length > 0 && !state.unreachable && wantsEveryTip(state, f.wants)) {
       // a clone of every branch and tag, and no ref was ever deleted or moved back: everything
       // stored is reachable from what is wanted, so the stored packs are the answer
       pack = reader.packs.length === 1 && f.ofsDelta ? await storedPackStream(reader, reader.packs[0]!) : await writeAllPacks(reader, { ofsDelta: f.ofsDelta });
@@ -455,6 +494,7 @@ function wantsEveryTip(state: RepoState, wants: readonly string[]): boolean {
 async function selectObjects(state: RepoState, reader: ObjectReader, commits: Commits, f: FetchRequest, common: string[], shallow: ShallowInfo | null): Promise<string[]> {
   const extra: string[] = [];
   const include: string[] = [];
+  const given = new Set<string>(); // commits the fetch names itself (an object:type filter keeps them)
   const looseTrees: string[] = [];
   for (const w of f.wants) {
     let cur = w;
@@ -465,8 +505,10 @@ async function selectObjects(state: RepoState, reader: ObjectReader, commits: Co
         cur = parseTag(o.data).object;
         continue;
       }
-      if (o.type === "commit") include.push(cur);
-      else if (o.type === "tree") looseTrees.push(cur);
+      if (o.type === "commit") {
+        include.push(cur);
+        given.add(cur);
+      } else if (o.type === "tree") looseTrees.push(cur);
       else extra.push(cur);
       break;
     }
@@ -480,20 +522,14 @@ async function selectObjects(state: RepoState, reader: ObjectReader, commits: Co
   }
   const range = await rangeWalk(commits, { include, exclude: excludeCommits, parentless: shallow?.parentless });
   const edges = [...range.edges, ...(shallow?.unshallow ?? [])];
-  const objects = await objectsToSend(reader, commits, range.commits, edges);
+  const objects = await objectsToSend(reader, commits, range.commits, edges, { filter: f.filter, trees: looseTrees, given });
   const sent = new Set(objects);
-  for (const t of looseTrees) {
-    if (!sent.has(t)) {
-      const more = await treeObjects(reader, t, sent);
-      for (const m of more) objects.push(m);
-    }
-  }
   for (const e of extra) {
     if (sent.has(e)) continue;
     objects.push(e);
     sent.add(e);
   }
-  if (f.includeTag) {
+  if (f.includeTag && (!f.filter?.types || f.filter.types.has("tag"))) {
     for (const r of state.refs) {
       if (!r.name.startsWith("refs/tags/") || sent.has(r.oid)) continue;
       const peeled = await peeledOf(r, commits);
@@ -510,21 +546,4 @@ async function selectObjects(state: RepoState, reader: ObjectReader, commits: Co
     }
   }
   return objects;
-}
-
-/** All objects of a tree not in `seen` (a want that names a tree directly). */
-async function treeObjects(reader: ObjectReader, root: string, seen: Set<string>): Promise<string[]> {
-  const out = [root];
-  seen.add(root);
-  const stack = [root];
-  while (stack.length) {
-    const o = await reader.mustRead(stack.pop()!);
-    forEachTreeEntry(o.data, (mode, oid) => {
-      if (mode === "160000" || seen.has(oid)) return;
-      seen.add(oid);
-      out.push(oid);
-      if (mode === "40000") stack.push(oid);
-    });
-  }
-  return out;
 }
