@@ -318,7 +318,8 @@ export async function resolveCaller(
   if (creds.sudo) {
     if (!caller?.isAdmin) throw bareForbidden("Only administrators allowed to sudo.");
     const target = sudoRows[0];
-    if (!target) throw notFound();
+    // a public-only token may not become a limited or private user: to it they do not exist
+    if (!target || (caller.publicOnly && target.visibility !== 0)) throw notFound();
     caller = { ...caller, id: target.id, row: target, isAdmin: target.isAdmin };
   }
   if (caller?.viaToken && route.scopes.length > 0) {

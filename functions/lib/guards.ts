@@ -87,3 +87,11 @@ export function reqPublicOwner(caller: Caller | null, owner: { type: number; vis
     throw forbidden(owner.type === 1 ? "token scope is limited to public orgs" : "token scope is limited to public users");
   }
 }
+
+/**
+ * A limited or private account does not exist for a public-only token — in the admin routes too,
+ * where Gitea's checkTokenPublicOnly does not look (docs/api.md). Sudo applies the same rule (auth.ts).
+ */
+export function reqPublicAccount(caller: Caller | null, target: { visibility: number }) {
+  if (caller?.publicOnly && target.visibility !== 0) throw notFound();
+}

@@ -20,6 +20,7 @@ import { only, patchKeys, type Bound } from "../db/sql.ts";
 import { pseudoUser, toUser, visibilityCode } from "../convert/user.ts";
 import { read, write, type Ctx } from "../lib/context.ts";
 import { badRequest, notFound, unprocessable } from "../lib/errors.ts";
+import { reqPublicAccount } from "../lib/guards.ts";
 import { hashPassword } from "../lib/crypto.ts";
 import type { Page } from "../lib/pagination.ts";
 import type { CreateUserOption, EditUserOption } from "../wire/user.ts";
@@ -120,6 +121,7 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
   const { caller } = out;
   const target = out.target[0];
   if (!target) throw notFound();
+  reqPublicAccount(caller, target);
   const source = out.sources?.[0];
   if (sourceId > 0 && !source) throw unprocessable(`login source does not exist [id: ${sourceId}]`);
   const existingEmail = out.emails?.[0];
@@ -197,6 +199,7 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
   });
   const target = account[0];
   if (!target) throw notFound();
+  reqPublicAccount(caller, target);
   if (target.type === 1) throw unprocessable(`${target.name} is an organization not a user`);
   if (target.id === caller!.id) throw unprocessable("you cannot delete yourself");
   const repoIds = repos;
