@@ -9,10 +9,10 @@ import { bodyLimit } from "hono/body-limit";
 import { metered, newMeter, type Driver } from "./db/driver.ts";
 import { credentials } from "./lib/auth.ts";
 import { conditionalRequests } from "./lib/etag.ts";
-import { hasDotSegment, withoutStraySlashes } from "./lib/paths.ts";
+import { hasDotSegment, servedMethods, withoutStraySlashes } from "./lib/paths.ts";
 import { normalizeRequest, setAnswerHeader } from "./lib/request.ts";
 import { createRouter, type AppEnv } from "./lib/context.ts";
-import { notFound, renderError } from "./lib/errors.ts";
+import { methodNotAllowed, notFound, renderError } from "./lib/errors.ts";
 import { GITEA_API_VERSION, security, securitySchemes } from "./lib/openapi.ts";
 import type { Settings } from "./lib/settings.ts";
 import { toSwagger2 } from "./lib/swagger2.ts";
@@ -178,7 +178,12 @@ export function createApp(deps: AppDeps) {
   });
   app.get("/", (c) => c.redirect(`${c.get("rootUrl")}api/swagger`, 302));
 
-  app.notFound((c) => renderError(notFound(), c));
+  const methodsAt = servedMethods(api.routes, "/api/v1");
+  app.notFound((c) => {
+    // a route of this method that answered "not found" itself is a 404, not a wrong method
+    const allow = c.req.path.startsWith("/api/v1/") ? methodsAt(c.req.path) : [];
+    return renderError(allow.length > 0 && !allow.includes(c.req.method) ? methodNotAllowed(allow) : notFound(), c);
+  });
   app.onError((err, c) => renderError(err, c));
 
   // Paths as Gitea's router takes them (lib/paths.ts), before routing: a dot segment is refused as

@@ -29,6 +29,8 @@ export const unauthorized = (message = "invalid username, password or token") =>
 export const forbidden = (message: string) => new ApiError(403, message);
 export const notFound = (message = NOT_FOUND_MESSAGE) => new ApiError(404, message);
 export const conflict = (message: string) => new ApiError(409, message);
+/** A path served under other methods (chi answers 405 with `Allow`). */
+export const methodNotAllowed = (allow: readonly string[]) => new ApiError(405, "Method Not Allowed", { headers: { Allow: allow.join(", ") } });
 export const unprocessable = (message: string) => new ApiError(422, message);
 /** Gitea answers some account states with a bare `{message}` (no `url`). */
 export const bareForbidden = (message: string) => new ApiError(403, message, { body: { message } });

@@ -41,3 +41,22 @@ export function withoutStraySlashes(url: string): string | null {
   const at = url.indexOf(path, url[0] === "/" ? 0 : url.indexOf("://") + 3);
   return url.slice(0, at) + clean + url.slice(at + path.length);
 }
+
+/**
+ * The methods served at a path, from the app's route table (Hono patterns: `:name` is one segment,
+ * `:name{regex}` its regex): a path some route serves under another method is answered 405 with
+ * `Allow`, as Gitea's router (chi) does, instead of 404. The answer depends on the path's shape only.
+ */
+export function servedMethods(routes: readonly { method: string; path: string }[], prefix: string): (path: string) => string[] {
+  const segment = (s: string) => {
+    if (!s.startsWith(":")) return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const brace = s.indexOf("{");
+    return brace < 0 ? "[^/]+" : `(?:${s.slice(brace + 1, -1)})`;
+  };
+  const table = routes.map((r) => ({ method: r.method, re: new RegExp(`^${prefix}${r.path.split("/").map(segment).join("/")}$`) }));
+  return (path) => {
+    const methods = new Set(table.filter((t) => t.re.test(path)).map((t) => t.method));
+    if (methods.has("GET")) methods.add("HEAD");
+    return [...methods];
+  };
+}

@@ -55,6 +55,26 @@ describe("bad input gets a clear 4xx in Gitea's shape", () => {
     expect(await res.json()).toEqual({ message: "The target couldn't be found.", url: "http://gitea.test/api/swagger", errors: [] });
   });
 
+  it("a path served under other methods → 405 with `Allow` (Gitea's router), never running a route; a route that answers not found itself stays 404", async () => {
+    const u = await seedUser(t.db);
+    const repo = await t.request("/api/v1/user/repos", { method: "POST", headers: token(await u.token()), json: { name: "m405" } });
+    expect(repo.status).toBe(201);
+    for (const [method, path, allow] of [
+      ["PUT", "/api/v1/version", "GET, HEAD"],
+      ["POST", `/api/v1/repos/${u.name}/m405`, "GET, PATCH, DELETE, HEAD"],
+      ["PUT", `/api/v1/repos/${u.name}/m405/branches/a/b`, "GET, DELETE, HEAD"],
+      ["PATCH", `/api/v1/repos/${u.name}/m405/contents/dir/a.txt`, "GET, POST, PUT, DELETE, HEAD"],
+    ] as const) {
+      const res = await t.request(path, { method, headers: token(await u.token()), json: {} });
+      expect({ path, method, status: res.status, allow: res.headers.get("Allow")?.split(", ").sort() }).toEqual({ path, method, status: 405, allow: allow.split(", ").sort() });
+      expect((await res.json()).message).toBe("Method Not Allowed");
+    }
+    // the repository is untouched, and an unknown repository at a served path is still a 404
+    expect((await t.request(`/api/v1/repos/${u.name}/m405`, { headers: token(await u.token()) })).status).toBe(200);
+    const missing = await t.request(`/api/v1/repos/${u.name}/nothing-here`, { headers: token(await u.token()) });
+    expect([missing.status, missing.headers.get("Allow")]).toEqual([404, null]);
+  });
+
   it("a huge page number is not a 500: as in Gitea (Atoi saturates), it is a page past the end", async () => {
     const res = await t.request("/api/v1/users/search?page=99999999999999999999&limit=-5");
     expect(res.status).toBe(200);
