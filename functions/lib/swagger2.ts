@@ -26,6 +26,10 @@ export function convertSchema(schema: unknown): unknown {
   if (!schema || typeof schema !== "object") return schema;
   const s = schema as Json;
   if (typeof s.$ref === "string") return { $ref: s.$ref.replace("#/components/schemas/", "#/definitions/") };
+  // a nullable reference (`allOf: [$ref]`, `nullable`): Swagger 2.0 has no null, and a reference
+  // takes no siblings — Gitea's document writes the plain reference, and so do we
+  const keys = Object.keys(s).filter((k) => k !== "nullable" && k !== "description");
+  if (keys.length === 1 && Array.isArray(s.allOf) && s.allOf.length === 1 && typeof (s.allOf[0] as Json)?.$ref === "string") return convertSchema(s.allOf[0]);
   const out: Json = {};
   for (const [k, v] of Object.entries(s)) {
     switch (k) {
@@ -39,9 +43,18 @@ export function convertSchema(schema: unknown): unknown {
         if ((v as Json[]).length !== branches.length) out["x-nullable"] = true;
         if (branches.length === 1) Object.assign(out, convertSchema(branches[0]) as Json);
         else {
-          const allEnums = branches.every((b) => Array.isArray((b as Json).enum) && (b as Json).type === (branches[0] as Json).type);
-          if (allEnums) Object.assign(out, { type: (branches[0] as Json).type, enum: branches.flatMap((b) => (b as Json).enum as unknown[]) });
-          else {
+          const type = (branches[0] as Json).type;
+          const sameType = typeof type === "string" && type !== "object" && type !== "array" && branches.every((b) => (b as Json).type === type);
+          const allEnums = sameType && branches.every((b) => Array.isArray((b as Json).enum));
+          if (allEnums) Object.assign(out, { type, enum: branches.flatMap((b) => (b as Json).enum as unknown[]) });
+          else if (sameType) {
+            // `"" | email`, `"" | maxLength 255`: values of one type; what only some branches ask
+            // (an enum, a format) would refuse the others' values, so only what all share is kept
+            Object.assign(out, { type });
+            for (const [key, value] of Object.entries(branches[0] as Json)) {
+              if (key !== "enum" && branches.every((b) => JSON.stringify((b as Json)[key]) === JSON.stringify(value))) out[key] = convertSchema(value);
+            }
+          } else {
             Object.assign(out, convertSchema(branches[0]) as Json);
             out[`x-${k}`] = branches.map(convertSchema);
           }
@@ -132,7 +145,9 @@ function convertOperation(op: Json, consumes: Set<string>, produces: Set<string>
       opProduces.add(t);
     });
     const schema = content["application/json"]?.schema ?? (types[0] === undefined ? undefined : content[types[0]]?.schema);
-    if (schema) res.schema = convertSchema(schema);
+    const binary = schema && (schema as Json).type === "string" && (schema as Json).format === "binary";
+    // a file's bytes: OpenAPI 3's binary string is Swagger 2.0's `file` (as Gitea's document has it)
+    if (schema) res.schema = binary ? { type: "file" } : convertSchema(schema);
     if (r.headers) {
       res.headers = Object.fromEntries(
         Object.entries(r.headers as Record<string, Json>).map(([h, hv]) => {

@@ -105,7 +105,8 @@ withSlashes(repoDeleteBranch, "branch", (r) =>
   }),
 );
 
-const ReferenceAnswer = z.union([ReferenceSchema, z.array(ReferenceSchema)]);
+// a list, as Gitea documents it; one match equal to the filter is answered as an object (as Gitea)
+const ReferenceAnswer = z.union([z.array(ReferenceSchema), ReferenceSchema]);
 
 const repoListAllGitRefs = apiRoute({
   method: "get",

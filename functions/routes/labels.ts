@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf, read } from "../lib/context.ts";
 import { errorResponses, notFound } from "../lib/errors.ts";
 import { labelTemplate, labelTemplateNames } from "../lib/labels.ts";
-import { jsonResponse, pathParam } from "../lib/openapi.ts";
+import { idPathParam, jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { createLabel, deleteLabel, editLabel, getLabel, listLabels } from "../services/labels.ts";
 import { textParam } from "../lib/query.ts";
@@ -11,7 +11,8 @@ import { textParam } from "../lib/query.ts";
 export const labels = createRouter();
 
 const ownerRepo = { owner: pathParam("owner", "owner of the repo"), repo: pathParam("repo", "name of the repo") };
-const withId = z.object({ ...ownerRepo, id: pathParam("id", "id of the label to get (or its name)") });
+// documented as Gitea documents it (an int64); as in Gitea, a label's name is taken too
+const withId = z.object({ ...ownerRepo, id: idPathParam("id", "id of the label") });
 const issueScope = { scopes: ["issue"] } as const;
 
 export const LabelSchema = z

@@ -332,13 +332,14 @@ const IssueFormFieldSchema = z
     visible: z.array(z.string()).optional(),
   })
   .openapi("IssueFormField");
+const IssueTemplateStringSlice = z.array(z.string()).openapi("IssueTemplateStringSlice");
 const IssueTemplateSchema = z
   .object({
     name: z.string(),
     title: z.string(),
     about: z.string(),
-    labels: z.array(z.string()).nullable(),
-    assignees: z.array(z.string()).nullable(),
+    labels: IssueTemplateStringSlice.nullable(),
+    assignees: IssueTemplateStringSlice.nullable(),
     ref: z.string(),
     content: z.string(),
     body: z.array(IssueFormFieldSchema).nullable(),

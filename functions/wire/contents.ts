@@ -1,6 +1,6 @@
 /** Gitea's contents structs (modules/structs/repo_file.go) as zod schemas, under Gitea's definition names. */
 import { z } from "@hono/zod-openapi";
-import { CommitMetaSchema } from "./git.ts";
+import { CommitMetaSchema, CommitUserSchema, PayloadCommitVerificationSchema } from "./git.ts";
 
 const int64 = z.number().int().openapi({ format: "int64" });
 const time = z.string().openapi({ format: "date-time" });
@@ -35,10 +35,6 @@ export const ContentsResponseSchema = z
   .openapi("ContentsResponse", { description: "ContentsResponse contains information about a repo's entry's (dir, file, symlink, submodule) metadata and content" });
 
 
-export const CommitUserSchema = z
-  .object({ name: z.string(), email: z.string(), date: z.string() })
-  .openapi("CommitUser", { description: "CommitUser contains information of a user in the context of a commit." });
-
 export const FileCommitResponseSchema = z
   .object({
     url: z.string(),
@@ -52,14 +48,6 @@ export const FileCommitResponseSchema = z
     tree: CommitMetaSchema,
   })
   .openapi("FileCommitResponse", { description: "FileCommitResponse contains information generated from a Git commit for a repo's file." });
-
-export const PayloadUserSchema = z
-  .object({ name: z.string(), email: z.string(), username: z.string() })
-  .openapi("PayloadUser", { description: "PayloadUser represents the author or committer of a commit" });
-
-export const PayloadCommitVerificationSchema = z
-  .object({ verified: z.boolean(), reason: z.string(), signature: z.string(), signer: PayloadUserSchema.nullable(), payload: z.string() })
-  .openapi("PayloadCommitVerification", { description: "PayloadCommitVerification represents the GPG verification of a commit" });
 
 export const FileResponseSchema = z
   .object({ content: ContentsResponseSchema.nullable(), commit: FileCommitResponseSchema, verification: PayloadCommitVerificationSchema })

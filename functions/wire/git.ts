@@ -15,7 +15,7 @@ const names = z.array(z.string()).nullable();
 export const PayloadUserSchema = z
   .object({
     name: z.string().openapi({ description: "Full name of the commit author" }),
-    email: z.string(),
+    email: z.string().openapi({ format: "email" }),
     username: z.string().openapi({ description: "username of the user" }),
   })
   .openapi("PayloadUser", { description: "PayloadUser represents the author or committer of a commit" });
@@ -80,7 +80,7 @@ export const CommitMetaSchema = z
   .openapi("CommitMeta", { title: "CommitMeta contains meta information of a commit in terms of API." });
 
 export const CommitUserSchema = z
-  .object({ name: z.string(), email: z.string(), date: z.string() })
+  .object({ name: z.string(), email: z.string().openapi({ format: "email" }), date: z.string() })
   .openapi("CommitUser", { title: "CommitUser contains information of a user in the context of a commit." });
 
 export const RepoCommitSchema = z

@@ -105,7 +105,7 @@ const RepositoryBase = z.object({
   licenses: z.array(z.string()),
 });
 
-export const RepositorySchema: z.ZodType = RepositoryBase.extend({ parent: z.lazy(() => RepositoryBase).optional() }).openapi("Repository", {
+export const RepositorySchema: z.ZodType = RepositoryBase.extend({ parent: z.lazy(() => RepositorySchema).optional() }).openapi("Repository", {
   description: "Repository represents a repository",
 });
 
@@ -229,14 +229,14 @@ export const CommentSchema = z
 /** Gitea's Activity (feed entry). */
 export const ActivitySchema = z
   .object({
-    id: z.number().int(),
-    user_id: z.number().int(),
+    id: int64,
+    user_id: int64,
     op_type: z.string(),
-    act_user_id: z.number().int(),
+    act_user_id: int64,
     act_user: UserSchema,
-    repo_id: z.number().int(),
+    repo_id: int64,
     repo: nullableRef(RepositorySchema),
-    comment_id: z.number().int(),
+    comment_id: int64,
     comment: nullableRef(CommentSchema),
     ref_name: z.string(),
     is_private: z.boolean(),
