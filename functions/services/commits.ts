@@ -53,7 +53,7 @@ const validRefPattern = (s: string) => s !== "" && !s.startsWith("-") && refName
 export async function getCommit(ctx: Ctx, objects: ObjectStore, owner: string, name: string, sha: string, opts: CommitOptions) {
   const o = await openRepo(ctx, objects, owner, name, { withAuthors: true });
   if (!validRefPattern(sha)) throw unprocessable(`no valid ref or sha: ${sha}`);
-  const r = await resolveRevision(o.repo, sha);
+  const r = await resolveRevision(o.repo, sha, "rev-parse");
   if (!r) throw new ApiError(404, sha);
   return (await commitsJson(ctx, o, [await o.repo.readCommit(r.oid)], opts))[0]!;
 }
@@ -80,11 +80,11 @@ export async function listCommits(ctx: Ctx, objects: ObjectStore, owner: string,
   // `a//b`, `a/../x` inside the tree; `.` is the whole tree; leaving the root is 422. A path given
   // keeps Gitea's by-file listing (its page size) even when it names the whole tree.
   const path = q.path ? cleanTreePath(q.path) || undefined : undefined;
-  const start = q.sha ? await resolveRevision(repo, q.sha) : await repo.resolve(q.path ? (o.a.facts.repo.defaultBranch ?? "HEAD") : "HEAD");
+  const start = q.sha ? await resolveRevision(repo, q.sha, "rev-parse") : await repo.resolve(q.path ? (o.a.facts.repo.defaultBranch ?? "HEAD") : "HEAD");
   if (!start) throw notFound();
   let hidden: Set<string> | null = null;
   if (q.not) {
-    const n = await resolveRevision(repo, q.not);
+    const n = await resolveRevision(repo, q.not, "rev-parse");
     if (!n) throw notFound();
     hidden = await repo.ancestors(n.oid);
   }

@@ -122,12 +122,12 @@ export async function signedOf(repo: Repository, oid: string, extraHeaders: read
  * `Repository.resolve` accepts, optionally followed by `~N` / `^N` / `^` steps to ancestors.
  * Null when any step does not exist.
  */
-export async function resolveRevision(repo: Repository, rev: string): Promise<{ oid: string } | null> {
-  const direct = await repo.resolve(rev);
+export async function resolveRevision(repo: Repository, rev: string, order: "gitea" | "rev-parse" = "gitea"): Promise<{ oid: string } | null> {
+  const direct = await repo.resolve(rev, order);
   if (direct) return direct;
   const m = /^(.+?)((?:[~^]\d*)+)$/.exec(rev);
   if (!m) return null;
-  const base = await repo.resolve(m[1]!);
+  const base = await repo.resolve(m[1]!, order);
   if (!base) return null;
   let oid = base.oid;
   for (const [, op, num] of m[2]!.matchAll(/([~^])(\d*)/g)) {

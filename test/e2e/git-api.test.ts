@@ -74,7 +74,8 @@ for (const target of targets()) {
       await git(["tag", "-a", "v1.0", "-m", "release", "main~2"]);
       await git(["tag", "v10", "main~1"]);
       await git(["branch", "topic", "main~10"]);
-      await s.git(["push", `http://${owner.name}:${owner.token}@${host}/${full}.git`, "main", "feature/x", "topic", "light", "v1.0", "v10"], { cwd: src });
+      await git(["tag", "topic", "main~1"]); // a tag named as a branch: git rev-parse (and Gitea's commits API) reads the tag
+      await s.git(["push", `http://${owner.name}:${owner.token}@${host}/${full}.git`, "main", "feature/x", "refs/heads/topic:refs/heads/topic", "refs/tags/topic:refs/tags/topic", "light", "v1.0", "v10"], { cwd: src });
     }, 120_000);
 
     it("lists branches as git has them: newest tip first, paged, filtered, in Gitea's JSON", async () => {
@@ -169,6 +170,12 @@ for (const target of targets()) {
       expect(nothing.status).toBe(404);
       const not = (await (await api("/commits?not=main~5&limit=50&stat=false", owner.token)).json()) as Json[];
       expect(not.map((c) => c.sha)).toEqual((await git(["log", "--format=%H", "main", "^main~5"])).split("\n"));
+      // `topic` is a branch and a tag: sha and not read it as git rev-parse does (the tag)
+      const topic = (await (await api("/commits?sha=topic&limit=50&stat=false", owner.token)).json()) as Json[];
+      expect(topic.map((c) => c.sha)).toEqual((await git(["log", "--format=%H", "refs/tags/topic"])).split("\n").slice(0, 50));
+      const notTopic = (await (await api("/commits?not=topic&limit=50&stat=false", owner.token)).json()) as Json[];
+      expect(notTopic.map((c) => c.sha)).toEqual((await git(["log", "--format=%H", "main", "^refs/tags/topic"])).split("\n"));
+      expect((await (await api("/git/commits/topic?stat=false", owner.token)).json()).sha).toBe(await git(["rev-parse", "refs/tags/topic"]));
     });
 
     it("answers a commit with its files, line stats, parents and visible accounts, as git shows it", async () => {

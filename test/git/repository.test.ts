@@ -66,6 +66,25 @@ describe("reading", () => {
     expect(await repo.resolve("0000000000000000000000000000000000000000")).toBeNull();
   });
 
+  it("rev-parse order (the commits API's sha and not): a name that is a branch and a tag is the tag, as git rev-parse reads it; Gitea's ref order takes the branch", async () => {
+    const short = (await s.gitText(["rev-parse", "main~6"], { cwd: src })).slice(0, 7);
+    const dst = s.path("ambiguous");
+    await s.git(["clone", "-q", src, dst]);
+    const g = (args: string[]) => s.git(args, { cwd: dst });
+    await g(["branch", "twin", "main~5"]);
+    await g(["tag", "twin", "main~7"]);
+    await g(["branch", short, "main~8"]); // a branch named like an abbreviated commit id
+    await g(["branch", "heads/x", "main~9"]);
+    srv.refs.create("ambiguous");
+    await s.git(["push", "-q", `${srv.url}/ambiguous.git`, "main", "v2", "refs/heads/twin:refs/heads/twin", "refs/tags/twin:refs/tags/twin", `refs/heads/${short}:refs/heads/${short}`, "refs/heads/heads/x:refs/heads/heads/x"], { cwd: dst });
+    const repo = await open("ambiguous");
+    for (const rev of ["twin", "heads/twin", "tags/twin", short, "heads/x", "main", "v2", "HEAD"]) {
+      const want = await s.gitText(["rev-parse", "--verify", "-q", `${rev}^{commit}`], { cwd: dst }).catch(() => null);
+      expect((await repo.resolve(rev, "rev-parse"))?.oid ?? null, rev).toBe(want);
+    }
+    expect((await repo.resolve("twin"))?.oid).toBe(await s.gitText(["rev-parse", "refs/heads/twin"], { cwd: dst }));
+  });
+
   it("reads commits, trees, entries and blobs as git does", async () => {
     const repo = await open("1");
     const head = (await repo.resolve("main"))!.oid;

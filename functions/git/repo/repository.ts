@@ -94,8 +94,13 @@ export class Repository {
    * Resolves what Gitea's `ref`/`sha` parameters accept, in Gitea's order: `HEAD`, a full ref,
    * a branch, a tag, a full commit id, an abbreviated one (≥ 4 hex digits, unique). Annotated tags
    * are peeled; the result is always a commit. Null when nothing matches.
+   * `order: "rev-parse"` reads a name as `git rev-parse` does (where Gitea hands the value to git:
+   * the commits API's `sha` and `not`): a full commit id first, then `<rev>`, `refs/<rev>`,
+   * `refs/tags/<rev>`, `refs/heads/<rev>` — a tag before a branch of the same name — then an
+   * abbreviated id.
    */
-  async resolve(rev: string): Promise<Resolved | null> {
+  async resolve(rev: string, order: "gitea" | "rev-parse" = "gitea"): Promise<Resolved | null> {
+    if (order === "rev-parse") return this.revParse(rev);
     const fromRef = async (r: Ref, kind: Resolved["kind"]): Promise<Resolved | null> => {
       const p = await this.commits.peel(r.oid);
       return p.type === "commit" ? { oid: p.oid, ref: r.name, kind } : null;
@@ -120,6 +125,15 @@ export class Repository {
       return p?.type === "commit" ? { oid: p.oid, ref: null, kind: "commit" } : null;
     }
     return null;
+  }
+
+  private async revParse(rev: string): Promise<Resolved | null> {
+    if (/^[0-9a-f]{40}$/i.test(rev) && this.reader.has(rev.toLowerCase())) return this.resolve(rev.toLowerCase());
+    if (rev === "HEAD") return this.resolve(rev);
+    for (const name of [rev, `refs/${rev}`, `refs/tags/${rev}`, `refs/heads/${rev}`]) {
+      if (name.startsWith("refs/") && this.ref(name)) return this.resolve(name);
+    }
+    return /^[0-9a-f]{4,39}$/i.test(rev) ? this.resolve(rev) : null;
   }
 
   /** A parsed commit; throws `not-found` when absent or not a commit. */
