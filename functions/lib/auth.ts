@@ -107,8 +107,11 @@ export async function parseCredentials(req: Request, settings: Settings): Promis
   const sp = header.indexOf(" ");
   const scheme = (sp < 0 ? header : header.slice(0, sp)).toLowerCase();
   const value = sp < 0 ? "" : header.slice(sp + 1).trim();
-  if ((scheme === "token" || scheme === "bearer") && value) {
-    return { creds: { ...ANONYMOUS, tokenHash: await tokenHash(value), sudo }, queryToken: queryTokenPresent };
+  // Gitea splits a token header into whitespace-separated fields (strings.Fields): exactly a
+  // scheme and a value, tabs included
+  const fields = header.split(/\s+/);
+  if (fields.length === 2 && /^(token|bearer)$/i.test(fields[0]!)) {
+    return { creds: { ...ANONYMOUS, tokenHash: await tokenHash(fields[1]!), sudo }, queryToken: queryTokenPresent };
   }
   if (scheme === "basic" && value) {
     const decoded = decodeBase64(value);

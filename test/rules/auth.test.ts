@@ -32,6 +32,8 @@ describe("credential forms", () => {
       { Authorization: `Bearer ${tok}` },
       { Authorization: `bearer ${tok}` },
       { Authorization: `TOKEN ${tok}` },
+      { Authorization: `token\t${tok}` },
+      { Authorization: `Bearer  ${tok}` },
       basic(alice.name, alice.password),
       basic(tok, ""),
       basic(tok, "x-oauth-basic"),
