@@ -15,6 +15,7 @@ import { MODE } from "../git/objects/tree.ts";
 import { createCommit, type FileChange } from "../git/repo/commit.ts";
 import { Repository, type PathEntry } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
+import { LruCache } from "../git/pack/reader.ts";
 import { DateQueue } from "../git/walk.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
@@ -34,6 +35,21 @@ export const MAX_BLOB_SIZE = 10 * 1024 * 1024;
  * searched: an entry whose last change lies further back comes without `last_commit_sha`.
  */
 export const LAST_COMMIT_WALK = 5000;
+
+/**
+ * What the walk found, by commit and directory, for this process (Node) or isolate (Worker): a
+ * commit fixes all of its history, so an entry's last commit seen from it never changes. A read at
+ * the same commit walks nothing; after a push, the walk from the new tip stops for each name at the
+ * first commit whose answer is known (the old tip, typically). `null`: not found within the walk's
+ * budget. Keyed by commit id alone — any repository holding the commit holds the same history.
+ */
+const lastCommitCache = new LruCache<Map<string, LastCommit | null>>(8 * 1024 * 1024);
+const lastCommitKey = (commit: string, dir: string) => `${commit}\0${dir}`;
+const lastCommitBytes = (m: Map<string, LastCommit | null>) => {
+  let n = 64;
+  for (const [name, v] of m) n += 48 + name.length * 2 + (v ? 160 + (v.author.name.length + v.author.email.length + v.committer.name.length + v.committer.email.length) * 2 : 0);
+  return n;
+};
 
 // ---- opening a repository's git data in the request's read batch ----
 
@@ -106,6 +122,14 @@ async function resolveRefCommit(git: Repository, input: string): Promise<RefComm
  */
 export async function lastCommits(git: Repository, from: string, dir: string, names: readonly string[]): Promise<Map<string, LastCommit>> {
   const out = new Map<string, LastCommit>();
+  const known = lastCommitCache.get(lastCommitKey(from, dir));
+  if (known && names.every((n) => known.has(n))) {
+    for (const n of names) {
+      const v = known.get(n);
+      if (v) out.set(n, v);
+    }
+    return out;
+  }
   const dirParts = dir ? dir.split("/") : [];
   const treeOf = new Map<string, string | null>();
   /** The directory's tree in a commit; null when it does not exist there. */
@@ -147,6 +171,18 @@ export async function lastCommits(git: Repository, from: string, dir: string, na
     const wanted = pending.get(oid);
     pending.delete(oid);
     if (!wanted) continue;
+    // a name pending here has, from the start, the last commit it has from here
+    const cached = lastCommitCache.get(lastCommitKey(oid, dir));
+    if (cached) {
+      for (const name of wanted) {
+        if (!cached.has(name)) continue;
+        const v = cached.get(name);
+        if (v) out.set(name, v);
+        wanted.delete(name);
+        left--;
+      }
+      if (wanted.size === 0) continue;
+    }
     const c = await git.commits.get(oid);
     const mineTree = await dirTree(oid);
     const parentTrees = await Promise.all(c.parents.map((p) => dirTree(p)));
@@ -182,6 +218,9 @@ export async function lastCommits(git: Repository, from: string, dir: string, na
       }
     }
   }
+  const answer = new Map(known);
+  for (const n of names) answer.set(n, out.get(n) ?? null);
+  lastCommitCache.set(lastCommitKey(from, dir), answer, lastCommitBytes(answer));
   return out;
 }
 

@@ -69,6 +69,40 @@ describe("last commits", () => {
   });
 });
 
+describe("last commits, known before", () => {
+  it("a walk stops where an earlier answer is known: after new commits a listing reads only them (and their parents), and still answers as git log -1 does", async () => {
+    const work = s.path("incremental");
+    await s.git(["clone", "-q", src, work]);
+    const tipBefore = await s.gitText(["rev-parse", "main"], { cwd: work });
+    srv.refs.create("incr");
+    await s.git(["push", "-q", `${srv.url}/incr.git`, "main"], { cwd: work });
+    const dirsOf = async (commit: string) => ["", ...(await s.gitText(["ls-tree", "-r", "-d", "--name-only", commit], { cwd: work })).split("\n").filter(Boolean)];
+    const namesOf = async (commit: string, dir: string) => (await s.gitText(["ls-tree", "--name-only", dir ? `${commit}:${dir}` : commit], { cwd: work })).split("\n");
+    const before = await Repository.open({ repoId: "incr", objects: srv.objects, refs: srv.refs });
+    for (const dir of await dirsOf(tipBefore)) await lastCommits(before, tipBefore, dir, await namesOf(tipBefore, dir));
+    await s.git(["fast-import", "--quiet"], { cwd: work, input: fastImportStream({ commits: 6, files: 15, touch: 1, from: tipBefore, startMark: 2000, seed: 11, time: 1900000000 }) });
+    await s.git(["push", "-q", `${srv.url}/incr.git`, "main"], { cwd: work });
+    const tip = await s.gitText(["rev-parse", "main"], { cwd: work });
+    const after = await Repository.open({ repoId: "incr", objects: srv.objects, refs: srv.refs });
+    const read = new Set<string>();
+    const get = after.commits.get.bind(after.commits);
+    after.commits.get = (oid: string) => {
+      read.add(oid);
+      return get(oid);
+    };
+    for (const dir of await dirsOf(tip)) {
+      const names = await namesOf(tip, dir);
+      const got = await lastCommits(after, tip, dir, names);
+      for (const name of names) {
+        const path = dir ? `${dir}/${name}` : name;
+        expect(got.get(name)?.oid, path).toBe(await s.gitText(["log", "-1", "--format=%H", tip, "--", path], { cwd: work }));
+      }
+    }
+    // the six new commits and the old tip, where every name's answer was known: nothing older
+    expect([...read].sort()).toEqual((await s.gitText(["rev-list", `${tipBefore}^..main`], { cwd: work })).split("\n").sort());
+  });
+});
+
 describe("blob sizes", () => {
   it("sizeOf names every blob's size without building it, deltas included (git cat-file -s)", async () => {
     const repo = await Repository.open({ repoId: "1", objects: srv.objects, refs: srv.refs });
