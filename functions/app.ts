@@ -31,6 +31,7 @@ import { users } from "./routes/users.ts";
 import { gitHttp } from "./routes/git-http.ts";
 import { templates } from "./routes/templates.ts";
 import { contents } from "./routes/contents.ts";
+import { archives } from "./routes/archives.ts";
 import { gitStorage, type ObjectStoreOf } from "./lib/git-storage.ts";
 import { MemoryObjectStore } from "./git/storage/memory-object-store.ts";
 
@@ -50,7 +51,7 @@ export interface AppDeps {
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
-export const routeGroups = [misc, templates, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks, gitApi, contents];
+export const routeGroups = [misc, templates, users, orgs, admin, repos, collaborators, labels, emails, teams, hooks, gitApi, contents, archives];
 
 /** The API's request body limit. */
 export const API_BODY_LIMIT = 1024 * 1024;

@@ -1,7 +1,8 @@
 /**
  * Request normalization for every /api/v1 route, so that Go's and Gitea's input semantics hold
  * before any validator runs (issue 8 B.3, B.5, B.6):
- * - a query parameter given twice counts with its first value, as Go's `FormValue` reads it;
+ * - a query parameter given twice counts with its first value, as Go's `FormValue` reads it (but for
+ *   the lists a route reads whole, `LIST_PARAMS`);
  * - a blank or whitespace-only JSON body is an empty object (Gitea's binding ignores `io.EOF`);
  * - NUL characters are refused: SQLite's C strings would cut them on one target and keep them on
  *   the other, so a name with a NUL could even match a different row. In the path nothing can
@@ -91,6 +92,9 @@ const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 const nulRefused = (field: string | undefined) => unprocessable(`[${field ? goFieldName(field) : "Body"}]: invalid character NUL`);
 
+/** Query parameters a route reads every value of (Gitea's FormStrings): repeated, they all stay. */
+const LIST_PARAMS: readonly { route: RegExp; key: string }[] = [{ route: /^\/api\/v1\/repos\/[^/]+\/[^/]+\/archive\//, key: "path" }];
+
 /** The middleware; runs after the body limit and before credentials and validators. */
 export function normalizeRequest(): MiddlewareHandler {
   return async (c, next) => {
@@ -109,9 +113,11 @@ export function normalizeRequest(): MiddlewareHandler {
 
     const first = new URLSearchParams();
     let repeated = false;
+    const lists = LIST_PARAMS.filter((l) => l.route.test(path)).map((l) => l.key);
     for (const [k, v] of url.searchParams) {
       if (k.includes(NUL) || v.includes(NUL)) throw nulRefused(k.replace(/\0/g, ""));
-      if (first.has(k)) repeated = true;
+      if (lists.includes(k)) first.append(k, v);
+      else if (first.has(k)) repeated = true;
       else first.append(k, v);
     }
     if (repeated) {

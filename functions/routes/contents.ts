@@ -108,10 +108,10 @@ function isUtf8Prefix(b: Uint8Array): boolean {
 }
 
 /** Go's mime.FormatMediaType for `inline; filename=…` (Gitea's EncodeContentDisposition). */
-export function contentDisposition(name: string): string {
+export function contentDisposition(name: string, kind: "inline" | "attachment" = "inline"): string {
   const safe = [...name].map((ch) => ((ch < " " || ch > "~") && ch !== "\t" ? "_" : ch)).join("");
   const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(safe);
-  const plain = `inline; filename=${token ? safe : `"${safe.replace(/(["\\])/g, "\\$1")}"`}`;
+  const plain = `${kind}; filename=${token ? safe : `"${safe.replace(/(["\\])/g, "\\$1")}"`}`;
   if (safe === name) return plain;
   const encoded = [...new TextEncoder().encode(name)].map((b) => (/[!#$&+\-.^_`|~0-9A-Za-z]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`)).join("");
   return `${plain}; filename*=utf-8''${encoded}`;

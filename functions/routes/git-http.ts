@@ -8,10 +8,20 @@ import { credentials } from "../lib/auth.ts";
 import { ctxOf, type AppEnv } from "../lib/context.ts";
 import { objectsOf } from "../lib/git-storage.ts";
 import { serveRepoGit } from "../services/git-http.ts";
+import { serveArchive } from "./archives.ts";
 
 export const gitHttp = new Hono<AppEnv>();
 
 const SERVICES = ["info/refs", "git-upload-pack", "git-receive-pack"] as const;
+
+// Source archives at the web path Gitea's tags link to (`tarball_url`, `zipball_url`): signed in as
+// git HTTP is, answered as the API's repoGetArchive
+gitHttp.get("/:owner/:repo/archive/*", credentials(), async (c) => {
+  c.set("routeAuth", { scopes: ["repository"] });
+  const { owner, repo } = c.req.param();
+  const archive = c.req.path.slice(c.req.path.indexOf("/archive/") + 9); // Hono decoded the path
+  return serveArchive(c, owner, repo, archive);
+});
 
 for (const svc of SERVICES) {
   gitHttp.on(svc === "info/refs" ? ["GET", "HEAD"] : ["POST"], `/:owner/:repo/${svc}`, credentials(), async (c) => {

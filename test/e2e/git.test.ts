@@ -392,5 +392,70 @@ for (const target of targets()) {
       await clone.arrayBuffer();
       expect(roundTrips(clone)).toBe(1);
     });
+
+    it("archives rule: <ref>.tar.gz is git archive's tar byte for byte, .zip and .bundle hold the same; the API and the web path tags link to; private ≡ missing; one round trip; 304 by tag", async () => {
+      const u = await newUser();
+      const other = await newUser();
+      const r = await newRepo(u, { private: true });
+      const src = s.path(`${target.name}-archive-src`);
+      await makeHistory(s, src, { commits: 6, files: 8 });
+      await s.git(["tag", "-a", "v1", "-m", "v1", "main~2"], { cwd: src });
+      await s.git(["branch", "feature/x", "main~1"], { cwd: src });
+      await s.git(["push", "-q", r.authed(u.name, u.token), "main", "v1", "feature/x"], { cwd: src });
+      const prefix = `--prefix=${r.name.toLowerCase()}/`;
+      const api = (archive: string, headers: Record<string, string> = tokenAuth(u.token)) => fetch(`${target.url}/api/v1/repos/${r.full}/archive/${archive}`, { headers });
+      const { gunzipSync } = await import("node:zlib");
+      const { writeFileSync } = await import("node:fs");
+      const tar = await api("main.tar.gz");
+      expect(tar.status).toBe(200);
+      expect(roundTrips(tar)).toBe(1);
+      expect(tar.headers.get("Content-Disposition")).toBe(`attachment; filename=${r.name}-main.tar.gz`);
+      const main = await s.gitText(["rev-parse", "main"], { cwd: src });
+      expect(tar.headers.get("Link")).toBe(`<${target.url}/api/v1/repos/${r.full}/archive/${main}.tar.gz?rev=${main}>; rel="immutable"`);
+      const want = (await s.git(["archive", "--format=tar", prefix, "main"], { cwd: src })).stdout;
+      expect(gunzipSync(Buffer.from(await tar.arrayBuffer())).equals(want)).toBe(true);
+      // the web path a tag's tarball_url names, signed in as git HTTP is (a token as the password)
+      const web = await fetch(`${target.url}/${r.full}/archive/v1.tar.gz`, { headers: basicAuth(u.name, u.token) });
+      expect(web.status).toBe(200);
+      expect(gunzipSync(Buffer.from(await web.arrayBuffer())).equals((await s.git(["archive", "--format=tar", prefix, "v1"], { cwd: src })).stdout)).toBe(true);
+      const zip = await api("feature/x.zip");
+      expect([zip.status, zip.headers.get("Content-Disposition")]).toEqual([200, `attachment; filename=${r.name}-feature-x.zip`]);
+      const zipFile = s.path(`${target.name}-archive.zip`);
+      writeFileSync(zipFile, Buffer.from(await zip.arrayBuffer()));
+      const { execFileSync } = await import("node:child_process");
+      const names = execFileSync("unzip", ["-Z1", zipFile]).toString().trim().split("\n").sort();
+      const gitNames = execFileSync("tar", ["-t"], { input: (await s.git(["archive", "--format=tar", prefix, "feature/x"], { cwd: src })).stdout }).toString().trim().split("\n").filter((n) => n !== "pax_global_header").sort();
+      expect(names).toEqual(gitNames);
+      const bundle = await api("v1.bundle");
+      const bundleFile = s.path(`${target.name}-archive.bundle`);
+      writeFileSync(bundleFile, Buffer.from(await bundle.arrayBuffer()));
+      const v1 = await s.gitText(["rev-parse", "v1^{commit}"], { cwd: src });
+      expect((await s.git(["bundle", "list-heads", bundleFile])).stdout.toString()).toBe(`${v1} refs/heads/bundle\n${v1} HEAD\n`);
+      // `path`: parts of the tree, as git archive's pathspecs (once or repeated)
+      for (const paths of [["dir0"], ["dir1/sub0", "dir2"]]) {
+        const part = await api(`main.tar.gz?${paths.map((p) => `path=${encodeURIComponent(p)}`).join("&")}`);
+        expect(part.status, paths.join(" ")).toBe(200);
+        expect(gunzipSync(Buffer.from(await part.arrayBuffer())).equals((await s.git(["archive", "--format=tar", prefix, "main", "--", ...paths], { cwd: src })).stdout), paths.join(" ")).toBe(true);
+      }
+      const noPath = await api("main.zip?path=no/such/dir");
+      expect([noPath.status, (await noPath.json()).message]).toEqual([404, "path not found: no/such/dir"]);
+      // a client holding the archive gets a 304 without a body
+      const again = await api("main.tar.gz", { ...tokenAuth(u.token), "If-None-Match": tar.headers.get("ETag")! });
+      expect([again.status, (await again.arrayBuffer()).byteLength]).toEqual([304, 0]);
+      // Gitea's refusals, and a private repository answers others exactly as a missing one
+      const refuse = async (res: Response, status: number, message: string) => expect([res.status, (await res.json()).message]).toEqual([status, message]);
+      await refuse(await api("main.rar"), 400, "unknown format: main.rar");
+      await refuse(await api("nope.zip"), 404, "unrecognized repository reference: nope");
+      const hidden = await api("main.zip", tokenAuth(other.token));
+      const missing = await fetch(`${target.url}/api/v1/repos/${u.name}/no-such-repo/archive/main.zip`, { headers: tokenAuth(other.token) });
+      expect([hidden.status, await hidden.json()]).toEqual([missing.status, await missing.json()]);
+      expect(hidden.status).toBe(404);
+      const webHidden = await fetch(`${target.url}/${r.full}/archive/main.zip`, { headers: basicAuth(other.name, other.token) });
+      expect(webHidden.status).toBe(404);
+      await webHidden.arrayBuffer();
+      const noScope = await api("main.zip", tokenAuth(await u.tokenFor(["read:user"])));
+      expect(noScope.status).toBe(403);
+      await noScope.arrayBuffer();
+    });
   });
 }

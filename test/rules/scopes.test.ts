@@ -85,6 +85,8 @@ function param(path: string, name: string): string {
       return "main";
     case "ref":
       return "heads";
+    case "archive":
+      return "main.zip";
     case "id":
       if (path.startsWith("/repositories/")) return String(ids.repo);
       if (path.includes("/labels/")) return String(ids.label);
@@ -123,7 +125,7 @@ describe("the table is the served API", () => {
       .flatMap(([path, ops]) => Object.entries(ops).map(([m, o]) => `${m.toUpperCase()} ${path} ${o.operationId}`))
       .sort();
     expect(routes().map((r) => `${r.method} ${r.path} ${r.op}`).sort()).toEqual(documented);
-    expect(routes().length).toBe(106);
+    expect(routes().length).toBe(107);
   });
 
   it("every route has a request to try, and declares only known categories", () => {

@@ -1,0 +1,300 @@
+/**
+ * Source archives of a commit, as `git archive --prefix=<prefix> <commit>` writes them (Gitea serves
+ * git's): a tar byte for byte (archive-tar.c: ustar headers as git fills them, the pax global header
+ * naming the commit, pax headers for long paths and link targets, 10 KiB records) and a zip; and
+ * the git bundle Gitea makes of a commit's history. All stream: one entry is read at a time.
+ * `.gitattributes` (`export-ignore`, `export-subst`, eol conversion) is not applied (docs/git.md).
+ */
+import { Zip, ZipDeflate, ZipPassThrough } from "fflate";
+import { concat, utf8 } from "../bytes.ts";
+import { GitError } from "../errors.ts";
+import { MODE, type TreeEntry } from "../objects/tree.ts";
+import { writePack } from "../pack/writer.ts";
+import { objectsToSend, rangeWalk } from "../walk.ts";
+import type { Repository } from "./repository.ts";
+
+/** One archive member, in git's order (a directory before what it holds, trees in tree order). */
+interface Member {
+  path: Uint8Array;
+  mode: number;
+  oid: string;
+  /** The bytes of a file or a link target (null for directories). */
+  data: () => Promise<Uint8Array | null>;
+}
+
+const enc = (e: TreeEntry) => e.nameBytes ?? utf8(e.name);
+
+/**
+ * The prefix directory, then the entries of the commit's tree, depth first, read lazily. `paths`
+ * (tree paths, cleaned): only what they name, as git's pathspecs after `--` — a directory is
+ * written just before the first entry under it (queue_or_write_archive_entry), so its ancestors
+ * come along and directories holding nothing named stay out.
+ */
+async function* members(repo: Repository, root: string, prefix: Uint8Array, paths: readonly string[] = []): AsyncGenerator<Member> {
+  if (prefix.length > 0 && prefix[prefix.length - 1] === 0x2f) yield { path: prefix, mode: 0o40777, oid: root, data: async () => null };
+  const named = (rel: string) => paths.length === 0 || paths.some((p) => rel === p || rel.startsWith(`${p}/`));
+  const leading = (rel: string) => paths.some((p) => p.startsWith(`${rel}/`));
+  const queued: Member[] = [];
+  async function* walk(tree: string, base: Uint8Array, rel: string): AsyncGenerator<Member> {
+    for (const e of await repo.readTree(tree)) {
+      const path = concat([base, enc(e)]);
+      const relPath = rel ? `${rel}/${e.name}` : e.name;
+      if (e.mode === MODE.tree) {
+        if (!named(relPath) && !leading(relPath)) continue;
+        const dir = concat([path, utf8("/")]);
+        queued.push({ path: dir, mode: 0o40000, oid: e.oid, data: async () => null });
+        yield* walk(e.oid, dir, relPath);
+        if (queued.at(-1)?.path === dir) queued.pop(); // nothing under it was named
+        continue;
+      }
+      if (!named(relPath)) continue;
+      yield* queued.splice(0);
+      if (e.mode === MODE.gitlink) yield { path: concat([path, utf8("/")]), mode: 0o160000, oid: e.oid, data: async () => null };
+      else yield { path, mode: Number.parseInt(e.mode, 8), oid: e.oid, data: () => repo.readBlob(e.oid) };
+    }
+  }
+  yield* walk(root, prefix, "");
+}
+
+// ---------------------------------------------------------------- tar
+
+const BLOCK = 512;
+const RECORD = 10240; // git writes in records of 20 blocks
+const USTAR_MAX = 0o77777777777;
+const S_IFMT = 0o170000;
+const isDir = (m: number) => (m & S_IFMT) === 0o40000 || (m & S_IFMT) === 0o160000;
+const isLink = (m: number) => (m & S_IFMT) === 0o120000;
+const isReg = (m: number) => (m & S_IFMT) === 0o100000;
+
+/** A pax record, `"<len> <key>=<value>\n"` where len counts itself (strbuf_append_ext_header). */
+function paxRecord(key: string, value: Uint8Array): Uint8Array {
+  let len = 1 + 1 + key.length + 1 + value.length + 1;
+  for (let tmp = 1; Math.floor(len / 10) >= tmp; tmp *= 10) len++;
+  return concat([utf8(`${len} ${key}=`), value, utf8("\n")]);
+}
+
+const octal = (n: number, width: number) => `${n.toString(8).padStart(width, "0")}\0`;
+
+/** A ustar header as git's prepare_header fills it. */
+function header(f: { name: Uint8Array; prefix?: Uint8Array; linkname?: Uint8Array; typeflag: string; mode: number; size: number; mtime: number }): Uint8Array {
+  const h = new Uint8Array(BLOCK);
+  const put = (at: number, s: string | Uint8Array) => h.set(typeof s === "string" ? utf8(s) : s, at);
+  put(0, f.name);
+  put(100, octal(f.mode & 0o7777, 7));
+  put(108, octal(0, 7));
+  put(116, octal(0, 7));
+  put(124, octal(isReg(f.mode) ? f.size : 0, 11));
+  put(136, octal(f.mtime, 11));
+  put(156, f.typeflag);
+  if (f.linkname) put(157, f.linkname);
+  put(257, "ustar\0");
+  put(263, "00");
+  put(265, "root");
+  put(297, "root");
+  put(329, octal(0, 7));
+  put(337, octal(0, 7));
+  if (f.prefix) put(345, f.prefix);
+  let sum = 0;
+  for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : h[i]!;
+  put(148, octal(sum, 7));
+  return h;
+}
+
+/** `data` padded with zeros to whole blocks (write_blocked). */
+function blocked(data: Uint8Array): Uint8Array[] {
+  const pad = (BLOCK - (data.length % BLOCK)) % BLOCK;
+  return pad ? [data, new Uint8Array(pad)] : [data];
+}
+
+/** get_path_prefix: where to split a long path into ustar's prefix and name. */
+function pathPrefix(path: Uint8Array, max: number): number {
+  let i = path.length;
+  if (i > 1 && path[i - 1] === 0x2f) i--;
+  if (i > max) i = max;
+  do i--;
+  while (i > 0 && path[i] !== 0x2f);
+  return i;
+}
+
+/** One member's tar blocks (its pax header first when it needs one), as write_tar_entry writes them. */
+async function tarMember(m: Member, mtime: number): Promise<Uint8Array[]> {
+  let mode = m.mode;
+  let typeflag: string;
+  if (isDir(mode)) {
+    typeflag = "5";
+    mode = (mode | 0o777) & ~0o002; // git's default tar.umask
+  } else if (isLink(mode)) {
+    typeflag = "2";
+    mode |= 0o777;
+  } else if (isReg(mode)) {
+    typeflag = "0";
+    mode = (mode | (mode & 0o100 ? 0o777 : 0o666)) & ~0o002;
+  } else throw new GitError("corrupt", `unsupported file mode: 0${m.mode.toString(8)} (SHA1: ${m.oid})`);
+  const data = await m.data();
+  const size = data?.length ?? 0;
+  const ext: Uint8Array[] = [];
+  let name = m.path;
+  let prefix: Uint8Array | undefined;
+  if (m.path.length > 100) {
+    const plen = pathPrefix(m.path, 155);
+    const rest = m.path.length - plen - 1;
+    if (plen > 0 && rest <= 100) {
+      prefix = m.path.subarray(0, plen);
+      name = m.path.subarray(plen + 1);
+    } else {
+      name = utf8(`${m.oid}.data`);
+      ext.push(paxRecord("path", m.path));
+    }
+  }
+  let linkname: Uint8Array | undefined;
+  if (isLink(mode) && data) {
+    if (data.length > 100) {
+      linkname = utf8(`see ${m.oid}.paxheader`);
+      ext.push(paxRecord("linkpath", data));
+    } else linkname = data;
+  }
+  let sizeInHeader = size;
+  if (isReg(mode) && size > USTAR_MAX) {
+    sizeInHeader = 0;
+    ext.push(paxRecord("size", utf8(String(size))));
+  }
+  const out: Uint8Array[] = [];
+  if (ext.length) {
+    const e = concat(ext);
+    out.push(header({ name: utf8(`${m.oid}.paxheader`), typeflag: "x", mode: 0o100666, size: e.length, mtime }), ...blocked(e));
+  }
+  out.push(header({ name, prefix, linkname, typeflag, mode, size: sizeInHeader, mtime }));
+  if (isReg(mode) && data && data.length > 0) out.push(...blocked(data));
+  return out;
+}
+
+/** The tar `git archive --format=tar --prefix=<prefix> <commit>` writes, streamed about 64 KiB at a time. */
+export function tarArchive(repo: Repository, commit: string, prefix: string, paths: readonly string[] = []): ReadableStream<Uint8Array> {
+  let entries: AsyncGenerator<Member> | null = null;
+  let mtime = 0;
+  let written = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      const out: Uint8Array[] = [];
+      const emit = (parts: Uint8Array[]) => {
+        for (const p of parts) {
+          out.push(p);
+          written += p.length;
+        }
+      };
+      if (!entries) {
+        const c = await repo.readCommit(commit);
+        mtime = c.committer.timestamp;
+        const global = [paxRecord("comment", utf8(commit))];
+        if (mtime > USTAR_MAX) {
+          global.push(paxRecord("mtime", utf8(String(mtime))));
+          mtime = USTAR_MAX;
+        }
+        const ext = concat(global);
+        emit([header({ name: utf8("pax_global_header"), typeflag: "g", mode: 0o100666, size: ext.length, mtime }), ...blocked(ext)]);
+        entries = members(repo, c.tree, utf8(prefix), paths);
+      }
+      let done = false;
+      for (let batch = 0; batch < 64 * 1024; ) {
+        const next = await entries.next();
+        if (next.done) {
+          // the rest of the record in zeros, and one more record when that leaves less than two
+          // blocks of them (write_trailer)
+          const tail = RECORD - (written % RECORD);
+          emit([new Uint8Array(tail)]);
+          if (tail < 2 * BLOCK) emit([new Uint8Array(RECORD)]);
+          done = true;
+          break;
+        }
+        const before = written;
+        emit(await tarMember(next.value, mtime));
+        batch += written - before;
+      }
+      ctl.enqueue(concat(out));
+      if (done) ctl.close();
+    },
+  });
+}
+
+/** `tarArchive` gzip-compressed (`git archive --format=tar.gz`; the gzip bytes are not git's). */
+export const tarGzArchive = (repo: Repository, commit: string, prefix: string, paths: readonly string[] = []): ReadableStream<Uint8Array> =>
+  tarArchive(repo, commit, prefix, paths).pipeThrough(new CompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>);
+
+// ---------------------------------------------------------------- zip
+
+/**
+ * The zip of what `git archive --format=zip --prefix=<prefix> <commit>` holds: the same members in
+ * the same order (directories included), executables and links as such, the commit's time, files
+ * deflated. Built with fflate, so its bytes are not git's.
+ */
+export function zipArchive(repo: Repository, commit: string, prefix: string, paths: readonly string[] = []): ReadableStream<Uint8Array> {
+  let entries: AsyncGenerator<Member> | null = null;
+  let mtime = new Date(0);
+  let pending: Uint8Array[] = [];
+  let finished = false;
+  const zip = new Zip((err, chunk, final) => {
+    if (err) throw err;
+    pending.push(chunk);
+    if (final) finished = true;
+  });
+  return new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      if (!entries) {
+        const c = await repo.readCommit(commit);
+        mtime = new Date(c.committer.timestamp * 1000);
+        entries = members(repo, c.tree, utf8(prefix), paths);
+      }
+      while (!finished && pending.reduce((n, p) => n + p.length, 0) < 64 * 1024) {
+        const next = await entries.next();
+        if (next.done) {
+          zip.end();
+          break;
+        }
+        const m = next.value;
+        // fflate takes names as strings: a name that is not UTF-8 is stored in its U+FFFD form
+        const name = new TextDecoder().decode(m.path);
+        // Unix entries with the modes unzip gives git's zip under the usual umask (git marks plain
+        // files and directories MS-DOS, made by version 0; fflate writes 2.0, and unzip then reads
+        // such a name as an MS-DOS code page rather than UTF-8)
+        const unix = isDir(m.mode) ? 0o40755 : isLink(m.mode) ? 0o120777 : m.mode & 0o111 ? 0o100755 : 0o100644;
+        const file = isDir(m.mode) || isLink(m.mode) ? new ZipPassThrough(name) : new ZipDeflate(name, { level: 6 });
+        Object.assign(file, { mtime, os: 3, attrs: (unix * 0x10000) >>> 0 });
+        zip.add(file);
+        file.push((await m.data()) ?? new Uint8Array(0), true);
+      }
+      const out = concat(pending);
+      pending = [];
+      if (out.length) ctl.enqueue(out);
+      if (finished) ctl.close();
+    },
+    cancel() {
+      zip.terminate();
+    },
+  });
+}
+
+// ---------------------------------------------------------------- bundle
+
+/**
+ * The bundle Gitea's CreateBundle makes (`git bundle create <file> bundle HEAD` in a repository
+ * whose branch `bundle` is the commit): a v2 header naming the commit as `refs/heads/bundle` and
+ * `HEAD`, then a pack of everything the commit reaches. `git clone <file>` reads it.
+ */
+export async function bundleArchive(repo: Repository, commit: string): Promise<ReadableStream<Uint8Array>> {
+  const history = await rangeWalk(repo.commits, { include: [commit], exclude: [] });
+  const objects = await objectsToSend(repo.reader, repo.commits, history.commits, []);
+  const pack = await writePack(repo.reader, objects, { ofsDelta: true });
+  const head = utf8(`# v2 git bundle\n${commit} refs/heads/bundle\n${commit} HEAD\n\n`);
+  const reader = pack.getReader();
+  return new ReadableStream<Uint8Array>({
+    start(ctl) {
+      ctl.enqueue(head);
+    },
+    async pull(ctl) {
+      const { done, value } = await reader.read();
+      if (done) ctl.close();
+      else ctl.enqueue(value);
+    },
+    cancel: (why) => reader.cancel(why),
+  });
+}

@@ -1,0 +1,121 @@
+/**
+ * Source archives against git's own `git archive`: the tar is byte for byte what git writes
+ * (directories, executables, links with short and long targets, paths past ustar's 100 and 255
+ * bytes, a submodule, a name past ASCII, the commit in the pax global header, git's 10 KiB
+ * records), the tar.gz is that tar, the zip holds the same files with the same modes, and the
+ * bundle is one `git bundle verify` accepts and `git clone` makes the commit's history from.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, readdirSync, lstatSync, readlinkSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleArchive, tarArchive, tarGzArchive, zipArchive } from "../../functions/git/repo/archive.ts";
+import { Repository } from "../../functions/git/repo/repository.ts";
+import { makeHistory, Scratch } from "./helpers.ts";
+import { type GitServer, startGitServer } from "./server.ts";
+
+const s = new Scratch("archive-");
+let srv: GitServer;
+let src: string;
+
+const bytesOf = async (stream: ReadableStream<Uint8Array>) => Buffer.from(await new Response(stream).arrayBuffer());
+
+beforeAll(async () => {
+  srv = await startGitServer({ dataDir: s.path("data") });
+  src = s.path("src");
+  await makeHistory(s, src, { commits: 5, files: 12 });
+  const deep = `${"long-directory-name-".repeat(6)}/${"x".repeat(90)}`;
+  mkdirSync(join(src, deep), { recursive: true });
+  writeFileSync(join(src, deep, "file-with-a-long-name.txt"), "deep\n"); // > 100 bytes: prefix + name
+  const deeper = `${"d".repeat(120)}/${"e".repeat(120)}`;
+  mkdirSync(join(src, deeper), { recursive: true });
+  writeFileSync(join(src, deeper, `${"f".repeat(110)}.txt`), "deeper\n"); // no split fits: a pax path
+  writeFileSync(join(src, "run.sh"), "#!/bin/sh\necho hi\n");
+  chmodSync(join(src, "run.sh"), 0o755);
+  symlinkSync("run.sh", join(src, "link"));
+  symlinkSync("t".repeat(150), join(src, "long-link")); // a target past 100 bytes: a pax linkpath
+  writeFileSync(join(src, "empty.txt"), "");
+  writeFileSync(join(src, "café.txt"), "a name past ASCII\n");
+  await s.git(["add", "-A"], { cwd: src });
+  // a submodule entry (a gitlink): git archive writes it as an empty directory
+  await s.git(["update-index", "--add", "--cacheinfo", `160000,${"a".repeat(40)},vendor/lib`], { cwd: src });
+  await s.git(["-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-q", "-m", "archive cases"], { cwd: src, env: { GIT_COMMITTER_DATE: "1750000000 +0200" } });
+  srv.refs.create("ar");
+  await s.git(["push", "-q", `${srv.url}/ar.git`, "main"], { cwd: src });
+});
+afterAll(async () => {
+  await srv.close();
+  s.cleanup();
+});
+
+describe("archives", () => {
+  it("tar rule: the tar is byte for byte what `git archive --format=tar --prefix=<repo>/` writes; tar.gz is that tar", async () => {
+    const repo = await Repository.open({ repoId: "ar", objects: srv.objects, refs: srv.refs });
+    for (const rev of ["main", "main~2"]) {
+      const commit = await s.gitText(["rev-parse", rev], { cwd: src });
+      const want = (await s.git(["archive", "--format=tar", "--prefix=ar/", commit], { cwd: src })).stdout;
+      const got = await bytesOf(tarArchive(repo, commit, "ar/"));
+      expect(got.length, rev).toBe(want.length);
+      expect(got.equals(want), rev).toBe(true);
+      expect(gunzipSync(await bytesOf(tarGzArchive(repo, commit, "ar/"))).equals(want), rev).toBe(true);
+    }
+  });
+
+  it("path rule: with paths, the tar is what `git archive <commit> -- <paths>` writes (their directories along, nothing else)", async () => {
+    const repo = await Repository.open({ repoId: "ar", objects: srv.objects, refs: srv.refs });
+    const commit = await s.gitText(["rev-parse", "main"], { cwd: src });
+    for (const paths of [["dir0"], ["dir1/sub0", "run.sh"], ["dir2/sub1/file7.txt", "vendor/lib", "link"]]) {
+      const want = (await s.git(["archive", "--format=tar", "--prefix=ar/", commit, "--", ...paths], { cwd: src })).stdout;
+      const got = await bytesOf(tarArchive(repo, commit, "ar/", paths));
+      expect(got.equals(want), paths.join(" ")).toBe(true);
+    }
+  });
+
+  it("zip rule: the zip holds what git's does — every file, directory and link with its mode and content", async () => {
+    const repo = await Repository.open({ repoId: "ar", objects: srv.objects, refs: srv.refs });
+    const commit = await s.gitText(["rev-parse", "main"], { cwd: src });
+    const ours = s.path("ours.zip");
+    writeFileSync(ours, await bytesOf(zipArchive(repo, commit, "ar/")));
+    const theirs = s.path("theirs.zip");
+    writeFileSync(theirs, (await s.git(["archive", "--format=zip", "--prefix=ar/", commit], { cwd: src })).stdout);
+    const listing = (zip: string) =>
+      execFileSync("unzip", ["-Z", "-l", zip])
+        .toString("latin1")
+        .split("\n")
+        .filter((l) => /^[-dl]r/.test(l))
+        .map((l) => {
+          const f = l.trim().split(/\s+/);
+          return `${f[0]![0]} ${f[3]} ${f.slice(9).join(" ")}`; // kind, size, name (modes: see the unpacked trees)
+        })
+        .sort();
+    expect(listing(ours).filter((l) => /^[\x20-\x7e]*$/.test(l))).toEqual(listing(theirs).filter((l) => /^[\x20-\x7e]*$/.test(l)));
+    const unpack = (zip: string, dir: string) => execFileSync("unzip", ["-q", zip, "-d", dir]);
+    unpack(ours, s.path("ours"));
+    unpack(theirs, s.path("theirs"));
+    const tree = (dir: string): string[] =>
+      readdirSync(dir, { recursive: true, encoding: "utf8" })
+        .sort()
+        .map((p) => {
+          const full = join(dir, p);
+          const st = lstatSync(full);
+          const body = st.isSymbolicLink() ? `-> ${readlinkSync(full)}` : st.isFile() ? readFileSync(full).toString("base64") : "dir";
+          return `${p} ${(st.mode & 0o777).toString(8)} ${body}`;
+        });
+    expect(tree(s.path("ours"))).toEqual(tree(s.path("theirs")));
+  });
+
+  it("bundle rule: git verifies the bundle, and a clone of it holds exactly the commit's history under refs/heads/bundle", async () => {
+    const repo = await Repository.open({ repoId: "ar", objects: srv.objects, refs: srv.refs });
+    const commit = await s.gitText(["rev-parse", "main~1"], { cwd: src });
+    const file = s.path("main.bundle");
+    writeFileSync(file, await bytesOf(await bundleArchive(repo, commit)));
+    expect((await s.git(["bundle", "list-heads", file])).stdout.toString()).toBe(`${commit} refs/heads/bundle\n${commit} HEAD\n`);
+    const dst = s.path("from-bundle");
+    await s.git(["clone", "-q", "--bare", file, dst]);
+    await s.git(["fsck", "--full", "--strict"], { cwd: dst });
+    expect(await s.gitText(["rev-parse", "refs/heads/bundle"], { cwd: dst })).toBe(commit);
+    const objects = async (dir: string, rev: string) => (await s.gitText(["rev-list", "--objects", rev], { cwd: dir })).split("\n").sort();
+    expect(await objects(dst, "bundle")).toEqual(await objects(src, commit));
+  });
+});
