@@ -3,7 +3,7 @@ import { uniqueViolation } from "../db/client.ts";
 import { userExists, visibleIndividualByName } from "../db/queries/accounts.ts";
 import { deleteToken, insertToken, tokenByName, tokenCountOfUser, tokenIdsById, tokenIdsByName, tokensOfUser } from "../db/queries/tokens.ts";
 import { toAccessToken } from "../convert/user.ts";
-import { normalizeScope, ScopeError } from "../lib/auth.ts";
+import { hasScopes, isPublicOnly, normalizeScope, SCOPE_CATEGORIES, ScopeError } from "../lib/auth.ts";
 import { reqSelfOrAdmin } from "../lib/guards.ts";
 import { read, write, type Ctx } from "../lib/context.ts";
 import { badRequest, forbidden, notFound, unprocessable } from "../lib/errors.ts";
@@ -45,6 +45,15 @@ export async function createAccessToken(ctx: Ctx, username: string, form: { name
   }
   // Gitea's HasPermissionScope: `public-only` alone grants nothing, so it is no scope (issue 8 A.2).
   if (!scope.split(",").some((s) => s && s !== "public-only")) throw badRequest("access token must have a scope");
+  if (caller?.viaToken) {
+    // A token given as the password creates tokens within its own reach only: no wider scope, and
+    // public-only stays (Gitea lets it mint any scope — an escape from every token limit; docs/api.md).
+    const wanted = scope.split(",").filter((s) => s && s !== "public-only");
+    const required = wanted.includes("all") ? SCOPE_CATEGORIES.map((c) => `write:${c}`) : wanted;
+    if (!hasScopes(caller.scope, required) || (caller.publicOnly && !isPublicOnly(scope))) {
+      throw forbidden(`token does not have at least one of required scope(s), required=[${[...(caller.publicOnly && !isPublicOnly(scope) ? ["public-only"] : []), ...required].join(" ")}], token scope=${caller.scope}`);
+    }
+  }
   const plain = newToken();
   const now = nowUnix();
   try {

@@ -71,6 +71,25 @@ describe("POST /users/{username}/tokens", () => {
     expect((await res.json()).message).toBe("auth required");
   });
 
+  it("scope rule: a token given as the basic-auth password creates tokens within its own scope only — no wider one, public-only kept; nothing is written", async () => {
+    const viaToken = async (who: SeededUser, tok: string, owner: string, scopes: string[]) =>
+      t.request(`/api/v1/users/${owner}/tokens`, { method: "POST", headers: basic(who.name, tok), json: { name: `t${Math.random()}`, scopes } });
+    const writeUser = await alice.token(["write:user"]);
+    const tokensBefore = (await t.db.select().from(accessToken).where(eq(accessToken.uid, alice.id))).length;
+    await expectRefusal(viaToken(alice, writeUser, alice.name, ["all"]), 403, `token does not have at least one of required scope(s), required=[write:activitypub write:admin write:misc write:notification write:organization write:package write:issue write:repository write:user], token scope=write:user`);
+    await expectRefusal(viaToken(alice, writeUser, alice.name, ["read:repository"]), 403, "token does not have at least one of required scope(s), required=[read:repository], token scope=write:user");
+    expect((await t.db.select().from(accessToken).where(eq(accessToken.uid, alice.id))).length).toBe(tokensBefore);
+    // within its scope it works (write implies read)
+    expect((await viaToken(alice, writeUser, alice.name, ["read:user"])).status).toBe(201);
+    // a public-only token makes public-only tokens only, for others too when it is a site admin's
+    const adminPublic = await admin.token(["public-only", "all"]);
+    await expectRefusal(viaToken(admin, adminPublic, alice.name, ["all"]), 403, "token does not have at least one of required scope(s), required=[public-only write:activitypub write:admin write:misc write:notification write:organization write:package write:issue write:repository write:user], token scope=public-only,all");
+    const bounded = await viaToken(admin, adminPublic, alice.name, ["public-only", "read:repository"]);
+    expect([bounded.status, (await bounded.json()).scopes]).toEqual([201, ["public-only", "read:repository"]]);
+    // a password is not a token: it creates any scope, as before
+    expect((await create(alice, alice.name, { name: "pw-all", scopes: ["all"] })).status).toBe(201);
+  });
+
   it("another user → 403; a site admin may create tokens for others", async () => {
     const res = await create(alice, admin.name, { name: "steal", scopes: ["all"] });
     expect(res.status).toBe(403);

@@ -123,6 +123,20 @@ describe("GET /users/search", () => {
     expect(roundTrips(res)).toBe(1);
   });
 
+  it("privacy rule: an e-mail is searched only for callers shown it — anonymous callers see placeholders, so their search does not match addresses (nor count them)", async () => {
+    const tag = uniq("mail").toLowerCase();
+    const u = await seedUser(t.db, { name: `${tag}-x` });
+    await t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { login_name: u.name, source_id: 0, email: `hidden-${tag}@corp.example` } });
+    const search = async (headers: Record<string, string>) => {
+      const res = await t.request(`/api/v1/users/search?q=${encodeURIComponent(`hidden-${tag}@corp`)}`, { headers });
+      return [res.headers.get("X-Total-Count"), (await res.json()).data.map((x: { login: string }) => x.login)];
+    };
+    expect(await search({})).toEqual(["0", []]);
+    expect(await search(token(await alice.token()))).toEqual(["1", [u.name]]);
+    // what the anonymous caller is shown instead
+    expect((await (await t.request(`/api/v1/users/${u.name}`)).json()).email).not.toContain("corp.example");
+  });
+
   it("uid=-1 is the Ghost user; uid filters by id", async () => {
     const ghost = await (await t.request("/api/v1/users/search?uid=-1")).json();
     expect(ghost.data[0].login).toBe("Ghost");
