@@ -354,3 +354,32 @@ describe("escape rule: answering a write never throws after it", () => {
     expect((await t.request(`${api}/branches/nb%EF%BF%BD`, { headers: token(tok) })).status).toBe(200);
   });
 });
+
+describe("privacy rule: a commit's e-mail names an account that keeps its address private only to callers shown that address", () => {
+  it("anonymous and other callers see the author unlinked; the account itself and site admins see it linked; public addresses and noreply ones stay linked", async () => {
+    const secretive = await seedUser(t.db, { keepEmailPrivate: true });
+    const open_ = await seedUser(t.db);
+    const admin = await seedUser(t.db, { admin: true });
+    const other = await seedUser(t.db);
+    const repo = await apiRepo(t, tok, { name: uniq("ae"), auto_init: true });
+    const commitAs = async (email: string, path: string) => {
+      const res = await t.request(`/api/v1/repos/${repo.full_name}/contents/${path}`, { method: "POST", headers: token(tok), json: { content: "eA==", message: path, author: { name: "x", email }, committer: { name: "x", email } } });
+      expect(res.status, email).toBe(201);
+    };
+    await commitAs(`${secretive.name.toLowerCase()}@example.com`, "a.txt");
+    await commitAs(`${open_.name.toLowerCase()}@example.com`, "b.txt");
+    await commitAs(`${secretive.name.toLowerCase()}@noreply.gitea.test`, "c.txt");
+    const authors = async (headers: Record<string, string>) => {
+      const res = await t.request(`/api/v1/repos/${repo.full_name}/commits?limit=3&stat=false&files=false&verification=false`, { headers });
+      expect(roundTrips(res)).toBe(1);
+      return ((await res.json()) as { author: { login: string } | null }[]).map((c) => c.author?.login ?? null);
+    };
+    // newest first: the noreply commit, the public address, the private one
+    const linked = [secretive.name, open_.name, secretive.name];
+    const unlinked = [secretive.name, open_.name, null];
+    expect(await authors({})).toEqual(unlinked);
+    expect(await authors(token(await other.token()))).toEqual(unlinked);
+    expect(await authors(token(await secretive.token()))).toEqual(linked);
+    expect(await authors(token(await admin.token()))).toEqual(linked);
+  });
+});

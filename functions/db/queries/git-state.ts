@@ -4,7 +4,7 @@
  * own), and the visible accounts a set of commit e-mails names (Gitea's GetUserByEmail).
  */
 import { sql } from "drizzle-orm";
-import { num, p, query, str, viewerQuery, type Row } from "../sql.ts";
+import { num, p, query, str, V, viewerQuery, type Row } from "../sql.ts";
 import { userCols, visibleSql, type UserRow } from "./accounts.ts";
 import { REPO_ID_BY_PATH, type RepoPath } from "./repos.ts";
 
@@ -40,7 +40,8 @@ const VISIBLE = visibleSql(sql`u.id`, sql`u.visibility`, "user");
 export const usersByEmails = viewerQuery<EmailUser, { emails: string }>(
   "usersByEmails",
   sql`SELECT ea.lower_email, ${U.select} FROM email_address ea JOIN user u ON u.id = ea.uid
-      WHERE ea.lower_email IN (SELECT value FROM json_each(${p("emails")})) AND ea.is_activated = 1 AND u.type = 0 AND ${VISIBLE}`,
+      WHERE ea.lower_email IN (SELECT value FROM json_each(${p("emails")})) AND ea.is_activated = 1 AND u.type = 0 AND ${VISIBLE}
+        AND (u.keep_email_private = 0 OR u.id = ${V.id} OR ${V.siteAdmin})`,
   emailUser,
 );
 

@@ -5,7 +5,7 @@
  * names commit authors still costs one round trip. Accounts the viewer may not see read as none.
  */
 import { sql } from "drizzle-orm";
-import { p, str, viewerQuery, type Row } from "../sql.ts";
+import { p, str, V, viewerQuery, type Row } from "../sql.ts";
 import { userCols, visibleSql, type UserRow } from "./accounts.ts";
 import { REPO_ID_BY_PATH, type RepoPath } from "./repos.ts";
 
@@ -28,7 +28,9 @@ export interface Identity {
 export const identitiesByPath = viewerQuery<Identity, RepoPath & { noReply: string }>(
   "identitiesByPath",
   sql`SELECT gi.email, ${U.select} FROM git_identity gi
-      LEFT JOIN user u ON u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")} AND u.id = COALESCE(
+      LEFT JOIN user u ON u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")}
+        AND (u.keep_email_private = 0 OR u.id = ${V.id} OR ${V.siteAdmin} OR substr(gi.email, -length(${p("noReply")})) = ${p("noReply")})
+        AND u.id = COALESCE(
         (SELECT ea.uid FROM email_address ea WHERE ea.lower_email = gi.email AND ea.is_activated = 1 LIMIT 1),
         CASE WHEN substr(gi.email, -length(${p("noReply")})) = ${p("noReply")}
           THEN (SELECT x.id FROM user x WHERE x.lower_name = substr(gi.email, 1, length(gi.email) - length(${p("noReply")}))) END)
