@@ -531,6 +531,12 @@ describe("partial clone (--filter)", () => {
     expect(await fetchOf(secret)).toMatch(new RegExp(`ERR upload-pack: not our ref ${secret}`));
     expect(await fetchOf(secretTree)).toMatch(new RegExp(`ERR upload-pack: not our ref ${secretTree}`));
     expect(await fetchOf(kept)).toMatch(/packfile\n/);
+    // what the refs reach is known per set of ref tips: a ref naming the secret again serves it,
+    // and deleting that ref again hides it again
+    await s.git(["push", "-q", url, "oops"], { cwd: leak });
+    expect(await fetchOf(secret)).toMatch(/packfile\n/);
+    await s.git(["push", "-q", url, "--delete", "oops"], { cwd: leak });
+    expect(await fetchOf(secret)).toMatch(new RegExp(`ERR upload-pack: not our ref ${secret}`));
     // and through git: a partial clone of the repository works (its lazy fetches walk), the secret stays out
     const dst = s.path("partial-leak-dst");
     await s.git(["clone", "-q", "--filter=blob:none", url, dst]);

@@ -10,10 +10,11 @@
  * Pack choice: a clone (no haves, no shallow) gets the stored pack unchanged when there is one,
  * otherwise every stored object copied raw; anything else walks history and copies what is needed.
  */
+import { createHash } from "node:crypto";
 import { ByteReader, concat, isOid, utf8 } from "../bytes.ts";
 import { GitError } from "../errors.ts";
 import { parseTag } from "../objects/commit.ts";
-import { ObjectReader } from "../pack/reader.ts";
+import { LruCache, ObjectReader } from "../pack/reader.ts";
 import { storedPackStream, writeAllPacks, writePack } from "../pack/writer.ts";
 import { DELIM, FLUSH, fitsPkt, pkt, PktReader } from "../pkt-line.ts";
 import { advertisable } from "./advertise.ts";
@@ -302,6 +303,9 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
 
 // ---------------------------------------------------------------- shared
 
+/** Objects the refs reach, by the set of their ids (objects are content: the same ids reach the same objects anywhere). */
+const REACHED = new LruCache<Set<string>>(32 * 1024 * 1024);
+
 /**
  * Wants must exist and be reachable from a ref: a tip, a commit a tip reaches (git's
  * allowReachableSHA1InWant), or a tree, blob or tag a ref reaches (what a partial clone fetches
@@ -330,8 +334,15 @@ async function checkWants(wants: string[], state: RepoState, reader: ObjectReade
   // while no ref was ever deleted or moved back, everything stored is reachable (packFor's clone
   // answer relies on the same); otherwise look for the object in what the refs reach
   if (otherObjects.length === 0 || !state.unreachable) return;
-  const all = await rangeWalk(commits, { include: ends.commits, exclude: [] });
-  const reached = new Set([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
+  // what the refs reach is kept per set of ref tips: a partial clone's lazy fetches (one per
+  // `git log -p` step) ask again and again while the refs stay where they are
+  const key = createHash("sha1").update(state.refs.map((r) => r.oid).sort().join("\n")).digest("hex");
+  let reached = REACHED.get(key);
+  if (!reached) {
+    const all = await rangeWalk(commits, { include: ends.commits, exclude: [] });
+    reached = new Set([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
+    REACHED.set(key, reached, reached.size * 100);
+  }
   const missing = otherObjects.find((o) => !reached.has(o));
   if (missing) throw new GitError("not-found", `upload-pack: not our ref ${missing}`);
 }
