@@ -269,7 +269,8 @@ export interface ObjectFilter {
 /**
  * Every object to send: the commits given, their trees and blobs, minus everything reachable from
  * the trees of `edgeCommits` (which the client has). `trees`: trees the fetch named itself (sent,
- * with what they hold). `filter` leaves objects out as git's list-objects filters do — an
+ * with what they hold); `taggedTrees`: trees a wanted tag names (the same, unless one is a sent
+ * commit's root tree — then the filter judges it as that). `filter` leaves objects out as git's list-objects filters do — an
  * object's depth is the least it is found at (the walk is breadth first), what a fetch names
  * itself (`given`, `trees`) is always sent, and a named tree's entries are at depth 0. Order:
  * commits, then trees and blobs as met (writePack orders the pack by storage anyway).
@@ -279,7 +280,7 @@ export async function objectsToSend(
   commits: Commits,
   sendCommits: readonly string[],
   edgeCommits: readonly string[],
-  opts: { filter?: ObjectFilter | null; trees?: readonly string[]; given?: ReadonlySet<string> } = {},
+  opts: { filter?: ObjectFilter | null; trees?: readonly string[]; taggedTrees?: readonly string[]; given?: ReadonlySet<string> } = {},
 ): Promise<string[]> {
   const f = opts.filter ?? {};
   const seen = new Set<string>();
@@ -313,12 +314,39 @@ export async function objectsToSend(
   }
   // breadth first, so each object is judged at the least depth it has
   const queue: { oid: string; depth: number }[] = [];
-  for (const t of opts.trees ?? []) {
-    if (seen.has(t)) continue;
-    seen.add(t);
-    out.push(t);
-    queue.push({ oid: t, depth: -1 });
-  }
+  const drain = async () => {
+    for (let i = 0; i < queue.length; i++) {
+      const { oid, depth } = queue[i]!;
+      const child = depth + 1;
+      if (!shallowEnough(child)) continue; // all it holds is too deep (and met nowhere shallower)
+      const blobs: string[] = [];
+      forEachTreeEntry(await readTree(oid), (mode, e) => {
+        if (mode === "160000" || seen.has(e)) return;
+        seen.add(e);
+        if (mode !== "40000") blobs.push(e);
+        else {
+          if (keepType("tree")) out.push(e);
+          queue.push({ oid: e, depth: child });
+        }
+      });
+      if (!keepType("blob") || f.blobLimit === 0) continue;
+      for (const b of blobs) if (f.blobLimit === undefined || ((await reader.sizeOf(b)) ?? Infinity) < f.blobLimit) out.push(b);
+    }
+  };
+  /** Trees sent whatever the filter says, their entries at depth 0. */
+  const named = (trees: readonly string[]) => {
+    for (const t of trees) {
+      if (seen.has(t)) continue;
+      seen.add(t);
+      out.push(t);
+      queue.push({ oid: t, depth: -1 });
+    }
+  };
+  // a tree a wanted tag names is sent as one the fetch named — unless it is a sent commit's root
+  // tree, which the filter judges as such (as git's upload-pack does)
+  const roots = new Set<string>();
+  if (opts.taggedTrees?.length) for (const c of sendCommits) roots.add((await commits.get(c)).tree);
+  named([...(opts.trees ?? []), ...(opts.taggedTrees ?? []).filter((t) => !roots.has(t))]);
   for (const c of sendCommits) {
     const t = (await commits.get(c)).tree;
     if (seen.has(t)) continue;
@@ -326,23 +354,7 @@ export async function objectsToSend(
     if (keepType("tree") && shallowEnough(0)) out.push(t);
     queue.push({ oid: t, depth: 0 });
   }
-  for (let i = 0; i < queue.length; i++) {
-    const { oid, depth } = queue[i]!;
-    const child = depth + 1;
-    if (!shallowEnough(child)) continue; // all it holds is too deep (and met nowhere shallower)
-    const blobs: string[] = [];
-    forEachTreeEntry(await readTree(oid), (mode, e) => {
-      if (mode === "160000" || seen.has(e)) return;
-      seen.add(e);
-      if (mode !== "40000") blobs.push(e);
-      else {
-        if (keepType("tree")) out.push(e);
-        queue.push({ oid: e, depth: child });
-      }
-    });
-    if (!keepType("blob") || f.blobLimit === 0) continue;
-    for (const b of blobs) if (f.blobLimit === undefined || ((await reader.sizeOf(b)) ?? Infinity) < f.blobLimit) out.push(b);
-  }
+  await drain();
   return out;
 }
 

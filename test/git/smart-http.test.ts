@@ -194,6 +194,10 @@ describe.each(PROTOCOLS)("protocol %s", (_name, proto) => {
     await both("exclude-branch", ["--shallow-exclude=refs/heads/side", "--no-single-branch"]);
     // deepening an existing boundary: the client's shallow commits now inside are unshallowed
     await both("since-deeper", ["--shallow-since=1700001500", "--no-single-branch"], ["--shallow-since=1700000900"]);
+    // since the epoch (deepen-since 0) is the whole history, as git's upload-pack reads it
+    const epoch = s.path(`since-epoch-${_name}`);
+    await s.git([...proto, "clone", "-q", "--shallow-since=1970-01-01 00:00:00 +0000", "--no-single-branch", url, epoch]);
+    expect((await s.gitText(["rev-list", "--all"], { cwd: epoch })).split("\n").sort()).toEqual((await s.gitText(["rev-list", "main", "side"], { cwd: src })).split("\n").sort());
     const r = await s.gitFail([...proto, "clone", "--shallow-exclude=nope", url, s.path(`exclude-nope-${_name}`)]);
     expect(r.stderr).toMatch(/deepen-not/);
   });
@@ -468,8 +472,11 @@ describe("partial clone (--filter)", () => {
     await s.git(["fast-import", "--quiet"], { cwd: src, input: fastImportStream({ commits: 5, files: 15, branch: "refs/heads/side", from: "main", startMark: 100, seed: 7 }) });
     await s.git(["checkout", "-q", "main"], { cwd: src });
     await s.git(["tag", "-a", "v1", "-m", "release", "main~3"], { cwd: src });
+    // tags of a commit's root tree and of a subtree: a filter judges the first as the commit's
+    await s.git(["tag", "-a", "root-tree", "-m", "t", "main^{tree}"], { cwd: src });
+    await s.git(["tag", "-a", "sub-tree", "-m", "t", "main~4:dir1"], { cwd: src });
     repo = newRepo();
-    await s.git(["push", "-q", repo.url, "main", "side", "v1"], { cwd: src });
+    await s.git(["push", "-q", repo.url, "main", "side", "v1", "root-tree", "sub-tree"], { cwd: src });
     // git's own upload-pack, as Gitea configures it, is the oracle
     bare = s.path("partial-bare.git");
     await s.git(["clone", "-q", "--bare", src, bare]);
@@ -563,6 +570,7 @@ describe("partial clone (--filter)", () => {
     expect(await v2("filter sparse:oid=main:.sparse")).toMatch(/ERR filter 'sparse:oid' not supported/);
     expect(await v2("filter combine:blob:none+tree:0 1")).toMatch(/ERR must escape char in sub-filter-spec: ' '/);
     expect(await v2("filter blob:none", "filter tree:0")).toMatch(/ERR multiple filter-specs cannot be combined/);
+    expect(await v2("filter combine:%00+tree:0")).toMatch(/ERR invalid filter-spec '%00'\n/);
     expect(await v2("filter combine:blob%3Anone+tree:1")).toMatch(/packfile\n/);
     const v0 = await fetch(`${url}/git-upload-pack`, {
       method: "POST",

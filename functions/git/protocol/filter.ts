@@ -58,6 +58,8 @@ function combine(rest: string): ObjectFilter {
     } catch {
       throw bad(`invalid filter-spec '${sub}'`);
     }
+    // a decoded control character would travel in the error line: named encoded instead
+    if (/[\0-\x1f\x7f]/.test(decoded)) throw bad(`invalid filter-spec '${sub}'`);
     const f = parseFilter(decoded);
     if (f.blobLimit !== undefined) out.blobLimit = Math.min(out.blobLimit ?? Infinity, f.blobLimit);
     if (f.treeDepth !== undefined) out.treeDepth = Math.min(out.treeDepth ?? Infinity, f.treeDepth);

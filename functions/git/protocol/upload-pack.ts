@@ -33,7 +33,7 @@ interface FetchRequest {
   clientShallow: Set<string>;
   depth: number;
   /** `deepen-since`: committer time (seconds) below which commits are not sent; 0 = none. */
-  deepenSince: number;
+  deepenSince: number | null;
   /** `deepen-not`: refs (as the client named them) whose history is not sent. */
   deepenNot: string[];
   deepenRelative: boolean;
@@ -80,7 +80,7 @@ async function readSection(pkts: PktReader, ctx: GitContext, stopAtDelim = false
 }
 
 const oidArg = (line: string, prefix: string): string => {
-  const oid = line.slice(prefix.length, prefix.length + 40);
+  const oid = line.slice(prefix.length, prefix.length + 40).toLowerCase(); // git reads either case
   if (!isOid(oid)) throw new GitError("bad-request", `protocol error: expected an object id, got '${line}'`);
   return oid;
 };
@@ -131,7 +131,7 @@ async function lsRefs(ctx: GitContext, args: string[]): Promise<Uint8Array> {
 }
 
 function parseFetchArgs(args: string[]): FetchRequest {
-  const r: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenSince: 0, deepenNot: [], deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 2, filter: null };
+  const r: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenSince: null, deepenNot: [], deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 2, filter: null };
   for (const a of args) {
     if (a.startsWith("want ")) r.wants.push(oidArg(a, "want "));
     else if (a.startsWith("have ")) r.haves.push(oidArg(a, "have "));
@@ -158,20 +158,21 @@ function filterOnce(prev: ObjectFilter | null, spec: string): ObjectFilter {
   return parseFilter(spec);
 }
 
-/** `deepen-since <seconds>` (git's process_deepen_since: a positive timestamp). */
+/** `deepen-since <seconds>` (git's process_deepen_since: a timestamp; 0 is the whole history). */
 function parseSince(line: string): number {
   const s = line.slice(13);
   const n = Number(s);
-  if (!/^\d+$/.test(s) || n <= 0 || !Number.isSafeInteger(n)) throw new GitError("bad-request", `git upload-pack: invalid deepen-since: ${line}`);
+  if (!/^\d+$/.test(s) || !Number.isSafeInteger(n)) throw new GitError("bad-request", `git upload-pack: invalid deepen-since: ${line}`);
   return n;
 }
 
 /** True when the fetch deepens by a rev-list (`deepen-since`, `deepen-not`) rather than by a depth. */
-const deepensByRevList = (f: FetchRequest): boolean => f.deepenSince > 0 || f.deepenNot.length > 0;
+const deepensByRevList = (f: FetchRequest): boolean => f.deepenSince !== null || f.deepenNot.length > 0;
 
 function parseDepth(s: string): number {
   const n = Number(s);
-  if (!/^\d+$/.test(s) || n <= 0) throw new GitError("bad-request", `Invalid deepen: ${s}`);
+  // git reads it into an int: beyond INT_MAX it is invalid too
+  if (!/^\d+$/.test(s) || n <= 0 || n > 0x7fffffff) throw new GitError("bad-request", `Invalid deepen: ${s}`);
   return n;
 }
 
@@ -204,7 +205,7 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
   const pkts = new PktReader(reader);
   const first = await readSection(pkts, ctx);
   if (first.lines.length === 0) return new Uint8Array(0);
-  const f: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenSince: 0, deepenNot: [], deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 0, filter: null };
+  const f: FetchRequest = { wants: [], haves: [], done: false, clientShallow: new Set(), depth: 0, deepenSince: null, deepenNot: [], deepenRelative: false, ofsDelta: false, includeTag: false, noProgress: false, sideband: 0, filter: null };
   let caps: string[] = [];
   for (const l of first.lines) {
     if (l.startsWith("want ")) {
@@ -396,7 +397,7 @@ async function shallowInfo(f: FetchRequest, state: RepoState, commits: Commits):
       const p = await commits.peel(oid).catch(() => null);
       if (p?.type === "commit") not.push(p.oid);
     }
-    const b = await shallowByRevList(commits, await wantCommits(f.wants, commits), { since: f.deepenSince || undefined, not }, f.clientShallow);
+    const b = await shallowByRevList(commits, await wantCommits(f.wants, commits), { since: f.deepenSince ?? undefined, not }, f.clientShallow);
     const parentless = new Set<string>([...b.boundary, ...f.clientShallow]);
     return { lines: [...b.shallow.map((o) => `shallow ${o}`), ...b.unshallow.map((o) => `unshallow ${o}`)], parentless, unshallow: b.unshallow };
   }
@@ -507,6 +508,7 @@ async function selectObjects(state: RepoState, reader: ObjectReader, commits: Co
   const include: string[] = [];
   const given = new Set<string>(); // commits the fetch names itself (an object:type filter keeps them)
   const looseTrees: string[] = [];
+  const taggedTrees: string[] = [];
   for (const w of f.wants) {
     let cur = w;
     for (let i = 0; i < 100; i++) {
@@ -519,7 +521,7 @@ async function selectObjects(state: RepoState, reader: ObjectReader, commits: Co
       if (o.type === "commit") {
         include.push(cur);
         given.add(cur);
-      } else if (o.type === "tree") looseTrees.push(cur);
+      } else if (o.type === "tree") (cur === w ? looseTrees : taggedTrees).push(cur);
       else extra.push(cur);
       break;
     }
@@ -533,7 +535,7 @@ async function selectObjects(state: RepoState, reader: ObjectReader, commits: Co
   }
   const range = await rangeWalk(commits, { include, exclude: excludeCommits, parentless: shallow?.parentless });
   const edges = [...range.edges, ...(shallow?.unshallow ?? [])];
-  const objects = await objectsToSend(reader, commits, range.commits, edges, { filter: f.filter, trees: looseTrees, given });
+  const objects = await objectsToSend(reader, commits, range.commits, edges, { filter: f.filter, trees: looseTrees, taggedTrees, given });
   const sent = new Set(objects);
   for (const e of extra) {
     if (sent.has(e)) continue;
