@@ -52,7 +52,7 @@ export async function getArchive(ctx: Ctx, objects: ObjectStore, owner: string, 
   // Gitea's archiver names the top directory after the repository's directory: its lower-cased name
   const prefix = `${repoName.toLowerCase()}/`;
   const body =
-    format.ext === ".zip" ? zipArchive(o.repo, resolved.oid, prefix, paths) : format.ext === ".tar.gz" ? tarGzArchive(o.repo, resolved.oid, prefix, paths) : await bundleArchive(o.repo, resolved.oid);
+    format.ext === ".zip" ? zipArchive(o.repo, resolved.oid, prefix, paths) : format.ext === ".tar.gz" ? tarGzArchive(o.repo, resolved.oid, prefix, paths) : bundleArchive(o.repo, resolved.oid);
   return {
     body,
     contentType: format.type,

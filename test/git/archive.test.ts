@@ -109,7 +109,7 @@ describe("archives", () => {
     const repo = await Repository.open({ repoId: "ar", objects: srv.objects, refs: srv.refs });
     const commit = await s.gitText(["rev-parse", "main~1"], { cwd: src });
     const file = s.path("main.bundle");
-    writeFileSync(file, await bytesOf(await bundleArchive(repo, commit)));
+    writeFileSync(file, await bytesOf(bundleArchive(repo, commit)));
     expect((await s.git(["bundle", "list-heads", file])).stdout.toString()).toBe(`${commit} refs/heads/bundle\n${commit} HEAD\n`);
     const dst = s.path("from-bundle");
     await s.git(["clone", "-q", "--bare", file, dst]);

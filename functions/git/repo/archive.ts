@@ -280,21 +280,22 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
  * whose branch `bundle` is the commit): a v2 header naming the commit as `refs/heads/bundle` and
  * `HEAD`, then a pack of everything the commit reaches. `git clone <file>` reads it.
  */
-export async function bundleArchive(repo: Repository, commit: string): Promise<ReadableStream<Uint8Array>> {
-  const history = await rangeWalk(repo.commits, { include: [commit], exclude: [] });
-  const objects = await objectsToSend(repo.reader, repo.commits, history.commits, []);
-  const pack = await writePack(repo.reader, objects, { ofsDelta: true });
-  const head = utf8(`# v2 git bundle\n${commit} refs/heads/bundle\n${commit} HEAD\n\n`);
-  const reader = pack.getReader();
+export function bundleArchive(repo: Repository, commit: string): ReadableStream<Uint8Array> {
+  let pack: ReadableStreamDefaultReader<Uint8Array> | null = null;
   return new ReadableStream<Uint8Array>({
-    start(ctl) {
-      ctl.enqueue(head);
-    },
     async pull(ctl) {
-      const { done, value } = await reader.read();
+      if (!pack) {
+        // the history is walked on the first read: an answer that never sends the body walks nothing
+        const history = await rangeWalk(repo.commits, { include: [commit], exclude: [] });
+        const objects = await objectsToSend(repo.reader, repo.commits, history.commits, []);
+        pack = (await writePack(repo.reader, objects, { ofsDelta: true })).getReader();
+        ctl.enqueue(utf8(`# v2 git bundle\n${commit} refs/heads/bundle\n${commit} HEAD\n\n`));
+        return;
+      }
+      const { done, value } = await pack.read();
       if (done) ctl.close();
       else ctl.enqueue(value);
     },
-    cancel: (why) => reader.cancel(why),
+    cancel: (why) => pack?.cancel(why),
   });
 }
