@@ -525,11 +525,12 @@ const PROBES: Probe[] = [
       ["repoListGitRefs", "git/refs/heads", 404],
       ["repoGetAllCommits", "commits", 409],
       ["repoGetSingleCommit", "git/commits/main", 404],
+      ["repoGetArchive", "archive/main.zip", 404],
     ] as const
   ).map(
     ([op, suffix, status]): Probe => ({
       op,
-      rule: "a hidden repository's branches, refs and commits answer as a missing repository",
+      rule: "a hidden repository's branches, refs, commits and archives answer as a missing repository",
       cases: (w) =>
         w.repos.map((r) => ({
           path: `/api/v1/repos/${r.full}/${suffix}`,
