@@ -126,6 +126,9 @@ export function normalizeRequest(): MiddlewareHandler {
     }
 
     const type = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim(); // !: split returns at least one part
+    // A body that is not JSON is refused (422) without being parsed, but it is read first: workerd
+    // drops a connection whose request body the Worker left unread, taking the answer with it.
+    if (readsBody && !JSON_TYPE.test(type) && c.req.raw.body) await c.req.arrayBuffer().catch(() => undefined);
     if (readsBody && JSON_TYPE.test(type)) {
       const text = await c.req.text();
       if (text.trim() === "") {
