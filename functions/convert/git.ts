@@ -129,3 +129,88 @@ export function toCommit(urls: RepoUrls, c: CommitInfo, users: UsersByEmail, vie
     stats: d.stats === null ? null : { total: d.stats.additions + d.stats.deletions, additions: d.stats.additions, deletions: d.stats.deletions },
   };
 }
+
+/** Gitea's ToCommitUser: a signature with its time in UTC (RFC 3339). */
+export const toCommitUser = (s: Signature | null) =>
+  s ? { name: s.name, email: s.email, date: new Date(s.timestamp * 1000).toISOString().replace(/\.\d{3}Z$/, "Z") } : { name: "", email: "", date: ZERO_TIME };
+
+/**
+ * A tag as Gitea's git.Tag holds it: `id` is what the ref names (the tag object, or the commit of
+ * a lightweight tag), `object` what the tag points at; a lightweight tag's tagger and message are
+ * its commit's committer and message.
+ */
+export interface TagInfo {
+  name: string;
+  id: string;
+  object: string;
+  tagger: Signature | null;
+  message: string;
+}
+
+/** Gitea's ToTag, its quirk kept: `commit.url` names the tag's own id. Archive links as Gitea's url.PathEscape writes them. */
+export function toTag(urls: RepoUrls, t: TagInfo) {
+  const archive = (ext: string) => `${urls.html}/archive/${escapeComponent(`${t.name}${ext}`)}`;
+  return {
+    name: t.name,
+    message: t.message,
+    id: t.id,
+    commit: { url: `${urls.api}/git/commits/${t.id}`, sha: t.object, created: t.tagger ? goTime(t.tagger) : ZERO_TIME },
+    zipball_url: archive(".zip"),
+    tarball_url: archive(".tar.gz"),
+  };
+}
+
+/**
+ * Gitea's ToAnnotatedTag: the object is the commit the tag peels to, and `verification` is that
+ * commit's (Gitea verifies the commit, not the tag).
+ */
+export function toAnnotatedTag(urls: RepoUrls, t: TagInfo, commit: string, signed: Signed | null) {
+  return {
+    tag: t.name,
+    sha: t.id,
+    url: `${urls.api}/git/tags/${t.id}`,
+    message: t.message,
+    tagger: toCommitUser(t.tagger),
+    object: { type: "commit", url: `${urls.api}/git/commits/${commit}`, sha: commit },
+    verification: toVerification(signed),
+  };
+}
+
+/** One entry of a tree listing. */
+export interface GitEntryInfo {
+  path: string;
+  mode: string;
+  oid: string;
+  size: number;
+}
+
+/** Gitea's GitEntry: the mode in six octal digits, a submodule without URL. */
+export function toGitEntry(urls: RepoUrls, e: GitEntryInfo) {
+  const type = e.mode === "40000" ? "tree" : e.mode === "160000" ? "commit" : "blob";
+  const url = type === "tree" ? `${urls.api}/git/trees/${e.oid}` : type === "commit" ? "" : `${urls.api}/git/blobs/${e.oid}`;
+  return { path: e.path, mode: e.mode.padStart(6, "0"), type, size: e.size, sha: e.oid, url };
+}
+
+/** Gitea's GitTreeResponse: `sha` is the object the request resolved to (a commit's own id, as Gitea). */
+export function toGitTree(urls: RepoUrls, sha: string, page: number, total: number, entries: readonly GitEntryInfo[] | null, truncated: boolean) {
+  return {
+    sha,
+    url: `${urls.api}/git/trees/${sha}`,
+    tree: entries ? entries.map((e) => toGitEntry(urls, e)) : null,
+    truncated,
+    page,
+    total_count: total,
+  };
+}
+
+/** Gitea's GitBlobResponse: no content past the size limit; an LFS pointer's object named. */
+export function toGitBlob(urls: RepoUrls, oid: string, size: number, content: string | null, lfs: { oid: string; size: number } | null) {
+  return {
+    content,
+    encoding: content === null ? null : "base64",
+    url: `${urls.api}/git/blobs/${oid}`,
+    sha: oid,
+    size,
+    ...(lfs ? { lfs_oid: lfs.oid, lfs_size: lfs.size } : {}),
+  };
+}

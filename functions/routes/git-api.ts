@@ -1,7 +1,8 @@
 /**
- * Branches, references and commits of a repository's git data (repository scope; reading needs
- * the code unit, writing needs write on it). Branch and ref names may contain slashes, as Gitea's
- * `/branches/*` and `/git/refs/*`: each such route is also served for a multi-segment value.
+ * Branches, tags, references, commits and objects of a repository's git data (repository scope;
+ * reading needs the code unit, writing needs write on it). Branch, tag and ref names may contain
+ * slashes, as Gitea's `/branches/*`, `/tags/*` and `/git/refs/*`: each such route is also served
+ * for a multi-segment value.
  */
 import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
@@ -9,10 +10,22 @@ import { errorResponses } from "../lib/errors.ts";
 import { objectsOf } from "../lib/git-storage.ts";
 import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { expose, PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
-import { boolParam, formBool, textParam } from "../lib/query.ts";
+import { boolParam, formBool, formInt64, textParam } from "../lib/query.ts";
 import { createBranch, deleteBranch, getBranch, listBranches } from "../services/branches.ts";
 import { getCommit, listCommits, listRefs, type CommitOptions } from "../services/commits.ts";
-import { BranchSchema, CommitSchema, CreateBranchRepoOptionSchema, ReferenceSchema } from "../wire/git.ts";
+import { getAnnotatedTag, getBlob, getTree } from "../services/git-objects.ts";
+import { createTag, deleteTag, getTag, listTags } from "../services/tags.ts";
+import {
+  AnnotatedTagSchema,
+  BranchSchema,
+  CommitSchema,
+  CreateBranchRepoOptionSchema,
+  CreateTagOptionSchema,
+  GitBlobResponseSchema,
+  GitTreeResponseSchema,
+  ReferenceSchema,
+  TagSchema,
+} from "../wire/git.ts";
 
 export const gitApi = createRouter();
 
@@ -219,4 +232,144 @@ const repoGetSingleCommit = apiRoute({
 gitApi.openapi(repoGetSingleCommit, async (c) => {
   const p = c.req.valid("param");
   return c.json(await getCommit(ctxOf(c), objectsOf(c), p.owner, p.repo, p.sha, commitOptions(c.req.valid("query"))), 200);
+});
+
+// ---- tags ----
+
+const repoListTags = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/tags",
+  operationId: "repoListTags",
+  tags,
+  summary: "List a repository's tags",
+  auth: repoScope,
+  request: {
+    params: z.object(ownerRepo),
+    query: z.object({
+      page: PageQuery.shape.page,
+      limit: textParam("limit", "page size of results, default maximum page size is 50", { type: "integer" }),
+    }),
+  },
+  responses: { 200: jsonResponse(z.array(TagSchema), "TagList"), ...errorResponses(403, 404) },
+});
+gitApi.openapi(repoListTags, async (c) => {
+  const p = c.req.valid("param");
+  const q = c.req.valid("query");
+  // Gitea's FormInt("page"): absent or unparsable is 0, and page 0 lists every tag
+  const page = { page: formInt64(q.page), limit: pageOf(q, c.get("settings").api).limit };
+  const { total, tags: list } = await listTags(ctxOf(c), objectsOf(c), p.owner, p.repo, page);
+  c.header("X-Total-Count", String(total));
+  expose(c, "X-Total-Count");
+  return c.json(list, 200);
+});
+
+const tagParams = (description: string) => z.object({ ...ownerRepo, tag: pathParam("tag", description) });
+
+const repoGetTag = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/tags/{tag}",
+  operationId: "repoGetTag",
+  tags,
+  summary: "Get the tag of a repository by tag name",
+  auth: repoScope,
+  request: { params: tagParams("name of tag") },
+  responses: { 200: jsonResponse(TagSchema, "Tag"), ...errorResponses(403, 404) },
+});
+withSlashes(repoGetTag, "tag", (r) =>
+  gitApi.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    return c.json(await getTag(ctxOf(c), objectsOf(c), p.owner, p.repo, p.tag), 200);
+  }),
+);
+
+// Gitea's document says 200; its handler answers 201 Created, and so do we.
+const repoCreateTag = apiRoute({
+  method: "post",
+  path: "/repos/{owner}/{repo}/tags",
+  operationId: "repoCreateTag",
+  tags,
+  summary: "Create a new git tag in a repository",
+  auth: writeScope,
+  request: { params: z.object(ownerRepo), ...jsonBody(CreateTagOptionSchema) },
+  responses: { 201: jsonResponse(TagSchema, "Tag"), ...errorResponses(401, 403, 404, 409, 422, 423) },
+});
+gitApi.openapi(repoCreateTag, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await createTag(ctxOf(c), objectsOf(c), p.owner, p.repo, c.req.valid("json")), 201);
+});
+
+const repoDeleteTag = apiRoute({
+  method: "delete",
+  path: "/repos/{owner}/{repo}/tags/{tag}",
+  operationId: "repoDeleteTag",
+  tags,
+  summary: "Delete a repository's tag by name",
+  auth: writeScope,
+  request: { params: tagParams("name of tag to delete") },
+  responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404, 409, 423) },
+});
+withSlashes(repoDeleteTag, "tag", (r) =>
+  gitApi.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    await deleteTag(ctxOf(c), objectsOf(c), p.owner, p.repo, p.tag);
+    return c.body(null, 204);
+  }),
+);
+
+// ---- objects by id ----
+
+const GetTree = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/git/trees/{sha}",
+  operationId: "GetTree",
+  tags,
+  summary: "Gets the tree of a repository.",
+  auth: repoScope,
+  request: {
+    params: z.object({ ...ownerRepo, sha: pathParam("sha", "sha of the commit") }),
+    query: z.object({
+      recursive: boolParam("recursive", "show all directories and files"),
+      page: textParam("page", "page number; the 'truncated' field in the response will be true if there are still more items after this page, false if the last page", { type: "integer" }),
+      per_page: textParam("per_page", "number of items per page", { type: "integer" }),
+    }),
+  },
+  responses: { 200: jsonResponse(GitTreeResponseSchema, "GitTreeResponse"), ...errorResponses(400, 403, 404) },
+});
+gitApi.openapi(GetTree, async (c) => {
+  const p = c.req.valid("param");
+  const q = c.req.valid("query");
+  const tree = await getTree(ctxOf(c), objectsOf(c), p.owner, p.repo, p.sha, { recursive: formBool(q.recursive), page: formInt64(q.page), perPage: formInt64(q.per_page) });
+  c.header("X-Total-Count", String(tree.total_count));
+  expose(c, "X-Total-Count");
+  return c.json(tree, 200);
+});
+
+const GetBlob = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/git/blobs/{sha}",
+  operationId: "GetBlob",
+  tags,
+  summary: "Gets the blob of a repository.",
+  auth: repoScope,
+  request: { params: z.object({ ...ownerRepo, sha: pathParam("sha", "sha of the commit") }) },
+  responses: { 200: jsonResponse(GitBlobResponseSchema, "GitBlobResponse"), ...errorResponses(400, 403, 404) },
+});
+gitApi.openapi(GetBlob, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await getBlob(ctxOf(c), objectsOf(c), p.owner, p.repo, p.sha), 200);
+});
+
+const GetAnnotatedTag = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/git/tags/{sha}",
+  operationId: "GetAnnotatedTag",
+  tags,
+  summary: "Gets the tag object of an annotated tag (not lightweight tags)",
+  auth: repoScope,
+  request: { params: z.object({ ...ownerRepo, sha: pathParam("sha", "sha of the tag. The Git tags API only supports annotated tag objects, not lightweight tags.") }) },
+  responses: { 200: jsonResponse(AnnotatedTagSchema, "AnnotatedTag"), ...errorResponses(400, 403, 404) },
+});
+gitApi.openapi(GetAnnotatedTag, async (c) => {
+  const p = c.req.valid("param");
+  return c.json(await getAnnotatedTag(ctxOf(c), objectsOf(c), p.owner, p.repo, p.sha), 200);
 });

@@ -19,7 +19,15 @@ const SERVICES = ["info/refs", "git-upload-pack", "git-receive-pack"] as const;
 gitHttp.get("/:owner/:repo/archive/*", credentials(), async (c) => {
   c.set("routeAuth", { scopes: ["repository"] });
   const { owner, repo } = c.req.param();
-  const archive = c.req.path.slice(c.req.path.indexOf("/archive/") + 9); // Hono decoded the path
+  // the rest of the raw path, decoded whole: a tag's links escape the slashes of its name (`%2F`),
+  // which Hono's path decoding (decodeURI) leaves escaped
+  const rest = new URL(c.req.url).pathname.split("/").slice(4).join("/"); // "", owner, repo, "archive", …
+  let archive: string;
+  try {
+    archive = decodeURIComponent(rest);
+  } catch {
+    archive = rest;
+  }
   return serveArchive(c, owner, repo, archive);
 });
 

@@ -28,7 +28,7 @@ export const REPO_WRITER_ONLY = "user should have a permission to write to a rep
 export const EMPTY_REPOSITORY = "Git Repository is empty.";
 
 /** Gitea's reqRepoWriter(code) then mustNotBeArchived: 403 for non-writers, 423 for writers of an archived repository. */
-function reqCodeWriter(o: OpenedRepo) {
+export function reqCodeWriter(o: OpenedRepo) {
   reqRepoWriter(o.a.caller, permissionIgnoringArchive(o.a.caller, o.a.facts, o.a.units), UNIT.code);
   mustNotBeArchived(o.a.facts.repo);
 }
@@ -91,10 +91,10 @@ function activity(ctx: Ctx, o: OpenedRepo) {
 }
 
 /** Event limits of a ref change: webhook payloads list each commit's files. */
-const eventLimits = (o: OpenedRepo) => ({ ...DEFAULT_LIMITS, commitFiles: (o.activeHooks?.[0] ?? 0) > 0 });
+export const eventLimits = (o: OpenedRepo) => ({ ...DEFAULT_LIMITS, commitFiles: (o.activeHooks?.[0] ?? 0) > 0 });
 
 /** Runs the RefStore commit batch of `tx` plus `reads` in ONE write round trip. */
-async function commitWith(ctx: Ctx, o: OpenedRepo, tx: RefTransaction, reads: ReturnType<typeof usersByEmailReads> = []) {
+export async function commitWith(ctx: Ctx, o: OpenedRepo, tx: RefTransaction, reads: ReturnType<typeof usersByEmailReads> = []) {
   const { items, check } = commitBatch(o.a.facts.repo.id, tx, activity(ctx, o));
   const rows = await ctx.driver.batch([...items, ...reads.map((b) => ({ text: b.stmt.text, args: b.args}))], "write");
   return { result: check(rows.slice(0, items.length)), users: usersByEmailOf(rows.slice(items.length).map((rs, i) => rowsOf(reads[i]!, rs))) };

@@ -8,6 +8,7 @@ import type { UserRow } from "../db/schema.ts";
 import { usersByEmails, usersByNoReply, type EmailUser } from "../db/queries/git-state.ts";
 import { rowsOf, type Bound } from "../db/sql.ts";
 import { repoUrls, type RepoUrls, type Signed, type UsersByEmail } from "../convert/git.ts";
+import { parseTag } from "../git/objects/commit.ts";
 import { Repository } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { Ctx } from "../lib/context.ts";
@@ -145,4 +146,72 @@ export async function resolveRevision(repo: Repository, rev: string, order: "git
     }
   }
   return { oid };
+}
+
+/**
+ * The object a name means to `git cat-file --batch-check` (Gitea's GetRefCommitID, where the
+ * git/trees route sends a name that is not a full id), unpeeled: a full id, `HEAD`, a ref name in
+ * rev-parse's order (an annotated tag's name is its tag object), an abbreviated id; then
+ * `~N`/`^N` steps to ancestors, `^{}`/`^{type}` peeling, and `:path` into the tree. Only what a
+ * ref reaches (Repository.reaches). Null when nothing matches.
+ */
+export async function resolveObject(repo: Repository, expr: string): Promise<string | null> {
+  const colon = expr.indexOf(":");
+  const [rev, path] = colon < 0 ? [expr, null] : [expr.slice(0, colon), expr.slice(colon + 1)];
+  const m = /^(.*?)((?:~\d*|\^\d*|\^\{[a-z]*\})*)$/.exec(rev);
+  if (!m || m[1] === "") return null;
+  let oid = baseObject(repo, m[1]!);
+  if (!oid || !(await repo.reaches(oid))) return null;
+  for (const [, tilde, tildeN, caret, caretN, peel] of m[2]!.matchAll(/(~)(\d*)|(\^)(\d*)(?!\{)|\^\{([a-z]*)\}/g)) {
+    if (peel !== undefined) {
+      oid = await peelTo(repo, oid, peel);
+    } else {
+      const commit = await peelTo(repo, oid, "commit");
+      if (!commit) return null;
+      const n = Number((tilde ? tildeN : caretN) || (tilde || caret ? "1" : "0"));
+      oid = commit;
+      if (tilde) {
+        for (let i = 0; i < n && oid; i++) oid = (await repo.commits.get(oid)).parents[0] ?? null;
+      } else if (n > 0) oid = (await repo.commits.get(oid)).parents[n - 1] ?? null;
+    }
+    if (!oid) return null;
+  }
+  if (path === null) return oid;
+  const tree = await peelTo(repo, oid, "tree");
+  if (!tree) return null;
+  if (path === "") return tree;
+  const e = await repo.entryInTree(tree, path).catch(() => null);
+  return e?.oid ?? null;
+}
+
+/** A name's object before any step: a full id, HEAD, a ref (rev-parse's order), a unique abbreviated id. */
+function baseObject(repo: Repository, name: string): string | null {
+  if (/^[0-9a-f]{40}$/i.test(name) && repo.reader.has(name.toLowerCase())) return name.toLowerCase();
+  if (name === "HEAD") return repo.state.head ? (repo.ref(repo.state.head)?.oid ?? null) : null;
+  for (const full of [name, `refs/${name}`, `refs/tags/${name}`, `refs/heads/${name}`]) {
+    const r = full.startsWith("refs/") ? repo.ref(full) : null;
+    if (r) return r.oid;
+  }
+  if (!/^[0-9a-f]{4,39}$/i.test(name)) return null;
+  const ids = repo.reader.findPrefix(name.toLowerCase(), 2);
+  return ids.length === 1 ? ids[0]! : null;
+}
+
+/**
+ * `<oid>^{type}`: tags peeled until an object of `type` (a commit peels on to its tree for
+ * `tree`); `^{}` peels tags to whatever they name. Null when the chain ends elsewhere.
+ */
+async function peelTo(repo: Repository, oid: string, type: string): Promise<string | null> {
+  let cur = oid;
+  for (let i = 0; i < 100; i++) {
+    const t = await repo.reader.typeOf(cur);
+    if (!t) return null;
+    if (t === type || (type === "" && t !== "tag")) return cur;
+    if (t === "tag") {
+      const o = await repo.reader.read(cur);
+      cur = parseTag(o!.data).object;
+    } else if (t === "commit" && type === "tree") return (await repo.commits.get(cur)).tree;
+    else return null;
+  }
+  return null;
 }

@@ -116,3 +116,77 @@ export const CommitSchema = z
     stats: nullableRef(CommitStatsSchema),
   })
   .openapi("Commit", { title: "Commit contains information generated from a Git commit." });
+
+export const TagSchema = z
+  .object({
+    name: z.string().openapi({ description: "The name of the tag" }),
+    message: z.string().openapi({ description: "The message associated with the tag" }),
+    id: z.string().openapi({ description: "The ID (SHA) of the tag" }),
+    commit: CommitMetaSchema,
+    zipball_url: z.string().optional().openapi({ description: "The URL to download the zipball archive" }),
+    tarball_url: z.string().optional().openapi({ description: "The URL to download the tarball archive" }),
+  })
+  .openapi("Tag", { description: "Tag represents a repository tag" });
+
+export const CreateTagOptionSchema = z
+  .object({
+    tag_name: z.string().openapi({ description: "The name of the tag to create" }),
+    message: z.string().optional().openapi({ description: "The message to associate with the tag" }),
+    target: z.string().optional().openapi({ description: "The target commit SHA or branch name for the tag" }),
+  })
+  .openapi("CreateTagOption", { description: "CreateTagOption options when creating a tag" });
+
+export const AnnotatedTagObjectSchema = z
+  .object({
+    type: z.string().openapi({ description: "The type of the tagged object (e.g., commit, tree)" }),
+    url: z.string().openapi({ description: "The URL to access the tagged object" }),
+    sha: z.string().openapi({ description: "The SHA hash of the tagged object" }),
+  })
+  .openapi("AnnotatedTagObject", { description: "AnnotatedTagObject contains meta information of the tag object" });
+
+export const AnnotatedTagSchema = z
+  .object({
+    tag: z.string().openapi({ description: "The name of the annotated tag" }),
+    sha: z.string().openapi({ description: "The SHA hash of the annotated tag" }),
+    url: z.string().openapi({ description: "The URL to access the annotated tag" }),
+    message: z.string().openapi({ description: "The message associated with the annotated tag" }),
+    tagger: CommitUserSchema,
+    object: AnnotatedTagObjectSchema,
+    verification: PayloadCommitVerificationSchema,
+  })
+  .openapi("AnnotatedTag", { description: "AnnotatedTag represents an annotated tag" });
+
+export const GitEntrySchema = z
+  .object({
+    path: z.string().openapi({ description: "Path is the file or directory path" }),
+    mode: z.string().openapi({ description: "Mode is the file mode (permissions)" }),
+    type: z.string().openapi({ description: "Type indicates if this is a file, directory, or symlink" }),
+    size: int64.openapi({ description: "Size is the file size in bytes" }),
+    sha: z.string().openapi({ description: "SHA is the Git object SHA" }),
+    url: z.string().openapi({ description: "URL is the API URL for this tree entry" }),
+  })
+  .openapi("GitEntry", { description: "GitEntry represents a git tree" });
+
+export const GitTreeResponseSchema = z
+  .object({
+    sha: z.string().openapi({ description: "SHA is the tree object SHA" }),
+    url: z.string().openapi({ description: "URL is the API URL for this tree" }),
+    // Go's nil slice: an empty tree, or a page past its end, is `null`
+    tree: z.array(GitEntrySchema).nullable().openapi({ description: "Entries contains the tree entries (files and directories)" }),
+    truncated: z.boolean().openapi({ description: "Truncated indicates if the response was truncated due to size" }),
+    page: int64.openapi({ description: "Page is the current page number for pagination" }),
+    total_count: int64.openapi({ description: "TotalCount is the total number of entries in the tree" }),
+  })
+  .openapi("GitTreeResponse", { description: "GitTreeResponse returns a git tree" });
+
+export const GitBlobResponseSchema = z
+  .object({
+    content: z.string().nullable().openapi({ description: "The content of the git blob (may be base64 encoded)" }),
+    encoding: z.string().nullable().openapi({ description: "The encoding used for the content (e.g., \"base64\")" }),
+    url: z.string().openapi({ description: "The URL to access this git blob" }),
+    sha: z.string().openapi({ description: "The SHA hash of the git blob" }),
+    size: int64.openapi({ description: "The size of the git blob in bytes" }),
+    lfs_oid: z.string().optional().openapi({ description: "The LFS object ID if this blob is stored in LFS" }),
+    lfs_size: int64.optional().openapi({ description: "The size of the LFS object if this blob is stored in LFS" }),
+  })
+  .openapi("GitBlobResponse", { description: "GitBlobResponse represents a git blob" });

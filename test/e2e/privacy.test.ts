@@ -526,11 +526,16 @@ const PROBES: Probe[] = [
       ["repoGetAllCommits", "commits", 409],
       ["repoGetSingleCommit", "git/commits/main", 404],
       ["repoGetArchive", "archive/main.zip", 404],
+      ["repoListTags", "tags", 200],
+      ["repoGetTag", "tags/v1", 404],
+      ["GetTree", "git/trees/main", 400],
+      ["GetBlob", `git/blobs/${"0".repeat(40)}`, 400],
+      ["GetAnnotatedTag", `git/tags/${"0".repeat(40)}`, 400],
     ] as const
   ).map(
     ([op, suffix, status]): Probe => ({
       op,
-      rule: "a hidden repository's branches, refs, commits and archives answer as a missing repository",
+      rule: "a hidden repository's branches, tags, refs, commits, objects and archives answer as a missing repository",
       cases: (w) =>
         w.repos.map((r) => ({
           path: `/api/v1/repos/${r.full}/${suffix}`,
@@ -859,6 +864,24 @@ const WRITE_PROBES: Probe[] = [
             // The world's teams hold the code unit: write teams, collaborators with write, owners and admins write code.
             const writes = c.user !== null && (w.writesPulls(c, r.full) || w.teams.some((t) => w.covers(t, r) && t.authorize >= 2 && t.members.has(c.user!)));
             return writes ? { status: 404, message: "Git Repository is empty." } : { status: 403, message: REPO_WRITER_ONLY };
+          },
+        })),
+    }),
+  ),
+  ...(["POST", "DELETE"] as const).map(
+    (method): Probe => ({
+      op: method === "POST" ? "repoCreateTag" : "repoDeleteTag",
+      rule: "tag writes: a hidden repository answers as a missing one; non-writers of code get 403; the (empty) repository has no target and no tag",
+      method,
+      json: method === "POST" ? { tag_name: "never" } : undefined,
+      cases: (w) =>
+        w.repos.map((r) => ({
+          path: `/api/v1/repos/${r.full}/tags${method === "POST" ? "" : "/v1"}`,
+          expect: (c): Expect => {
+            if (!w.reaches(c, r.full)) return { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/tags${method === "POST" ? "" : "/v1"}` };
+            const writes = c.user !== null && (w.writesPulls(c, r.full) || w.teams.some((t) => w.covers(t, r) && t.authorize >= 2 && t.members.has(c.user!)));
+            if (!writes) return { status: 403, message: REPO_WRITER_ONLY };
+            return method === "POST" ? { status: 404, message: "target not found: object does not exist [id: main, rel_path: ]" } : { status: 404 };
           },
         })),
     }),

@@ -4,7 +4,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { ByteReader, utf8 } from "../../functions/git/bytes.ts";
-import { parseCommit, serializeCommit } from "../../functions/git/objects/commit.ts";
+import { parseCommit, serializeCommit, splitTagSignature, stripspace } from "../../functions/git/objects/commit.ts";
 import { hashObject } from "../../functions/git/objects/object.ts";
 import { parseTree, serializeTree } from "../../functions/git/objects/tree.ts";
 import { applyDelta } from "../../functions/git/pack/delta.ts";
@@ -106,6 +106,41 @@ describe("objects", () => {
   it("rejects a commit without a tree and a tree with a cut entry", () => {
     expect(() => parseCommit(utf8("author A <a@x> 1 +0000\n\nmsg"))).toThrow(/tree/);
     expect(() => parseTree(utf8("100644 a\0abc"))).toThrow(/truncated/);
+  });
+});
+
+describe("messages", () => {
+  it("stripspace rule: a message cleaned as `git stripspace` cleans it, with and without comment lines (`-s`: git tag -m's default cleanup)", async () => {
+    const messages = [
+      "",
+      "one line",
+      "one line\n",
+      "\n\n\nleading blank lines\n",
+      "trailing blank lines\n\n\n",
+      "a\n\n\n\nb\n",
+      "spaces at ends   \n\ttabs\t\t\nCR\r\n",
+      "# a comment\nkept\n#another\n  # indented: not a comment\n",
+      "#only comments\n#\n",
+      "\v vertical tab and \f form feed are not git's space\f\n",
+      "blank line  \n \t \nwith only whitespace between\n",
+      "no newline at the end #",
+      "ünïcødé  \n\n\n€\n",
+    ];
+    for (const m of messages) {
+      for (const comments of [false, true]) {
+        const want = (await s.git(["stripspace", ...(comments ? ["-s"] : [])], { input: m })).stdout.toString();
+        expect(stripspace(m, comments ? "#" : undefined), JSON.stringify({ m, comments })).toBe(want);
+      }
+    }
+  });
+
+  it("a tag's message is shown without the signature block git appends (the last armour line on)", () => {
+    const sig = "-----BEGIN PGP SIGNATURE-----\n\nabc\n-----END PGP SIGNATURE-----\n";
+    expect(splitTagSignature(`release\n${sig}`)).toEqual({ message: "release\n", signature: sig });
+    expect(splitTagSignature(sig)).toEqual({ message: "", signature: sig });
+    const ssh = "-----BEGIN SSH SIGNATURE-----\nx\n-----END SSH SIGNATURE-----\n";
+    expect(splitTagSignature(`quote:\n-----BEGIN PGP SIGNATURE----- in the text\nmore\n${ssh}`).message).toBe("quote:\n-----BEGIN PGP SIGNATURE----- in the text\nmore\n");
+    expect(splitTagSignature("plain\n")).toEqual({ message: "plain\n", signature: null });
   });
 });
 

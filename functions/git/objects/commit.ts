@@ -192,3 +192,45 @@ export function serializeTag(t: Tag): Uint8Array {
   if (t.tagger) s += `tagger ${formatSignature(t.tagger, "tagger")}\n`;
   return utf8(`${s}\n${t.message}`);
 }
+
+/** git's isspace (sane-ctype): tab, line feed, carriage return and space only. */
+const isGitSpace = (c: string) => c === " " || c === "\t" || c === "\n" || c === "\r";
+
+/**
+ * git's `strbuf_stripspace`: trailing whitespace of each line removed, runs of blank lines made
+ * one, blank lines at the start and end dropped, a final newline added to what is left; with
+ * `comment`, lines starting with it removed too (`git tag -m`'s default cleanup, "strip").
+ */
+export function stripspace(message: string, comment?: string): string {
+  let out = "";
+  let empties = 0;
+  for (const raw of message.split(/(?<=\n)/)) {
+    if (comment && raw.startsWith(comment)) continue;
+    let end = raw.length;
+    while (end > 0 && isGitSpace(raw[end - 1]!)) end--;
+    if (end === 0) {
+      empties++;
+      continue;
+    }
+    if (empties > 0 && out.length > 0) out += "\n";
+    empties = 0;
+    out += `${raw.slice(0, end)}\n`;
+  }
+  return out;
+}
+
+/** The armour lines a signature appended to a tag's message starts with (git's gpg-interface formats). */
+const SIGNATURE_STARTS = ["-----BEGIN PGP SIGNATURE-----", "-----BEGIN PGP MESSAGE-----", "-----BEGIN SSH SIGNATURE-----", "-----BEGIN SIGNED MESSAGE-----"];
+
+/** Where the last line starting with `needle` starts, or -1. */
+function lastLineStart(s: string, needle: string): number {
+  const i = s.lastIndexOf(`\n${needle}`);
+  if (i >= 0) return i + 1;
+  return s.startsWith(needle) ? 0 : -1;
+}
+
+/** A tag message without the signature git appends to it (`git tag -s`), and that signature. */
+export function splitTagSignature(message: string): { message: string; signature: string | null } {
+  const at = Math.max(...SIGNATURE_STARTS.map((start) => lastLineStart(message, start)));
+  return at < 0 ? { message, signature: null } : { message: message.slice(0, at), signature: message.slice(at) };
+}

@@ -10,11 +10,11 @@
  * Pack choice: a clone (no haves, no shallow) gets the stored pack unchanged when there is one,
  * otherwise every stored object copied raw; anything else walks history and copies what is needed.
  */
-import { createHash } from "node:crypto";
 import { ByteReader, concat, isOid, utf8 } from "../bytes.ts";
 import { GitError } from "../errors.ts";
+import { ObjectReader } from "../pack/reader.ts";
 import { parseTag } from "../objects/commit.ts";
-import { LruCache, ObjectReader } from "../pack/reader.ts";
+import { firstUnreached } from "../reachable.ts";
 import { storedPackStream, writeAllPacks, writePack } from "../pack/writer.ts";
 import { DELIM, FLUSH, fitsPkt, pkt, PktReader } from "../pkt-line.ts";
 import { advertisable } from "./advertise.ts";
@@ -304,66 +304,15 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
 
 // ---------------------------------------------------------------- shared
 
-/** Objects the refs reach, by the set of their ids (objects are content: the same ids reach the same objects anywhere). */
-const REACHED = new LruCache<Set<string>>(32 * 1024 * 1024);
-
 /**
- * Wants must exist and be reachable from a ref: a tip, a commit a tip reaches (git's
- * allowReachableSHA1InWant), or a tree, blob or tag a ref reaches (what a partial clone fetches
- * when it needs what it left out). Gitea allows any object (allowAnySHA1InWant); here only what a
- * ref reaches, so what a force-push or deletion left behind is never served.
+ * Wants must exist and be reachable from a ref (reachable.ts): a tip, a commit a tip reaches
+ * (git's allowReachableSHA1InWant), or a tree, blob or tag a ref reaches (what a partial clone
+ * fetches when it needs what it left out). Gitea allows any object (allowAnySHA1InWant); here only
+ * what a ref reaches, so what a force-push or deletion left behind is never served.
  */
 async function checkWants(wants: string[], state: RepoState, reader: ObjectReader, commits: Commits): Promise<void> {
-  const tips = new Set<string>();
-  for (const r of state.refs) {
-    tips.add(r.oid);
-    if (r.peeled) tips.add(r.peeled);
-  }
-  const otherCommits: string[] = [];
-  const otherObjects: string[] = [];
-  for (const w of wants) {
-    if (tips.has(w)) continue;
-    const type = await reader.typeOf(w);
-    if (!type) throw new GitError("not-found", `upload-pack: not our ref ${w}`);
-    if (type === "commit") otherCommits.push(w);
-    else otherObjects.push(w);
-  }
-  if (otherCommits.length === 0 && otherObjects.length === 0) return;
-  const ends = await refEnds(state, commits);
-  const r = await rangeWalk(commits, { include: otherCommits, exclude: ends.commits });
-  if (r.commits.length > 0) throw new GitError("not-found", `upload-pack: not our ref ${r.commits[0]}`);
-  // while no ref was ever deleted or moved back, everything stored is reachable (packFor's clone
-  // answer relies on the same); otherwise look for the object in what the refs reach
-  if (otherObjects.length === 0 || !state.unreachable) return;
-  // what the refs reach is kept per set of ref tips: a partial clone's lazy fetches (one per
-  // `git log -p` step) ask again and again while the refs stay where they are
-  const key = createHash("sha1").update(state.refs.map((r) => r.oid).sort().join("\n")).digest("hex");
-  let reached = REACHED.get(key);
-  if (!reached) {
-    const all = await rangeWalk(commits, { include: ends.commits, exclude: [] });
-    reached = new Set([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
-    REACHED.set(key, reached, reached.size * 100);
-  }
-  const missing = otherObjects.find((o) => !reached.has(o));
+  const missing = await firstUnreached(wants, state, reader, commits);
   if (missing) throw new GitError("not-found", `upload-pack: not our ref ${missing}`);
-}
-
-/** What the refs name, peeled: the commits, the trees, and every other object (tags on the way, blobs). */
-async function refEnds(state: RepoState, commits: Commits): Promise<{ commits: string[]; trees: string[]; others: string[] }> {
-  const out = { commits: [] as string[], trees: [] as string[], others: [] as string[] };
-  for (const r of state.refs) {
-    let cur = r.oid;
-    for (let i = 0; i < 100; i++) {
-      const o = await commits.reader.read(cur);
-      if (!o) break;
-      if (o.type === "commit") out.commits.push(cur);
-      else if (o.type === "tree") out.trees.push(cur);
-      else out.others.push(cur);
-      if (o.type !== "tag") break;
-      cur = parseTag(o.data).object;
-    }
-  }
-  return out;
 }
 
 /** The commits the wants name (tags peeled; trees and blobs have no history). */

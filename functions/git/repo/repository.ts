@@ -10,6 +10,7 @@ import type { ObjectType } from "../objects/object.ts";
 import { LruCache, ObjectReader, type ReaderOptions } from "../pack/reader.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { Ref, RefStore, RepoState } from "../storage/ref-store.ts";
+import { firstUnreached } from "../reachable.ts";
 import { Commits, DateQueue } from "../walk.ts";
 
 /** A commit with its id. */
@@ -120,7 +121,7 @@ export class Repository {
     if (/^[0-9a-f]{4,40}$/i.test(rev)) {
       const hex = rev.toLowerCase();
       const ids = hex.length === 40 ? (this.reader.has(hex) ? [hex] : []) : this.reader.findPrefix(hex, 2);
-      if (ids.length !== 1) return null;
+      if (ids.length !== 1 || !(await this.reaches(ids[0]!))) return null;
       const p = await this.commits.peel(ids[0]!).catch(() => null);
       return p?.type === "commit" ? { oid: p.oid, ref: null, kind: "commit" } : null;
     }
@@ -134,6 +135,14 @@ export class Repository {
       if (name.startsWith("refs/") && this.ref(name)) return this.resolve(name);
     }
     return /^[0-9a-f]{4,39}$/i.test(rev) ? this.resolve(rev) : null;
+  }
+
+  /**
+   * True when a ref reaches the object (reachable.ts): what a force-push or a deleted ref left
+   * behind answers as missing wherever an id names it, as on the wire.
+   */
+  async reaches(oid: string): Promise<boolean> {
+    return (await firstUnreached([oid], this.state, this.reader, this.commits)) === null;
   }
 
   /** A parsed commit; throws `not-found` when absent or not a commit. */

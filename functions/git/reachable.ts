@@ -1,0 +1,79 @@
+/**
+ * What the refs reach: the one rule for serving an object by its id. A ref tip, a commit a tip
+ * reaches, or a tree, blob or tag a ref reaches is served; what a force-push or a deleted ref left
+ * behind answers as missing — on the wire (upload-pack's wants) and through the REST API alike.
+ * While no ref was ever deleted or moved back (`state.unreachable` false), everything stored is
+ * reachable and nothing is walked.
+ */
+import { createHash } from "node:crypto";
+import { parseTag } from "./objects/commit.ts";
+import type { ObjectType } from "./objects/object.ts";
+import { LruCache, type ObjectReader } from "./pack/reader.ts";
+import type { RepoState } from "./storage/ref-store.ts";
+import { type Commits, objectsToSend, rangeWalk } from "./walk.ts";
+
+/** Objects the refs reach, by the set of their ids (objects are content: the same ids reach the same objects anywhere). */
+const REACHED = new LruCache<Set<string>>(32 * 1024 * 1024);
+
+/** What the refs name, peeled: the commits, the trees, and every other object (tags on the way, blobs). */
+export async function refEnds(state: RepoState, commits: Commits): Promise<{ commits: string[]; trees: string[]; others: string[] }> {
+  const out = { commits: [] as string[], trees: [] as string[], others: [] as string[] };
+  for (const r of state.refs) {
+    let cur = r.oid;
+    for (let i = 0; i < 100; i++) {
+      const o = await commits.reader.read(cur);
+      if (!o) break;
+      if (o.type === "commit") out.commits.push(cur);
+      else if (o.type === "tree") out.trees.push(cur);
+      else out.others.push(cur);
+      if (o.type !== "tag") break;
+      cur = parseTag(o.data).object;
+    }
+  }
+  return out;
+}
+
+/** The ids the refs name directly (and, for annotated tags, what they peel to). */
+function tipsOf(state: RepoState): Set<string> {
+  const tips = new Set<string>();
+  for (const r of state.refs) {
+    tips.add(r.oid);
+    if (r.peeled) tips.add(r.peeled);
+  }
+  return tips;
+}
+
+/**
+ * The first of `oids` no ref reaches (null: every one is reached). Each must exist — one that
+ * does not is returned as unreached. Commits are checked by a walk that stops where history meets
+ * the refs'; trees, blobs and tags only when some ref was ever deleted or moved back, against the
+ * set of objects the refs reach (walked once per set of ref tips: a partial clone's lazy fetches
+ * ask again and again while the refs stay where they are).
+ */
+export async function firstUnreached(oids: readonly string[], state: RepoState, reader: ObjectReader, commits: Commits): Promise<string | null> {
+  const tips = tipsOf(state);
+  const otherCommits: string[] = [];
+  const otherObjects: string[] = [];
+  for (const oid of oids) {
+    if (tips.has(oid)) continue;
+    const type: ObjectType | null = await reader.typeOf(oid);
+    if (!type) return oid;
+    if (type === "commit") otherCommits.push(oid);
+    else otherObjects.push(oid);
+  }
+  if (otherCommits.length === 0 && otherObjects.length === 0) return null;
+  const ends = await refEnds(state, commits);
+  if (otherCommits.length > 0) {
+    const r = await rangeWalk(commits, { include: otherCommits, exclude: ends.commits });
+    if (r.commits.length > 0) return r.commits[0]!;
+  }
+  if (otherObjects.length === 0 || !state.unreachable) return null;
+  const key = createHash("sha1").update(state.refs.map((r) => r.oid).sort().join("\n")).digest("hex");
+  let reached = REACHED.get(key);
+  if (!reached) {
+    const all = await rangeWalk(commits, { include: ends.commits, exclude: [] });
+    reached = new Set([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
+    REACHED.set(key, reached, reached.size * 100);
+  }
+  return otherObjects.find((o) => !reached.has(o)) ?? null;
+}
