@@ -11,7 +11,7 @@ import { objectsOf } from "../lib/git-storage.ts";
 import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { expose, PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { boolParam, formBool, formInt64, textParam } from "../lib/query.ts";
-import { createBranch, deleteBranch, getBranch, listBranches } from "../services/branches.ts";
+import { createBranch, deleteBranch, getBranch, listBranches, renameBranch, updateBranch } from "../services/branches.ts";
 import { getCommit, listCommits, listRefs, type CommitOptions } from "../services/commits.ts";
 import { getAnnotatedTag, getBlob, getTree } from "../services/git-objects.ts";
 import { createTag, deleteTag, getTag, listTags } from "../services/tags.ts";
@@ -21,6 +21,8 @@ import {
   CommitSchema,
   CreateBranchRepoOptionSchema,
   CreateTagOptionSchema,
+  RenameBranchRepoOptionSchema,
+  UpdateBranchRepoOptionSchema,
   GitBlobResponseSchema,
   GitTreeResponseSchema,
   ReferenceSchema,
@@ -114,6 +116,42 @@ withSlashes(repoDeleteBranch, "branch", (r) =>
   gitApi.openapi(r, async (c) => {
     const p = c.req.valid("param");
     await deleteBranch(ctxOf(c), objectsOf(c), p.owner, p.repo, p.branch);
+    return c.body(null, 204);
+  }),
+);
+
+const repoUpdateBranch = apiRoute({
+  method: "put",
+  path: "/repos/{owner}/{repo}/branches/{branch}",
+  operationId: "repoUpdateBranch",
+  tags,
+  summary: "Update a branch reference to a new commit",
+  auth: writeScope,
+  request: { params: z.object({ ...ownerRepo, branch: pathParam("branch", "name of the branch") }), ...jsonBody(UpdateBranchRepoOptionSchema) },
+  responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404, 409, 422, 423) },
+});
+withSlashes(repoUpdateBranch, "branch", (r) =>
+  gitApi.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    await updateBranch(ctxOf(c), objectsOf(c), p.owner, p.repo, p.branch, c.req.valid("json"));
+    return c.body(null, 204);
+  }),
+);
+
+const repoRenameBranch = apiRoute({
+  method: "patch",
+  path: "/repos/{owner}/{repo}/branches/{branch}",
+  operationId: "repoRenameBranch",
+  tags,
+  summary: "Rename a branch",
+  auth: writeScope,
+  request: { params: z.object({ ...ownerRepo, branch: pathParam("branch", "name of the branch") }), ...jsonBody(RenameBranchRepoOptionSchema) },
+  responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404, 422, 423) },
+});
+withSlashes(repoRenameBranch, "branch", (r) =>
+  gitApi.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    await renameBranch(ctxOf(c), objectsOf(c), p.owner, p.repo, p.branch, c.req.valid("json").name);
     return c.body(null, 204);
   }),
 );

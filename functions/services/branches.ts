@@ -12,6 +12,7 @@ import { commitBatch } from "../db/queries/git-refs.ts";
 import { rowsOf } from "../db/sql.ts";
 import { pushEventRows } from "../events/push.ts";
 import { buildPushEvent } from "../git/events.ts";
+import { isAncestor } from "../git/walk.ts";
 import { DEFAULT_LIMITS } from "../git/protocol/common.ts";
 import { refNameProblem } from "../git/refname.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
@@ -20,7 +21,7 @@ import type { Ctx } from "../lib/context.ts";
 import { ApiError, conflict, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import { canWrite, permissionIgnoringArchive, UNIT } from "../lib/permissions.ts";
-import { mustNotBeArchived, reqRepoWriter } from "../lib/guards.ts";
+import { mustNotBeArchived, reqRepoAdmin, reqRepoWriter } from "../lib/guards.ts";
 import { openRepo, resolveRevision, signedOf, usersByEmail, usersByEmailOf, usersByEmailReads, type OpenedRepo } from "./git-repo.ts";
 
 const HEADS = "refs/heads/";
@@ -168,5 +169,82 @@ export async function deleteBranch(ctx: Ctx, objects: ObjectStore, owner: string
     // Deleted (or moved) meanwhile: gone is gone; moved is a conflict to retry.
     if (result.rejected.some((r) => r.actual === null)) throw missing();
     throw conflict(`branch ${branch} was updated by someone else; try again`);
+  }
+}
+
+/** A branch that is not there: Gitea's 404 with the error detail. */
+const branchMissing = (ctx: Ctx, branch: string) =>
+  new ApiError(404, NOT_FOUND_MESSAGE, { body: { message: NOT_FOUND_MESSAGE, url: `${ctx.rootUrl}api/swagger`, errors: [`branch does not exist [name: ${branch}]`] } });
+
+export interface UpdateBranchForm {
+  new_commit_id: string;
+  old_commit_id?: string;
+  force?: boolean;
+}
+
+/**
+ * PUT /repos/{owner}/{repo}/branches/{branch} (repoUpdateBranch, Gitea 1.26) → 204: the branch
+ * moves to `new_commit_id` (a commit id or any ref, peeled to its commit) as a push would —
+ * `old_commit_id`, when given, must be the tip (a lease: 409 otherwise), and a move that is not a
+ * fast-forward needs `force` (409 otherwise). Gitea's reqRepoWriter(code), archived 423, empty
+ * 404, mirror 403; a missing branch 404, an unknown commit 404, no `new_commit_id` 422.
+ */
+export async function updateBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, branch: string, form: UpdateBranchForm) {
+  const o = await openRepo(ctx, objects, owner, name, { write: true });
+  reqCodeWriter(o);
+  if (!form.new_commit_id) throw unprocessable("[NewCommitID]: Required");
+  checkWritable(o);
+  const ref = o.repo.ref(`${HEADS}${branch}`);
+  if (!ref) throw branchMissing(ctx, branch);
+  const target = await resolveRevision(o.repo, form.new_commit_id);
+  if (!target) throw notFound(`object does not exist [id: ${form.new_commit_id}, rel_path: ]`);
+  if (form.old_commit_id && form.old_commit_id.toLowerCase() !== ref.oid) throw conflict(`the branch is at ${ref.oid}, not at old_commit_id ${form.old_commit_id}`);
+  if (target.oid === ref.oid) return;
+  const fastForward = await isAncestor(o.repo.commits, ref.oid, target.oid);
+  if (!fastForward && !form.force) throw conflict(`the update of ${branch} to ${target.oid} is not a fast-forward; set force to move it anyway`);
+  const event = await buildPushEvent(o.repo.commits, [{ name: ref.name, old: ref.oid, new: target.oid }], o.repo.branches().map((b) => b.oid), eventLimits(o));
+  const { result } = await commitWith(ctx, o, { updates: [{ name: ref.name, old: ref.oid, new: target.oid, peeled: null }], sizeDelta: 0, empty: false, event, orphans: !fastForward });
+  if (!result.ok) {
+    if (result.rejected.some((r) => r.actual === null)) throw branchMissing(ctx, branch);
+    throw conflict(`branch ${branch} was updated by someone else; try again`);
+  }
+}
+
+/** Gitea's answer to renaming onto the same or an existing name. */
+export const RENAME_TARGET_EXISTS = "Cannot rename a branch using the same name or rename to a branch that already exists.";
+
+/**
+ * PATCH /repos/{owner}/{repo}/branches/{branch} (repoRenameBranch) → 204: Gitea's RenameBranch.
+ * The new name is checked as a branch name (422 `[Name]: …`); empty repository 404, mirror 403;
+ * the same name or one that exists (or is in the way: `a` beside `a/b`) 422 "Cannot rename a
+ * branch using the same name or rename to a branch that already exists."; a missing branch 404
+ * "Branch doesn't exist."; the default branch only by repository admins (403), and it stays the
+ * default under its new name (HEAD follows). One write batch: the old ref gone, the new one at
+ * the same commit, `delete_branch` and the new branch's rows, as the two pushes would.
+ */
+export async function renameBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, from: string, to: string) {
+  const o = await openRepo(ctx, objects, owner, name, { write: true });
+  reqCodeWriter(o);
+  checkBranchName("Name", to, true);
+  checkWritable(o);
+  const repo = o.repo;
+  const inWay = repo.branches().some((r) => {
+    const b = r.name.slice(HEADS.length);
+    return b !== from && (b === to || b.startsWith(`${to}/`) || to.startsWith(`${b}/`));
+  });
+  if (from === to || inWay) throw unprocessable(RENAME_TARGET_EXISTS);
+  const ref = repo.ref(`${HEADS}${from}`);
+  if (!ref) throw notFound("Branch doesn't exist.");
+  const isDefault = from === o.a.facts.repo.defaultBranch;
+  if (isDefault) reqRepoAdmin(o.a.caller, o.a.perm);
+  const updates = [
+    { name: ref.name, old: ref.oid, new: null },
+    { name: `${HEADS}${to}`, old: null, new: ref.oid, peeled: null },
+  ];
+  const event = await buildPushEvent(repo.commits, updates, repo.branches().map((b) => b.oid), eventLimits(o));
+  const { result } = await commitWith(ctx, o, { updates, ...(isDefault ? { head: `${HEADS}${to}` } : {}), sizeDelta: 0, empty: false, event });
+  if (!result.ok) {
+    if (result.rejected.some((r) => r.name === ref.name)) throw notFound("Branch doesn't exist.");
+    throw unprocessable(RENAME_TARGET_EXISTS);
   }
 }

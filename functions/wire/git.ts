@@ -67,6 +67,18 @@ export const CreateBranchRepoOptionSchema = z
   })
   .openapi("CreateBranchRepoOption", { description: "CreateBranchRepoOption options when creating a branch in a repository" });
 
+export const UpdateBranchRepoOptionSchema = z
+  .object({
+    new_commit_id: z.string().openapi({ description: "New commit SHA (or any ref) the branch should point to" }),
+    old_commit_id: z.string().optional().openapi({ description: "Expected old commit SHA of the branch; if provided it must match the current tip" }),
+    force: z.boolean().optional().openapi({ description: "Force update even if the change is not a fast-forward" }),
+  })
+  .openapi("UpdateBranchRepoOption", { description: "UpdateBranchRepoOption options when updating a branch reference in a repository" });
+
+export const RenameBranchRepoOptionSchema = z
+  .object({ name: z.string().openapi({ description: "New branch name", uniqueItems: true } as never) })
+  .openapi("RenameBranchRepoOption", { description: "RenameBranchRepoOption options when renaming a branch in a repository" });
+
 export const GitObjectSchema = z
   .object({ type: z.string(), sha: z.string(), url: z.string() })
   .openapi("GitObject", { title: "GitObject represents a Git object." });

@@ -271,6 +271,52 @@ for (const target of targets()) {
       expect(fsck.stderr).not.toMatch(/error|missing|broken/i);
     });
 
+    it("updates a branch as a push would (fast-forward, or forced; old_commit_id a lease) and renames one (the default branch only by admins, HEAD follows)", async () => {
+      const remoteRef = async (name: string) => (await s.gitText(["ls-remote", `http://${host}/${full}.git`, `refs/heads/${name}`])).split("\t")[0] ?? "";
+      expect((await api("/branches", owner.token, { method: "POST", json: { new_branch_name: "upd", old_ref_name: await git(["rev-parse", "main~5"]) } })).status).toBe(201);
+      const put = (json: Json, token = owner.token, branch = "upd") => api(`/branches/${branch}`, token, { method: "PUT", json });
+      const ff = await put({ new_commit_id: "main~3" });
+      expect(ff.status).toBe(204);
+      expect(roundTrips(ff)).toBe(2);
+      expect(await remoteRef("upd")).toBe(await git(["rev-parse", "main~3"]));
+      const answer = async (res: Response) => ({ status: res.status, message: (await res.json()).message });
+      const back = await git(["rev-parse", "main~5"]);
+      expect(await answer(await put({ new_commit_id: back }))).toEqual({ status: 409, message: `the update of upd to ${back} is not a fast-forward; set force to move it anyway` });
+      expect(await answer(await put({ new_commit_id: "main", old_commit_id: back }))).toEqual({ status: 409, message: `the branch is at ${await git(["rev-parse", "main~3"])}, not at old_commit_id ${back}` });
+      expect((await put({ new_commit_id: back, force: true, old_commit_id: await git(["rev-parse", "main~3"]) })).status).toBe(204);
+      expect(await remoteRef("upd")).toBe(back);
+      expect(await answer(await put({ new_commit_id: "no-such-rev" }))).toEqual({ status: 404, message: "object does not exist [id: no-such-rev, rel_path: ]" });
+      expect(await answer(await put({ new_commit_id: "" }))).toEqual({ status: 422, message: "[NewCommitID]: Required" });
+      expect((await (await put({ new_commit_id: "main" }, owner.token, "no-such-branch")).json()).errors).toEqual(["branch does not exist [name: no-such-branch]"]);
+      expect(await answer(await put({ new_commit_id: "main" }, other.token))).toEqual({ status: 403, message: "user should have a permission to write to a repo" });
+      expect(await remoteRef("upd")).toBe(back);
+
+      const patch = (branch: string, name: string, token = owner.token) => api(`/branches/${branch}`, token, { method: "PATCH", json: { name } });
+      const renamed = await patch("upd", "renamed/upd");
+      expect(renamed.status).toBe(204);
+      expect(roundTrips(renamed)).toBe(2);
+      expect([await remoteRef("upd"), await remoteRef("renamed/upd")]).toEqual(["", back]);
+      const exists = "Cannot rename a branch using the same name or rename to a branch that already exists.";
+      expect(await answer(await patch("upd", "again"))).toEqual({ status: 404, message: "Branch doesn't exist." });
+      expect(await answer(await patch("renamed/upd", "main"))).toEqual({ status: 422, message: exists });
+      expect(await answer(await patch("renamed/upd", "renamed/upd"))).toEqual({ status: 422, message: exists });
+      expect(await answer(await patch("renamed/upd", "feature"))).toEqual({ status: 422, message: exists }); // `feature/x` is in the way
+      expect(await answer(await patch("renamed/upd", "a..b"))).toEqual({ status: 422, message: "[Name]: GitRefNameError" });
+      expect(await answer(await patch("renamed/upd", "x", other.token))).toEqual({ status: 403, message: "user should have a permission to write to a repo" });
+      const feeds = (await (await call("GET", `/api/v1/repos/${full}/activities/feeds?limit=10`, { headers: tokenAuth(owner.token) })).json()) as Json[];
+      expect(feeds.map((f) => `${f.op_type} ${f.ref_name}`)).toContain("delete_branch refs/heads/upd");
+
+      // the default branch: a writer who is not an admin may not rename it; its owner may, and HEAD follows
+      const name = uniqName("gad");
+      const at = (p: string, token: string, init: { method?: string; json?: unknown } = {}) => call(init.method ?? "GET", `/api/v1/repos/${owner.name}/${name}${p}`, { headers: tokenAuth(token), json: init.json });
+      expect((await call("POST", "/api/v1/user/repos", { headers: tokenAuth(owner.token), json: { name, auto_init: true } })).status).toBe(201);
+      expect((await at(`/collaborators/${other.name}`, owner.token, { method: "PUT", json: { permission: "write" } })).status).toBe(204);
+      expect(await answer(await at("/branches/main", other.token, { method: "PATCH", json: { name: "trunk" } }))).toEqual({ status: 403, message: "user should be an owner or a collaborator with admin write of a repository" });
+      expect((await at("/branches/main", owner.token, { method: "PATCH", json: { name: "trunk" } })).status).toBe(204);
+      expect((await (await at("", owner.token)).json()).default_branch).toBe("trunk");
+      expect(await s.gitText(["ls-remote", "--symref", `http://${owner.name}:${owner.token}@${host}/${owner.name}/${name}.git`, "HEAD"])).toMatch(/^ref: refs\/heads\/trunk\tHEAD/);
+    });
+
     it("names commit authors in the read's one round trip from the e-mails recorded as commits arrive (push, API commit, fork); unrecorded ones cost one more", async () => {
       const db = createClient({ url: target.databaseUrl });
       try {

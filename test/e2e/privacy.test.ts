@@ -850,12 +850,12 @@ const WRITE_PROBES: Probe[] = [
         ),
     }),
   ),
-  ...(["POST", "DELETE"] as const).map(
+  ...(["POST", "DELETE", "PUT", "PATCH"] as const).map(
     (method): Probe => ({
-      op: method === "POST" ? "repoCreateBranch" : "repoDeleteBranch",
+      op: ({ POST: "repoCreateBranch", DELETE: "repoDeleteBranch", PUT: "repoUpdateBranch", PATCH: "repoRenameBranch" } as const)[method],
       rule: "branch writes: a hidden repository answers as a missing one; non-writers of code get 403; the (empty) repository is refused",
       method,
-      json: method === "POST" ? { new_branch_name: "never" } : undefined,
+      json: ({ POST: { new_branch_name: "never" }, DELETE: undefined, PUT: { new_commit_id: "main" }, PATCH: { name: "never" } } as const)[method],
       cases: (w) =>
         w.repos.map((r) => ({
           path: `/api/v1/repos/${r.full}/branches${method === "POST" ? "" : "/main"}`,
