@@ -142,7 +142,8 @@ export async function createTag(ctx: Ctx, objects: ObjectStore, owner: string, n
     const c = await repo.readCommit(commit.oid);
     info = { name: want, id: commit.oid, object: commit.oid, tagger: c.committer, message: c.message };
   }
-  const event = await buildPushEvent(repo.commits, [{ name: ref, old: null, new: info.id }], repo.branches().map((b) => b.oid), eventLimits(o));
+  // Gitea's CreateTag notifies with the commit's id (a pushed tag's events carry the ref's value)
+  const event = await buildPushEvent(repo.commits, [{ name: ref, old: null, new: commit.oid }], repo.branches().map((b) => b.oid), eventLimits(o));
   const tx = {
     updates: [{ name: ref, old: null, new: info.id, peeled: stored ? commit.oid : null }],
     ...(stored ? { pack: stored.record } : {}),
@@ -172,7 +173,8 @@ export async function deleteTag(ctx: Ctx, objects: ObjectStore, owner: string, n
   reqCodeWriter(o);
   const ref = o.repo.ref(`${TAGS}${tag}`);
   if (!ref) throw notFound();
-  const event = await buildPushEvent(o.repo.commits, [{ name: ref.name, old: ref.oid, new: null }], [], eventLimits(o));
+  // Gitea's DeleteReleaseByID notifies with the release's commit id as the old value
+  const event = await buildPushEvent(o.repo.commits, [{ name: ref.name, old: ref.peeled ?? ref.oid, new: null }], [], eventLimits(o));
   const { result } = await commitWith(ctx, o, { updates: [{ name: ref.name, old: ref.oid, new: null }], sizeDelta: 0, empty: o.repo.isEmpty, event });
   if (!result.ok) {
     if (result.rejected.some((r) => r.actual === null)) throw notFound();

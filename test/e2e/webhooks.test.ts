@@ -113,6 +113,39 @@ for (const target of targets()) {
       expect(await pendingTasks(target.databaseUrl)).toBe(0);
     });
 
+    it("ref writes through the API deliver as the pushes they stand for: tag create (`create` + `push`) and delete (`delete`), branch update (`push`) and rename (`delete` + `create`)", async () => {
+      const org = uniqName("hk");
+      expect((await call("POST", "/api/v1/orgs", { headers: adminHeaders, json: { username: org } })).status).toBe(201);
+      const hook = await call("POST", `/api/v1/orgs/${org}/hooks`, { headers: adminHeaders, json: { type: "gitea", active: true, events: ["push", "create", "delete"], config: { url: `${receiver}?api`, content_type: "json" } } });
+      expect(hook.status).toBe(201);
+      const name = uniqName("hr");
+      const repo = await (await call("POST", `/api/v1/orgs/${org}/repos`, { headers: adminHeaders, json: { name, auto_init: true } })).json();
+      const at = (p: string, method: string, json?: unknown) => call(method, `/api/v1/repos/${org}/${name}${p}`, { headers: adminHeaders, json });
+      const main = (await (await at("/branches/main", "GET")).json()).commit.id as string;
+      expect((await at("/tags", "POST", { tag_name: "v1", message: "one" })).status).toBe(201);
+      const [tagCreate] = (await deliveries("create", repo.full_name, 1)).filter((d) => d.json.ref === "v1");
+      expect(tagCreate!.json).toMatchObject({ ref: "v1", ref_type: "tag", sha: main });
+      const tagPush = (await deliveries("push", repo.full_name, 1)).find((d) => d.json.ref === "refs/tags/v1");
+      // Gitea's CreateTag notifies with the commit's id, not the tag object's
+      expect(tagPush!.json).toMatchObject({ ref: "refs/tags/v1", before: "0000000000000000000000000000000000000000", after: main, total_commits: 0 });
+      expect((await at("/tags/v1", "DELETE")).status).toBe(204);
+      const [tagDelete] = await deliveries("delete", repo.full_name, 1);
+      expect(tagDelete!.json).toMatchObject({ ref: "v1", ref_type: "tag" });
+
+      expect((await at("/contents/next.txt", "POST", { content: Buffer.from("next\n").toString("base64"), message: "next", new_branch: "topic" })).status).toBe(201);
+      const topic = (await (await at("/branches/topic", "GET")).json()).commit.id as string;
+      expect((await at("/branches/main", "PUT", { new_commit_id: "topic" })).status).toBe(204);
+      // pushes so far: the tag's create and delete, the new branch, and this update
+      const forward = (await deliveries("push", repo.full_name, 4)).find((d) => d.json.ref === "refs/heads/main");
+      expect(forward!.json).toMatchObject({ before: main, after: topic, total_commits: 1, commits: [{ id: topic, message: "next\n" }] });
+      expect((await at("/branches/topic", "PATCH", { name: "renamed" })).status).toBe(204);
+      const gone = (await deliveries("delete", repo.full_name, 2)).find((d) => d.json.ref === "topic");
+      expect(gone!.json).toMatchObject({ ref_type: "branch" });
+      const made = (await deliveries("create", repo.full_name, 3)).find((d) => d.json.ref === "renamed");
+      expect(made!.json).toMatchObject({ ref_type: "branch", sha: topic });
+      expect(await pendingTasks(target.databaseUrl)).toBe(0);
+    });
+
     it("a Slack hook gets Slack's messages of a git push; a tag's push (no commits) reaches only the gitea hook", async () => {
       const org = uniqName("ck");
       expect((await call("POST", "/api/v1/orgs", { headers: adminHeaders, json: { username: org } })).status).toBe(201);
