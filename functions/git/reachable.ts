@@ -14,6 +14,8 @@ import { type Commits, objectsToSend, rangeWalk } from "./walk.ts";
 
 /** Objects the refs reach, by the set of their ids (objects are content: the same ids reach the same objects anywhere). */
 const REACHED = new LruCache<Set<string>>(32 * 1024 * 1024);
+/** Commits the refs reach, by the same key: what an id in a REST route needs (a permalink to an old commit). */
+const HISTORY = new LruCache<Set<string>>(16 * 1024 * 1024);
 
 /** What the refs name, peeled: the commits, the trees, and every other object (tags on the way, blobs). */
 export async function refEnds(state: RepoState, commits: Commits): Promise<{ commits: string[]; trees: string[]; others: string[] }> {
@@ -45,10 +47,11 @@ function tipsOf(state: RepoState): Set<string> {
 
 /**
  * The first of `oids` no ref reaches (null: every one is reached). Each must exist — one that
- * does not is returned as unreached. Commits are checked by a walk that stops where history meets
- * the refs'; trees, blobs and tags only when some ref was ever deleted or moved back, against the
- * set of objects the refs reach (walked once per set of ref tips: a partial clone's lazy fetches
- * ask again and again while the refs stay where they are).
+ * does not is returned as unreached. Only when some ref was ever deleted or moved back is anything
+ * walked: against the set of objects the refs reach when it is known (walked once per set of ref
+ * tips, when a tree, blob or tag was asked for: a partial clone's lazy fetches ask again and again
+ * while the refs stay where they are), else commits against the history the refs reach (walked
+ * once per set of ref tips too).
  */
 export async function firstUnreached(oids: readonly string[], state: RepoState, reader: ObjectReader, commits: Commits): Promise<string | null> {
   const tips = tipsOf(state);
@@ -61,19 +64,25 @@ export async function firstUnreached(oids: readonly string[], state: RepoState, 
     if (type === "commit") otherCommits.push(oid);
     else otherObjects.push(oid);
   }
-  if (otherCommits.length === 0 && otherObjects.length === 0) return null;
+  // while no ref was ever deleted or moved back, everything stored is reachable (a fork starts
+  // `unreachable` when its base's packs hold what its refs do not reach: queries/repos.ts forkGit)
+  if ((otherCommits.length === 0 && otherObjects.length === 0) || !state.unreachable) return null;
+  const key = createHash("sha1").update(state.refs.map((r) => r.oid).sort().join("\n")).digest("hex");
+  const known = REACHED.get(key);
+  if (known) return [...otherCommits, ...otherObjects].find((o) => !known.has(o)) ?? null;
   const ends = await refEnds(state, commits);
   if (otherCommits.length > 0) {
-    const r = await rangeWalk(commits, { include: otherCommits, exclude: ends.commits });
-    if (r.commits.length > 0) return r.commits[0]!;
+    let history = HISTORY.get(key);
+    if (!history) {
+      history = new Set((await rangeWalk(commits, { include: ends.commits, exclude: [] })).commits);
+      HISTORY.set(key, history, history.size * 100);
+    }
+    const missing = otherCommits.find((c) => !history!.has(c));
+    if (missing) return missing;
   }
-  if (otherObjects.length === 0 || !state.unreachable) return null;
-  const key = createHash("sha1").update(state.refs.map((r) => r.oid).sort().join("\n")).digest("hex");
-  let reached = REACHED.get(key);
-  if (!reached) {
-    const all = await rangeWalk(commits, { include: ends.commits, exclude: [] });
-    reached = new Set([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
-    REACHED.set(key, reached, reached.size * 100);
-  }
+  if (otherObjects.length === 0) return null;
+  const all = await rangeWalk(commits, { include: ends.commits, exclude: [] });
+  const reached = new Set([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
+  REACHED.set(key, reached, reached.size * 100);
   return otherObjects.find((o) => !reached.has(o)) ?? null;
 }
