@@ -26,7 +26,9 @@ const notExist = (id: string) => `object does not exist [id: ${id}, rel_path: ]`
  * `{ error }` carries Go's message: a length no object format has, or hex.DecodeString's.
  */
 function fullId(sha: string): { id: string } | { error: string } {
-  if (sha.length !== 40) return { error: `length ${sha.length} has no matched object format: ${sha}` };
+  // Go counts bytes
+  const length = Buffer.byteLength(sha);
+  if (length !== 40) return { error: `length ${length} has no matched object format: ${sha}` };
   const bad = /[^0-9a-fA-F]/.exec(sha);
   if (bad) return { error: `encoding/hex: invalid byte: U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")} ${JSON.stringify(bad[0]).replace(/^"|"$/g, "'")}` };
   return { id: sha.toLowerCase() };

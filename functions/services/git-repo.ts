@@ -160,8 +160,8 @@ export async function resolveObject(repo: Repository, expr: string): Promise<str
   const [rev, path] = colon < 0 ? [expr, null] : [expr.slice(0, colon), expr.slice(colon + 1)];
   const m = /^(.*?)((?:~\d*|\^\d*|\^\{[a-z]*\})*)$/.exec(rev);
   if (!m || m[1] === "") return null;
-  let oid = baseObject(repo, m[1]!);
-  if (!oid || !(await repo.reaches(oid))) return null;
+  let oid = await baseObject(repo, m[1]!);
+  if (!oid) return null;
   for (const [, tilde, tildeN, caret, caretN, peel] of m[2]!.matchAll(/(~)(\d*)|(\^)(\d*)(?!\{)|\^\{([a-z]*)\}/g)) {
     if (peel !== undefined) {
       oid = await peelTo(repo, oid, peel);
@@ -184,17 +184,19 @@ export async function resolveObject(repo: Repository, expr: string): Promise<str
   return e?.oid ?? null;
 }
 
-/** A name's object before any step: a full id, HEAD, a ref (rev-parse's order), a unique abbreviated id. */
-function baseObject(repo: Repository, name: string): string | null {
-  if (/^[0-9a-f]{40}$/i.test(name) && repo.reader.has(name.toLowerCase())) return name.toLowerCase();
+/**
+ * A name's object before any step: 40 hex digits are an id (never a ref name, as git reads them),
+ * then HEAD, a ref (rev-parse's order), a unique abbreviated id — ids only among what the refs
+ * reach (Repository.objectById).
+ */
+async function baseObject(repo: Repository, name: string): Promise<string | null> {
+  if (/^[0-9a-f]{40}$/i.test(name)) return repo.objectById(name);
   if (name === "HEAD") return repo.state.head ? (repo.ref(repo.state.head)?.oid ?? null) : null;
   for (const full of [name, `refs/${name}`, `refs/tags/${name}`, `refs/heads/${name}`]) {
     const r = full.startsWith("refs/") ? repo.ref(full) : null;
     if (r) return r.oid;
   }
-  if (!/^[0-9a-f]{4,39}$/i.test(name)) return null;
-  const ids = repo.reader.findPrefix(name.toLowerCase(), 2);
-  return ids.length === 1 ? ids[0]! : null;
+  return /^[0-9a-f]{4,39}$/i.test(name) ? repo.objectById(name) : null;
 }
 
 /**

@@ -8,7 +8,7 @@ import { type TagInfo, toTag } from "../convert/git.ts";
 import { buildPushEvent } from "../git/events.ts";
 import { parseTag, serializeTag, splitTagSignature, stripspace } from "../git/objects/commit.ts";
 import { PackBuilder } from "../git/pack/builder.ts";
-import { refNameProblem } from "../git/refname.ts";
+import { refNameLengthProblem, refNameProblem } from "../git/refname.ts";
 import type { Repository } from "../git/repo/repository.ts";
 import { type ObjectStore, packFileNames } from "../git/storage/object-store.ts";
 import type { Ref } from "../git/storage/ref-store.ts";
@@ -62,7 +62,7 @@ async function tagOf(repo: Repository, ref: Ref): Promise<ListedTag> {
  */
 const byGiteaOrder = (a: ListedTag, b: ListedTag) => b.when - a.when || b.derefWhen - a.derefWhen || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-/** What the tag list's `page`/`limit` select: no page (or page 0, Gitea's FormInt) is every tag. */
+/** What the tag list's `page`/`limit` select: no page, or one ≤ 0 (Gitea's FormInt and PaginateSlice), is every tag. */
 export interface TagPage {
   page: number;
   limit: number;
@@ -76,7 +76,7 @@ export async function listTags(ctx: Ctx, objects: ObjectStore, owner: string, na
   const o = await openRepo(ctx, objects, owner, name);
   const all = await Promise.all(o.repo.tags().map((r) => tagOf(o.repo, r)));
   all.sort(byGiteaOrder);
-  const shown = page.page === 0 ? all : all.slice((Math.max(page.page, 1) - 1) * page.limit, Math.max(page.page, 1) * page.limit);
+  const shown = page.page <= 0 ? all : all.slice((page.page - 1) * page.limit, page.page * page.limit);
   return { total: all.length, tags: shown.map((t) => toTag(o.urls, t)) };
 }
 
@@ -121,7 +121,10 @@ export async function createTag(ctx: Ctx, objects: ObjectStore, owner: string, n
     const have = r.name.slice(TAGS.length);
     if (have.toLowerCase() === lower) throw conflict(`tag already exists [name: ${want}]`);
   }
-  if (want.startsWith("-") || refNameProblem(`${TAGS}${want}`) !== null) throw unprocessable(`release tag name is not valid [tag_name: ${want}]`);
+  // git's rules for a ref name, and the lengths git can store (a component of at most 255 bytes)
+  if (want.startsWith("-") || refNameProblem(`${TAGS}${want}`) !== null || refNameLengthProblem(`${TAGS}${want}`) !== null) {
+    throw unprocessable(`release tag name is not valid [tag_name: ${want}]`);
+  }
   // git's directory/file rule: `a` and `a/b` cannot both be tags
   const inWay = repo.tags().find((r) => `${r.name}/`.startsWith(`${TAGS}${want}/`) || `${TAGS}${want}/`.startsWith(`${r.name}/`));
   if (inWay) throw conflict(`tag ${inWay.name.slice(TAGS.length)} exists; cannot create tag ${want}`);
@@ -165,19 +168,22 @@ export async function createTag(ctx: Ctx, objects: ObjectStore, owner: string, n
 }
 
 /**
- * DELETE /repos/{owner}/{repo}/tags/{tag} (repoDeleteTag) → 204; a missing tag 404. Every tag here
+ * DELETE /repos/{owner}/{repo}/tags/{tag} (repoDeleteTag) → 204; a missing tag 404; the name
+ * matched as Gitea's release rows match it (an exact match, else in any letter case). Every tag here
  * is a plain tag (no releases), so none is refused as "attached to a release".
  */
 export async function deleteTag(ctx: Ctx, objects: ObjectStore, owner: string, name: string, tag: string) {
   const o = await openRepo(ctx, objects, owner, name, { write: true });
   reqCodeWriter(o);
-  const ref = o.repo.ref(`${TAGS}${tag}`);
+  // Gitea finds the tag by its release row, which compares lower-cased: the exact name first
+  const lower = `${TAGS}${tag}`.toLowerCase();
+  const ref = o.repo.ref(`${TAGS}${tag}`) ?? o.repo.tags().find((r) => r.name.toLowerCase() === lower) ?? null;
   if (!ref) throw notFound();
   // Gitea's DeleteReleaseByID notifies with the release's commit id as the old value
   const event = await buildPushEvent(o.repo.commits, [{ name: ref.name, old: ref.peeled ?? ref.oid, new: null }], [], eventLimits(o));
   const { result } = await commitWith(ctx, o, { updates: [{ name: ref.name, old: ref.oid, new: null }], sizeDelta: 0, empty: o.repo.isEmpty, event });
   if (!result.ok) {
     if (result.rejected.some((r) => r.actual === null)) throw notFound();
-    throw new ApiError(409, `tag ${tag} was updated by someone else; try again`);
+    throw new ApiError(409, `tag ${ref.name.slice(TAGS.length)} was updated by someone else; try again`);
   }
 }

@@ -6,7 +6,10 @@
  * shows them; what a force-push left behind answers as missing wherever an id names it; Gitea's
  * refusals; the round trips of each answer.
  */
+import { createHash } from "node:crypto";
 import { writeFileSync, mkdirSync, symlinkSync, chmodSync } from "node:fs";
+import { ZERO_OID } from "../../functions/git/bytes.ts";
+import { DELIM, FLUSH, pkt } from "../../functions/git/pkt-line.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { giteaShapeErrors } from "../fixtures/gitea-schema.ts";
 import { roundTrips } from "../fixtures/app.ts";
@@ -99,7 +102,8 @@ for (const target of targets()) {
         const r = rows.find((x) => x.name === t.name)!;
         const contents = await git(["for-each-ref", "--format=%(contents)", `refs/tags/${t.name}`]);
         const signature = await git(["for-each-ref", "--format=%(contents:signature)", `refs/tags/${t.name}`]);
-        const message = r.type === "tree" ? "" : `${contents.slice(0, contents.length - signature.length)}\n`.replace(/\n\n$/, "\n");
+        // Gitea's message ends before the line break in front of a signature
+        const message = r.type === "tree" ? "" : signature ? contents.slice(0, contents.length - signature.length - 1) : `${contents}\n`;
         expect(t, t.name).toEqual({
           name: t.name,
           message,
@@ -110,6 +114,7 @@ for (const target of targets()) {
         });
         expect(giteaShapeErrors("Tag", t), t.name).toEqual([]);
       }
+      expect(((await (await api("/tags?page=-1&limit=2", other.token)).json()) as Json[]).length).toBe(rows.length); // page ≤ 0: every tag (PaginateSlice)
       const page2 = (await (await api("/tags?page=2&limit=3", other.token)).json()) as Json[];
       expect(page2.map((t) => t.name)).toEqual(order.slice(3, 6).map((r) => r.name));
       // anonymous readers of a public repository list the same
@@ -188,6 +193,8 @@ for (const target of targets()) {
       await refuse({ tag_name: "rel" }, 409, "tag rel/v1 exists; cannot create tag rel");
       await refuse({ tag_name: "a..b" }, 422, "release tag name is not valid [tag_name: a..b]");
       await refuse({ tag_name: "-x" }, 422, "release tag name is not valid [tag_name: -x]");
+      const long = "c".repeat(256); // a component git cannot store (255 bytes at most)
+      await refuse({ tag_name: long }, 422, `release tag name is not valid [tag_name: ${long}]`);
       await refuse({ tag_name: "" }, 422, "[TagName]: Required");
       await refuse({ tag_name: "fresh" }, 403, "user should have a permission to write to a repo", other.token);
       expect((await api("/tags", undefined, { method: "POST", json: { tag_name: "fresh" } })).status).toBe(401);
@@ -197,7 +204,8 @@ for (const target of targets()) {
     it("delete tag rule: 204 and gone from the remote and the feed says delete_tag; a missing tag 404; readers 403", async () => {
       expect((await api("/tags", owner.token, { method: "POST", json: { tag_name: "doomed/tag", message: "bye" } })).status).toBe(201);
       expect((await api("/tags/doomed/tag", other.token, { method: "DELETE" })).status).toBe(403);
-      const del = await api("/tags/doomed/tag", owner.token, { method: "DELETE" });
+      // the name in another letter case finds it, as Gitea's release rows do
+      const del = await api("/tags/Doomed/TAG", owner.token, { method: "DELETE" });
       expect(del.status).toBe(204);
       expect(roundTrips(del)).toBe(2);
       expect(await s.gitText(["ls-remote", "--tags", `http://${host}/${full}.git`])).not.toContain("doomed/tag");
@@ -281,7 +289,7 @@ for (const target of targets()) {
           tag: name,
           sha,
           url: `${target.url}/api/v1/repos/${full}/git/tags/${sha}`,
-          message: `${contents.slice(0, contents.length - signature.length)}\n`.replace(/\n\n$/, "\n"),
+          message: signature ? contents.slice(0, contents.length - signature.length - 1) : `${contents}\n`,
           tagger: { name: taggerName, email: taggerEmail, date: new Date(Number(unix) * 1000).toISOString().replace(/\.000Z$/, "Z") },
           object: { type: "commit", url: `${target.url}/api/v1/repos/${full}/git/commits/${commit}`, sha: commit },
           verification: { verified: false, reason: "gpg.error.not_signed_commit", signature: "", signer: null, payload: "" },
@@ -325,6 +333,55 @@ for (const target of targets()) {
       }
       // and exactly as an id that never existed answers
       const never = "1234567890abcdef1234567890abcdef12345678";
+      // on the wire: a have of it is not acknowledged, a ref cannot be made to name it
+      const raw = (path: string, type: string, body: Buffer<ArrayBuffer>, extra: Record<string, string> = {}) =>
+        fetch(`${target.url}/${owner.name}/${name}.git/${path}`, { method: "POST", headers: { Authorization: `token ${owner.token}`, "Content-Type": `application/x-${type}-request`, ...extra }, body });
+      const tip = await s.gitText(["rev-parse", "HEAD"], { cwd: work });
+      const have = async (id: string) =>
+        (await (await raw("git-upload-pack", "git-upload-pack", Buffer.concat([pkt("command=fetch\n"), pkt("object-format=sha1\n"), DELIM, pkt(`want ${tip}\n`), pkt(`have ${id}\n`), FLUSH]), { "Git-Protocol": "version=2" })).text()).replaceAll(id, "<id>");
+      expect(await have(commit)).toBe(await have(never));
+      expect(await have(commit)).toContain("NAK");
+      const emptyPack = (() => {
+        const body = Buffer.from([0x50, 0x41, 0x43, 0x4b, 0, 0, 0, 2, 0, 0, 0, 0]);
+        return Buffer.concat([body, createHash("sha1").update(body).digest()]);
+      })();
+      const create = async (id: string) =>
+        (await (await raw("git-receive-pack", "git-receive-pack", Buffer.concat([pkt(`${ZERO_OID} ${id} refs/heads/revived\0report-status\n`), FLUSH, emptyPack]))).text()).replaceAll(id, "<id>");
+      expect(await create(commit)).toBe(await create(never));
+      expect(await create(commit)).toContain("ng refs/heads/revived missing necessary objects");
+      // an abbreviated id: what was left behind does not make a prefix ambiguous
+      let filler = 0;
+      let twin = "";
+      for (; !twin.startsWith(tip.slice(0, 4)); filler++) twin = createHash("sha1").update(`blob ${String(filler).length + 1}\0${filler}\n`).digest("hex");
+      writeFileSync(`${work}/twin.txt`, `${filler - 1}\n`);
+      await s.git(["checkout", "-q", "-b", "twin"], { cwd: work });
+      await s.git(["add", "twin.txt"], { cwd: work });
+      await s.git(["commit", "-q", "-m", "twin"], { cwd: work });
+      expect(await s.gitText(["rev-parse", "HEAD:twin.txt"], { cwd: work })).toBe(twin);
+      await s.git(["push", "-q", url, "twin"], { cwd: work });
+      const short = tip.slice(0, 4);
+      expect((await at(`/git/commits/${short}`)).status).toBe(404); // ambiguous while both are reachable, as in git
+      expect((await call("DELETE", `/api/v1/repos/${owner.name}/${name}/branches/twin`, { headers: tokenAuth(owner.token) })).status).toBe(204);
+      for (const p of [`/git/commits/${short}`, `/git/trees/${short}`, `/commits?sha=${short}`, `/archive/${short}.tar.gz`]) {
+        const res = await at(p);
+        expect(res.status, p).toBe(200);
+        await res.arrayBuffer();
+      }
+      // 40 hex digits are an id, never a branch's name: a branch named like a hidden id or a never-stored one changes nothing
+      for (const id of [commit, never]) {
+        expect((await call("POST", `/api/v1/repos/${owner.name}/${name}/branches`, { headers: tokenAuth(owner.token), json: { new_branch_name: id, old_ref_name: "main" } })).status).toBe(201);
+      }
+      for (const [p, q] of [[`/git/commits/${commit}`, `/git/commits/${never}`], [`/git/trees/${commit}`, `/git/trees/${never}`]] as const) {
+        const a = await at(p);
+        const b = await at(q);
+        expect({ status: a.status, body: (await a.text()).replaceAll(commit, never) }, p).toEqual({ status: b.status, body: await b.text() });
+      }
+      const tagAt = async (id: string) => {
+        const res = await call("POST", `/api/v1/repos/${owner.name}/${name}/tags`, { headers: tokenAuth(owner.token), json: { tag_name: `t-${id.slice(0, 6)}`, target: id } });
+        return { status: res.status, message: String((await res.json()).message).replaceAll(id, "<id>") };
+      };
+      expect(await tagAt(commit)).toEqual(await tagAt(never));
+      expect((await tagAt(never)).status).toBe(404); // Gitea's ConvertToGitID: 40 hex digits are an id
       for (const [p, q] of [[`/git/blobs/${blob}`, `/git/blobs/${never}`], [`/git/commits/${commit}`, `/git/commits/${never}`], [`/contents/secret.txt?ref=${commit}`, `/contents/secret.txt?ref=${never}`]] as const) {
         const a = await at(p);
         const b = await at(q);

@@ -134,12 +134,15 @@ describe("messages", () => {
     }
   });
 
-  it("a tag's message is shown without the signature block git appends (the last armour line on)", () => {
-    const sig = "-----BEGIN PGP SIGNATURE-----\n\nabc\n-----END PGP SIGNATURE-----\n";
-    expect(splitTagSignature(`release\n${sig}`)).toEqual({ message: "release\n", signature: sig });
-    expect(splitTagSignature(sig)).toEqual({ message: "", signature: sig });
-    const ssh = "-----BEGIN SSH SIGNATURE-----\nx\n-----END SSH SIGNATURE-----\n";
-    expect(splitTagSignature(`quote:\n-----BEGIN PGP SIGNATURE----- in the text\nmore\n${ssh}`).message).toBe("quote:\n-----BEGIN PGP SIGNATURE----- in the text\nmore\n");
+  it("a tag's message is shown without its signature block, as Gitea's parsePayloadSignature splits it (the last BEGIN … SIGNATURE line an END line follows; the line break before it goes too)", () => {
+    const sig = "-----BEGIN PGP SIGNATURE-----\n\nabc\n-----END PGP SIGNATURE-----";
+    expect(splitTagSignature(`release\n${sig}\n`)).toEqual({ message: "release", signature: sig });
+    expect(splitTagSignature(`${sig}\n`)).toEqual({ message: "", signature: sig });
+    const ssh = "-----BEGIN SSH SIGNATURE-----\nx\n-----END SSH SIGNATURE-----";
+    expect(splitTagSignature(`notes\n\n${ssh}\n`)).toEqual({ message: "notes\n", signature: ssh });
+    // an armour line without its END, or one that is not a signature's, stays in the message
+    expect(splitTagSignature("quote:\n-----BEGIN PGP SIGNATURE-----\nmore\n").signature).toBeNull();
+    expect(splitTagSignature("-----BEGIN SIGNED MESSAGE-----\nx\n-----END SIGNED MESSAGE-----\n").signature).toBeNull();
     expect(splitTagSignature("plain\n")).toEqual({ message: "plain\n", signature: null });
   });
 });

@@ -219,18 +219,25 @@ export function stripspace(message: string, comment?: string): string {
   return out;
 }
 
-/** The armour lines a signature appended to a tag's message starts with (git's gpg-interface formats). */
-const SIGNATURE_STARTS = ["-----BEGIN PGP SIGNATURE-----", "-----BEGIN PGP MESSAGE-----", "-----BEGIN SSH SIGNATURE-----", "-----BEGIN SIGNED MESSAGE-----"];
-
-/** Where the last line starting with `needle` starts, or -1. */
-function lastLineStart(s: string, needle: string): number {
-  const i = s.lastIndexOf(`\n${needle}`);
-  if (i >= 0) return i + 1;
-  return s.startsWith(needle) ? 0 : -1;
-}
-
-/** A tag message without the signature git appends to it (`git tag -s`), and that signature. */
+/**
+ * A tag message without the signature git appends to it (`git tag -s`), as Gitea's
+ * parsePayloadSignature splits it: the last line `-----BEGIN <X> SIGNATURE-----` that a
+ * `-----END <X> SIGNATURE-----` line follows starts the signature, and the message ends before the
+ * line break in front of it.
+ */
 export function splitTagSignature(message: string): { message: string; signature: string | null } {
-  const at = Math.max(...SIGNATURE_STARTS.map((start) => lastLineStart(message, start)));
-  return at < 0 ? { message, signature: null } : { message: message.slice(0, at), signature: message.slice(at) };
+  let start = -1;
+  let end = -1;
+  for (let pos = 0; ; ) {
+    const eol = message.indexOf("\n", pos);
+    if (eol < 0) break;
+    const m = /^-----BEGIN (.*) SIGNATURE-----$/s.exec(message.slice(pos, eol));
+    if (m) {
+      const close = `\n-----END ${m[1]} SIGNATURE-----`;
+      const at = message.indexOf(close, pos);
+      if (at >= 0) [start, end] = [pos, at + close.length];
+    }
+    pos = eol + 1;
+  }
+  return start < 0 ? { message, signature: null } : { message: message.slice(0, Math.max(0, start - 1)), signature: message.slice(start, end) };
 }

@@ -13,6 +13,7 @@ import { indexPack, type IndexedPack } from "../pack/indexer.ts";
 import { ObjectReader } from "../pack/reader.ts";
 import { FLUSH, pkt, pktFitted, PktReader } from "../pkt-line.ts";
 import { isBranchRef, isPushableRef, refConflictMessage, RefNames, refNameLengthProblem } from "../refname.ts";
+import { firstUnreached } from "../reachable.ts";
 import { packFileNames } from "../storage/object-store.ts";
 import type { PackRecord, RefTransaction, RepoState } from "../storage/ref-store.ts";
 import { Commits, isAncestor } from "../walk.ts";
@@ -168,8 +169,10 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
         c.error = "missing necessary objects";
         continue;
       }
+      // an object the refs left behind counts as missing unless this push brought it: a ref
+      // cannot bring back by id what a force-push or deletion hid (git takes any stored object)
       const type = await reader0.typeOf(c.new);
-      if (!type) {
+      if (!type || (!(indexed && indexed.idx.find(c.new) >= 0) && (await firstUnreached([c.new], state, reader0, new Commits(reader0))) !== null)) {
         c.error = "missing necessary objects";
         continue;
       }

@@ -183,7 +183,8 @@ async function fetchV2(ctx: GitContext, args: string[]): Promise<ReadableStream<
   const reader = await ObjectReader.open(ctx.objects, state.packs);
   const commits = new Commits(reader);
   await checkWants(f.wants, state, reader, commits);
-  const common = f.haves.filter((h) => reader.has(h));
+  const common: string[] = [];
+  for (const h of f.haves) if (await reachedHave(h, state, reader, commits)) common.push(h);
   const sections: (Uint8Array | (() => Promise<ReadableStream<Uint8Array> | Uint8Array>))[] = [];
   if (!f.done) {
     const lines = ["acknowledgments", ...(common.length === 0 ? ["NAK"] : common.map((c) => `ACK ${c}`))];
@@ -277,7 +278,7 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
     if (typeof l === "string" && l.startsWith("have ")) {
       const oid = oidArg(l, "have ");
       f.haves.push(oid);
-      if (reader2.has(oid)) {
+      if (await reachedHave(oid, state, reader2, commits)) {
         gotCommon = true;
         lastHex = oid;
         common.push(oid);
@@ -303,6 +304,13 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
 }
 
 // ---------------------------------------------------------------- shared
+
+/**
+ * A have is common only when a ref reaches it: one the refs left behind is acknowledged as an id
+ * never stored is (NAK), so negotiation tells no one what is still kept (git ACKs any stored object).
+ */
+const reachedHave = async (oid: string, state: RepoState, reader: ObjectReader, commits: Commits) =>
+  reader.has(oid) && (await firstUnreached([oid], state, reader, commits)) === null;
 
 /**
  * Wants must exist and be reachable from a ref (reachable.ts): a tip, a commit a tip reaches

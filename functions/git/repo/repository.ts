@@ -47,6 +47,9 @@ export function splitPath(path: string): string[] {
   return parts;
 }
 
+/** How many objects sharing an abbreviated id are looked at once some were left behind (more: ambiguous). */
+const PREFIX_CANDIDATES = 64;
+
 /** A read view of one repository at one RefStore snapshot. */
 export class Repository {
   readonly repoId: string;
@@ -118,18 +121,41 @@ export class Repository {
     if (branch) return fromRef(branch, "branch");
     const tag = this.ref(`refs/tags/${rev}`);
     if (tag) return fromRef(tag, "tag");
-    if (/^[0-9a-f]{4,40}$/i.test(rev)) {
-      const hex = rev.toLowerCase();
-      const ids = hex.length === 40 ? (this.reader.has(hex) ? [hex] : []) : this.reader.findPrefix(hex, 2);
-      if (ids.length !== 1 || !(await this.reaches(ids[0]!))) return null;
-      const p = await this.commits.peel(ids[0]!).catch(() => null);
-      return p?.type === "commit" ? { oid: p.oid, ref: null, kind: "commit" } : null;
+    return /^[0-9a-f]{4,40}$/i.test(rev) ? this.resolveId(rev) : null;
+  }
+
+  /** A full or abbreviated id (objectById), peeled to its commit. */
+  private async resolveId(hex: string): Promise<Resolved | null> {
+    const id = await this.objectById(hex);
+    if (!id) return null;
+    const p = await this.commits.peel(id).catch(() => null);
+    return p?.type === "commit" ? { oid: p.oid, ref: null, kind: "commit" } : null;
+  }
+
+  /**
+   * The object a full id, or an abbreviated one (≥ 4 hex digits), names among those a ref reaches
+   * (Repository.reaches): what the refs left behind neither matches nor makes a prefix ambiguous,
+   * so an answer never tells it is still stored. Null when none or several match.
+   */
+  async objectById(hex: string): Promise<string | null> {
+    const h = hex.toLowerCase();
+    if (h.length === 40) return this.reader.has(h) && (await this.reaches(h)) ? h : null;
+    // while nothing was ever left behind, every stored object counts: two candidates decide
+    const limit = this.state.unreachable ? PREFIX_CANDIDATES : 2;
+    const found = this.reader.findPrefix(h, limit);
+    if (found.length >= limit && limit > 2) return null; // too many to sort out: ambiguous
+    let one: string | null = null;
+    for (const id of found) {
+      if (!(await this.reaches(id))) continue;
+      if (one) return null;
+      one = id;
     }
-    return null;
+    return one;
   }
 
   private async revParse(rev: string): Promise<Resolved | null> {
-    if (/^[0-9a-f]{40}$/i.test(rev) && this.reader.has(rev.toLowerCase())) return this.resolve(rev.toLowerCase());
+    // 40 hex digits are an object id, never a ref name (git's get_oid_basic)
+    if (/^[0-9a-f]{40}$/i.test(rev)) return this.resolveId(rev);
     if (rev === "HEAD") return this.resolve(rev);
     for (const name of [rev, `refs/${rev}`, `refs/tags/${rev}`, `refs/heads/${rev}`]) {
       if (name.startsWith("refs/") && this.ref(name)) return this.resolve(name);
