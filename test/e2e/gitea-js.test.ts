@@ -47,6 +47,30 @@ for (const target of targets()) {
       expect(version.data.version).toMatch(/^\d+\.\d+\.\d+/);
     });
 
+    it("drives the git content routes: creates, lists and reads a tag, walks the tree, reads a blob and the tag object, renames a branch", async () => {
+      const api = giteaApi(target.url, { token: target.admin.token, customFetch: fetch });
+      const owner = target.admin.name;
+      const name = uniqName("gjsrepo");
+      expect((await api.user.createCurrentUserRepo({ name, auto_init: true })).status).toBe(201);
+      const tag = await api.repos.repoCreateTag(owner, name, { tag_name: "v1.0", message: "first release", target: "main" });
+      expect(tag.status).toBe(201);
+      expect(tag.data).toMatchObject({ name: "v1.0", message: "first release\n" });
+      expect((await api.repos.repoListTags(owner, name)).data.map((t) => t.name)).toEqual(["v1.0"]);
+      expect((await api.repos.repoGetTag(owner, name, "v1.0")).data.id).toBe(tag.data.id);
+      const annotated = await api.repos.getAnnotatedTag(owner, name, tag.data.id!);
+      expect(annotated.data).toMatchObject({ tag: "v1.0", object: { type: "commit", sha: tag.data.commit!.sha } });
+      const tree = await api.repos.getTree(owner, name, "main", { recursive: true });
+      const readme = tree.data.tree!.find((e) => e.path === "README.md")!;
+      expect(readme).toMatchObject({ type: "blob", mode: "100644" });
+      const blob = await api.repos.getBlob(owner, name, readme.sha!);
+      expect(Buffer.from(blob.data.content!, "base64").toString()).toContain(`# ${name}`);
+      // gitea-js's repoUpdateBranch is Gitea's PATCH: a rename
+      expect((await api.repos.repoCreateBranch(owner, name, { new_branch_name: "topic" })).status).toBe(201);
+      expect((await api.repos.repoUpdateBranch(owner, name, "topic", { name: "renamed" })).status).toBe(204);
+      expect((await api.repos.repoGetBranch(owner, name, "renamed")).data.name).toBe("renamed");
+      expect((await api.repos.repoDeleteTag(owner, name, "v1.0")).status).toBe(204);
+    });
+
     it("gitea-js sees Gitea's errors as rejected responses with {message,url}", async () => {
       const api = giteaApi(target.url, { token: target.admin.token, customFetch: fetch });
       await expect(api.users.userGet("no-such-user-anywhere")).rejects.toMatchObject({ status: 404, error: { message: "The target couldn't be found." } });

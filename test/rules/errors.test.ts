@@ -62,7 +62,7 @@ describe("bad input gets a clear 4xx in Gitea's shape", () => {
     for (const [method, path, allow] of [
       ["PUT", "/api/v1/version", "GET, HEAD"],
       ["POST", `/api/v1/repos/${u.name}/m405`, "GET, PATCH, DELETE, HEAD"],
-      ["PUT", `/api/v1/repos/${u.name}/m405/branches/a/b`, "GET, DELETE, HEAD"],
+      ["POST", `/api/v1/repos/${u.name}/m405/branches/a/b`, "GET, PUT, PATCH, DELETE, HEAD"],
       ["PATCH", `/api/v1/repos/${u.name}/m405/contents/dir/a.txt`, "GET, POST, PUT, DELETE, HEAD"],
     ] as const) {
       const res = await t.request(path, { method, headers: token(await u.token()), json: {} });
