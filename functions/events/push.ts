@@ -38,9 +38,16 @@ const pushCommit = (c: CommitSummary) => ({
   Timestamp: goTime(c.committer),
 });
 
-/** Gitea's PushCommits JSON (`NewPushCommits()` when a ref carries no commits). */
+/**
+ * Gitea's PushCommits JSON: a deleted ref's is `NewPushCommits()`; a new tag's names no commits
+ * but its commit as the head and a compare from the zero id (services/repository/push.go).
+ */
 function pushCommitsJson(a: PushActor, r: RefChange): string {
-  if (r.kind === "delete" || !r.name.startsWith("refs/heads/")) return JSON.stringify({ Commits: [], HeadCommit: null, CompareURL: "", Len: 0 });
+  if (r.kind === "delete") return JSON.stringify({ Commits: [], HeadCommit: null, CompareURL: "", Len: 0 });
+  if (r.name.startsWith("refs/tags/")) {
+    return JSON.stringify({ Commits: [], HeadCommit: r.head ? pushCommit(r.head) : null, CompareURL: `${a.ownerName}/${a.repoName}/compare/${ZERO}...${r.new}`, Len: 0 });
+  }
+  if (!r.name.startsWith("refs/heads/")) return JSON.stringify({ Commits: [], HeadCommit: null, CompareURL: "", Len: 0 });
   const commits = r.commits.map(pushCommit);
   return JSON.stringify({
     Commits: commits,

@@ -9,7 +9,8 @@ import { errorResponses } from "../lib/errors.ts";
 import { objectsOf } from "../lib/git-storage.ts";
 import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { textParam } from "../lib/query.ts";
-import { changeFiles, getContents, getRawFile, type FileOperation } from "../services/contents.ts";
+import { changeFiles, getContents, getFileContents, getRawFile, type FileOperation } from "../services/contents.ts";
+import { badRequest } from "../lib/errors.ts";
 import {
   ChangeFilesOptionsSchema,
   ContentsResponseSchema,
@@ -18,6 +19,7 @@ import {
   FileDeleteResponseSchema,
   FileResponseSchema,
   FilesResponseSchema,
+  GetFilesOptionsSchema,
   UpdateFileOptionsSchema,
 } from "../wire/contents.ts";
 
@@ -43,6 +45,54 @@ const repoGetContentsList = apiRoute({
 contents.openapi(repoGetContentsList, async (c) => {
   const p = c.req.valid("param");
   return c.json((await getContents(ctxOf(c), objectsOf(c), p.owner, p.repo, "", c.req.valid("query").ref)) as never, 200);
+});
+
+// The metadata and contents of several files at once (Gitea 1.25). POST is a read, but as a POST
+// Gitea's token scopes ask write on the repository; GET takes the same body JSON-encoded in `body`.
+const fileContentsSummary = "Get the metadata and contents of requested files";
+const repoGetFileContents = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/file-contents",
+  operationId: "repoGetFileContents",
+  tags: ["repository"],
+  summary: fileContentsSummary,
+  description: "See the POST method. This GET method supports using JSON encoded request body in query parameter.",
+  auth: read,
+  request: {
+    params: z.object(ownerRepo),
+    query: refQuery.extend({ body: z.string().openapi({ param: { name: "body", in: "query", required: true }, description: 'The JSON encoded body (see the POST request): {"files": ["filename1", "filename2"]}' }) }),
+  },
+  responses: { 200: jsonResponse(z.array(ContentsResponseSchema), "ContentsListResponse"), ...errorResponses(400, 403, 404) },
+});
+contents.openapi(repoGetFileContents, async (c) => {
+  const p = c.req.valid("param");
+  const q = c.req.valid("query");
+  const parsed = GetFilesOptionsSchema.safeParse((() => {
+    try {
+      return JSON.parse(q.body);
+    } catch {
+      return undefined;
+    }
+  })());
+  if (!parsed.success) throw badRequest("invalid body parameter");
+  return c.json((await getFileContents(ctxOf(c), objectsOf(c), p.owner, p.repo, parsed.data.files ?? [], q.ref)) as never, 200);
+});
+
+const repoGetFileContentsPost = apiRoute({
+  method: "post",
+  path: "/repos/{owner}/{repo}/file-contents",
+  operationId: "repoGetFileContentsPost",
+  tags: ["repository"],
+  summary: fileContentsSummary,
+  description:
+    "Uses automatic pagination based on default page size and max response size and returns the maximum allowed number of files. Files which could not be retrieved are null. Files which are too large are being returned with `encoding == null`, `content == null` and `size > 0`, they can be requested separately by using the `download_url`.",
+  auth: read,
+  request: { params: z.object(ownerRepo), query: refQuery, ...jsonBody(GetFilesOptionsSchema) },
+  responses: { 200: jsonResponse(z.array(ContentsResponseSchema), "ContentsListResponse"), ...errorResponses(403, 404, 422) },
+});
+contents.openapi(repoGetFileContentsPost, async (c) => {
+  const p = c.req.valid("param");
+  return c.json((await getFileContents(ctxOf(c), objectsOf(c), p.owner, p.repo, c.req.valid("json").files ?? [], c.req.valid("query").ref)) as never, 200);
 });
 
 const repoGetContents = apiRoute({

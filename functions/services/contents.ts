@@ -297,6 +297,40 @@ export async function getContents(ctx: Ctx, objects: ObjectStore, owner: string,
   return out;
 }
 
+/** Gitea's `[api] DEFAULT_MAX_RESPONSE_SIZE`: the file-contents answer stops before its contents pass this. */
+export const MAX_RESPONSE_SIZE = 104857600;
+
+/**
+ * GET/POST …/file-contents (repoGetFileContents, repoGetFileContentsPost: Gitea's
+ * GetContentsListFromTreePaths): each requested path's ContentsResponse with its content, in the
+ * request's order — `null` for a path that is not there or not valid — at most `[api]
+ * DEFAULT_PAGING_NUM` of them, ending before the base64 contents would pass
+ * DEFAULT_MAX_RESPONSE_SIZE. No last-commit fields: Gitea leaves commit metadata out here.
+ */
+export async function getFileContents(ctx: Ctx, objects: ObjectStore, owner: string, name: string, paths: readonly unknown[], refParam: string | undefined) {
+  const { a, git, urls } = await openForRead(ctx, objects, owner, name);
+  const input = refParam?.trim() || a.facts.repo.defaultBranch;
+  const ref = await resolveRefCommit(git, input);
+  if (!ref) throw notFoundWith(ctx, NOT_FOUND_MESSAGE, [objectNotExist(input, "")]);
+  const out: (Awaited<ReturnType<typeof entryResponse>> | null)[] = [];
+  let size = 0;
+  for (const raw of paths) {
+    let path: string | null = null;
+    try {
+      path = typeof raw === "string" ? cleanTreePath(raw) || null : null;
+    } catch {
+      path = null; // Gitea's ErrFilenameInvalid: this file is null
+    }
+    const entry = path === null ? null : await git.entryAt(ref.commit, path);
+    const file = entry ? await entryResponse(git, urls, ref, entry, undefined, true) : null;
+    if (typeof file?.content === "string") size += file.content.length;
+    if (size > MAX_RESPONSE_SIZE) break;
+    out.push(file);
+    if (out.length === ctx.settings.api.defaultPagingNum) break;
+  }
+  return out;
+}
+
 /** What the raw route serves. */
 export interface RawBlob {
   name: string;

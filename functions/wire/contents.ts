@@ -113,3 +113,7 @@ export type ChangeFilesOptions = z.infer<typeof ChangeFilesOptionsSchema>;
 
 /** Options common to every file change, as the service takes them. */
 export type FileOptions = Omit<CreateFileOptions, "content">;
+
+export const GetFilesOptionsSchema = z
+  .object({ files: z.array(z.string()).optional().openapi({ description: "Files is the list of file paths to retrieve" }) })
+  .openapi("GetFilesOptions", { description: "GetFilesOptions options for retrieving metadate and content of multiple files" });

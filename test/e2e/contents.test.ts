@@ -142,6 +142,48 @@ for (const target of targets()) {
       }
     });
 
+    it("file-contents: several files' contents in one round trip, in request order — null for what is not there — at most [api] DEFAULT_PAGING_NUM, by POST (a write scope) or GET (body in the query)", async () => {
+      const u = await newUser();
+      const r = await newRepo(u);
+      const src = s.path(`${target.name}-file-contents`);
+      mkdirSync(`${src}/dir`, { recursive: true });
+      await s.git(["init", "-q", "-b", "main", src]);
+      for (let i = 0; i < 32; i++) writeFileSync(`${src}/dir/f${i}.txt`, `file ${i}\n`);
+      writeFileSync(`${src}/README.md`, "# files\n");
+      await s.git(["add", "-A"], { cwd: src });
+      await s.git([...IDENT, "commit", "-q", "-m", "files"], { cwd: src });
+      await s.git(["tag", "v1"], { cwd: src });
+      writeFileSync(`${src}/README.md`, "# changed\n");
+      await s.git([...IDENT, "commit", "-q", "-am", "change"], { cwd: src });
+      await s.git(["push", "-q", r.push, "main", "v1"], { cwd: src });
+      const files = ["README.md", "no/such/file", "dir", "../escape", "dir/f3.txt"];
+      const post = await call("POST", `${r.api}/file-contents`, { ...as(u), json: { files } });
+      expect(post.status).toBe(200);
+      expect(roundTrips(post)).toBe(1);
+      const got = (await post.json()) as (Record<string, unknown> | null)[];
+      expect(got.map((f) => (f ? `${f.type} ${f.path}` : null))).toEqual(["file README.md", null, "dir dir", null, "file dir/f3.txt"]);
+      // each file as the contents route shows it, without the last-commit fields
+      const single = await (await call("GET", `${r.api}/contents/README.md`, as(u))).json();
+      const { last_commit_sha: _sha, last_committer_date: _cd, last_author_date: _ad, ...rest } = single;
+      expect(got[0]).toEqual(rest);
+      expect(Buffer.from(String(got[0]!.content), "base64").toString()).toBe("# changed\n");
+      // at a ref, and by GET with the body in the query
+      const body = encodeURIComponent(JSON.stringify({ files: ["README.md"] }));
+      const atTag = await (await call("GET", `${r.api}/file-contents?ref=v1&body=${body}`, as(u))).json();
+      expect(Buffer.from(atTag[0].content, "base64").toString()).toBe("# files\n");
+      // at most DEFAULT_PAGING_NUM (30) of 33 asked for
+      const many = await (await call("POST", `${r.api}/file-contents`, { ...as(u), json: { files: ["README.md", ...Array.from({ length: 32 }, (_, i) => `dir/f${i}.txt`)] } })).json();
+      expect(many).toHaveLength(30);
+      const bad = await call("GET", `${r.api}/file-contents?body=not-json`, as(u));
+      expect([bad.status, (await bad.json()).message]).toEqual([400, "invalid body parameter"]);
+      const noRef = await call("POST", `${r.api}/file-contents?ref=nope`, { ...as(u), json: { files } });
+      expect(noRef.status).toBe(404);
+      // POST asks a write scope of a token (as Gitea's tokenRequiresScopes does for every POST); GET a read one
+      const readOnly = (await (await call("POST", `/api/v1/users/${u.name}/tokens`, { headers: basicAuth(u.name, u.password), json: { name: uniqName("t"), scopes: ["read:repository"] } })).json()).sha1 as string;
+      expect((await call("POST", `${r.api}/file-contents`, { headers: tokenAuth(readOnly), json: { files } })).status).toBe(403);
+      expect((await call("GET", `${r.api}/file-contents?body=${body}`, { headers: tokenAuth(readOnly) })).status).toBe(200);
+    });
+
     it("serves raw bytes with Gitea's headers, the ref from the query or the path, ETag revalidation", async () => {
       const u = await newUser();
       const r = await newRepo(u, { auto_init: true, private: true });

@@ -104,6 +104,10 @@ for (const target of targets()) {
         "push_tag refs/tags/v1.0",
         "commit_repo refs/heads/main",
       ]);
+      // a new tag names its commit as the head, compared from the zero id (Gitea's push.go)
+      const tagged = JSON.parse(feeds.find((f) => f.ref_name === "refs/tags/v1.0")!.content);
+      const v1 = await s.gitText(["rev-parse", "v1.0"], { cwd: src });
+      expect(tagged).toMatchObject({ Commits: [], Len: 0, CompareURL: `${r.full}/compare/${"0".repeat(40)}...${v1}`, HeadCommit: { Sha1: await s.gitText(["rev-parse", "v1.0^{commit}"], { cwd: src }) } });
       const last = JSON.parse(feeds[0]!.content);
       expect(last).toMatchObject({ Len: 3, CompareURL: `${r.full}/compare/${before}...${await s.gitText(["rev-parse", "main"], { cwd: src })}` });
       expect(last.Commits).toHaveLength(3);

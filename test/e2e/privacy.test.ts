@@ -547,6 +547,7 @@ const PROBES: Probe[] = [
     [
       ["repoGetContentsList", "contents"],
       ["repoGetContents", "contents/README.md"],
+      ["repoGetFileContents", `file-contents?body=${encodeURIComponent('{"files":["README.md"]}')}`],
     ] as const
   ).map(
     ([op, suffix]): Probe => ({
@@ -886,6 +887,17 @@ const WRITE_PROBES: Probe[] = [
         })),
     }),
   ),
+  {
+    op: "repoGetFileContentsPost",
+    rule: "a hidden repository's files, asked for by POST, answer as a missing repository's (a visible empty one: 404 naming its default branch)",
+    method: "POST",
+    json: { files: ["README.md"] },
+    cases: (w) =>
+      w.repos.map((r) => ({
+        path: `/api/v1/repos/${r.full}/file-contents`,
+        expect: (c): Expect => (w.reaches(c, r.full) ? { status: 404 } : { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/file-contents` }),
+      })),
+  },
   {
     op: "issueCreateLabel",
     rule: "creating a label in a hidden repository answers as a missing one; non-writers get 403",
