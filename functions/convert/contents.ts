@@ -72,6 +72,10 @@ export interface EntryExtras {
   /** A submodule's URL from `.gitmodules`. */
   submoduleUrl?: string | null;
   last?: LastCommit | null;
+  /** The last commit's message (contents-ext `includes=commit_message`). */
+  lastMessage?: string | null;
+  /** The object an LFS pointer file names. */
+  lfs?: { oid: string; size: number } | null;
 }
 
 /** Gitea's getFileContentsByEntryInternal. */
@@ -93,6 +97,7 @@ export function toContentsResponse(urls: RepoUrls, ref: RefCommit, e: PathEntry,
     out.last_committer_date = goTime(x.last.committer);
     out.last_author_date = goTime(x.last.author);
   }
+  if (typeof x.lastMessage === "string") out.last_commit_message = x.lastMessage;
   Object.assign(out, {
     type,
     size: x.size,
@@ -104,6 +109,7 @@ export function toContentsResponse(urls: RepoUrls, ref: RefCommit, e: PathEntry,
     git_url: git,
     download_url: download,
     submodule_git_url: submodule ? (x.submoduleUrl ?? null) : null,
+    ...(x.lfs ? { lfs_oid: x.lfs.oid, lfs_size: x.lfs.size } : {}),
     _links: submodule ? { self } : { self, git, html },
   });
   return out as { name: string; path: string; sha: string; type: string; size: number } & Record<string, unknown>;

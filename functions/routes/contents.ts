@@ -9,10 +9,11 @@ import { errorResponses } from "../lib/errors.ts";
 import { objectsOf } from "../lib/git-storage.ts";
 import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { textParam } from "../lib/query.ts";
-import { changeFiles, getContents, getFileContents, getRawFile, type FileOperation } from "../services/contents.ts";
+import { changeFiles, getContents, getContentsExt, getFileContents, getRawFile, parseIncludes, type FileOperation } from "../services/contents.ts";
 import { badRequest } from "../lib/errors.ts";
 import {
   ChangeFilesOptionsSchema,
+  ContentsExtResponseSchema,
   ContentsResponseSchema,
   CreateFileOptionsSchema,
   DeleteFileOptionsSchema,
@@ -112,6 +113,33 @@ withSlashes(repoGetContents, "filepath", (r) =>
   }),
 );
 
+const repoGetContentsExt = apiRoute({
+  method: "get",
+  path: "/repos/{owner}/{repo}/contents-ext/{filepath}",
+  operationId: "repoGetContentsExt",
+  tags: ["repository"],
+  summary: 'The extended "contents" API, to get file metadata and/or content, or list a directory.',
+  description:
+    'It guarantees that only one of the response fields is set if the request succeeds. Users can pass "includes=file_content" or "includes=lfs_metadata" to retrieve more fields. "includes=file_content" only works for single file, if you need to retrieve file contents in batch, use "file-contents" API after listing the directory.',
+  auth: read,
+  request: {
+    params: withPath('path of the dir, file, symlink or submodule in the repo. Swagger requires path parameter to be "required", you can leave it empty or pass a single dot (".") to get the root directory.'),
+    query: refQuery.extend({
+      includes: textParam(
+        "includes",
+        'By default this API\'s response only contains file\'s metadata. Use comma-separated "includes" options to retrieve more fields. Option "file_content" will try to retrieve the file content, "lfs_metadata" will try to retrieve LFS metadata, "commit_metadata" will try to retrieve commit metadata, and "commit_message" will try to retrieve commit message.',
+      ),
+    }),
+  },
+  responses: { 200: jsonResponse(ContentsExtResponseSchema, "ContentsExtResponse"), ...errorResponses(400, 403, 404) },
+});
+withSlashes(repoGetContentsExt, "filepath", (r) =>
+  contents.openapi(r, async (c) => {
+    const p = c.req.valid("param");
+    const q = c.req.valid("query");
+    return c.json((await getContentsExt(ctxOf(c), objectsOf(c), p.owner, p.repo, p.filepath, q.ref, parseIncludes(q.includes))) as never, 200);
+  }),
+);
 /** Gitea's StaticCacheTime (6 h), the max-age of served files in production. */
 const STATIC_CACHE_SECONDS = 6 * 60 * 60;
 

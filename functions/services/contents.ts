@@ -246,21 +246,51 @@ async function submoduleUrl(git: Repository, commit: string, path: string): Prom
   return found.find((s) => s.path === path)?.url || null;
 }
 
-/** One entry as ContentsResponse (file content only when `withContent`). */
-async function entryResponse(git: Repository, urls: RepoUrls, ref: RefCommit, e: PathEntry, last: LastCommit | null | undefined, withContent: boolean) {
+/** Gitea's lfs.MetaFileMaxSize: only a blob smaller than this can be an LFS pointer. */
+export const LFS_POINTER_MAX = 1024;
+
+/** Gitea's lfs.ReadPointerFromBuffer: the object an LFS pointer file names, or null. */
+export function lfsPointer(data: Uint8Array): { oid: string; size: number } | null {
+  const text = new TextDecoder().decode(data);
+  if (!text.startsWith("version https://git-lfs.github.com/spec/v1")) return null;
+  const lines = text.split("\n");
+  if (lines.length < 3) return null;
+  const oid = lines[1]!.startsWith("oid sha256:") ? lines[1]!.slice(11) : lines[1]!;
+  if (!/^[a-f0-9]{64}$/.test(oid)) return null;
+  const sizeText = lines[2]!.startsWith("size ") ? lines[2]!.slice(5) : lines[2]!;
+  if (!/^[+-]?\d+$/.test(sizeText)) return null;
+  const size = Number(sizeText);
+  return Number.isSafeInteger(size) && size >= 0 ? { oid, size } : null;
+}
+
+/** What of an entry contents-ext adds besides the plain contents answer. */
+interface EntryMore {
+  /** LFS metadata without the content (`includes=lfs_metadata`). */
+  lfs?: boolean;
+  /** The last commit's message (`includes=commit_message`). */
+  lastMessage?: string | null;
+}
+
+/**
+ * One entry as ContentsResponse (file content only when `withContent`: then, as Gitea's
+ * GetBlobBySHA, an LFS pointer's object too).
+ */
+async function entryResponse(git: Repository, urls: RepoUrls, ref: RefCommit, e: PathEntry, last: LastCommit | null | undefined, withContent: boolean, more: EntryMore = {}) {
+  const lastMessage = more.lastMessage;
   if (e.type === "blob") {
     if (e.mode === MODE.symlink) {
       const data = await git.readBlob(e.oid);
-      return toContentsResponse(urls, ref, e, { size: data.length, target: new TextDecoder().decode(data.subarray(0, 1024)), last });
+      return toContentsResponse(urls, ref, e, { size: data.length, target: new TextDecoder().decode(data.subarray(0, 1024)), last, lastMessage });
     }
     // Listings need sizes only: read from the pack entry's header, the blob stays unread.
     const size = (await git.reader.sizeOf(e.oid)) ?? 0;
     const data = withContent && size <= MAX_BLOB_SIZE ? await git.readBlob(e.oid) : null;
     const content = data ? Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64") : null;
-    return toContentsResponse(urls, ref, e, { size, content, last });
+    const pointer = size > 0 && size < LFS_POINTER_MAX && (data || more.lfs) ? lfsPointer(data ?? (await git.readBlob(e.oid))) : null;
+    return toContentsResponse(urls, ref, e, { size, content, last, lastMessage, lfs: pointer });
   }
-  if (e.type === "commit") return toContentsResponse(urls, ref, e, { size: 0, submoduleUrl: await submoduleUrl(git, ref.commit, e.path), last });
-  return toContentsResponse(urls, ref, e, { size: 0, last });
+  if (e.type === "commit") return toContentsResponse(urls, ref, e, { size: 0, submoduleUrl: await submoduleUrl(git, ref.commit, e.path), last, lastMessage });
+  return toContentsResponse(urls, ref, e, { size: 0, last, lastMessage });
 }
 
 // ---- reading ----
@@ -329,6 +359,64 @@ export async function getFileContents(ctx: Ctx, objects: ObjectStore, owner: str
     if (out.length === ctx.settings.api.defaultPagingNum) break;
   }
   return out;
+}
+
+/** What contents-ext's `includes` asks for. */
+export interface ExtIncludes {
+  fileContent: boolean;
+  lfsMetadata: boolean;
+  commitMetadata: boolean;
+  commitMessage: boolean;
+}
+
+/** contents-ext's comma-separated `includes` (empty items skipped); an unknown option is 400, as Gitea. */
+export function parseIncludes(v: string | undefined): ExtIncludes {
+  const out: ExtIncludes = { fileContent: false, lfsMetadata: false, commitMetadata: false, commitMessage: false };
+  const keys: Record<string, keyof ExtIncludes> = { file_content: "fileContent", lfs_metadata: "lfsMetadata", commit_metadata: "commitMetadata", commit_message: "commitMessage" };
+  for (const opt of (v ?? "").split(",")) {
+    if (opt === "") continue;
+    const k = keys[opt];
+    if (!k) throw new ApiError(400, `unknown include option ${JSON.stringify(opt)}`);
+    out[k] = true;
+  }
+  return out;
+}
+
+/**
+ * GET …/contents-ext[/{filepath}] (repoGetContentsExt, Gitea's GetContentsOrList): a file as
+ * `{file_contents}` (its content only with `includes=file_content`), a directory as
+ * `{dir_contents}` (never content); LFS metadata, the last commit (`last_commit_sha` and dates)
+ * and its message only when asked. `.` or nothing is the root; errors as the contents route's.
+ */
+export async function getContentsExt(ctx: Ctx, objects: ObjectStore, owner: string, name: string, rawPath: string, refParam: string | undefined, inc: ExtIncludes) {
+  const { a, git, urls } = await openForRead(ctx, objects, owner, name);
+  const path = cleanTreePath(rawPath);
+  const input = refParam?.trim() || a.facts.repo.defaultBranch;
+  const ref = await resolveRefCommit(git, input);
+  if (!ref) throw notFoundWith(ctx, NOT_FOUND_MESSAGE, [objectNotExist(input, "")]);
+  const entry = await git.entryAt(ref.commit, path);
+  if (!entry) throw notFoundWith(ctx, "GetContentsOrList", [objectNotExist("", path)]);
+  const withLast = inc.commitMetadata || inc.commitMessage;
+  const messages = new Map<string, string>();
+  const messageOf = async (oid: string) => {
+    if (!messages.has(oid)) messages.set(oid, (await git.readCommit(oid)).message);
+    return messages.get(oid)!;
+  };
+  const one = async (e: PathEntry, last: LastCommit | undefined, withContent: boolean) =>
+    entryResponse(git, urls, ref, e, inc.commitMetadata ? last : undefined, withContent, {
+      lfs: inc.lfsMetadata,
+      lastMessage: inc.commitMessage && last ? await messageOf(last.oid) : undefined,
+    });
+  if (entry.type !== "tree") {
+    const last = withLast ? (await lastCommits(git, ref.commit, dirOf(path), [entry.name])).get(entry.name) : undefined;
+    return { file_contents: await one(entry, last, inc.fileContent) };
+  }
+  const list = (await git.listDir(ref.commit, path))!;
+  const lasts = withLast ? await lastCommits(git, ref.commit, path, list.map((e) => e.name)) : new Map<string, LastCommit>();
+  const dir = [];
+  for (const e of list) dir.push(await one(e, lasts.get(e.name), false));
+  // Go's omitempty: an empty directory listing is left out
+  return dir.length ? { dir_contents: dir } : {};
 }
 
 /** What the raw route serves. */

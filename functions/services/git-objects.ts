@@ -12,7 +12,7 @@ import type { Repository } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { Ctx } from "../lib/context.ts";
 import { badRequest } from "../lib/errors.ts";
-import { MAX_BLOB_SIZE } from "./contents.ts";
+import { LFS_POINTER_MAX, lfsPointer, MAX_BLOB_SIZE } from "./contents.ts";
 import { openRepo, resolveObject, signedOf } from "./git-repo.ts";
 
 /** Gitea's `[api] DEFAULT_GIT_TREES_PER_PAGE`: the most entries a page of a tree holds. */
@@ -95,23 +95,6 @@ async function treeOf(repo: Repository, oid: string): Promise<string | null> {
     cur = parseTag(o.data).object;
   }
   return null;
-}
-
-/** Gitea's lfs.MetaFileMaxSize: only a blob smaller than this can be an LFS pointer. */
-const LFS_POINTER_MAX = 1024;
-
-/** Gitea's lfs.ReadPointerFromBuffer: the object an LFS pointer file names, or null. */
-export function lfsPointer(data: Uint8Array): { oid: string; size: number } | null {
-  const text = new TextDecoder().decode(data);
-  if (!text.startsWith("version https://git-lfs.github.com/spec/v1")) return null;
-  const lines = text.split("\n");
-  if (lines.length < 3) return null;
-  const oid = lines[1]!.startsWith("oid sha256:") ? lines[1]!.slice(11) : lines[1]!;
-  if (!/^[a-f0-9]{64}$/.test(oid)) return null;
-  const sizeText = lines[2]!.startsWith("size ") ? lines[2]!.slice(5) : lines[2]!;
-  if (!/^[+-]?\d+$/.test(sizeText)) return null;
-  const size = Number(sizeText);
-  return Number.isSafeInteger(size) && size >= 0 ? { oid, size } : null;
 }
 
 /**

@@ -117,3 +117,10 @@ export type FileOptions = Omit<CreateFileOptions, "content">;
 export const GetFilesOptionsSchema = z
   .object({ files: z.array(z.string()).optional().openapi({ description: "Files is the list of file paths to retrieve" }) })
   .openapi("GetFilesOptions", { description: "GetFilesOptions options for retrieving metadate and content of multiple files" });
+
+export const ContentsExtResponseSchema = z
+  .object({
+    dir_contents: z.array(ContentsResponseSchema).optional().openapi({ description: "DirContents contains directory listing when the path represents a directory" }),
+    file_contents: ContentsResponseSchema.optional(),
+  })
+  .openapi("ContentsExtResponse");

@@ -184,6 +184,42 @@ for (const target of targets()) {
       expect((await call("GET", `${r.api}/file-contents?body=${body}`, { headers: tokenAuth(readOnly) })).status).toBe(200);
     });
 
+    it("contents-ext: a file as {file_contents} (content, LFS metadata, last commit and its message only when asked), a directory as {dir_contents}; unknown includes 400", async () => {
+      const u = await newUser();
+      const r = await newRepo(u);
+      const src = s.path(`${target.name}-contents-ext`);
+      mkdirSync(`${src}/dir`, { recursive: true });
+      await s.git(["init", "-q", "-b", "main", src]);
+      writeFileSync(`${src}/README.md`, "# ext\n");
+      writeFileSync(`${src}/dir/a.txt`, "a\n");
+      const lfsOid = "4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393";
+      writeFileSync(`${src}/dir/big.bin`, `version https://git-lfs.github.com/spec/v1\noid sha256:${lfsOid}\nsize 42\n`);
+      await s.git(["add", "-A"], { cwd: src });
+      await s.git([...IDENT, "commit", "-q", "-m", "ext files\n\nwith a body"], { cwd: src });
+      await s.git(["push", "-q", r.push, "main"], { cwd: src });
+      const head = await s.gitText(["rev-parse", "HEAD"], { cwd: src });
+      const ext = (p: string) => call("GET", `${r.api}/contents-ext/${p}`, as(u));
+      const plain = await (await call("GET", `${r.api}/contents/README.md`, as(u))).json();
+      const { last_commit_sha: _s, last_committer_date: _c, last_author_date: _a, content: _x, encoding: _e, ...meta } = plain;
+      const file = await ext("README.md");
+      expect(file.status).toBe(200);
+      expect(roundTrips(file)).toBe(1);
+      expect(await file.json()).toEqual({ file_contents: { ...meta, encoding: null, content: null } });
+      const full = await (await ext("README.md?includes=file_content,commit_metadata,commit_message")).json();
+      expect(full.file_contents).toMatchObject({ content: plain.content, encoding: "base64", last_commit_sha: head, last_commit_message: "ext files\n\nwith a body\n" });
+      const lfs = await (await ext("dir/big.bin?includes=lfs_metadata")).json();
+      expect(lfs.file_contents).toMatchObject({ lfs_oid: lfsOid, lfs_size: 42, content: null });
+      const dir = await (await ext("dir?includes=commit_metadata")).json();
+      expect(Object.keys(dir)).toEqual(["dir_contents"]);
+      expect(dir.dir_contents.map((e: { name: string; last_commit_sha: string; content: unknown }) => [e.name, e.last_commit_sha, e.content])).toEqual([
+        ["a.txt", head, null],
+        ["big.bin", head, null],
+      ]);
+      const bad = await ext("README.md?includes=everything");
+      expect([bad.status, (await bad.json()).message]).toEqual([400, 'unknown include option "everything"']);
+      expect((await ext("no/such")).status).toBe(404);
+    });
+
     it("serves raw bytes with Gitea's headers, the ref from the query or the path, ETag revalidation", async () => {
       const u = await newUser();
       const r = await newRepo(u, { auto_init: true, private: true });

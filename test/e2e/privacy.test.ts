@@ -548,6 +548,7 @@ const PROBES: Probe[] = [
       ["repoGetContentsList", "contents"],
       ["repoGetContents", "contents/README.md"],
       ["repoGetFileContents", `file-contents?body=${encodeURIComponent('{"files":["README.md"]}')}`],
+      ["repoGetContentsExt", "contents-ext/README.md"],
     ] as const
   ).map(
     ([op, suffix]): Probe => ({
