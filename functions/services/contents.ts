@@ -303,19 +303,31 @@ async function openForRead(ctx: Ctx, objects: ObjectStore, owner: string, name: 
   return { a, git, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, a.facts.repo.name) };
 }
 
+/** The repository opened for a read at `ref` (default: the default branch; Gitea's ResolveRefCommit, 404 naming it). */
+async function openAtRef(ctx: Ctx, objects: ObjectStore, owner: string, name: string, refParam: string | undefined) {
+  const { a, git, urls } = await openForRead(ctx, objects, owner, name);
+  const input = refParam?.trim() || a.facts.repo.defaultBranch;
+  const ref = await resolveRefCommit(git, input);
+  if (!ref) throw notFoundWith(ctx, NOT_FOUND_MESSAGE, [objectNotExist(input, "")]);
+  return { git, urls, ref };
+}
+
+/** The entry at a path (the path rule) of the revision `ref` names: Gitea's GetContentsOrList lookup, 404 when absent. */
+async function openEntry(ctx: Ctx, objects: ObjectStore, owner: string, name: string, rawPath: string, refParam: string | undefined) {
+  const opened = await openAtRef(ctx, objects, owner, name, refParam);
+  const path = cleanTreePath(rawPath);
+  const entry = await opened.git.entryAt(opened.ref.commit, path);
+  if (!entry) throw notFoundWith(ctx, "GetContentsOrList", [objectNotExist("", path)]);
+  return { ...opened, path, entry };
+}
+
 /**
  * GET …/contents[/{filepath}] (repoGetContents, repoGetContentsList): a file, symlink or submodule
  * as one ContentsResponse (a file with its base64 content), a directory as the list of its entries
  * without content; every entry with its last commit.
  */
 export async function getContents(ctx: Ctx, objects: ObjectStore, owner: string, name: string, rawPath: string, refParam: string | undefined) {
-  const { a, git, urls } = await openForRead(ctx, objects, owner, name);
-  const path = cleanTreePath(rawPath);
-  const input = refParam?.trim() || a.facts.repo.defaultBranch;
-  const ref = await resolveRefCommit(git, input);
-  if (!ref) throw notFoundWith(ctx, NOT_FOUND_MESSAGE, [objectNotExist(input, "")]);
-  const entry = await git.entryAt(ref.commit, path);
-  if (!entry) throw notFoundWith(ctx, "GetContentsOrList", [objectNotExist("", path)]);
+  const { git, urls, ref, path, entry } = await openEntry(ctx, objects, owner, name, rawPath, refParam);
   if (entry.type !== "tree") {
     const last = await lastCommits(git, ref.commit, dirOf(path), [entry.name]);
     return entryResponse(git, urls, ref, entry, last.get(entry.name), true);
@@ -338,10 +350,7 @@ export const MAX_RESPONSE_SIZE = 104857600;
  * DEFAULT_MAX_RESPONSE_SIZE. No last-commit fields: Gitea leaves commit metadata out here.
  */
 export async function getFileContents(ctx: Ctx, objects: ObjectStore, owner: string, name: string, paths: readonly unknown[], refParam: string | undefined) {
-  const { a, git, urls } = await openForRead(ctx, objects, owner, name);
-  const input = refParam?.trim() || a.facts.repo.defaultBranch;
-  const ref = await resolveRefCommit(git, input);
-  if (!ref) throw notFoundWith(ctx, NOT_FOUND_MESSAGE, [objectNotExist(input, "")]);
+  const { git, urls, ref } = await openAtRef(ctx, objects, owner, name, refParam);
   const out: (Awaited<ReturnType<typeof entryResponse>> | null)[] = [];
   let size = 0;
   for (const raw of paths) {
@@ -386,16 +395,10 @@ export function parseIncludes(v: string | undefined): ExtIncludes {
  * GET …/contents-ext[/{filepath}] (repoGetContentsExt, Gitea's GetContentsOrList): a file as
  * `{file_contents}` (its content only with `includes=file_content`), a directory as
  * `{dir_contents}` (never content); LFS metadata, the last commit (`last_commit_sha` and dates)
- * and its message only when asked. `.` or nothing is the root; errors as the contents route's.
+ * and its message only when asked; errors as the contents route's.
  */
 export async function getContentsExt(ctx: Ctx, objects: ObjectStore, owner: string, name: string, rawPath: string, refParam: string | undefined, inc: ExtIncludes) {
-  const { a, git, urls } = await openForRead(ctx, objects, owner, name);
-  const path = cleanTreePath(rawPath);
-  const input = refParam?.trim() || a.facts.repo.defaultBranch;
-  const ref = await resolveRefCommit(git, input);
-  if (!ref) throw notFoundWith(ctx, NOT_FOUND_MESSAGE, [objectNotExist(input, "")]);
-  const entry = await git.entryAt(ref.commit, path);
-  if (!entry) throw notFoundWith(ctx, "GetContentsOrList", [objectNotExist("", path)]);
+  const { git, urls, ref, path, entry } = await openEntry(ctx, objects, owner, name, rawPath, refParam);
   const withLast = inc.commitMetadata || inc.commitMessage;
   const messages = new Map<string, string>();
   const messageOf = async (oid: string) => {
