@@ -7,7 +7,6 @@
  */
 import { type GitEntryInfo, toAnnotatedTag, toGitBlob, toGitTree } from "../convert/git.ts";
 import { parseTag, splitTagSignature } from "../git/objects/commit.ts";
-import type { ObjectType } from "../git/objects/object.ts";
 import type { Repository } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { Ctx } from "../lib/context.ts";
@@ -34,12 +33,6 @@ function fullId(sha: string): { id: string } | { error: string } {
   return { id: sha.toLowerCase() };
 }
 
-/** The type of an object a ref reaches, or null (missing, or left behind). */
-async function reachedType(repo: Repository, oid: string): Promise<ObjectType | null> {
-  const type = await repo.reader.typeOf(oid);
-  return type && (await repo.reaches(oid)) ? type : null;
-}
-
 export interface TreeQuery {
   recursive: boolean;
   page: number;
@@ -58,8 +51,9 @@ export async function getTree(ctx: Ctx, objects: ObjectStore, owner: string, nam
   const o = await openRepo(ctx, objects, owner, name);
   const repo = o.repo;
   const notFound = badRequest(`sha not found [${sha}]`);
-  const id = sha.length === 40 ? ("id" in fullId(sha) ? sha.toLowerCase() : null) : await resolveObject(repo, sha);
-  if (!id || !(await reachedType(repo, id))) throw notFound;
+  // both lookups count only what a ref reaches (Repository.objectById)
+  const id = sha.length === 40 ? ("id" in fullId(sha) ? await repo.objectById(sha) : null) : await resolveObject(repo, sha);
+  if (!id) throw notFound;
   const tree = await treeOf(repo, id);
   if (!tree) throw notFound;
   const entries: Omit<GitEntryInfo, "size">[] = [];
@@ -107,7 +101,7 @@ export async function getBlob(ctx: Ctx, objects: ObjectStore, owner: string, nam
   const parsed = fullId(sha);
   if ("error" in parsed) throw badRequest(parsed.error);
   const id = parsed.id;
-  if (!(await reachedType(o.repo, id))) throw badRequest(notExist(id));
+  if (!(await o.repo.objectById(id))) throw badRequest(notExist(id));
   const size = (await o.repo.reader.sizeOf(id)) ?? 0;
   if (size > MAX_BLOB_SIZE) return toGitBlob(o.urls, id, size, null, null);
   const obj = (await o.repo.reader.read(id))!;

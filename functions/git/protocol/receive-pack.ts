@@ -172,7 +172,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
       // an object the refs left behind counts as missing unless this push brought it: a ref
       // cannot bring back by id what a force-push or deletion hid (git takes any stored object)
       const type = await reader0.typeOf(c.new);
-      if (!type || (!(indexed && indexed.idx.find(c.new) >= 0) && (await firstUnreached([c.new], state, reader0, new Commits(reader0))) !== null)) {
+      if (!type || (!(indexed && indexed.idx.find(c.new) >= 0) && (await firstUnreached([c.new], state, reader0, commits)) !== null)) {
         c.error = "missing necessary objects";
         continue;
       }
