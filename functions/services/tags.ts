@@ -149,6 +149,8 @@ export async function createTag(ctx: Ctx, objects: ObjectStore, owner: string, n
   const event = await buildPushEvent(repo.commits, [{ name: ref, old: null, new: commit.oid }], repo.branches().map((b) => b.oid), eventLimits(o));
   const tx = {
     updates: [{ name: ref, old: null, new: info.id, peeled: stored ? commit.oid : null }],
+    // the case-insensitive check above, again at commit time: a concurrent `V1` and `v1` cannot both land
+    caseUnique: [ref],
     ...(stored ? { pack: stored.record } : {}),
     sizeDelta: stored ? stored.record.size + stored.record.idxSize : 0,
     empty: repo.isEmpty,

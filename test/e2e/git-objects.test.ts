@@ -201,6 +201,14 @@ for (const target of targets()) {
       expect(await s.gitText(["ls-remote", `http://${host}/${full}.git`])).toBe(before);
     });
 
+    it("create tag rule under concurrency: of tags created at once whose names differ only in letter case, exactly one lands; the others get 409", async () => {
+      const names = ["race-x", "RACE-X", "Race-X", "race-X"];
+      const answers = await Promise.all(names.map((tag_name) => api("/tags", owner.token, { method: "POST", json: { tag_name, message: tag_name } })));
+      expect(answers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+      const remote = await s.gitText(["ls-remote", "--tags", `http://${host}/${full}.git`]);
+      expect(remote.split("\n").filter((l) => /refs\/tags\/race-x$/i.test(l))).toHaveLength(1);
+    });
+
     it("delete tag rule: 204 and gone from the remote and the feed says delete_tag; a missing tag 404; readers 403", async () => {
       expect((await api("/tags", owner.token, { method: "POST", json: { tag_name: "doomed/tag", message: "bye" } })).status).toBe(201);
       expect((await api("/tags/doomed/tag", other.token, { method: "DELETE" })).status).toBe(403);

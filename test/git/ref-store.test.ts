@@ -237,6 +237,29 @@ for (const name of ["memory", "native", "sqld"]) {
       }
     });
 
+    it("caseUnique: a created ref listed there is refused while a ref differing only in ASCII letter case exists; others and pushes are not held to it", async () => {
+      const { store } = impl();
+      const id = await impl().newRepo();
+      await store.commit(id, { updates: [{ name: "refs/heads/main", old: null, new: A }, { name: "refs/tags/Rel-1", old: null, new: A }], sizeDelta: 0, empty: false });
+      const r = await store.commit(id, { updates: [{ name: "refs/tags/rEL-1", old: null, new: B }], caseUnique: ["refs/tags/rEL-1"], sizeDelta: 0, empty: false });
+      expect(r).toEqual({ ok: false, rejected: [{ name: "refs/tags/rEL-1", actual: null, conflict: "refs/tags/Rel-1" }] });
+      // a name differing in more than case, and the same name without the rule, are created
+      expect(await store.commit(id, { updates: [{ name: "refs/tags/rel-2", old: null, new: B }], caseUnique: ["refs/tags/rel-2"], sizeDelta: 0, empty: false })).toEqual({ ok: true });
+      expect(await store.commit(id, { updates: [{ name: "refs/tags/REL-1", old: null, new: C }], sizeDelta: 0, empty: false })).toEqual({ ok: true });
+      expect((await store.read(id)).refs.map((x) => x.name)).toEqual(["refs/heads/main", "refs/tags/REL-1", "refs/tags/Rel-1", "refs/tags/rel-2"]);
+    });
+
+    it("caseUnique: of concurrent commits creating names that differ only in letter case, exactly one wins", async () => {
+      const { store } = impl();
+      for (let round = 0; round < 3; round++) {
+        const id = await impl().newRepo();
+        const names = ["refs/tags/v1", "refs/tags/V1", "refs/tags/v1", "refs/tags/V1"];
+        const results = await Promise.all(names.map((n) => store.commit(id, { updates: [{ name: n, old: null, new: A }], caseUnique: [n], sizeDelta: 0, empty: false })));
+        expect(results.filter((x) => x.ok).length).toBe(1);
+        expect((await store.read(id)).refs.length).toBe(1);
+      }
+    });
+
     it("D/F rule: createCommit on a new branch under an existing branch fails with a conflict and moves nothing", async () => {
       const { store } = impl();
       const id = await impl().newRepo();

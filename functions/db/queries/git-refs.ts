@@ -40,6 +40,9 @@ const REF_CONFLICTS = `SELECT c.value, r.name FROM json_each(?) c JOIN git_ref r
    WHERE r.name NOT IN (SELECT value FROM json_each(?))
  UNION ALL SELECT NULL, r.name FROM git_ref r WHERE r.repo_id = ? AND r.name IN (SELECT value FROM json_each(?)) AND r.name NOT IN (SELECT value FROM json_each(?))`;
 
+/** Stored refs equal to a created name but for ASCII letter case (rule 3's `caseUnique`). Args: names (JSON), repo id. */
+const REF_CASE_TWINS = `SELECT c.value, r.name FROM json_each(?) c JOIN git_ref r ON r.repo_id = ? AND lower(r.name) = lower(c.value) AND r.name <> c.value`;
+
 const item = (text: string, args: readonly unknown[]): BatchItem => ({ text, args });
 const placeholders = (n: number, one = "?") => Array.from({ length: n }, () => one).join(", ");
 
@@ -85,8 +88,10 @@ let txSeq = 0;
 const txId = () => `${Date.now().toString(36)}-${(txSeq++).toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 
 /**
- * The commit batch (see the contract): the current values of the touched refs, the verdict row,
- * the guarded writes, the repository row, the event rows, the verdict row removed.
+ * The commit batch (see the contract): the current values of the touched refs, the catalog rows
+ * compaction removes, the repository, the refs in the way of created ones and (when asked) those
+ * differing from one only in letter case, the verdict row, the guarded writes, the repository
+ * row, the event rows, the verdict row removed.
  */
 export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRows): { items: BatchItem[]; check: (rows: readonly (readonly unknown[])[][]) => CommitResult } {
   const id = txId();
@@ -105,6 +110,11 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
   const created = tx.updates.filter((u) => u.old === null && u.new !== null).map((u) => u.name);
   const conflictArgs = [JSON.stringify(created), repoId, JSON.stringify(deleted), repoId, JSON.stringify([...new Set(created.flatMap(refDirs))]), JSON.stringify(deleted)];
   items.push(item(created.length ? REF_CONFLICTS : "SELECT NULL, NULL WHERE 0", created.length ? conflictArgs : []));
+  // 3b: stored refs differing from a case-unique created one only in letter case
+  const caseUnique = (tx.caseUnique ?? []).filter((n) => created.includes(n));
+  const caseArgs = [JSON.stringify(caseUnique), repoId];
+  const caseIdx = items.length;
+  if (caseUnique.length) items.push(item(REF_CASE_TWINS, caseArgs));
   // created refs in each other's way: known without the database, so a constant of the verdict
   const selfConflict = refusals({ ...tx, updates: tx.updates.filter((u) => u.old === null && u.new !== null) }, () => null, new RefNames()).length > 0;
   // 4: the verdict, evaluated once before any write: the repository exists, every ref holds its expected value, no created ref is in another's way
@@ -113,14 +123,16 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
     : "1";
   const packsExist = remove.length ? `(SELECT COUNT(*) FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)})) = ?` : "1";
   const noConflict = created.length ? `NOT EXISTS (${REF_CONFLICTS}) AND NOT ?` : "1";
+  const noTwin = caseUnique.length ? `NOT EXISTS (${REF_CASE_TWINS})` : "1";
   items.push(
-    item(`INSERT INTO git_tx (id, ok) SELECT ?, EXISTS (SELECT 1 FROM repository WHERE id = ?) AND (${expectations}) AND (${packsExist}) AND (${noConflict})`, [
+    item(`INSERT INTO git_tx (id, ok) SELECT ?, EXISTS (SELECT 1 FROM repository WHERE id = ?) AND (${expectations}) AND (${packsExist}) AND (${noConflict}) AND (${noTwin})`, [
       id,
       repoId,
       ...tx.updates.flatMap((u) => [u.name, u.old]),
       ...(tx.updates.length ? [repoId] : []),
       ...(remove.length ? [repoId, ...remove, remove.length] : []),
       ...(created.length ? [...conflictArgs, selfConflict ? 1 : 0] : []),
+      ...(caseUnique.length ? caseArgs : []),
     ]),
   );
   const sets = tx.updates.filter((u) => u.new !== null);
@@ -164,7 +176,8 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
       if ((rows[2] ?? []).length === 0) throw notFound();
       const actual = new Map((rows[0] ?? []).map((r) => [String(r[0]), String(r[1])]));
       const inTheWay = new RefNames((rows[3] ?? []).map((r) => String(r[1])));
-      const rejected = refusals(tx, (name) => actual.get(name) ?? null, inTheWay);
+      const twins = new Map(caseUnique.length ? (rows[caseIdx] ?? []).map((r) => [String(r[0]), String(r[1])]) : []);
+      const rejected = refusals(tx, (name) => actual.get(name) ?? null, inTheWay, (name) => twins.get(name) ?? null);
       if (rejected.length) return { ok: false, rejected };
       if ((rows[1] ?? []).length !== new Set(remove).size) return { ok: false, rejected: [] };
       return { ok: true };

@@ -5,7 +5,7 @@
 import { Buffer } from "node:buffer";
 import type { PushEvent } from "../events.ts";
 import { RefNames } from "../refname.ts";
-import { type CommitResult, type PackRecord, type Ref, type RefStore, type RefTransaction, type RepoState, refusals } from "./ref-store.ts";
+import { type CommitResult, type PackRecord, type Ref, type RefStore, type RefTransaction, type RepoState, asciiLower, refusals } from "./ref-store.ts";
 
 interface RepoRecord {
   head: string | null;
@@ -46,7 +46,8 @@ export class MemoryRefStore implements RefStore {
   async commit(repoId: string, tx: RefTransaction): Promise<CommitResult> {
     this.calls.commit++;
     const r = this.repo(repoId);
-    const rejected = refusals(tx, (name) => r.refs.get(name)?.oid ?? null, new RefNames(r.refs.keys()));
+    const twin = (name: string) => [...r.refs.keys()].find((n) => n !== name && asciiLower(n) === asciiLower(name)) ?? null;
+    const rejected = refusals(tx, (name) => r.refs.get(name)?.oid ?? null, new RefNames(r.refs.keys()), twin);
     if (rejected.length > 0) return { ok: false, rejected };
     if (tx.removePacks?.some((id) => !r.packs.some((p) => p.id === id))) return { ok: false, rejected: [] };
     if (tx.removePacks) r.packs = r.packs.filter((p) => !tx.removePacks!.includes(p.id));

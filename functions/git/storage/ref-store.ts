@@ -19,6 +19,10 @@
  *    rejected like a failed compare-and-swap, with `conflict` naming the ref in its way (git's
  *    "'a' exists; cannot create 'a/b'"). Updates and deletes of existing refs never fail it, so a
  *    repository that already holds both can still be repaired.
+ *    A created ref listed in `caseUnique` must moreover not exist in another letter case (ASCII
+ *    letters folded, as SQLite's `lower()` folds them): checked at commit time, and rejected the
+ *    same way, `conflict` naming the stored ref (the API's tags, unique case-insensitively as
+ *    Gitea's release rows keep them; a push is not held to it, as git is not).
  * 4. Effects, in one transaction: each update sets `oid` (and `peeled`, the id an annotated tag
  *    finally points to, or null) when `new` is an oid and deletes the ref when `new` is null;
  *    `pack` (if given) is appended to the catalog; `head` (if given) becomes HEAD's symbolic target;
@@ -109,6 +113,8 @@ export interface RefTransaction {
    * engine knows which); a deletion in `updates` counts without it. Sets `unreachable` for good.
    */
   orphans?: boolean;
+  /** Created refs that must not exist in another letter case either (rule 3). */
+  caseUnique?: readonly string[];
 }
 
 /** A ref whose compare-and-swap failed, with what it really holds. */
@@ -129,14 +135,17 @@ export interface RefStore {
   commit(repoId: string, tx: RefTransaction): Promise<CommitResult>;
 }
 
+/** A name with its ASCII letters lower-cased: SQLite's `lower()` (rule 3's letter case). */
+export const asciiLower = (name: string) => name.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+
 /**
  * The refs a transaction cannot apply (contract rules 2 and 3), in update order: a failed
  * compare-and-swap against `actual`, or a created ref in the way of (or under) a ref of `stored`
  * (the stored names that matter; the transaction's deletes are taken out, its creates added in
- * order). Shared by the memory store and the libSQL store (which reads `actual` and the names that
+ * order), or for a name of `caseUnique` the stored ref `caseTwin` finds in another letter case. Shared by the memory store and the libSQL store (which reads `actual` and the names that
  * may conflict in its batch).
  */
-export function refusals(tx: RefTransaction, actual: (name: string) => string | null, stored: RefNames): RejectedRef[] {
+export function refusals(tx: RefTransaction, actual: (name: string) => string | null, stored: RefNames, caseTwin: (name: string) => string | null = () => null): RejectedRef[] {
   for (const u of tx.updates) if (u.new === null) stored.delete(u.name);
   const out: RejectedRef[] = [];
   for (const u of tx.updates) {
@@ -146,7 +155,7 @@ export function refusals(tx: RefTransaction, actual: (name: string) => string | 
       continue;
     }
     if (u.old !== null || u.new === null) continue;
-    const conflict = stored.conflictOf(u.name);
+    const conflict = stored.conflictOf(u.name) ?? (tx.caseUnique?.includes(u.name) ? caseTwin(u.name) : null);
     if (conflict !== null) out.push({ name: u.name, actual: cur, conflict });
     else stored.add(u.name);
   }
