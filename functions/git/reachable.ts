@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { parseTag } from "./objects/commit.ts";
+import { forEachTreeEntry, MODE } from "./objects/tree.ts";
 import type { ObjectType } from "./objects/object.ts";
 import { LruCache, type ObjectReader } from "./pack/reader.ts";
 import type { RepoState } from "./storage/ref-store.ts";
@@ -85,4 +86,46 @@ export async function firstUnreached(oids: readonly string[], state: RepoState, 
   const reached = new Set([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
   REACHED.set(key, reached, reached.size * 100);
   return otherObjects.find((o) => !reached.has(o)) ?? null;
+}
+
+/**
+ * The first object a pushed pack builds on (`IndexedPack.outside`: parents, trees, entries and tag
+ * targets it names without containing them, its thin bases) that no ref reaches — null when every
+ * one is reached. git's receive-pack takes any stored object here; this one does not, or a push
+ * (into a fork, which reads its base's stored packs) could name what a force-push or deleted
+ * branch left behind and make it readable again. Commits are judged against the history the refs
+ * reach; other objects first against the trees of the commits the pack builds on (where what a new
+ * tree keeps unchanged lives), then, for any not found there, against everything the refs reach.
+ */
+export async function firstUnreachedOutside(outside: readonly string[], state: RepoState, reader: ObjectReader, commits: Commits): Promise<string | null> {
+  if (outside.length === 0 || !state.unreachable) return null;
+  const tips = tipsOf(state);
+  const bases: string[] = [];
+  const others = new Set<string>();
+  for (const oid of outside) {
+    const type = await reader.typeOf(oid);
+    if (!type) return oid;
+    // a commit is a base even when a ref names it: a push builds on the tips it updates
+    if (type === "commit") bases.push(oid);
+    else if (!tips.has(oid)) others.add(oid);
+  }
+  const commit = await firstUnreached(bases, state, reader, commits);
+  if (commit !== null || others.size === 0) return commit;
+  const seen = new Set<string>();
+  const stack: string[] = [];
+  for (const c of bases) stack.push((await commits.get(c)).tree);
+  while (stack.length > 0 && others.size > 0) {
+    const tree = stack.pop()!;
+    if (seen.has(tree)) continue;
+    seen.add(tree);
+    others.delete(tree);
+    const o = await reader.read(tree);
+    if (o?.type !== "tree") continue;
+    forEachTreeEntry(o.data, (mode, oid) => {
+      if (mode === MODE.gitlink) return;
+      others.delete(oid);
+      if (mode === MODE.tree && !seen.has(oid)) stack.push(oid);
+    });
+  }
+  return others.size === 0 ? null : firstUnreached([...others], state, reader, commits);
 }

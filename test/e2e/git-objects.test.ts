@@ -8,7 +8,9 @@
  */
 import { createHash } from "node:crypto";
 import { writeFileSync, mkdirSync, symlinkSync, chmodSync } from "node:fs";
+import { deflateSync } from "node:zlib";
 import { ZERO_OID } from "../../functions/git/bytes.ts";
+import { encodeTypeSize, OBJ_COMMIT, OBJ_REF_DELTA, OBJ_TREE, packHeader } from "../../functions/git/pack/format.ts";
 import { DELIM, FLUSH, pkt } from "../../functions/git/pkt-line.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { giteaShapeErrors } from "../fixtures/gitea-schema.ts";
@@ -395,6 +397,99 @@ for (const target of targets()) {
         const b = await at(q);
         expect({ status: a.status, body: (await a.text()).replaceAll(blob, never).replaceAll(commit, never) }, p).toEqual({ status: b.status, body: await b.text() });
       }
+    });
+
+    it("left-behind rule on push: a pack cannot build on what the refs left behind — a parent, a tree entry or a thin-pack base naming it is refused as missing, in the repository and in anyone's fork of it; building on what the refs reach is accepted", async () => {
+      const name = uniqName("gob");
+      expect((await call("POST", "/api/v1/user/repos", { headers: tokenAuth(owner.token), json: { name, auto_init: true } })).status).toBe(201);
+      const work = s.path(`${target.name}-build-on-hidden`);
+      const url = `http://${owner.name}:${owner.token}@${host}/${owner.name}/${name}.git`;
+      await s.git(["clone", "-q", url, work]);
+      const g = (args: string[], input?: string) => s.git(args, { cwd: work, ...(input === undefined ? {} : { input }) }).then((r) => r.stdout.toString().trim());
+      const secret = Array.from({ length: 60 }, (_, i) => `line ${i}: TOKEN=${uniqName("s")}`).join("\n");
+      writeFileSync(`${work}/kept.txt`, "kept on a branch\n");
+      await g(["add", "kept.txt"]);
+      await g(["commit", "-q", "-m", "kept"]);
+      await g(["push", "-q", url, "HEAD:refs/heads/keep"]);
+      const keptBlob = await g(["rev-parse", "HEAD:kept.txt"]);
+      writeFileSync(`${work}/secret.txt`, `${secret}\n`);
+      await g(["add", "secret.txt"]);
+      await g(["commit", "-q", "-m", "oops"]);
+      await g(["push", "-q", url, "main"]);
+      const hidden = await g(["rev-parse", "HEAD"]);
+      const hiddenBlob = await g(["rev-parse", "HEAD:secret.txt"]);
+      await g(["reset", "-q", "--hard", "HEAD~2"]);
+      await g(["push", "-q", "-f", url, "main"]);
+      const tip = await g(["rev-parse", "HEAD"]);
+      const date = { GIT_AUTHOR_DATE: "1700000000 +0000", GIT_COMMITTER_DATE: "1700000000 +0000" };
+      const commitTree = (tree: string, parent: string, msg: string) => s.git(["commit-tree", tree, "-p", parent, "-m", msg], { cwd: work, env: date }).then((r) => r.stdout.toString().trim());
+      // a pack of exactly these objects
+      const packOf = async (ids: string[]) => (await s.git(["pack-objects", "--stdout", "-q"], { cwd: work, input: `${ids.join("\n")}\n` })).stdout;
+      const push = async (repoPath: string, token: string, commit: string, pack: Buffer) => {
+        const res = await fetch(`${target.url}/${repoPath}.git/git-receive-pack`, {
+          method: "POST",
+          headers: { Authorization: `token ${token}`, "Content-Type": "application/x-git-receive-pack-request" },
+          body: Buffer.concat([pkt(`${ZERO_OID} ${commit} refs/heads/b-${commit.slice(0, 8)}\0report-status\n`), FLUSH, pack]),
+        });
+        const text = await res.text();
+        return text.includes(`ok refs/heads/b-${commit.slice(0, 8)}`) ? "ok" : text.includes("missing necessary objects") ? "missing" : text;
+      };
+      const emptyTree = await g(["mktree"], "");
+      // 1. a parent the refs left behind
+      const onHidden = await commitTree(emptyTree, hidden, "child of a hidden commit");
+      const parentPack = await packOf([emptyTree, onHidden]);
+      // 2. a tree entry naming a hidden blob (the pack holds the tree and the commit only)
+      const namesBlob = await g(["mktree"], `100644 blob ${hiddenBlob}\tsecret.txt\n`);
+      const entryCommit = await commitTree(namesBlob, tip, "names a hidden blob");
+      const entryPack = await packOf([namesBlob, entryCommit]);
+      // 3. a new blob sent as a delta against a hidden blob (thin): the copy would carry the secret
+      writeFileSync(`${work}/secret.txt`, `${secret}\nand one more line\n`);
+      const similar = await g(["hash-object", "-w", "secret.txt"]);
+      const thinTree = await g(["mktree"], `100644 blob ${similar}\tcopy.txt\n`);
+      const thinCommit = await commitTree(thinTree, tip, "a delta against a hidden blob");
+      // the pack as git's --thin writes one (by hand: git deltifies only against a boundary commit's objects)
+      const base = Buffer.from(`${secret}\n`);
+      const extra = Buffer.from("and one more line\n");
+      const varint = (n: number) => {
+        const out: number[] = [];
+        for (let more = true; more; ) {
+          more = n > 0x7f;
+          out.push((n & 0x7f) | (more ? 0x80 : 0));
+          n >>>= 7;
+        }
+        return out;
+      };
+      // copy the whole base (offset 0, a 2-byte size), then insert the extra line
+      const delta = Buffer.from([...varint(base.length), ...varint(base.length + extra.length), 0xb0, base.length & 0xff, base.length >> 8, extra.length, ...extra]);
+      const entry = (type: number, data: Buffer, baseId?: string) => Buffer.concat([Buffer.from(encodeTypeSize(type, data.length)), baseId ? Buffer.from(baseId, "hex") : Buffer.alloc(0), deflateSync(data)]);
+      const catFile = async (type: string, id: string) => (await s.git(["cat-file", type, id], { cwd: work })).stdout;
+      const body = Buffer.concat([Buffer.from(packHeader(3)), entry(OBJ_TREE, await catFile("tree", thinTree)), entry(OBJ_COMMIT, await catFile("commit", thinCommit)), entry(OBJ_REF_DELTA, delta, hiddenBlob)]);
+      const thinPack = Buffer.concat([body, createHash("sha1").update(body).digest()]);
+      // the pack is thin and well formed: git indexes it only with the hidden blob, into the same object
+      const bare = s.path(`${target.name}-thin-probe`);
+      await s.git(["init", "-q", "--bare", bare]);
+      await expect(s.git(["index-pack", "--stdin"], { cwd: bare, input: thinPack })).rejects.toThrow(/unresolved delta/);
+      await s.git(["hash-object", "-w", "--stdin"], { cwd: bare, input: base });
+      await s.git(["index-pack", "--stdin", "--fix-thin"], { cwd: bare, input: thinPack });
+      expect((await s.git(["cat-file", "blob", similar], { cwd: bare })).stdout.toString()).toBe(`${secret}\nand one more line\n`);
+      expect(await push(`${owner.name}/${name}`, owner.token, onHidden, parentPack)).toBe("missing");
+      expect(await push(`${owner.name}/${name}`, owner.token, entryCommit, entryPack)).toBe("missing");
+      expect(await push(`${owner.name}/${name}`, owner.token, thinCommit, thinPack)).toBe("missing");
+      // anyone may fork a public repository; the fork reads its base's stored packs, and refuses the same
+      const fork = await call("POST", `/api/v1/repos/${owner.name}/${name}/forks`, { headers: tokenAuth(other.token), json: { name: uniqName("fk") } });
+      expect(fork.status).toBe(202);
+      const forkPath = String((await fork.json()).full_name);
+      for (const [c, p] of [[onHidden, parentPack], [entryCommit, entryPack], [thinCommit, thinPack]] as const) expect(await push(forkPath, other.token, c, p)).toBe("missing");
+      for (const p of ["", `?ref=${onHidden}`]) expect((await call("GET", `/api/v1/repos/${forkPath}/raw/secret.txt${p}`)).status).toBe(404);
+      // what the refs reach is fine to build on: the tip, and a blob only another branch reaches
+      const keptTree = await g(["mktree"], `100644 blob ${keptBlob}\tkept.txt\n`);
+      const keptCommit = await commitTree(keptTree, tip, "names a blob another branch reaches");
+      expect(await push(`${owner.name}/${name}`, owner.token, keptCommit, await packOf([keptTree, keptCommit]))).toBe("ok");
+      writeFileSync(`${work}/more.txt`, "more\n");
+      await g(["add", "more.txt"]);
+      await g(["commit", "-q", "-m", "a plain push"]);
+      await g(["push", "-q", url, "main"]);
+      expect((await call("GET", `/api/v1/repos/${owner.name}/${name}/raw/more.txt`, { headers: tokenAuth(owner.token) })).status).toBe(200);
     });
   });
 }

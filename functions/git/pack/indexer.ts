@@ -57,6 +57,11 @@ export interface IndexedPack {
   missing: string[];
   /** Bases appended to complete a thin pack. */
   thinBases: number;
+  /**
+   * What the pack builds on: the objects it names (parents, trees, tree entries, tag targets)
+   * without containing them, and its thin bases — each in the repository unless in `missing`.
+   */
+  outside: string[];
   /** The e-mails (lower-cased) the pack's commits name as author or committer, at most MAX_IDENTITIES. */
   identities: string[];
 }
@@ -632,11 +637,13 @@ async function scanAndResolve(
       if (missing.length >= 10) break;
     }
   }
+  outside.push(...external);
   return {
     record: { id: finalId, repoId: spool.repoId, objects: idx.count, size: finalSize, idxSize: idxBytes.length, checksum: toHex(checksum) },
     idx,
     missing,
     thinBases: external.length,
+    outside,
     identities: [...collected.identities],
   };
 }

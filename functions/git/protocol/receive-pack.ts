@@ -13,7 +13,7 @@ import { indexPack, type IndexedPack } from "../pack/indexer.ts";
 import { ObjectReader } from "../pack/reader.ts";
 import { FLUSH, pkt, pktFitted, PktReader } from "../pkt-line.ts";
 import { isBranchRef, isPushableRef, refConflictMessage, RefNames, refNameLengthProblem } from "../refname.ts";
-import { firstUnreached } from "../reachable.ts";
+import { firstUnreached, firstUnreachedOutside } from "../reachable.ts";
 import { packFileNames } from "../storage/object-store.ts";
 import type { PackRecord, RefTransaction, RepoState } from "../storage/ref-store.ts";
 import { Commits, isAncestor } from "../walk.ts";
@@ -156,6 +156,10 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   await reader.cancel();
   if (indexed) reader0.addPack(indexed.record, indexed.idx);
 
+  // what the pack builds on must be reached by the refs, as the ref values below: a pack cannot
+  // bring back by id what a force-push or deletion hid either (git takes any stored object)
+  const hiddenBase = indexed && indexed.missing.length === 0 ? await firstUnreachedOutside(indexed.outside, state, reader0, commits) : null;
+
   // ---- per-command checks
   const current = new Map(state.refs.map((r) => [r.name, r.oid]));
   for (const c of result.commands) {
@@ -165,7 +169,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
       continue;
     }
     if (c.new !== null) {
-      if (indexed && indexed.missing.length > 0) {
+      if (indexed && (indexed.missing.length > 0 || hiddenBase !== null)) {
         c.error = "missing necessary objects";
         continue;
       }
