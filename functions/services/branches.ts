@@ -190,23 +190,26 @@ export interface UpdateBranchForm {
  * 404, mirror 403; a missing branch 404, an unknown commit 404, no `new_commit_id` 422.
  */
 export async function updateBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, branch: string, form: UpdateBranchForm) {
-  const o = await openRepo(ctx, objects, owner, name, { write: true });
-  reqCodeWriter(o);
-  if (!form.new_commit_id) throw unprocessable("[NewCommitID]: Required");
-  checkWritable(o);
-  const ref = o.repo.ref(`${HEADS}${branch}`);
-  if (!ref) throw branchMissing(ctx, branch);
-  const target = await resolveRevision(o.repo, form.new_commit_id);
-  if (!target) throw notFound(`object does not exist [id: ${form.new_commit_id}, rel_path: ]`);
-  if (form.old_commit_id && form.old_commit_id.toLowerCase() !== ref.oid) throw conflict(`the branch is at ${ref.oid}, not at old_commit_id ${form.old_commit_id}`);
-  if (target.oid === ref.oid) return;
-  const fastForward = await isAncestor(o.repo.commits, ref.oid, target.oid);
-  if (!fastForward && !form.force) throw conflict(`the update of ${branch} to ${target.oid} is not a fast-forward; set force to move it anyway`);
-  const event = await buildPushEvent(o.repo.commits, [{ name: ref.name, old: ref.oid, new: target.oid }], o.repo.branches().map((b) => b.oid), eventLimits(o));
-  const { result } = await commitWith(ctx, o, { updates: [{ name: ref.name, old: ref.oid, new: target.oid, peeled: null }], sizeDelta: 0, empty: false, event, orphans: !fastForward });
-  if (!result.ok) {
+  // Without a lease the move is judged against the branch as it is, as git's push is: a write that
+  // lost its compare-and-swap to another reads again (four more times at most) instead of answering 409
+  for (let attempt = 0; ; attempt++) {
+    const o = await openRepo(ctx, objects, owner, name, { write: true });
+    reqCodeWriter(o);
+    if (!form.new_commit_id) throw unprocessable("[NewCommitID]: Required");
+    checkWritable(o);
+    const ref = o.repo.ref(`${HEADS}${branch}`);
+    if (!ref) throw branchMissing(ctx, branch);
+    const target = await resolveRevision(o.repo, form.new_commit_id);
+    if (!target) throw notFound(`object does not exist [id: ${form.new_commit_id}, rel_path: ]`);
+    if (form.old_commit_id && form.old_commit_id.toLowerCase() !== ref.oid) throw conflict(`the branch is at ${ref.oid}, not at old_commit_id ${form.old_commit_id}`);
+    if (target.oid === ref.oid) return;
+    const fastForward = await isAncestor(o.repo.commits, ref.oid, target.oid);
+    if (!fastForward && !form.force) throw conflict(`the update of ${branch} to ${target.oid} is not a fast-forward; set force to move it anyway`);
+    const event = await buildPushEvent(o.repo.commits, [{ name: ref.name, old: ref.oid, new: target.oid }], o.repo.branches().map((b) => b.oid), eventLimits(o));
+    const { result } = await commitWith(ctx, o, { updates: [{ name: ref.name, old: ref.oid, new: target.oid, peeled: null }], sizeDelta: 0, empty: false, event, orphans: !fastForward });
+    if (result.ok) return;
     if (result.rejected.some((r) => r.actual === null)) throw branchMissing(ctx, branch);
-    throw conflict(`branch ${branch} was updated by someone else; try again`);
+    if (form.old_commit_id || attempt === 4) throw conflict(`branch ${branch} was updated by someone else; try again`);
   }
 }
 

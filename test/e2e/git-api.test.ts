@@ -290,6 +290,13 @@ for (const target of targets()) {
       expect((await (await put({ new_commit_id: "main" }, owner.token, "no-such-branch")).json()).errors).toEqual(["branch does not exist [name: no-such-branch]"]);
       expect(await answer(await put({ new_commit_id: "main" }, other.token))).toEqual({ status: 403, message: "user should have a permission to write to a repo" });
       expect(await remoteRef("upd")).toBe(back);
+      // forced moves without a lease at once: each is judged against the branch as it then is (a
+      // lost compare-and-swap reads again), so every one lands and the branch ends at one of them
+      const targets = ["main~1", "main~2", "main~3", "main~4"];
+      const raced = await Promise.all(targets.map((t) => put({ new_commit_id: t, force: true })));
+      expect(raced.map((r) => r.status)).toEqual([204, 204, 204, 204]);
+      expect(await Promise.all(targets.map((t) => git(["rev-parse", t])))).toContain(await remoteRef("upd"));
+      expect((await put({ new_commit_id: back, force: true })).status).toBe(204);
 
       const patch = (branch: string, name: string, token = owner.token) => api(`/branches/${branch}`, token, { method: "PATCH", json: { name } });
       const renamed = await patch("upd", "renamed/upd");
