@@ -110,7 +110,8 @@ export function toContentsResponse(urls: RepoUrls, ref: RefCommit, e: PathEntry,
     download_url: download,
     submodule_git_url: submodule ? (x.submoduleUrl ?? null) : null,
     ...(x.lfs ? { lfs_oid: x.lfs.oid, lfs_size: x.lfs.size } : {}),
-    _links: submodule ? { self } : { self, git, html },
+    // Gitea's FileLinksResponse: pointers without omitempty, so a submodule's git and html are null
+    _links: { self, git, html },
   });
   return out as { name: string; path: string; sha: string; type: string; size: number } & Record<string, unknown>;
 }

@@ -110,12 +110,18 @@ export function renderError(thrown: unknown, c: Context): Response {
   return c.json({ message: shown ? String((err as Error)?.message ?? err) : "", url: errorUrl(c) }, 500);
 }
 
-/** JSON key → Gitea's Go field name in binding errors: `login_name` → `LoginName`. */
+/** The initialisms Gitea's Go field names spell in capitals (`new_commit_id` → `NewCommitID`). */
+const GO_INITIALISMS: Readonly<Record<string, string>> = {
+  api: "API", gpg: "GPG", html: "HTML", http: "HTTP", id: "ID", ids: "IDs", ip: "IP", json: "JSON",
+  sha: "SHA", ssh: "SSH", uid: "UID", uri: "URI", uris: "URIs", url: "URL", urls: "URLs", uuid: "UUID",
+};
+
+/** JSON key → Gitea's Go field name in binding errors: `login_name` → `LoginName`, `source_id` → `SourceID`. */
 export const goFieldName = (key: string) =>
   key
     .split(/[_-]/)
     .filter(Boolean)
-    .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
+    .map((p) => GO_INITIALISMS[p] ?? p.charAt(0).toUpperCase() + p.slice(1))
     .join("");
 
 interface Issue {

@@ -10,7 +10,6 @@ import { objectsOf } from "../lib/git-storage.ts";
 import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { textParam } from "../lib/query.ts";
 import { changeFiles, getContents, getContentsExt, getFileContents, getRawFile, parseIncludes, type FileOperation } from "../services/contents.ts";
-import { badRequest } from "../lib/errors.ts";
 import {
   ChangeFilesOptionsSchema,
   ContentsExtResponseSchema,
@@ -61,7 +60,8 @@ const repoGetFileContents = apiRoute({
   auth: read,
   request: {
     params: z.object(ownerRepo),
-    query: refQuery.extend({ body: z.string().openapi({ param: { name: "body", in: "query", required: true }, description: 'The JSON encoded body (see the POST request): {"files": ["filename1", "filename2"]}' }) }),
+    // required in Gitea's document, but only unmarshalled: a missing one is its 400, not a binding 422
+    query: refQuery.extend({ body: z.string().optional().openapi({ param: { name: "body", in: "query", required: true }, description: 'The JSON encoded body (see the POST request): {"files": ["filename1", "filename2"]}' }) }),
   },
   responses: { 200: jsonResponse(z.array(ContentsResponseSchema), "ContentsListResponse"), ...errorResponses(400, 403, 404) },
 });
@@ -70,13 +70,12 @@ contents.openapi(repoGetFileContents, async (c) => {
   const q = c.req.valid("query");
   const parsed = GetFilesOptionsSchema.safeParse((() => {
     try {
-      return JSON.parse(q.body);
+      return JSON.parse(q.body ?? "");
     } catch {
       return undefined;
     }
   })());
-  if (!parsed.success) throw badRequest("invalid body parameter");
-  return c.json((await getFileContents(ctxOf(c), objectsOf(c), p.owner, p.repo, parsed.data.files ?? [], q.ref)) as never, 200);
+  return c.json((await getFileContents(ctxOf(c), objectsOf(c), p.owner, p.repo, parsed.success ? (parsed.data.files ?? []) : null, q.ref)) as never, 200);
 });
 
 const repoGetFileContentsPost = apiRoute({
@@ -93,7 +92,7 @@ const repoGetFileContentsPost = apiRoute({
 });
 contents.openapi(repoGetFileContentsPost, async (c) => {
   const p = c.req.valid("param");
-  return c.json((await getFileContents(ctxOf(c), objectsOf(c), p.owner, p.repo, c.req.valid("json").files ?? [], c.req.valid("query").ref)) as never, 200);
+  return c.json((await getFileContents(ctxOf(c), objectsOf(c), p.owner, p.repo, c.req.valid("json").files ?? [], c.req.valid("query").ref, true)) as never, 200);
 });
 
 const repoGetContents = apiRoute({

@@ -18,7 +18,7 @@ import type { ObjectStore } from "../git/storage/object-store.ts";
 import { LruCache } from "../git/pack/reader.ts";
 import { DateQueue } from "../git/walk.ts";
 import type { Ctx } from "../lib/context.ts";
-import { ApiError, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
+import { ApiError, badRequest, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
 import { canWrite, UNIT } from "../lib/permissions.ts";
 import { toContentsResponse, toFileCommitResponse, repoUrls, UNSIGNED_VERIFICATION, type LastCommit, type RefCommit, type RepoUrls } from "../convert/contents.ts";
 import type { FileOptions } from "../wire/contents.ts";
@@ -349,8 +349,13 @@ export const MAX_RESPONSE_SIZE = 104857600;
  * DEFAULT_PAGING_NUM` of them, ending before the base64 contents would pass
  * DEFAULT_MAX_RESPONSE_SIZE. No last-commit fields: Gitea leaves commit metadata out here.
  */
-export async function getFileContents(ctx: Ctx, objects: ObjectStore, owner: string, name: string, paths: readonly unknown[], refParam: string | undefined) {
+export async function getFileContents(ctx: Ctx, objects: ObjectStore, owner: string, name: string, paths: readonly unknown[] | null, refParam: string | undefined, bound = false) {
   const { git, urls, ref } = await openAtRef(ctx, objects, owner, name, refParam);
+  // after the repository, as Gitea's handler: GET's `body` that does not unmarshal (null here) is
+  // a 400; POST binds the body, whose `files` is Required (go-chi binding: a missing or empty
+  // list), while GET's `{}` is an empty answer
+  if (paths === null) throw badRequest("invalid body parameter");
+  if (bound && paths.length === 0) throw unprocessable("[Files]: Required");
   const out: (Awaited<ReturnType<typeof entryResponse>> | null)[] = [];
   let size = 0;
   for (const raw of paths) {

@@ -6,7 +6,7 @@ const int64 = z.number().int().openapi({ format: "int64" });
 const time = z.string().openapi({ format: "date-time" });
 
 export const FileLinksResponseSchema = z
-  .object({ self: z.string().optional(), git: z.string().optional(), html: z.string().optional() })
+  .object({ self: z.string().nullable(), git: z.string().nullable(), html: z.string().nullable() })
   .openapi("FileLinksResponse", { description: "FileLinksResponse contains the links for a repo's file" });
 
 export const ContentsResponseSchema = z

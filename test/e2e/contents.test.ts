@@ -88,7 +88,8 @@ for (const target of targets()) {
       expect(dir).toMatchObject({ type: "dir", size: 0, last_commit_sha: head, download_url: null, html_url: `${target.url}/${r.full}/src/branch/main/dir` });
       const sub = list.find((e) => e.name === "lib")!;
       expect(sub).toMatchObject({ type: "submodule", sha: "ab".repeat(20), submodule_git_url: "https://example.com/lib.git", html_url: null, git_url: null, download_url: null });
-      expect(sub._links).toEqual({ self: `${target.url}/api/v1/repos/${r.full}/contents/lib?ref=main` });
+      // Gitea's FileLinksResponse has no omitempty: git and html are there, null
+      expect(sub._links).toEqual({ self: `${target.url}/api/v1/repos/${r.full}/contents/lib?ref=main`, git: null, html: null });
 
       // one file, with its bytes and Gitea's URLs
       const file = await call("GET", `${r.api}/contents/dir/sub/deep%20name.txt`, as(u));
@@ -176,6 +177,14 @@ for (const target of targets()) {
       expect(many).toHaveLength(30);
       const bad = await call("GET", `${r.api}/file-contents?body=not-json`, as(u));
       expect([bad.status, (await bad.json()).message]).toEqual([400, "invalid body parameter"]);
+      const none = await call("GET", `${r.api}/file-contents`, as(u));
+      expect([none.status, (await none.json()).message]).toEqual([400, "invalid body parameter"]);
+      // POST binds the body: its files are Required (a missing, null or empty list), after the repository is found
+      for (const json of [{}, { files: [] }, { files: null }]) {
+        const res = await call("POST", `${r.api}/file-contents`, { ...as(u), json });
+        expect([res.status, (await res.json()).message], JSON.stringify(json)).toEqual([422, "[Files]: Required"]);
+      }
+      expect((await call("POST", `/api/v1/repos/${u.name}/${uniqName("none")}/file-contents`, { ...as(u), json: {} })).status).toBe(404);
       const noRef = await call("POST", `${r.api}/file-contents?ref=nope`, { ...as(u), json: { files } });
       expect(noRef.status).toBe(404);
       // POST asks a write scope of a token (as Gitea's tokenRequiresScopes does for every POST); GET a read one
@@ -354,7 +363,7 @@ for (const target of targets()) {
         ["POST", "y.txt", { content: "not base64!" }, 422, "illegal base64 data at input byte 3"],
         ["POST", "README.md/inner.txt", { content: b64("x") }, 422, "a file exists where you’re trying to create a subdirectory [path: README.md]"],
         ["POST", ".git/hooks/x", { content: b64("x") }, 422, /^path contains a malformed path component/],
-        ["DELETE", "README.md", {}, 422, "[Sha]: Required"],
+        ["DELETE", "README.md", {}, 422, "[SHA]: Required"],
       ];
       for (const [method, path, json, status, message] of cases) {
         const res = await call(method, `${r.api}/contents/${path}`, { ...as(u), json });
