@@ -23,7 +23,7 @@ export async function serveArchive(c: Context<AppEnv>, owner: string, repo: stri
     "Content-Type": a.contentType,
     "Content-Disposition": contentDisposition(a.filename, "attachment"),
     "Access-Control-Expose-Headers": "Content-Disposition",
-    Link: `<${a.immutable}>; rel="immutable"`,
+    ...(a.immutable ? { Link: `<${a.immutable}>; rel="immutable"` } : {}),
     ETag: a.etag,
     "Cache-Control": "private, no-cache",
   };

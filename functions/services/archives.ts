@@ -2,9 +2,9 @@
  * Source archives (Gitea routers/api/v1/repo/file.go GetArchive, services/repository/archiver): the
  * repository opened in ONE read round trip with the code unit's read rule, `<ref>.<zip|tar.gz|bundle>`
  * resolved as git rev-parse reads it, the archive streamed from the git data (Gitea builds it once
- * and keeps it; here it is built on every request — docs/git.md).
+ * and keeps it; here it is built on every request — docs/git.md), the tree's .gitattributes applied.
  */
-import { bundleArchive, tarGzArchive, zipArchive } from "../git/repo/archive.ts";
+import { ArchiveContext, bundleArchive, tarGzArchive, zipArchive } from "../git/repo/archive.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, badRequest } from "../lib/errors.ts";
@@ -26,9 +26,15 @@ export interface Archive {
   /** `<repo>-<ref with / as ->.<ext>` (Gitea's download name). */
   filename: string;
   commit: string;
-  /** The archive's immutable URL (by commit id), for the `Link: …; rel="immutable"` header. */
-  immutable: string;
-  /** A weak tag: the commit, the format and the top directory fix the files (not the compressed bytes). */
+  /**
+   * The archive's URL by commit id, for the `Link: …; rel="immutable"` header; null when export-subst
+   * files show more than the commit (refs in %d/%D/%(describe), the abbreviation length, the clock).
+   */
+  immutable: string | null;
+  /**
+   * A weak tag: the commit, the format, the top directory and the paths fix the files (not the
+   * compressed bytes); with export-subst files, a digest of what they expand to as well.
+   */
   etag: string;
 }
 
@@ -51,14 +57,22 @@ export async function getArchive(ctx: Ctx, objects: ObjectStore, owner: string, 
   const repoName = o.a.facts.repo.name;
   // Gitea's archiver names the top directory after the repository's directory: its lower-cased name
   const prefix = `${repoName.toLowerCase()}/`;
+  // export-subst expansions depend on refs too: the tag names what they expand to (a walk of the
+  // trees and .gitattributes; refs and the files themselves are read only when one is export-subst)
+  const plan = new ArchiveContext(o.repo, resolved.oid, paths);
+  const subst = format.ext === ".bundle" ? null : await plan.substitutions();
   const body =
-    format.ext === ".zip" ? zipArchive(o.repo, resolved.oid, prefix, paths) : format.ext === ".tar.gz" ? tarGzArchive(o.repo, resolved.oid, prefix, paths) : bundleArchive(o.repo, resolved.oid);
+    format.ext === ".zip"
+      ? zipArchive(o.repo, resolved.oid, prefix, paths, plan)
+      : format.ext === ".tar.gz"
+        ? tarGzArchive(o.repo, resolved.oid, prefix, paths, plan)
+        : bundleArchive(o.repo, resolved.oid);
   return {
     body,
     contentType: format.type,
     filename: `${repoName}-${ref.replaceAll("/", "-")}${format.ext}`,
     commit: resolved.oid,
-    etag: `W/"${resolved.oid}${format.ext}:${prefix.slice(0, -1)}${paths.length ? `:${sha1Hex(JSON.stringify(paths))}` : ""}"`,
-    immutable: `${ctx.rootUrl}api/v1/repos/${encodeURIComponent(o.a.facts.owner.name)}/${encodeURIComponent(repoName)}/archive/${resolved.oid}${format.ext}?rev=${resolved.oid}`,
+    etag: `W/"${resolved.oid}${format.ext}:${prefix.slice(0, -1)}${paths.length ? `:${sha1Hex(JSON.stringify(paths))}` : ""}${subst ? `:s${subst}` : ""}"`,
+    immutable: subst ? null : `${ctx.rootUrl}api/v1/repos/${encodeURIComponent(o.a.facts.owner.name)}/${encodeURIComponent(repoName)}/archive/${resolved.oid}${format.ext}?rev=${resolved.oid}`,
   };
 }

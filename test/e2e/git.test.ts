@@ -461,5 +461,58 @@ for (const target of targets()) {
       expect(noScope.status).toBe(403);
       await noScope.arrayBuffer();
     });
+
+    it("archives rule with .gitattributes: export-ignore and export-subst apply as git archive's; an archive whose expansions show refs answers with an ETag that follows them and no immutable Link", async () => {
+      const u = await newUser();
+      const r = await newRepo(u);
+      const src = s.path(`${target.name}-archive-attrs`);
+      await makeHistory(s, src, { commits: 2, files: 3 });
+      const { writeFileSync, mkdirSync } = await import("node:fs");
+      const { gunzipSync } = await import("node:zlib");
+      writeFileSync(`${src}/.gitattributes`, "tests/ export-ignore\n.git_archival.txt export-subst\n");
+      mkdirSync(`${src}/tests`);
+      writeFileSync(`${src}/tests/t.txt`, "left out\n");
+      writeFileSync(`${src}/.git_archival.txt`, "node: $Format:%H$\nref-names: $Format:%D$\n");
+      await s.git(["add", "-A"], { cwd: src });
+      await s.git(["commit", "-q", "-m", "attributes"], { cwd: src });
+      await s.git(["push", "-q", r.authed(u.name, u.token), "main"], { cwd: src });
+      const main = await s.gitText(["rev-parse", "main"], { cwd: src });
+      const prefix = `--prefix=${r.name.toLowerCase()}/`;
+      const api = (archive: string, headers: Record<string, string> = {}) => fetch(`${target.url}/api/v1/repos/${r.full}/archive/${archive}`, { headers: { ...tokenAuth(u.token), ...headers } });
+      // git's own archive of the same commit and refs: a bare mirror, as Gitea's repository
+      const mirror = s.path(`${target.name}-archive-attrs.git`);
+      const gitArchive = async () => {
+        await s.git(["clone", "-q", "--mirror", r.authed(u.name, u.token), mirror]).catch(async () => s.git(["fetch", "-q", "--prune", "origin", "+refs/*:refs/*"], { cwd: mirror }));
+        return (await s.git(["archive", "--format=tar", prefix, main], { cwd: mirror })).stdout;
+      };
+      const first = await api(`${main}.tar.gz`);
+      const firstTar = gunzipSync(Buffer.from(await first.arrayBuffer()));
+      expect(firstTar.equals(await gitArchive())).toBe(true);
+      expect(firstTar.includes(Buffer.from("tests/t.txt"))).toBe(false);
+      expect(firstTar.includes(Buffer.from(`node: ${main}\nref-names: HEAD -> main\n`))).toBe(true);
+      expect(first.headers.get("Link")).toBeNull();
+      // unchanged refs: 304; a tag on the commit changes what %D shows, and so the tag
+      const etag = first.headers.get("ETag")!;
+      expect((await api(`${main}.tar.gz`, { "If-None-Match": etag })).status).toBe(304);
+      await s.git(["tag", "v7", "main"], { cwd: src });
+      await s.git(["push", "-q", r.authed(u.name, u.token), "v7"], { cwd: src });
+      const after = await api(`${main}.tar.gz`, { "If-None-Match": etag });
+      expect(after.status).toBe(200);
+      const afterTar = gunzipSync(Buffer.from(await after.arrayBuffer()));
+      expect(afterTar.equals(await gitArchive())).toBe(true);
+      expect(afterTar.includes(Buffer.from("ref-names: HEAD -> main, tag: v7\n"))).toBe(true);
+      // without export-subst files an archive keeps its immutable link
+      const plain = await api(`${main}.tar.gz?path=${encodeURIComponent(".gitattributes")}`);
+      expect(plain.headers.get("Link")).toContain('rel="immutable"');
+      await plain.arrayBuffer();
+      // padding can make a small file huge (16 KiB per placeholder, as git allows): past 16 MiB of growth, a clean 413
+      writeFileSync(`${src}/.gitattributes`, "*.txt export-subst\n");
+      writeFileSync(`${src}/pad.txt`, "$Format:%>(16000)%n$".repeat(1100));
+      await s.git(["add", "-A"], { cwd: src });
+      await s.git(["commit", "-q", "-m", "padding"], { cwd: src });
+      await s.git(["push", "-q", r.authed(u.name, u.token), "main"], { cwd: src });
+      const padded = await api("main.tar.gz");
+      expect([padded.status, (await padded.json()).message]).toEqual([413, "export-subst expands a file by more than 16777216 bytes"]);
+    });
   });
 }

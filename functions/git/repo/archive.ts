@@ -3,13 +3,22 @@
  * git's): a tar byte for byte (archive-tar.c: ustar headers as git fills them, the pax global header
  * naming the commit, pax headers for long paths and link targets, 10 KiB records) and a zip; and
  * the git bundle Gitea makes of a commit's history. All stream: one entry is read at a time.
- * `.gitattributes` (`export-ignore`, `export-subst`, eol conversion) is not applied (docs/git.md).
+ * The archived tree's `.gitattributes` apply as git archive (without --worktree-attributes) applies
+ * them (attributes.ts): `export-ignore` leaves out a file, a submodule or a directory with all it
+ * holds; `export-subst` expands `$Format:…$` (pretty.ts, describe.ts); `ident` and CRLF conversion
+ * (convert.ts) change regular files first.
  */
+import { createHash } from "node:crypto";
 import { Zip, ZipDeflate, ZipPassThrough } from "fflate";
+import { type AttrFrame, type AttrRule, type Attributes, attributesOf, BUILTIN_FRAME, noPatterns, parseAttributes } from "../attributes.ts";
 import { concat, utf8 } from "../bytes.ts";
+import { converts, toWorkingTree } from "../convert.ts";
+import { prettySource } from "../describe.ts";
 import { GitError } from "../errors.ts";
 import { MODE, type TreeEntry } from "../objects/tree.ts";
+import { LruCache } from "../pack/reader.ts";
 import { writePack } from "../pack/writer.ts";
+import { formatSubst, type PrettySource } from "../pretty.ts";
 import { objectsToSend, rangeWalk } from "../walk.ts";
 import type { Repository } from "./repository.ts";
 
@@ -18,42 +27,140 @@ interface Member {
   path: Uint8Array;
   mode: number;
   oid: string;
-  /** The bytes of a file or a link target (null for directories). */
+  /** The bytes of a file (converted, substituted) or a link target (null for directories). */
   data: () => Promise<Uint8Array | null>;
+  /** The file is export-subst: its bytes depend on refs, not only on the commit. */
+  subst?: boolean;
+}
+
+/** Commits (with their paths) whose archive holds no export-subst file, 1 MiB of keys at most. */
+const PLAIN = new LruCache<true>(1024 * 1024);
+
+/**
+ * What one archive of a commit shares between its walks: the parsed `.gitattributes` (read once
+ * per blob) and what export-subst expansions need (the commit, refs, abbreviations), read once
+ * and only when a file has the attribute. `substitutions()` walks once to learn whether any file
+ * is export-subst and digests what they expand to; the archive then walks again with the same
+ * answers.
+ */
+export class ArchiveContext {
+  private readonly attrs = new Map<string, Promise<AttrRule[]>>();
+  private source: Promise<PrettySource> | null = null;
+  readonly repo: Repository;
+  readonly commit: string;
+  readonly paths: readonly string[];
+  constructor(repo: Repository, commit: string, paths: readonly string[] = []) {
+    this.repo = repo;
+    this.commit = commit;
+    this.paths = paths;
+  }
+
+  /** The rules of a `.gitattributes` blob (macros only at the top). */
+  rules(oid: string, top: boolean): Promise<AttrRule[]> {
+    const key = `${oid}:${top}`;
+    let r = this.attrs.get(key);
+    if (!r) {
+      r = this.repo.reader.read(oid).then((o) => (o?.type === "blob" ? parseAttributes(o.data, top) : []));
+      this.attrs.set(key, r);
+    }
+    return r;
+  }
+
+  /** The commit's pretty-format source (refs, abbreviations, describe: each computed once). */
+  pretty(): Promise<PrettySource> {
+    this.source ??= prettySource(this.repo, this.commit);
+    return this.source;
+  }
+
+  /**
+   * A digest of every export-subst file's expanded bytes (with its path), or null when the archive
+   * has none: what an ETag must add to the commit for the archive's bytes to be named by it.
+   */
+  async substitutions(): Promise<string | null> {
+    // a commit's trees never change: once its archive is known to hold no export-subst file, an
+    // ETag (a 304 too) costs no walk again
+    const key = `${this.commit}\0${this.paths.join("\0")}`;
+    if (PLAIN.get(key)) return null;
+    // hashed as they come: never more than one expanded file held
+    const hash = createHash("sha1");
+    let any = false;
+    for await (const m of members(this, new Uint8Array(0))) {
+      if (!m.subst) continue;
+      any = true;
+      const data = (await m.data()) ?? new Uint8Array(0);
+      hash.update(utf8(`${m.path.length} ${data.length}\n`)).update(m.path).update(data);
+    }
+    if (!any) PLAIN.set(key, true, key.length + 64);
+    return any ? hash.digest("hex") : null;
+  }
 }
 
 const enc = (e: TreeEntry) => e.nameBytes ?? utf8(e.name);
+const SLASH = utf8("/");
+/** git streams blobs above core.bigFileThreshold (512 MiB) unconverted. */
+const BIG_FILE = 512 * 1024 * 1024;
 
 /**
  * The prefix directory, then the entries of the commit's tree, depth first, read lazily. `paths`
  * (tree paths, cleaned): only what they name, as git's pathspecs after `--` — a directory is
  * written just before the first entry under it (queue_or_write_archive_entry), so its ancestors
- * come along and directories holding nothing named stay out.
+ * come along and directories holding nothing named stay out. Attributes are looked up as git
+ * archive does: a directory with its trailing `/` (export-ignore drops it and all it holds), a
+ * file or submodule after the directories before it are written (so a directory whose files are
+ * all export-ignore'd is still there, empty).
  */
-async function* members(repo: Repository, root: string, prefix: Uint8Array, paths: readonly string[] = []): AsyncGenerator<Member> {
-  if (prefix.length > 0 && prefix[prefix.length - 1] === 0x2f) yield { path: prefix, mode: 0o40777, oid: root, data: async () => null };
+async function* members(ctx: ArchiveContext, prefix: Uint8Array): AsyncGenerator<Member> {
+  const { repo, paths } = ctx;
+  const commit = await repo.readCommit(ctx.commit);
+  if (prefix.length > 0 && prefix[prefix.length - 1] === 0x2f) yield { path: prefix, mode: 0o40777, oid: commit.tree, data: async () => null };
   const named = (rel: string) => paths.length === 0 || paths.some((p) => rel === p || rel.startsWith(`${p}/`));
   const leading = (rel: string) => paths.some((p) => p.startsWith(`${rel}/`));
   const queued: Member[] = [];
-  async function* walk(tree: string, base: Uint8Array, rel: string): AsyncGenerator<Member> {
-    for (const e of await repo.readTree(tree)) {
-      const path = concat([base, enc(e)]);
+  // git archive allows one %(describe) per archive: one state per walk
+  const state = { describeLeft: 1 };
+  async function* walk(tree: string, base: Uint8Array, rel: string, relBytes: Uint8Array, outer: readonly AttrFrame[]): AsyncGenerator<Member> {
+    const entries = await repo.readTree(tree);
+    const file = entries.find((e) => e.name === ".gitattributes" && e.mode !== MODE.tree && e.mode !== MODE.gitlink);
+    const frames = file ? [...outer, { origin: relBytes, rules: await ctx.rules(file.oid, rel === "") }] : outer;
+    const plain = noPatterns(frames);
+    const attrsOf = (p: Uint8Array): Attributes => (plain ? new Map() : attributesOf(frames, p));
+    for (const e of entries) {
+      const name = enc(e);
+      const path = concat([base, name]);
       const relPath = rel ? `${rel}/${e.name}` : e.name;
+      const relPathBytes = relBytes.length ? concat([relBytes, SLASH, name]) : name;
       if (e.mode === MODE.tree) {
         if (!named(relPath) && !leading(relPath)) continue;
-        const dir = concat([path, utf8("/")]);
+        if (attrsOf(concat([relPathBytes, SLASH])).get("export-ignore") === true) continue;
+        const dir = concat([path, SLASH]);
         queued.push({ path: dir, mode: 0o40000, oid: e.oid, data: async () => null });
-        yield* walk(e.oid, dir, relPath);
+        yield* walk(e.oid, dir, relPath, relPathBytes, frames);
         if (queued.at(-1)?.path === dir) queued.pop(); // nothing under it was named
         continue;
       }
       if (!named(relPath)) continue;
       yield* queued.splice(0);
-      if (e.mode === MODE.gitlink) yield { path: concat([path, utf8("/")]), mode: 0o160000, oid: e.oid, data: async () => null };
-      else yield { path, mode: Number.parseInt(e.mode, 8), oid: e.oid, data: () => repo.readBlob(e.oid) };
+      if (e.mode === MODE.gitlink) {
+        if (attrsOf(concat([relPathBytes, SLASH])).get("export-ignore") === true) continue;
+        yield { path: concat([path, SLASH]), mode: 0o160000, oid: e.oid, data: async () => null };
+        continue;
+      }
+      const attrs = attrsOf(relPathBytes);
+      if (attrs.get("export-ignore") === true) continue;
+      const mode = Number.parseInt(e.mode, 8);
+      const regular = (mode & 0o170000) === 0o100000;
+      const subst = regular && attrs.get("export-subst") === true;
+      const convert = regular && converts(attrs);
+      const data = async () => {
+        let bytes = await repo.readBlob(e.oid);
+        if (convert && (subst || bytes.length <= BIG_FILE)) bytes = toWorkingTree(bytes, attrs, e.oid);
+        if (subst) bytes = await formatSubst(bytes, await ctx.pretty(), state);
+        return bytes;
+      };
+      yield { path, mode, oid: e.oid, data, subst };
     }
   }
-  yield* walk(root, prefix, "");
+  yield* walk(commit.tree, prefix, "", new Uint8Array(0), [BUILTIN_FRAME]);
 }
 
 // ---------------------------------------------------------------- tar
@@ -169,7 +276,7 @@ async function tarMember(m: Member, mtime: number): Promise<Uint8Array[]> {
 }
 
 /** The tar `git archive --format=tar --prefix=<prefix> <commit>` writes, streamed about 64 KiB at a time. */
-export function tarArchive(repo: Repository, commit: string, prefix: string, paths: readonly string[] = []): ReadableStream<Uint8Array> {
+export function tarArchive(repo: Repository, commit: string, prefix: string, paths: readonly string[] = [], ctx = new ArchiveContext(repo, commit, paths)): ReadableStream<Uint8Array> {
   let entries: AsyncGenerator<Member> | null = null;
   let mtime = 0;
   let written = 0;
@@ -192,7 +299,7 @@ export function tarArchive(repo: Repository, commit: string, prefix: string, pat
         }
         const ext = concat(global);
         emit([header({ name: utf8("pax_global_header"), typeflag: "g", mode: 0o100666, size: ext.length, mtime }), ...blocked(ext)]);
-        entries = members(repo, c.tree, utf8(prefix), paths);
+        entries = members(ctx, utf8(prefix));
       }
       let done = false;
       for (let batch = 0; batch < 64 * 1024; ) {
@@ -217,8 +324,8 @@ export function tarArchive(repo: Repository, commit: string, prefix: string, pat
 }
 
 /** `tarArchive` gzip-compressed (`git archive --format=tar.gz`; the gzip bytes are not git's). */
-export const tarGzArchive = (repo: Repository, commit: string, prefix: string, paths: readonly string[] = []): ReadableStream<Uint8Array> =>
-  tarArchive(repo, commit, prefix, paths).pipeThrough(new CompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>);
+export const tarGzArchive = (repo: Repository, commit: string, prefix: string, paths: readonly string[] = [], ctx?: ArchiveContext): ReadableStream<Uint8Array> =>
+  tarArchive(repo, commit, prefix, paths, ctx).pipeThrough(new CompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>);
 
 // ---------------------------------------------------------------- zip
 
@@ -227,7 +334,7 @@ export const tarGzArchive = (repo: Repository, commit: string, prefix: string, p
  * the same order (directories included), executables and links as such, the commit's time, files
  * deflated. Built with fflate, so its bytes are not git's.
  */
-export function zipArchive(repo: Repository, commit: string, prefix: string, paths: readonly string[] = []): ReadableStream<Uint8Array> {
+export function zipArchive(repo: Repository, commit: string, prefix: string, paths: readonly string[] = [], ctx = new ArchiveContext(repo, commit, paths)): ReadableStream<Uint8Array> {
   let entries: AsyncGenerator<Member> | null = null;
   let mtime = new Date(0);
   let pending: Uint8Array[] = [];
@@ -242,7 +349,7 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
       if (!entries) {
         const c = await repo.readCommit(commit);
         mtime = new Date(c.committer.timestamp * 1000);
-        entries = members(repo, c.tree, utf8(prefix), paths);
+        entries = members(ctx, utf8(prefix));
       }
       while (!finished && pending.reduce((n, p) => n + p.length, 0) < 64 * 1024) {
         const next = await entries.next();
