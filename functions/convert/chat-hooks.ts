@@ -9,6 +9,7 @@
  * Work name the commit count (Gitea's text leaves it empty), and Matrix escapes commit messages
  * and names in its HTML (Gitea puts them in raw).
  */
+import { goTrimSpace } from "../lib/template-expansion.ts";
 
 /** The types converted here; `gitea` and `gogs` hooks receive the payload itself. */
 export const CHAT_TYPES = new Set(["slack", "discord", "dingtalk", "telegram", "msteams", "feishu", "matrix", "wechatwork", "packagist"]);
@@ -85,10 +86,12 @@ const queryEscape = (s: string) => [...s].map((ch) => (UNRESERVED.test(ch) ? ch 
 const htmlEscape = (s: string) => s.replace(/[&'<>"]/g, (c) => ({ "&": "&amp;", "'": "&#39;", "<": "&lt;", ">": "&gt;", '"': "&#34;" })[c]!);
 const htmlUnescape = (s: string) => s.replace(/&(amp|#39|lt|gt|#34);/g, (_, e: string) => ({ amp: "&", "#39": "'", lt: "<", gt: ">", "#34": '"' })[e]!);
 const htmlLink = (url: string, text: string) => `<a href="${htmlEscape(url)}">${htmlEscape(text)}</a>`;
-const trimEol = (s: string) => s.replace(/[\r\n]+$/, "");
-/** Go's strings.TrimSpace (Unicode White_Space; unlike String.prototype.trim, U+0085 is space and U+FEFF is not). */
-const GO_SPACE = "[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
-const trimSpace = (s: string) => s.replace(new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, "g"), "");
+/** Go's strings.TrimRight(s, "\r\n"), scanning back (a regular expression's `[\r\n]+$` is quadratic on a long run). */
+const trimEol = (s: string) => {
+  let end = s.length;
+  while (end > 0 && (s[end - 1] === "\n" || s[end - 1] === "\r")) end--;
+  return s.slice(0, end);
+};
 const shortRef = (ref: string) => ref.replace(/^refs\/(heads|tags)\//, "");
 /** A created or deleted ref's full name from the payload's short one and its type. */
 const fullRef = (h: { ref: string; refType: string }) => `refs/${h.refType === "tag" ? "tags" : "heads"}/${h.ref}`;
@@ -198,8 +201,8 @@ function dingtalk(h: Happened, f: Facts): unknown {
   const text = h.kind === "push" ? m.text : m.title;
   return frame("actionCard", "", {
     ...empty,
-    text: trimSpace(text),
-    title: trimSpace(m.title),
+    text: goTrimSpace(text),
+    title: goTrimSpace(m.title),
     hideAvatar: "0",
     singleTitle,
     singleURL: `dingtalk://dingtalkclient/page/link?pc_slide=false&url=${queryEscape(m.url)}`,
@@ -210,7 +213,7 @@ function dingtalk(h: Happened, f: Facts): unknown {
  * Gitea's HTML sanitizer pass on what it built from escaped text and links: links get
  * `rel="nofollow"`; its HTML tokenizer reads a CR LF or a lone CR as LF.
  */
-const sanitized = (html: string) => trimSpace(html.replace(/<a href="([^"]*)">/g, '<a href="$1" rel="nofollow">').replace(/\r\n?/g, "\n"));
+const sanitized = (html: string) => goTrimSpace(html.replace(/<a href="([^"]*)">/g, '<a href="$1" rel="nofollow">').replace(/\r\n?/g, "\n"));
 
 function telegram(h: Happened, f: Facts): unknown {
   const R = f.repo.full_name;
@@ -260,7 +263,7 @@ function feishu(h: Happened, f: Facts, secret: string, now: number, sign: Feishu
   const line = (c: PayloadCommit) => `[${c.id.slice(0, 7)}](${c.url}) ${trimEol(c.message)}${c.author ? ` - ${c.author.name}` : ""}`;
   const text = h.kind === "push" ? `[${f.repo.full_name}:${h.branch}] ${newCommits(h.total)}\r\n${h.commits.map(line).join("\r\n")}` : plain(h, f, line, "").title;
   const signed = secret ? { timestamp: now, sign: sign(`${now}\n${secret}`) } : { timestamp: 0 };
-  return { ...signed, msg_type: "text", content: { text: trimSpace(text) } };
+  return { ...signed, msg_type: "text", content: { text: goTrimSpace(text) } };
 }
 
 const MATRIX_MAX = 64 * 1024;

@@ -347,6 +347,16 @@ function parseRaw(raw: Uint8Array): Parsed {
   return p;
 }
 
+/**
+ * `s` without the characters of `set` at its end — a scan back from the end, where a regular
+ * expression like /[.-]+$/ retries from every position of a long run (quadratic).
+ */
+function trimEnd(s: string, set: string): string {
+  let end = s.length;
+  while (end > 0 && set.includes(s[end - 1]!)) end--;
+  return end === s.length ? s : s.slice(0, end);
+}
+
 /** format_sanitized_subject (%f). */
 function sanitizedSubject(line: string): string {
   let out = "";
@@ -360,7 +370,7 @@ function sanitizedSubject(line: string): string {
       if (c === ".") while (line[i + 1] === ".") i++;
     } else space |= 1;
   }
-  return out.replace(/[.-]+$/, "");
+  return trimEnd(out, ".-");
 }
 
 // ---------------------------------------------------------------- display width (utf8.c)
@@ -965,7 +975,7 @@ async function expand(format: string, src: PrettySource, state: PrettyState, sb:
     }
     // with magic the placeholder counts one more byte, even an unknown one (its letters then
     // stay as text, without the `%`)
-    if (magic === "-" && sb.length === before) sb = sb.replace(/\n+$/, "");
+    if (magic === "-" && sb.length === before) sb = trimEnd(sb, "\n");
     else if (sb.length !== before && magic === "+") sb = `${sb.slice(0, before)}\n${sb.slice(before)}`;
     else if (sb.length !== before && magic === " ") sb = `${sb.slice(0, before)} ${sb.slice(before)}`;
     i = at + used;

@@ -7,6 +7,7 @@
  */
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments } from "yaml";
 import type { Document, Node as YamlNode } from "yaml";
+import { goTrimSpace } from "./template-expansion.ts";
 
 export interface RepoFile {
   path: string;
@@ -568,11 +569,6 @@ function unmarshalInto(src: string, it: RawTemplate): string | null {
     throw e;
   }
   return d.typeError();
-}
-
-/** Go's strings.TrimSpace (unicode.IsSpace: ASCII space chars, U+0085, U+00A0 and category Z). */
-export function goTrimSpace(s: string): string {
-  return s.replace(/^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g, "");
 }
 
 const UNICODE_SPACE = /^[\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]$/u;
