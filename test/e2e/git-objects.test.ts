@@ -485,6 +485,17 @@ for (const target of targets()) {
       const keptTree = await g(["mktree"], `100644 blob ${keptBlob}\tkept.txt\n`);
       const keptCommit = await commitTree(keptTree, tip, "names a blob another branch reaches");
       expect(await push(`${owner.name}/${name}`, owner.token, keptCommit, await packOf([keptTree, keptCommit]))).toBe("ok");
+      // a commit without an author line (git's fsck: missingAuthor) is refused as an unpack error, not a 500
+      const noAuthor = (await s.git(["hash-object", "-t", "commit", "-w", "--literally", "--stdin"], { cwd: work, input: `tree ${emptyTree}\nparent ${tip}\ncommitter x <x@x> 1700000000 +0000\n\nno author\n` })).stdout.toString().trim();
+      const bad = await fetch(`${target.url}/${owner.name}/${name}.git/git-receive-pack`, {
+        method: "POST",
+        headers: { Authorization: `token ${owner.token}`, "Content-Type": "application/x-git-receive-pack-request" },
+        body: Buffer.concat([pkt(`${ZERO_OID} ${noAuthor} refs/heads/no-author\0report-status\n`), FLUSH, await packOf([emptyTree, noAuthor])]),
+      });
+      expect(bad.status).toBe(200);
+      const report = await bad.text();
+      expect(report).toContain("unpack commit without an author or a committer line");
+      expect(report).toContain("ng refs/heads/no-author unpacker error");
       writeFileSync(`${work}/more.txt`, "more\n");
       await g(["add", "more.txt"]);
       await g(["commit", "-q", "-m", "a plain push"]);
