@@ -10,6 +10,7 @@
 import { parseTag } from "./objects/commit.ts";
 import type { Repository } from "./repo/repository.ts";
 import { type Decoration, type Mailmap, type PrettySource, parseMailmap } from "./pretty.ts";
+import { visibleObjectCount } from "./reachable.ts";
 import { wildmatch } from "./wildmatch.ts";
 
 const HEXSZ = 40;
@@ -22,7 +23,8 @@ const enc = new TextEncoder();
  */
 export async function abbreviate(repo: Repository, oid: string, len = -1): Promise<string> {
   if (len < 0) {
-    const count = repo.state.packs.reduce((n, p) => n + p.objects, 0);
+    // git counts its packed objects; here what the refs reach once some were left behind (reachable.ts)
+    const count = await visibleObjectCount(repo.state, repo.reader, repo.commits);
     const msb = count > 0 ? Math.floor(Math.log2(count)) : 0;
     len = Math.max(7, Math.ceil((msb + 1) / 2));
   }

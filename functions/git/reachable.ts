@@ -82,10 +82,30 @@ export async function firstUnreached(oids: readonly string[], state: RepoState, 
     if (missing) return missing;
   }
   if (otherObjects.length === 0) return null;
+  const reached = await reachedObjects(state, reader, commits);
+  return otherObjects.find((o) => !reached.has(o)) ?? null;
+}
+
+/** Every object the refs reach (walked once per set of ref tips, then kept). */
+async function reachedObjects(state: RepoState, reader: ObjectReader, commits: Commits): Promise<ReadonlySet<string>> {
+  const key = createHash("sha1").update(state.refs.map((r) => r.oid).sort().join("\n")).digest("hex");
+  const known = REACHED.get(key);
+  if (known) return known;
+  const ends = await refEnds(state, commits);
   const all = await rangeWalk(commits, { include: ends.commits, exclude: [] });
   const reached = new Set([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
   REACHED.set(key, reached, reached.size * 100);
-  return otherObjects.find((o) => !reached.has(o)) ?? null;
+  return reached;
+}
+
+/**
+ * How many objects the repository holds as far as an answer may tell: every stored one while
+ * nothing was left behind, else those the refs reach (what git's approximate object count would
+ * be after a prune) — so a count never tells that hidden objects are still stored.
+ */
+export async function visibleObjectCount(state: RepoState, reader: ObjectReader, commits: Commits): Promise<number> {
+  if (!state.unreachable) return state.packs.reduce((n, p) => n + p.objects, 0);
+  return (await reachedObjects(state, reader, commits)).size;
 }
 
 /**

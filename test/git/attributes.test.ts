@@ -389,3 +389,25 @@ describe("attribute lookup", () => {
     expect(ours.map((l) => l.replace(/^([^:]*)\/:/, "$1:"))).toEqual(out.trim().split("\n").map((l) => l.replace(/^([^:]*)\/:/, "$1:")));
   });
 });
+
+describe("abbreviation and what the refs left behind", () => {
+  it("abbreviation rule: once a branch was deleted, the length counts what the refs reach — the objects left behind neither lengthen ids nor show that they are still stored", async () => {
+    const dir = s.path("abbr-src");
+    await s.git(["init", "-q", "-b", "main", dir]);
+    await commit({ "a.txt": "a\n" }, "first", { cwd: dir });
+    // a branch of 16,400 blobs: past 2^14 objects git's default abbreviation grows to 8 digits
+    const n = 16_400;
+    const stream: string[] = [];
+    for (let i = 0; i < n; i++) stream.push(`blob\nmark :${i + 1}\ndata ${String(i).length + 1}\n${i}\n`);
+    stream.push(`commit refs/heads/big\ncommitter x <x@example.com> 1700000000 +0000\ndata 4\nbig\nfrom refs/heads/main\n`);
+    for (let i = 0; i < n; i++) stream.push(`M 100644 :${i + 1} f/${i}\n`);
+    stream.push("\n");
+    await s.git(["fast-import", "--quiet"], { cwd: dir, input: stream.join("") });
+    await s.git(["push", "-q", `${srv.url}/abbr.git`, "main", "big"], { cwd: dir });
+    const main = await s.gitText(["rev-parse", "main"], { cwd: dir });
+    const repo = () => Repository.open({ repoId: "abbr", objects: srv.objects, refs: srv.refs });
+    expect(await abbreviate(await repo(), main)).toHaveLength(8);
+    await s.git(["push", "-q", `${srv.url}/abbr.git`, ":big"], { cwd: dir });
+    expect(await abbreviate(await repo(), main)).toHaveLength(7);
+  });
+});
