@@ -50,6 +50,21 @@ afterAll(async () => {
 });
 
 describe("archives", () => {
+  it("commit time rule: a time ustar cannot hold is git's — a negative one wraps as an unsigned 64-bit number, a huge one saturates, both in a pax record; a zip of a time before 1980 is still made", async () => {
+    const tree = await s.gitText(["rev-parse", "main^{tree}"], { cwd: src });
+    for (const time of ["-5", "99999999999999999999", "0"]) {
+      const raw = `tree ${tree}\nauthor A <a@example.com> 1700000000 +0000\ncommitter C <c@example.com> ${time} +0000\n\nat ${time}\n`;
+      const commit = (await s.git(["hash-object", "-t", "commit", "-w", "--literally", "--stdin"], { cwd: src, input: raw })).stdout.toString().trim();
+      await s.git(["push", "-q", `${srv.url}/ar.git`, `${commit}:refs/heads/time${time.length}`], { cwd: src });
+      const repo = await Repository.open({ repoId: "ar", objects: srv.objects, refs: srv.refs });
+      const want = (await s.git(["archive", "--format=tar", "--prefix=ar/", commit], { cwd: src })).stdout;
+      expect((await bytesOf(tarArchive(repo, commit, "ar/"))).equals(want), time).toBe(true);
+      const zip = s.path(`time${time.length}.zip`);
+      writeFileSync(zip, await bytesOf(zipArchive(repo, commit, "ar/")));
+      expect(execFileSync("unzip", ["-tq", zip]).toString(), time).toContain("No errors");
+    }
+  });
+
   it("tar rule: the tar is byte for byte what `git archive --format=tar --prefix=<repo>/` writes; tar.gz is that tar", async () => {
     const repo = await Repository.open({ repoId: "ar", objects: srv.objects, refs: srv.refs });
     for (const rev of ["main", "main~2"]) {

@@ -291,10 +291,14 @@ export function tarArchive(repo: Repository, commit: string, prefix: string, pat
       };
       if (!entries) {
         const c = await repo.readCommit(commit);
-        mtime = c.committer.timestamp;
+        // git reads the time as an unsigned 64-bit number (strtoumax: a negative one wraps, a
+        // larger one saturates); what ustar's 11 octal digits cannot hold goes in a pax record
+        const t = BigInt.asUintN(64, BigInt(Math.trunc(Math.max(-(2 ** 63), Math.min(c.committer.timestamp, 2 ** 64)))));
+        const time = c.committer.timestamp >= 2 ** 64 ? 2n ** 64n - 1n : t;
         const global = [paxRecord("comment", utf8(commit))];
-        if (mtime > USTAR_MAX) {
-          global.push(paxRecord("mtime", utf8(String(mtime))));
+        mtime = Number(time);
+        if (time > BigInt(USTAR_MAX)) {
+          global.push(paxRecord("mtime", utf8(String(time))));
           mtime = USTAR_MAX;
         }
         const ext = concat(global);
@@ -348,7 +352,8 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
     async pull(ctl) {
       if (!entries) {
         const c = await repo.readCommit(commit);
-        mtime = new Date(c.committer.timestamp * 1000);
+        // a zip holds 1980–2099 (fflate refuses other years): a commit time outside is clamped
+        mtime = new Date(Math.min(Math.max(c.committer.timestamp, 315532800), 4102444798) * 1000);
         entries = members(ctx, utf8(prefix));
       }
       while (!finished && pending.reduce((n, p) => n + p.length, 0) < 64 * 1024) {
