@@ -41,7 +41,16 @@ export function nativeDriver(db: Database.Database): Driver {
     let p = prepared.get(text);
     if (!p) {
       if (prepared.size >= MAX_PREPARED) prepared.delete(prepared.keys().next().value as string);
-      const st = db.prepare(text);
+      let st: Database.Statement;
+      try {
+        st = db.prepare(text);
+      } catch (err) {
+        // libsql 0.5: the first statement prepared in a write transaction after another
+        // connection changed the schema (a migration) fails with "no such table/column" once —
+        // the schema is read again by then, so a second prepare answers for the real schema
+        if (!/^no such (table|column)/.test((err as Error).message)) throw err;
+        st = db.prepare(text);
+      }
       const reader = st.reader;
       if (reader) st.raw(true);
       p = { st, reader, one: reader && singleRowRead(text) };

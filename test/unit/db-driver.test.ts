@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { col, createDb, DatabaseUnavailable, newMeter, uniqueViolation } from "../../functions/db/client.ts";
 import { clientDriver, driverAsClient, metered, rowGone, unreachable, type BatchItem, type Driver } from "../../functions/db/driver.ts";
 import { nativeDriver, singleRowRead } from "../../functions/db/native.ts";
+import { migrateDb } from "../../functions/db/migrate.ts";
 import { repository } from "../../functions/db/schema.ts";
 
 const q = (text: string, ...args: unknown[]): BatchItem => ({ text, args });
@@ -127,6 +128,26 @@ describe("round trips are counted", () => {
     expect(firsts(await d.batch([q(text, '{"a":1}')], "read"))).toEqual(['{"a":1}']);
     await expect(d.batch([q(text, "{")], "read")).rejects.toThrow(/malformed JSON/);
     expect(firsts(await d.batch([q(text, "[2]")], "read"))).toEqual(["[2]"]);
+  });
+
+  it("the native driver's write after another connection changed the schema runs (libsql 0.5 fails the first statement prepared in that write transaction with 'no such table', once)", async () => {
+    const file = join(dir, "schema.sqlite");
+    const setup = createClient({ url: `file:${file}` });
+    await migrateDb(setup); // the server's schema, in WAL mode
+    setup.close();
+    const other = new Database(file);
+    const d = nativeDriver(new Database(file));
+    drivers.push(d);
+    await d.batch([q("SELECT count(*) FROM user")], "read"); // the connection has read the schema
+    for (let i = 0; i < 3; i++) {
+      other.exec(`CREATE TABLE other_${i} (x)`); // another connection changes it (a migration)
+      const name = `schema${i}`;
+      await d.batch([q(`INSERT INTO user (lower_name, name, email) VALUES (?, ?, ?) -- ${i}`, name, name, `${name}@example.com`)], "write");
+      expect(firsts(await d.batch([q("SELECT count(*) FROM user WHERE lower_name = ?", name)], "read"))).toEqual([1]);
+    }
+    // a table that is not there stays an error
+    await expect(d.batch([q("INSERT INTO no_such_table VALUES (1)")], "write")).rejects.toThrow(/no such table/);
+    other.close();
   });
 
   it("singleRowRead: only reads whose whole statement ends in LIMIT 1", () => {
