@@ -11,6 +11,7 @@ import { parseTag } from "./objects/commit.ts";
 import type { Repository } from "./repo/repository.ts";
 import { type Decoration, type Mailmap, type PrettySource, parseMailmap } from "./pretty.ts";
 import { visibleObjectCount } from "./reachable.ts";
+import { DateQueue } from "./walk.ts";
 import { wildmatch } from "./wildmatch.ts";
 
 const HEXSZ = 40;
@@ -80,52 +81,6 @@ interface Candidate {
   depth: number;
   foundOrder: number;
   flag: number;
-}
-
-/** A queue of commits newest first, ties in insertion order (commit_list_insert_by_date). */
-class ByDate {
-  private items: { oid: string; time: number; seq: number }[] = [];
-  private seq = 0;
-  get length() {
-    return this.items.length;
-  }
-  push(oid: string, time: number) {
-    const item = { oid, time, seq: this.seq++ };
-    const a = this.items;
-    let i = a.length;
-    a.push(item);
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!this.before(a[i]!, a[p]!)) break;
-      [a[p], a[i]] = [a[i]!, a[p]!];
-      i = p;
-    }
-  }
-  pop(): string | undefined {
-    const a = this.items;
-    const top = a[0];
-    if (!top) return undefined;
-    const last = a.pop()!;
-    if (a.length) {
-      a[0] = last;
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1;
-        let m = i;
-        if (l < a.length && this.before(a[l]!, a[m]!)) m = l;
-        if (l + 1 < a.length && this.before(a[l + 1]!, a[m]!)) m = l + 1;
-        if (m === i) break;
-        [a[m], a[i]] = [a[i]!, a[m]!];
-        i = m;
-      }
-    }
-    return top.oid;
-  }
-  every(fn: (oid: string) => boolean): boolean {
-    return this.items.every((i) => fn(i.oid));
-  }
-  private before(a: { time: number; seq: number }, b: { time: number; seq: number }) {
-    return a.time > b.time || (a.time === b.time && a.seq < b.seq);
-  }
 }
 
 const SEEN = 1;
@@ -207,7 +162,7 @@ export async function describe(repo: Repository, oid: string, args: readonly str
       return misnamed ? text + (await suffix(0, exact.tag?.object ?? oid)) : text;
     }
     const flags = new Map<string, number>([[oid, SEEN]]);
-    const list = new ByDate();
+    const list = new DateQueue();
     list.push(oid, (await repo.commits.get(oid)).time);
     const matches: Candidate[] = [];
     let annotated = 0;
@@ -220,7 +175,7 @@ export async function describe(repo: Repository, oid: string, args: readonly str
         flags.set(p, f | (flags.get(c) ?? 0));
       }
     };
-    for (let c = list.pop(); c !== undefined; c = list.pop()) {
+    for (let c = list.pop()?.oid; c !== undefined; c = list.pop()?.oid) {
       seen++;
       const n = names.get(c);
       if (n) {
@@ -256,7 +211,7 @@ export async function describe(repo: Repository, oid: string, args: readonly str
     const best = matches[0]!;
     if (gaveUpOn) list.push(gaveUpOn, (await repo.commits.get(gaveUpOn)).time);
     // finish_depth_computation
-    for (let c = list.pop(); c !== undefined; c = list.pop()) {
+    for (let c = list.pop()?.oid; c !== undefined; c = list.pop()?.oid) {
       if ((flags.get(c) ?? 0) & best.flag) {
         if (list.every((o) => ((flags.get(o) ?? 0) & best.flag) !== 0)) break;
       } else best.depth++;

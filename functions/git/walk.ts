@@ -52,19 +52,23 @@ export class Commits {
   }
 }
 
-/** A max-heap of commits by committer time (git walks newest first). */
+/**
+ * A max-heap of commits by committer time (git walks newest first); commits of the same time come
+ * out in the order they went in, as from git's prio_queue (its insertion counter breaks ties).
+ */
 export class DateQueue {
-  private readonly items: { oid: string; time: number }[] = [];
+  private readonly items: { oid: string; time: number; seq: number }[] = [];
+  private seq = 0;
   get length(): number {
     return this.items.length;
   }
   push(oid: string, time: number) {
     const a = this.items;
-    a.push({ oid, time });
+    a.push({ oid, time, seq: this.seq++ });
     let i = a.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (a[p]!.time >= a[i]!.time) break;
+      if (!before(a[i]!, a[p]!)) break;
       [a[p], a[i]] = [a[i]!, a[p]!];
       i = p;
     }
@@ -81,8 +85,8 @@ export class DateQueue {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < a.length && a[l]!.time > a[m]!.time) m = l;
-        if (r < a.length && a[r]!.time > a[m]!.time) m = r;
+        if (l < a.length && before(a[l]!, a[m]!)) m = l;
+        if (r < a.length && before(a[r]!, a[m]!)) m = r;
         if (m === i) break;
         [a[m], a[i]] = [a[i]!, a[m]!];
         i = m;
@@ -90,7 +94,14 @@ export class DateQueue {
     }
     return top;
   }
+  /** Whether `fn` holds for every queued commit. */
+  every(fn: (oid: string) => boolean): boolean {
+    return this.items.every((i) => fn(i.oid));
+  }
 }
+
+/** Newer first; of the same time, the one queued first. */
+const before = (a: { time: number; seq: number }, b: { time: number; seq: number }) => a.time > b.time || (a.time === b.time && a.seq < b.seq);
 
 /** Result of a range walk: commits to include (newest first) and the excluded commits touching them. */
 export interface RangeResult {
