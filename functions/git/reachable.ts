@@ -68,7 +68,7 @@ export async function firstUnreached(oids: readonly string[], state: RepoState, 
   // while no ref was ever deleted or moved back, everything stored is reachable (a fork starts
   // `unreachable` when its base's packs hold what its refs do not reach: queries/repos.ts forkGit)
   if ((otherCommits.length === 0 && otherObjects.length === 0) || !state.unreachable) return null;
-  const key = createHash("sha1").update(state.refs.map((r) => r.oid).sort().join("\n")).digest("hex");
+  const key = tipsKey(state);
   const known = REACHED.get(key);
   if (known) return [...otherCommits, ...otherObjects].find((o) => !known.has(o)) ?? null;
   const ends = await refEnds(state, commits);
@@ -82,16 +82,18 @@ export async function firstUnreached(oids: readonly string[], state: RepoState, 
     if (missing) return missing;
   }
   if (otherObjects.length === 0) return null;
-  const reached = await reachedObjects(state, reader, commits);
+  const reached = await reachedObjects(state, reader, commits, key, ends);
   return otherObjects.find((o) => !reached.has(o)) ?? null;
 }
 
+/** The caches' key: the set of ref tips (objects are content: the same tips reach the same objects). */
+const tipsKey = (state: RepoState) => createHash("sha1").update(state.refs.map((r) => r.oid).sort().join("\n")).digest("hex");
+
 /** Every object the refs reach (walked once per set of ref tips, then kept). */
-async function reachedObjects(state: RepoState, reader: ObjectReader, commits: Commits): Promise<ReadonlySet<string>> {
-  const key = createHash("sha1").update(state.refs.map((r) => r.oid).sort().join("\n")).digest("hex");
-  const known = REACHED.get(key);
-  if (known) return known;
-  const ends = await refEnds(state, commits);
+async function reachedObjects(state: RepoState, reader: ObjectReader, commits: Commits, key = tipsKey(state), known?: Awaited<ReturnType<typeof refEnds>>): Promise<ReadonlySet<string>> {
+  const cached = REACHED.get(key);
+  if (cached) return cached;
+  const ends = known ?? (await refEnds(state, commits));
   const all = await rangeWalk(commits, { include: ends.commits, exclude: [] });
   const reached = new Set([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
   REACHED.set(key, reached, reached.size * 100);
