@@ -146,18 +146,14 @@ class Entries {
   }
 }
 
-/** Where an object's header ends: its first empty line, or its end. */
-function headerEnd(data: Uint8Array): number {
-  for (let i = 0; i + 1 < data.length; i++) if (data[i] === 0x0a && data[i + 1] === 0x0a) return i;
-  return data.length;
-}
-
 /** Collects the ids an object refers to (connectivity check), skipping submodule commits, and the commits' e-mails. */
 function collectLinks(type: ObjectType, data: Uint8Array, into: Collected): void {
   const links = into.links;
   if (type === "commit") {
     // git's fsck (missingAuthor, missingCommitter): a commit every reader here can parse, or no push
-    const head = Buffer.from(data.buffer, data.byteOffset, Math.min(data.length, headerEnd(data))).toString("latin1");
+    const bytes = Buffer.from(data.buffer, data.byteOffset, data.length);
+    const blank = bytes.indexOf("\n\n");
+    const head = bytes.toString("latin1", 0, blank < 0 ? bytes.length : blank);
     check(/^tree [0-9a-f]{40}\n(parent [0-9a-f]{40}\n)*author [^\n]*\n(?:[^\n]*\n)*?committer /.test(`${head}\n`), "commit without an author or a committer line (git's fsck: missingAuthor, missingCommitter)");
     const c = parseCommitLinks(data);
     links.add(fromHex(c.tree));
