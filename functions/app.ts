@@ -11,7 +11,7 @@ import { credentials } from "./lib/auth.ts";
 import { conditionalRequests } from "./lib/etag.ts";
 import { hasDotSegment, servedMethods, withoutStraySlashes } from "./lib/paths.ts";
 import { normalizeRequest, setAnswerHeader } from "./lib/request.ts";
-import { createRouter, type AppEnv } from "./lib/context.ts";
+import { createRouter, newOutbox, type AppEnv } from "./lib/context.ts";
 import { methodNotAllowed, notFound, renderError } from "./lib/errors.ts";
 import { GITEA_API_VERSION, security, securitySchemes } from "./lib/openapi.ts";
 import type { Settings } from "./lib/settings.ts";
@@ -48,6 +48,12 @@ export interface AppDeps {
    * answer is ready: Node's deliverer sweeps in the background, the Worker queues a delivery.
    */
   deliverHooks?: (env: Record<string, unknown>, waitUntil: (p: Promise<unknown>) => void) => void;
+  /**
+   * Called after a request whose write left repositories due for a pack compaction
+   * (services/git-maintenance.ts): Node's maintainer compacts them in the background, the Worker
+   * queues a message.
+   */
+  compactGit?: (repoIds: number[], env: Record<string, unknown>, waitUntil: (p: Promise<unknown>) => void) => void;
 }
 
 /** Every route group, in registration order (static paths before parameterized ones). */
@@ -132,13 +138,14 @@ export function createApp(deps: AppDeps) {
     c.set("rootUrl", settings.server.rootUrl ?? `${new URL(c.req.url).origin}/`);
     const meter = newMeter();
     c.set("meter", meter);
-    const outbox = { hookTasks: false };
+    const outbox = newOutbox();
     c.set("outbox", outbox);
     const driver = metered(deps.driver(c.env ?? {}), meter, settings.database.queryTimeoutMs);
     c.set("driver", driver);
     if (dotted.has(c.req.raw)) c.res = renderError(notFound(), c);
     else await next();
     if (outbox.hookTasks && deps.deliverHooks) deps.deliverHooks(c.env ?? {}, waitUntilOf(c));
+    if (outbox.compact.size > 0 && deps.compactGit) deps.compactGit([...outbox.compact], c.env ?? {}, waitUntilOf(c));
     setAnswerHeader(c, "X-Content-Type-Options", "nosniff");
     if (settings.server.enableServerTiming) {
       setAnswerHeader(c, "Server-Timing", `db;dur=${meter.ms.toFixed(1)};desc="${meter.roundTrips}"`);

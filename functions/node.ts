@@ -13,6 +13,7 @@ import { dirname, join, resolve } from "node:path";
 import { createApp } from "./app.ts";
 import { nodeHop } from "./lib/outbound-node.ts";
 import { HookDeliverer } from "./services/hook-delivery.ts";
+import { GitMaintainer } from "./services/git-maintenance.ts";
 import { DirectoryObjectStore } from "./git/storage/fs-store.ts";
 import { migrateDb } from "./db/migrate.ts";
 import { clientDriver } from "./db/driver.ts";
@@ -89,17 +90,28 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   const objects = new DirectoryObjectStore(resolve(env.DATA_DIR ?? "./data"));
   // Webhook deliveries run in this process, off the request path (services/hook-delivery.ts).
   const deliverer = new HookDeliverer({ driver, settings, hop: nodeHop });
-  const app = createApp({ settings, driver: () => driver, assets: nodeAssets, objects: () => objects, deliverHooks: () => deliverer.kick() });
+  // Pack compaction and the deletion of replaced pack files, also off the request path (services/git-maintenance.ts).
+  const maintainer = new GitMaintainer({ driver, objects, settings });
+  const app = createApp({
+    settings,
+    driver: () => driver,
+    assets: nodeAssets,
+    objects: () => objects,
+    deliverHooks: () => deliverer.kick(),
+    compactGit: (ids) => maintainer.kick(ids),
+  });
   const port = Number(env.PORT ?? 3000);
   const hostname = env.HOST ?? "127.0.0.1";
   const fetch = replica ? replica.track(app.fetch, settings.server.enableServerTiming) : app.fetch;
   const server = serve({ fetch, port, hostname });
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, settings.server.rootUrl ?? `http://${hostname}:${port}/`));
   await new Promise<void>((ok) => server.once("listening", () => ok()));
-  // What a stopped server left undelivered.
+  // What a stopped server left undelivered, and replaced pack files past their grace period.
   deliverer.kick();
+  maintainer.kick([]);
   const shutdown = () => {
     deliverer.stop();
+    maintainer.stop();
     server.close(() => {
       driver.close();
       process.exit(0);
@@ -112,7 +124,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   const where = databaseUrl(env).replace(/\/\/[^@/]*@/, "//");
   const replicaNote = replicaOf ? `, embedded replica ${replicaOf.path}, sync ${replicaOf.syncIntervalMs > 0 ? `every ${replicaOf.syncIntervalMs} ms` : "after writes only"}` : "";
   console.log(`API listening on ${url}/api/v1 (database ${where}${replicaNote})`);
-  return { server, driver, url, deliverer };
+  return { server, driver, url, deliverer, maintainer };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await startServer();

@@ -12,6 +12,7 @@ import { loadSettings } from "./lib/settings.ts";
 import { R2ObjectStore, type R2BucketLike } from "./git/storage/r2-store.ts";
 import { fetchHop } from "./lib/outbound.ts";
 import { cleanupDeliveries, deliverPending, SWEEP_MAX } from "./services/hook-delivery.ts";
+import { collectPackGarbage, compactRepository } from "./services/git-maintenance.ts";
 
 type Env = Record<string, unknown> & {
   DATABASE_URL?: string;
@@ -19,9 +20,16 @@ type Env = Record<string, unknown> & {
   ASSETS?: { fetch(req: Request): Promise<Response> };
   /** Git pack and index files (wrangler.toml `[[r2_buckets]]`). */
   GIT_OBJECTS?: R2BucketLike;
-  /** Webhook deliveries (wrangler.toml `[[queues.producers]]`): a message asks the consumer to deliver what is pending. */
+  /**
+   * The background queue (wrangler.toml `[[queues.producers]]`, named for its first use): a message
+   * `{ deliver: true }` asks the consumer to deliver the pending webhooks, `{ compact: [ids] }` to
+   * compact those repositories' packs.
+   */
   HOOK_DELIVERIES?: { send(body: unknown): Promise<void> };
 };
+
+/** A message of the background queue. */
+type Job = { deliver?: boolean; compact?: number[] };
 
 const driverOf = (e: Env) => {
   const url = e.DATABASE_URL;
@@ -31,6 +39,18 @@ const driverOf = (e: Env) => {
 
 /** Delivers every pending webhook task (the queue consumer and the scheduled sweep). */
 const deliver = (env: Env) => deliverPending({ driver: driverOf(env), settings: loadSettings(env), hop: fetchHop });
+
+const objectsOf = (e: Env) => {
+  const bucket = e.GIT_OBJECTS;
+  if (!bucket) throw new Error("the GIT_OBJECTS R2 binding is not configured for the Worker");
+  return new R2ObjectStore(bucket);
+};
+
+/** Compacts the repositories' packs, one after another (a failure is logged; the next write decides again). */
+async function compact(env: Env, ids: readonly number[]): Promise<void> {
+  const deps = { driver: driverOf(env), objects: objectsOf(env), settings: loadSettings(env) };
+  for (const id of ids) await compactRepository(deps, id).catch((e: unknown) => console.error(`compaction of repository ${id} failed:`, e));
+}
 
 let app: ReturnType<typeof createApp> | null = null;
 
@@ -46,11 +66,13 @@ function appFor(env: Env) {
         const queue = (e as Env).HOOK_DELIVERIES;
         waitUntil(queue ? queue.send({ deliver: true }) : deliver(e as Env));
       },
-      objects: (e) => {
-        const bucket = (e as Env).GIT_OBJECTS;
-        if (!bucket) throw new Error("the GIT_OBJECTS R2 binding is not configured for the Worker");
-        return new R2ObjectStore(bucket);
+      // After a write that left repositories due for compaction: a queue message, else the work
+      // after the answer in this invocation.
+      compactGit: (ids, e, waitUntil) => {
+        const queue = (e as Env).HOOK_DELIVERIES;
+        waitUntil(queue ? queue.send({ compact: ids } satisfies Job) : compact(e as Env, ids));
       },
+      objects: (e) => objectsOf(e as Env),
       assets: async (name, e) => {
         const res = await (e as Env).ASSETS?.fetch(new Request(`https://assets.invalid/${name}`));
         return res?.ok ? res.text() : null;
@@ -64,14 +86,20 @@ export default {
   fetch(req: Request, env: Env, ctx: ExecutionContext) {
     return appFor(env).fetch(req, env, ctx);
   },
-  /** The webhook queue's consumer: every message means "deliver what is pending". */
-  async queue(batch: { ackAll(): void }, env: Env) {
+  /** The background queue's consumer: compactions named by the batch's messages, and webhook deliveries for the rest. */
+  async queue(batch: { messages: readonly { body: unknown }[]; ackAll(): void }, env: Env) {
+    const jobs = batch.messages.map((m) => (m.body ?? {}) as Job);
+    const ids = [...new Set(jobs.flatMap((j) => (Array.isArray(j.compact) ? j.compact.filter((n) => Number.isSafeInteger(n)) : [])))];
+    if (ids.length) await compact(env, ids);
     // A sweep that stopped at its bound leaves the rest to the next message.
-    if ((await deliver(env)) >= SWEEP_MAX) await env.HOOK_DELIVERIES?.send({ deliver: true });
+    if (jobs.some((j) => !j.compact) && (await deliver(env)) >= SWEEP_MAX) await env.HOOK_DELIVERIES?.send({ deliver: true } satisfies Job);
     batch.ackAll();
   },
-  /** The cron sweep (wrangler.toml `[triggers]`): deliveries whose queue message or claim was lost; records older than a week. */
+  /**
+   * The cron sweep (wrangler.toml `[triggers]`): deliveries whose queue message or claim was lost;
+   * delivery records older than a week; pack files compactions replaced, past their grace period.
+   */
   async scheduled(_event: unknown, env: Env, ctx: ExecutionContext) {
-    ctx.waitUntil(Promise.all([deliver(env), cleanupDeliveries(driverOf(env))]));
+    ctx.waitUntil(Promise.all([deliver(env), cleanupDeliveries(driverOf(env)), collectPackGarbage({ driver: driverOf(env), objects: objectsOf(env) })]));
   },
 };

@@ -476,6 +476,22 @@ export const gitPack = sqliteTable(
 );
 
 /**
+ * Pack files a compaction took out of a catalog (`repo_id` owns the files): they are deleted after a
+ * grace period, since requests that opened the old catalog may still be reading them, and only once
+ * no catalog lists them any more (a fork may still read its base's old packs). Written in the
+ * compaction's own commit batch, so no file is forgotten when a process stops.
+ */
+export const gitPackGarbage = sqliteTable(
+  "git_pack_garbage",
+  {
+    repoId: integer("repo_id").notNull(),
+    packId: text("pack_id").notNull(),
+    removedUnix: integer("removed_unix").notNull().default(unixNow),
+  },
+  (t) => [primaryKey({ columns: [t.repoId, t.packId] }), index("IDX_git_pack_garbage_removed").on(t.removedUnix)],
+);
+
+/**
  * One row per RefStore commit in flight, inserted and deleted in the commit's own transaction: the
  * compare-and-swap verdict, evaluated once before any write, that every write of the batch checks.
  */

@@ -28,10 +28,16 @@ export interface AppEnv {
   };
 }
 
-/** What a request's writes left for work after the answer: webhook deliveries recorded (functions/events). */
+/**
+ * What a request's writes left for work after the answer: webhook deliveries recorded
+ * (functions/events), repositories whose packs are due for compaction (services/git-maintenance.ts).
+ */
 export interface Outbox {
   hookTasks: boolean;
+  compact: Set<number>;
 }
+
+export const newOutbox = (): Outbox => ({ hookTasks: false, compact: new Set() });
 
 /** What a service needs to know about the request. */
 export interface Ctx {
@@ -64,7 +70,7 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
     settings: c.get("settings"),
     rootUrl: c.get("rootUrl"),
     url: c.req.url,
-    outbox: c.get("outbox") ?? { hookTasks: false },
+    outbox: c.get("outbox") ?? newOutbox(),
   };
 }
 

@@ -22,6 +22,7 @@ import { ApiError, conflict, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessab
 import type { Page } from "../lib/pagination.ts";
 import { canWrite, permissionIgnoringArchive, UNIT } from "../lib/permissions.ts";
 import { mustNotBeArchived, reqRepoAdmin, reqRepoWriter } from "../lib/guards.ts";
+import { packAddedTo } from "./git-maintenance.ts";
 import { openRepo, resolveRevision, signedOf, usersByEmail, usersByEmailOf, usersByEmailReads, type OpenedRepo } from "./git-repo.ts";
 
 const HEADS = "refs/heads/";
@@ -96,9 +97,12 @@ export const eventLimits = (o: OpenedRepo) => ({ ...DEFAULT_LIMITS, commitFiles:
 
 /** Runs the RefStore commit batch of `tx` plus `reads` in ONE write round trip. */
 export async function commitWith(ctx: Ctx, o: OpenedRepo, tx: RefTransaction, reads: ReturnType<typeof usersByEmailReads> = []) {
-  const { items, check } = commitBatch(o.a.facts.repo.id, tx, activity(ctx, o));
+  const repoId = o.a.facts.repo.id;
+  const { items, check, ownPacks } = commitBatch(repoId, tx, activity(ctx, o));
   const rows = await ctx.driver.batch([...items, ...reads.map((b) => ({ text: b.stmt.text, args: b.args}))], "write");
-  return { result: check(rows.slice(0, items.length)), users: usersByEmailOf(rows.slice(items.length).map((rs, i) => rowsOf(reads[i]!, rs))) };
+  const result = check(rows.slice(0, items.length));
+  if (result.ok && tx.pack) packAddedTo(ctx.outbox)(repoId, ownPacks(rows));
+  return { result, users: usersByEmailOf(rows.slice(items.length).map((rs, i) => rowsOf(reads[i]!, rs))) };
 }
 
 export interface CreateBranchForm {

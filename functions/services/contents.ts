@@ -25,6 +25,7 @@ import type { FileOptions } from "../wire/contents.ts";
 import { assignRepo } from "./repos.ts";
 import { gitState, prefetched, repoStateFrom } from "./git-state.ts";
 import { signatureOf } from "./git-init.ts";
+import { packAddedTo } from "./git-maintenance.ts";
 import { reqRepoReader } from "../lib/guards.ts";
 
 /** Files larger than this come without `content` (Gitea's `[api] DEFAULT_MAX_BLOB_SIZE`, 10 MiB). */
@@ -644,7 +645,7 @@ export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string,
 
   const hooks = hookSourceOf(ctx, a, caller.row, (a.named as { activeHooks?: number[] }).activeHooks);
   const events = pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate, hooks });
-  const refs = prefetched(new LibsqlRefStore(ctx.driver, events), String(repo.id), state);
+  const refs = prefetched(new LibsqlRefStore(ctx.driver, events, packAddedTo(ctx.outbox)), String(repo.id), state);
   const out = await createCommit(
     { repoId: String(repo.id), objects, refs, state, commitFiles: !!hooks },
     { branch: newBranch, startFrom: newBranch !== oldBranch && hasOldBranch ? `refs/heads/${oldBranch}` : undefined, message, author: authorSig, committer: committerSig, changes },

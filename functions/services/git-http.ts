@@ -19,6 +19,7 @@ import type { Ctx } from "../lib/context.ts";
 import { ApiError, Redirect } from "../lib/errors.ts";
 import { canRead, canWrite, UNIT } from "../lib/permissions.ts";
 import { gitState, prefetched, repoStateFrom } from "./git-state.ts";
+import { packAddedTo } from "./git-maintenance.ts";
 import { assignRepo } from "./repos.ts";
 
 /** Gitea's answer to a caller who must sign in (the realm Git Credential Manager knows). */
@@ -80,7 +81,7 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
   const events = caller
     ? pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate, hooks })
     : undefined;
-  const refs = prefetched(new LibsqlRefStore(ctx.driver, events), repoId, state);
+  const refs = prefetched(new LibsqlRefStore(ctx.driver, events, packAddedTo(ctx.outbox)), repoId, state);
   let res: Response;
   try {
     res = await serveGit(

@@ -9,6 +9,8 @@ import { readdirSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { ZERO_OID } from "../../functions/git/bytes.ts";
 import { FLUSH, pkt } from "../../functions/git/pkt-line.ts";
+import { createClient } from "@libsql/client";
+import { AUTO_PACK_LIMIT } from "../../functions/services/git-maintenance.ts";
 import { roundTrips } from "../fixtures/app.ts";
 import { basicAuth, client, targets, tokenAuth, uniqName } from "../fixtures/targets.ts";
 import { fastImportStream, makeHistory, Scratch } from "../git/helpers.ts";
@@ -145,6 +147,44 @@ for (const target of targets()) {
       expect((await objectDump(dst, ["HEAD"])).equals(await objectDump(src, ["main"]))).toBe(true);
       const feeds = (await (await call("GET", `/api/v1/repos/${r.full}/activities/feeds`, { headers: tokenAuth(u.token) })).json()) as { op_type: string; ref_name: string }[];
       expect(feeds[0]).toMatchObject({ op_type: "delete_branch", ref_name: "refs/heads/topic" });
+    });
+
+    it("compacts a repository's packs after the pushes that bring it to AUTO_PACK_LIMIT packs, off the request path: pushes stay two round trips, clones stay identical, the replaced files wait for their grace period", async () => {
+      const u = await newUser();
+      const r = await newRepo(u);
+      const { id } = await repoJson(r.full, u.token);
+      const auth = basicAuth(u.name, u.token);
+      const src = s.path(`${target.name}-compact`);
+      await makeHistory(s, src, { commits: 30, files: 10 });
+      await s.git(["push", "-q", r.authed(u.name, u.token), "main"], { cwd: src });
+      const db = createClient({ url: target.databaseUrl });
+      const ownPacks = async () => Number((await db.execute({ sql: "SELECT COUNT(*) FROM git_pack WHERE catalog_repo_id = ? AND repo_id = catalog_repo_id", args: [id] })).rows[0]![0]);
+      try {
+        // one commit per push, each its own pack
+        for (let i = 1; i < AUTO_PACK_LIMIT; i++) {
+          const old = await s.gitText(["rev-parse", "main"], { cwd: src });
+          await s.git(["commit", "-q", "--allow-empty", "-m", `step ${i}`], { cwd: src });
+          const tip = await s.gitText(["rev-parse", "main"], { cwd: src });
+          const pack = (await s.git(["pack-objects", "--stdout", "--revs", "-q"], { cwd: src, input: `${tip}\n^${old}\n` })).stdout;
+          const body = Buffer.concat([pkt(`${old} ${tip} refs/heads/main\0report-status\n`), FLUSH, pack]);
+          const res = await fetch(`${target.url}/${r.full}.git/git-receive-pack`, { method: "POST", headers: { ...auth, "Content-Type": "application/x-git-receive-pack-request" }, body });
+          expect(await res.text()).toContain("ok refs/heads/main");
+          expect(roundTrips(res)).toBe(2);
+        }
+        // the last push made it due: compacted after the answer (Node in its process, the Worker through its queue)
+        const deadline = Date.now() + 60_000;
+        while ((await ownPacks()) >= AUTO_PACK_LIMIT && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 200));
+        expect(await ownPacks()).toBeLessThan(AUTO_PACK_LIMIT);
+        const garbage = Number((await db.execute({ sql: "SELECT COUNT(*) FROM git_pack_garbage WHERE repo_id = ?", args: [id] })).rows[0]![0]);
+        expect(garbage).toBeGreaterThanOrEqual(2);
+        const dst = s.path(`${target.name}-compact-dst`);
+        await s.git(["clone", "-q", "--mirror", r.authed(u.name, u.token), dst]);
+        await fsck(dst);
+        expect(await refsOf(dst)).toBe(await refsOf(src));
+        expect((await objectDump(dst)).equals(await objectDump(src))).toBe(true);
+      } finally {
+        db.close();
+      }
     });
 
     it("takes a push of 2000 delta-compressed commits and serves it back identically", async () => {

@@ -6,7 +6,7 @@
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCommit } from "../../functions/git/repo/commit.ts";
-import { compactPacks } from "../../functions/git/repo/compact.ts";
+import { compactPacks, geometricRollup } from "../../functions/git/repo/compact.ts";
 import { idxFileName, packFileName, packFileNames } from "../../functions/git/storage/object-store.ts";
 import { fastImportStream, makeHistory, Scratch } from "./helpers.ts";
 import { type GitServer, startGitServer } from "./server.ts";
@@ -84,5 +84,48 @@ describe("compaction", () => {
     expect((await srv.refs.read("21")).packs).toEqual([won.pack]);
     const files = (await srv.objects.list("21")).map((f) => f.name);
     expect(files.filter((f) => f.endsWith(".pack"))).toHaveLength(3); // the winner's and the two replaced ones
+  });
+
+  it("rolls up packs as git's geometric repack (factor 2): what already grows by doubling stays", () => {
+    const roll = (counts: number[]) => geometricRollup(counts.map((objects, i) => ({ objects, i }))).map((p) => p.objects);
+    expect(roll([])).toEqual([]);
+    expect(roll([5])).toEqual([]);
+    expect(roll([1, 1])).toEqual([1, 1]);
+    expect(roll([8, 1, 4, 2])).toEqual([]);
+    expect(roll([100, 3, 3])).toEqual([3, 3]);
+    expect(roll([3, 3, 5, 100])).toEqual([3, 3, 5]);
+    // the merged size (20) makes the next pack (30 < 2 × 20) join it
+    expect(roll([10, 10, 30])).toEqual([10, 10, 30]);
+    expect(roll([10, 10, 40])).toEqual([10, 10]);
+  });
+
+  it("merges only the geometric roll-up, within maxBytes; the large pack stays, clones do not change", async () => {
+    const src = s.path("geo");
+    await makeHistory(s, src, { commits: 60, files: 20 });
+    srv.refs.create("22");
+    const url = `${srv.url}/22.git`;
+    await s.git(["push", "-q", url, "main"], { cwd: src });
+    for (let i = 0; i < 3; i++) {
+      await s.git(["commit", "-q", "--allow-empty", "-m", `small ${i}`], { cwd: src });
+      await s.git(["push", "-q", url, "main"], { cwd: src });
+    }
+    const before = s.path("geo-before");
+    await s.git(["clone", "-q", "--mirror", url, before]);
+    const packs = (await srv.refs.read("22")).packs;
+    const [big, ...small] = packs;
+    const ctx = { repoId: "22", objects: srv.objects, refs: srv.refs };
+    // room for two of the three small packs only
+    const two = small[0]!.size + small[1]!.size;
+    const c1 = (await compactPacks(ctx, { plan: "geometric", maxBytes: two }))!;
+    expect(c1.removed.map((p) => p.id).sort()).toEqual([small[0]!.id, small[1]!.id].sort());
+    // 1, 2 and 598 objects already grow by doubling: nothing more to merge; the large pack stayed
+    expect(await compactPacks(ctx, { plan: "geometric" })).toBeNull();
+    expect((await srv.refs.read("22")).packs.map((p) => p.id)).toEqual([big!.id, small[2]!.id, c1.pack.id]);
+    // not while the repository owns fewer than minOwn packs (3 here)
+    expect(await compactPacks(ctx, { minOwn: 4 })).toBeNull();
+    const after = s.path("geo-after");
+    await s.git(["clone", "-q", "--mirror", url, after]);
+    await s.git(["fsck", "--full"], { cwd: after });
+    expect((await dump(after)).equals(await dump(before))).toBe(true);
   });
 });

@@ -197,6 +197,9 @@ const NOT_CASCADED: Record<string, string> = {
   // releaseSharedPacks copies them (services/repo-storage.ts); the deleted repository's own
   // catalog goes by catalog_repo_id.
   "git_pack.repo_id": "storage owner",
+  // Pack files a compaction replaced, by storage owner: the garbage sweep deletes the files (gone
+  // with a deleted repository's storage already) and then the rows (services/git-maintenance.ts).
+  "git_pack_garbage.repo_id": "storage owner",
 };
 
 describe("statements built once (issue 9 B.1)", () => {

@@ -93,7 +93,11 @@ const txId = () => `${Date.now().toString(36)}-${(txSeq++).toString(36)}-${Math.
  * differing from one only in letter case, the verdict row, the guarded writes, the repository
  * row, the event rows, the verdict row removed.
  */
-export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRows): { items: BatchItem[]; check: (rows: readonly (readonly unknown[])[][]) => CommitResult } {
+export function commitBatch(
+  repoId: number,
+  tx: RefTransaction,
+  events?: EventRows,
+): { items: BatchItem[]; check: (rows: readonly (readonly unknown[])[][]) => CommitResult; ownPacks: (rows: readonly (readonly unknown[])[][]) => OwnPack[] } {
   const id = txId();
   const guard: Guard = { sql: "(SELECT ok FROM git_tx WHERE id = ?)", args: [id] };
   const names = tx.updates.map((u) => u.name);
@@ -137,7 +141,18 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
   );
   const sets = tx.updates.filter((u) => u.new !== null);
   const deletes = deleted;
-  if (remove.length) items.push(item(`DELETE FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)}) AND ${guard.sql}`, [repoId, ...remove, ...guard.args]));
+  let ownIdx = -1;
+  if (remove.length) {
+    // the files go after a grace period, once no catalog lists them (services/git-maintenance.ts)
+    items.push(
+      item(`INSERT OR IGNORE INTO git_pack_garbage (repo_id, pack_id) SELECT repo_id, id FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)}) AND ${guard.sql}`, [
+        repoId,
+        ...remove,
+        ...guard.args,
+      ]),
+    );
+    items.push(item(`DELETE FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)}) AND ${guard.sql}`, [repoId, ...remove, ...guard.args]));
+  }
   if (deletes.length) items.push(item(`DELETE FROM git_ref WHERE repo_id = ? AND name IN (${placeholders(deletes.length)}) AND ${guard.sql}`, [repoId, ...deletes, ...guard.args]));
   if (sets.length) {
     items.push(
@@ -153,18 +168,22 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
     items.push(
       item(`INSERT INTO git_pack ${PACK_COLUMNS} SELECT ?, ?, ?, ?, ?, ?, ? WHERE ${guard.sql}`, [...packValues(p, repoId), ...guard.args]),
     );
+    // the catalog's own packs after the insert (object counts and bytes): whether a compaction is due
+    ownIdx = items.length;
+    items.push(item(`SELECT objects, size FROM git_pack WHERE catalog_repo_id = ? AND repo_id = ? AND ${guard.sql} ORDER BY seq`, [repoId, repoId, ...guard.args]));
   }
   if (tx.identities?.length) {
     items.push(
       item(`INSERT OR IGNORE INTO git_identity (repo_id, email) SELECT ?, value FROM json_each(?) WHERE ${guard.sql}`, [repoId, JSON.stringify(tx.identities), ...guard.args]),
     );
   }
-  // the repository row: empty = no branch left; size in bytes (the API shows KiB, as Gitea)
+  // the repository row: empty = no branch left; size in bytes (the API shows KiB, as Gitea); updated
+  // when a ref moved (a compaction changes only the size, as Gitea's UpdateRepoSize after git gc)
   const head = tx.head?.startsWith(HEADS) ? tx.head.slice(HEADS.length) : null;
   items.push(
     item(
-      `UPDATE repository SET is_empty = NOT ${HAS_BRANCH}, size = MAX(0, size + ?), updated_unix = unixepoch(), default_branch = COALESCE(?, default_branch), git_unreachable = git_unreachable OR ? WHERE id = ? AND ${guard.sql}`,
-      [repoId, tx.sizeDelta, head, tx.orphans || deletes.length > 0 ? 1 : 0, repoId, ...guard.args],
+      `UPDATE repository SET is_empty = NOT ${HAS_BRANCH}, size = MAX(0, size + ?), updated_unix = CASE WHEN ? THEN unixepoch() ELSE updated_unix END, default_branch = COALESCE(?, default_branch), git_unreachable = git_unreachable OR ? WHERE id = ? AND ${guard.sql}`,
+      [repoId, tx.sizeDelta, tx.updates.length > 0 ? 1 : 0, head, tx.orphans || deletes.length > 0 ? 1 : 0, repoId, ...guard.args],
     ),
   );
   if (tx.event && events) items.push(...events(repoId, tx.event, guard));
@@ -182,17 +201,26 @@ export function commitBatch(repoId: number, tx: RefTransaction, events?: EventRo
       if ((rows[1] ?? []).length !== new Set(remove).size) return { ok: false, rejected: [] };
       return { ok: true };
     },
+    ownPacks: (rows) => (ownIdx < 0 ? [] : (rows[ownIdx] ?? []).map((r) => ({ objects: Number(r[0]), size: Number(r[1]) }))),
   };
 }
+
+/** One of the packs a repository owns, as a commit that added a pack reads them back. */
+export type OwnPack = { objects: number; size: number };
+
+/** Told after a commit that added a pack, with the packs the repository owns now (in catalog order). */
+export type PackAdded = (repoId: number, own: readonly OwnPack[]) => void;
 
 /** RefStore over the request's driver: `read` one round trip, `commit` one write batch. */
 export class LibsqlRefStore implements RefStore {
   private readonly driver: Driver;
   private readonly events?: EventRows;
+  private readonly packAdded?: PackAdded;
 
-  constructor(driver: Driver, events?: EventRows) {
+  constructor(driver: Driver, events?: EventRows, packAdded?: PackAdded) {
     this.driver = driver;
     this.events = events;
+    this.packAdded = packAdded;
   }
 
   async read(repoId: string): Promise<RepoState> {
@@ -200,7 +228,10 @@ export class LibsqlRefStore implements RefStore {
   }
 
   async commit(repoId: string, tx: RefTransaction): Promise<CommitResult> {
-    const { items, check } = commitBatch(Number(repoId), tx, this.events);
-    return check(await this.driver.batch(items, "write"));
+    const { items, check, ownPacks } = commitBatch(Number(repoId), tx, this.events);
+    const rows = await this.driver.batch(items, "write");
+    const result = check(rows);
+    if (result.ok && tx.pack) this.packAdded?.(Number(repoId), ownPacks(rows));
+    return result;
   }
 }

@@ -40,3 +40,25 @@ export const repointPacks = command<{ forkId: number; ids: string }>(
   sql`UPDATE git_pack SET repo_id = ${p("forkId")} WHERE catalog_repo_id = ${p("forkId")} AND id IN (SELECT value FROM json_each(${p("ids")}))`,
 );
 
+
+/** A pack file set a compaction took out of its catalog (`git_pack_garbage`). */
+export type PackGarbage = { repoId: number; packId: string };
+
+/**
+ * Garbage removed at or before :before that no catalog lists any more (a fork may still read its
+ * base's old packs: those wait), oldest first, at most :limit.
+ */
+export const duePackGarbage = query<PackGarbage, { before: number; limit: number }>(
+  "duePackGarbage",
+  sql`SELECT g.repo_id, g.pack_id FROM git_pack_garbage g
+    WHERE g.removed_unix <= ${p("before")} AND NOT EXISTS (SELECT 1 FROM git_pack k WHERE k.repo_id = g.repo_id AND k.id = g.pack_id)
+    ORDER BY g.removed_unix LIMIT ${p("limit")}`,
+  (r) => ({ repoId: num(r[0]), packId: str(r[1]) }),
+);
+
+/** Forgets garbage whose files were deleted (:items, a JSON array of [repo id, pack id]), unless a catalog lists it again. */
+export const forgetPackGarbage = command<{ items: string }>(
+  "forgetPackGarbage",
+  sql`DELETE FROM git_pack_garbage WHERE (repo_id, pack_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${p("items")}))
+    AND NOT EXISTS (SELECT 1 FROM git_pack k WHERE k.repo_id = git_pack_garbage.repo_id AND k.id = git_pack_garbage.pack_id)`,
+);
