@@ -7,6 +7,7 @@ import type { CommitInfo, PathEntry } from "../git/repo/repository.ts";
 import type { Signature } from "../git/objects/commit.ts";
 import { escapeComponent } from "./escape.ts";
 import { ZERO_TIME } from "./user.ts";
+import { goTime, utcTime } from "./time.ts";
 
 /** Where the repository lives: its API and web URLs. */
 export interface RepoUrls {
@@ -48,16 +49,6 @@ export function repoUrls(rootUrl: string, owner: string, name: string): RepoUrls
   return { api: `${rootUrl}api/v1/repos/${goPathEscape(owner)}/${goPathEscape(name)}`, html: `${rootUrl}${goPathEscape(owner)}/${goPathEscape(name)}` };
 }
 
-/** Go's time.Time JSON form in the signature's own offset (RFC 3339). */
-export function goTime(s: Signature): string {
-  const m = /^([+-])(\d\d)(\d\d)$/.exec(s.timezone);
-  const offsetMin = m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
-  const local = new Date((s.timestamp + offsetMin * 60) * 1000).toISOString().replace(/\.\d{3}Z$/, "");
-  return `${local}${offsetMin === 0 ? "Z" : `${m![1]}${m![2]}:${m![3]}`}`;
-}
-
-/** `time.RFC3339` of the UTC instant. */
-const utcTime = (s: Signature) => new Date(s.timestamp * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 /** Gitea's ContentType of a tree entry. */
 export const contentType = (mode: string) => (mode === "40000" ? "dir" : mode === "160000" ? "submodule" : mode === "120000" ? "symlink" : "file");

@@ -4,7 +4,7 @@
  * those the viewer may see) and the caller's rights come in as arguments.
  */
 import type { UserRow } from "../db/schema.ts";
-import { goTime } from "./time.ts";
+import { goTime, utcTime } from "./time.ts";
 import type { Signature } from "../git/objects/commit.ts";
 import type { Change, LineStats } from "../git/repo/diff.ts";
 import type { CommitInfo } from "../git/repo/repository.ts";
@@ -132,7 +132,7 @@ export function toCommit(urls: RepoUrls, c: CommitInfo, users: UsersByEmail, vie
 
 /** Gitea's ToCommitUser: a signature with its time in UTC (RFC 3339). */
 export const toCommitUser = (s: Signature | null) =>
-  s ? { name: s.name, email: s.email, date: new Date(s.timestamp * 1000).toISOString().replace(/\.\d{3}Z$/, "Z") } : { name: "", email: "", date: ZERO_TIME };
+  s ? { name: s.name, email: s.email, date: utcTime(s) } : { name: "", email: "", date: ZERO_TIME };
 
 /**
  * A tag as Gitea's git.Tag holds it: `id` is what the ref names (the tag object, or the commit of

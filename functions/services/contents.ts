@@ -10,7 +10,7 @@
 import { activeHooksRead, hookSourceOf } from "./common.ts";
 import { LibsqlRefStore } from "../db/queries/git-refs.ts";
 import { pushEventRows } from "../events/push.ts";
-import { identPart, signatureTimeProblem, type Signature } from "../git/objects/commit.ts";
+import { identPart, MAX_SIGNATURE_TIME, signatureTimeProblem, type Signature } from "../git/objects/commit.ts";
 import { MODE } from "../git/objects/tree.ts";
 import { createCommit, type FileChange } from "../git/repo/commit.ts";
 import { Repository, type PathEntry } from "../git/repo/repository.ts";
@@ -485,7 +485,8 @@ export async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, 
     name: entry.name,
     oid: entry.oid,
     objectType: entry.mode === MODE.symlink ? "symlink" : "file",
-    lastModified: last ? new Date(last.committer.timestamp * 1000) : null,
+    // an HTTP date needs a four-digit year: a commit time outside that range sends none
+    lastModified: last && last.committer.timestamp >= 0 && last.committer.timestamp <= MAX_SIGNATURE_TIME ? new Date(last.committer.timestamp * 1000) : null,
     isPublic: !repo.isPrivate && a.facts.owner.visibility === 0,
     data: matches ? null : await git.readBlob(entry.oid),
   };

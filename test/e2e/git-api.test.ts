@@ -380,6 +380,49 @@ for (const target of targets()) {
       expect(await (await at("/git/refs", owner.token)).text()).toBe(refs);
     });
 
+    it("commits and tags whose dates git stores but RFC 3339 cannot show (year 287168, past int64) are pushed and answered with Go's zero time, never a 500", async () => {
+      const name = uniqName("gad");
+      expect((await call("POST", "/api/v1/user/repos", { headers: tokenAuth(owner.token), json: { name } })).status).toBe(201);
+      const dir = s.path(`${target.name}-dates`);
+      await makeHistory(s, dir, { commits: 2, files: 2 });
+      const at = (cmd: string[]) => s.gitText(cmd, { cwd: dir });
+      const tree = await at(["rev-parse", "HEAD^{tree}"]);
+      const parent = await at(["rev-parse", "HEAD"]);
+      const object = async (type: string, body: string) => (await s.git(["hash-object", "-t", type, "-w", "--literally", "--stdin"], { cwd: dir, input: body })).stdout.toString().trim();
+      // a far committer date (it reaches the push's activity and webhook payload), then an author date past int64
+      const far = await object("commit", `tree ${tree}\nparent ${parent}\nauthor A <a@example.com> 1700000000 +0000\ncommitter C <c@example.com> 9000000000000 +0000\n\nfar\n`);
+      // the last commit also adds a file, so that its date is the file's last commit date
+      const { writeFileSync } = await import("node:fs");
+      writeFileSync(`${dir}/new.txt`, "new\n");
+      await at(["add", "new.txt"]);
+      const tree2 = await at(["write-tree"]);
+      const huge = await object("commit", `tree ${tree2}\nparent ${far}\nauthor A <a@example.com> 99999999999999999999 +0000\ncommitter C <c@example.com> 253402300800 +0000\n\nhuge\n`);
+      const tag = await object("tag", `object ${huge}\ntype commit\ntag far\ntagger T <t@example.com> 9000000000000 +0000\n\nfar tag\n`);
+      await s.git(["update-ref", "refs/heads/dates", huge], { cwd: dir });
+      await s.git(["update-ref", "refs/tags/far", tag], { cwd: dir });
+      await s.git(["push", `http://${owner.name}:${owner.token}@${host}/${owner.name}/${name}.git`, "main", "dates", "refs/tags/far"], { cwd: dir });
+      const get = async (p: string) => {
+        const res = await call("GET", `/api/v1/repos/${owner.name}/${name}${p}`, { headers: tokenAuth(owner.token) });
+        expect(res.status, p).toBe(200);
+        return res;
+      };
+      const branch = await (await get("/branches/dates")).json();
+      expect(branch.commit.timestamp).toBe("0001-01-01T00:00:00Z");
+      expect((await (await get("/branches")).json()).map((b: Json) => b.name).sort()).toEqual(["dates", "main"]);
+      const commit = await (await get(`/git/commits/${huge}`)).json();
+      expect(commit.commit.author.date).toBe("0001-01-01T00:00:00Z");
+      expect(commit.commit.committer.date).toBe("0001-01-01T00:00:00Z");
+      expect((await (await get("/commits?sha=dates&limit=2")).json()).map((c: Json) => c.commit.committer.date)).toEqual(["0001-01-01T00:00:00Z", "0001-01-01T00:00:00Z"]);
+      expect((await (await get("/tags/far")).json()).commit.created).toBe("0001-01-01T00:00:00Z");
+      expect((await (await get("/tags")).json()).map((t: Json) => t.name)).toEqual(["far"]);
+      expect((await (await get(`/git/tags/${tag}`)).json()).tagger.date).toBe("0001-01-01T00:00:00Z");
+      const entry = await (await get("/contents/new.txt?ref=dates")).json();
+      expect(entry.last_committer_date).toBe("0001-01-01T00:00:00Z");
+      const raw = await get("/raw/new.txt?ref=dates");
+      expect(raw.headers.get("last-modified")).toBeNull();
+      await raw.arrayBuffer();
+    });
+
     it("an empty repository: no branches, commits 409, create and delete 404 'Git Repository is empty.'", async () => {
       const name = uniqName("gae");
       await call("POST", "/api/v1/user/repos", { headers: tokenAuth(owner.token), json: { name } });
