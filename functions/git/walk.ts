@@ -377,12 +377,22 @@ export async function isAncestor(commits: Commits, ancestor: string, descendant:
 }
 
 /**
- * For v0/v2 negotiation ("ready"): true when from every want some common commit is reachable
- * (git's ok_to_give_up). The walk is bounded by `budget` commits over all wants, so a hostile or
- * huge request stays cheap; running out means "not ready yet" (the client keeps negotiating).
+ * For v0/v2 negotiation ("ready"): true when from every want some commit the client has is
+ * reachable (git's ok_to_give_up). What the client has: the common commits and, as git's got_oid
+ * marks them THEY_HAVE, their parents — so a want that forks from the parent of a common tip (a
+ * sibling branch) is ready at once, not after the client has sent its whole history. The walk is
+ * bounded by `budget` commits over all wants, so a hostile or huge request stays cheap; running
+ * out means "not ready yet" (the client keeps negotiating).
  */
 export async function allWantsReachCommon(commits: Commits, wants: readonly string[], common: ReadonlySet<string>, budget = 4000): Promise<boolean> {
   if (common.size === 0) return false;
+  const has = new Set(common);
+  for (const c of common) {
+    // a common tag, tree or blob has no parents to mark
+    const links = await commits.get(c).catch(() => null);
+    for (const p of links?.parents ?? []) has.add(p);
+  }
+  common = has;
   let remaining = budget;
   for (const w of wants) {
     if (common.has(w)) continue;

@@ -420,6 +420,35 @@ describe("bad input over HTTP", () => {
     expect(await srv.objects.list(id)).toEqual([]);
   });
 
+  it("says 'ready' as soon as every want forks from what the client has (a common tip's parent included, as git's got_oid marks it): one request, one batch of haves, on v2 and v0", async () => {
+    const { url } = newRepo();
+    const src = s.path("ready-src");
+    await makeHistory(s, src, { commits: 10, files: 5 });
+    for (let i = 1; i <= 5; i++) {
+      await s.git(["branch", `sib${i}`, "main"], { cwd: src });
+      await s.git(["commit-tree", "-p", "main", "-m", `sib${i}`, "main^{tree}"], { cwd: src, env: { GIT_COMMITTER_DATE: "1800000000 +0000", GIT_AUTHOR_DATE: "1800000000 +0000" } }).then(async (r) => s.git(["update-ref", `refs/heads/sib${i}`, r.stdout.toString().trim()], { cwd: src }));
+    }
+    await s.git(["push", "-q", url, "refs/heads/*:refs/heads/*"], { cwd: src });
+    // the client has sib1 and 300 unrelated, older commits
+    const base = s.path("ready-client");
+    await s.git(["init", "-q", base]);
+    await s.git(["fetch", "-q", src, "refs/heads/sib1:refs/heads/sib1"], { cwd: base });
+    await s.git(["fast-import", "--quiet"], { cwd: base, input: fastImportStream({ commits: 300, files: 3, branch: "refs/heads/unrel", time: 1000000000, seed: 5 }) });
+    for (const version of ["2", "0"]) {
+      const dir = s.path(`ready-client-v${version}`);
+      await s.git(["clone", "-q", "--bare", base, dir]);
+      const trace = s.path(`ready-trace-v${version}`);
+      await s.git(["-c", `protocol.version=${version}`, "fetch", "-q", url, "refs/heads/sib*:refs/remotes/o/sib*"], { cwd: dir, env: { GIT_TRACE_PACKET: trace } });
+      const lines = readFileSync(trace, "utf8").split("\n");
+      const haves = lines.filter((l) => / fetch(-pack)?> have /.test(l)).length;
+      expect(haves, `v${version}`).toBeGreaterThan(0);
+      expect(haves, `v${version}`).toBeLessThanOrEqual(32);
+      if (version === "2") expect(lines.filter((l) => / fetch> command=fetch/.test(l))).toHaveLength(1);
+      expect(await s.gitText(["rev-parse", "refs/remotes/o/sib5"], { cwd: dir })).toBe(await s.gitText(["rev-parse", "sib5"], { cwd: src }));
+      await fsck(dir);
+    }
+  });
+
   it("reads a gzip-compressed request (git compresses large negotiations) and filters ls-refs by prefix", async () => {
     const src = s.path("gzip-src");
     await makeHistory(s, src, { commits: 3, files: 3 });
