@@ -36,6 +36,9 @@ export interface Bound<T> {
   readonly map: (row: Row) => T;
 }
 
+/** Bound statements as the driver's batch items (text and arguments). */
+export const batchItems = (items: readonly Bound<unknown>[]) => items.map((b) => ({ text: b.stmt.text, args: b.args }));
+
 /** The typed rows of a bound statement from the rows its batch returned. */
 export const rowsOf = <T>(b: Bound<T>, rows: Row[]): T[] => rows.map((row) => b.map(row));
 

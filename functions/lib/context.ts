@@ -7,7 +7,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { DbMeter } from "../db/client.ts";
 import { rowGone, type Driver } from "../db/driver.ts";
 import { accountByLowerName, callerByPassword, callerByToken, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
-import { rowsOf, type Bound, type ViewerValues } from "../db/sql.ts";
+import { batchItems, rowsOf, type Bound, type ViewerValues } from "../db/sql.ts";
 import { hasCredentials, precheck, resolveCaller, type Caller, type Credentials, type RouteAuth } from "./auth.ts";
 import { ApiError, errorResponses, notFound, unprocessable, validationMessage } from "./errors.ts";
 import type { Settings } from "./settings.ts";
@@ -86,10 +86,7 @@ export type NamedReads = Record<string, Bound<unknown>>;
 export type ReadResults<R extends NamedReads> = { [K in keyof R]: NonNullable<R[K]> extends Bound<infer T> ? T[] : never };
 
 async function runBatch(driver: Driver, items: readonly Bound<unknown>[], mode: "read" | "write"): Promise<unknown[][]> {
-  const rows = await driver.batch(
-    items.map((b) => ({ text: b.stmt.text, args: b.args})),
-    mode,
-  );
+  const rows = await driver.batch(batchItems(items), mode);
   return rows.map((rs, i) => rowsOf(items[i]!, rs)); // !: a batch answers one result per item
 }
 

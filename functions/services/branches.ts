@@ -9,7 +9,7 @@ import { hookSourceOf } from "./common.ts";
 import type { CommitInfo } from "../git/repo/repository.ts";
 import { toBranch, type UsersByEmail } from "../convert/git.ts";
 import { commitBatch } from "../db/queries/git-refs.ts";
-import { rowsOf } from "../db/sql.ts";
+import { batchItems, rowsOf } from "../db/sql.ts";
 import { pushEventRows } from "../events/push.ts";
 import { buildPushEvent } from "../git/events.ts";
 import { isAncestor } from "../git/walk.ts";
@@ -99,7 +99,7 @@ export const eventLimits = (o: OpenedRepo) => ({ ...DEFAULT_LIMITS, commitFiles:
 export async function commitWith(ctx: Ctx, o: OpenedRepo, tx: RefTransaction, reads: ReturnType<typeof usersByEmailReads> = []) {
   const repoId = o.a.facts.repo.id;
   const { items, check, ownPacks } = commitBatch(repoId, tx, activity(ctx, o));
-  const rows = await ctx.driver.batch([...items, ...reads.map((b) => ({ text: b.stmt.text, args: b.args}))], "write");
+  const rows = await ctx.driver.batch([...items, ...batchItems(reads)], "write");
   const result = check(rows.slice(0, items.length));
   if (result.ok && tx.pack) packAddedTo(ctx.outbox)(repoId, ownPacks(rows));
   return { result, users: usersByEmailOf(rows.slice(items.length).map((rs, i) => rowsOf(reads[i]!, rs))) };

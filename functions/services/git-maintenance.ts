@@ -16,7 +16,7 @@
 import type { Driver } from "../db/driver.ts";
 import { LibsqlRefStore, type OwnPack, type PackAdded } from "../db/queries/git-refs.ts";
 import { duePackGarbage, forgetPackGarbage } from "../db/queries/storage.ts";
-import { type Bound, rowsOf } from "../db/sql.ts";
+import { batchItems, rowsOf } from "../db/sql.ts";
 import { type Compaction, compactPacks, geometricRollup } from "../git/repo/compact.ts";
 import { type ObjectStore, packFileNames } from "../git/storage/object-store.ts";
 import type { Outbox } from "../lib/context.ts";
@@ -36,9 +36,6 @@ export interface MaintenanceDeps {
   objects: ObjectStore;
   settings: Settings;
 }
-
-const run = (driver: Driver, items: readonly Bound<unknown>[], mode: "read" | "write") =>
-  driver.batch(items.map((b) => ({ text: b.stmt.text, args: b.args })), mode);
 
 /** Whether a repository that owns `own` packs is due for a compaction. */
 export const compactionDue = (own: readonly OwnPack[]): boolean => own.length >= AUTO_PACK_LIMIT && geometricRollup(own).length >= 2;
@@ -73,7 +70,7 @@ export async function compactRepository(deps: MaintenanceDeps, repoId: number): 
  */
 export async function collectPackGarbage(deps: Omit<MaintenanceDeps, "settings">, now = nowUnix(), graceS = PACK_GRACE_S): Promise<number> {
   const read = duePackGarbage.bind({ before: now - graceS, limit: GARBAGE_SWEEP_MAX });
-  const [due] = await run(deps.driver, [read], "read");
+  const [due] = await deps.driver.batch(batchItems([read]), "read");
   const gone: [number, string][] = [];
   for (const g of rowsOf(read, due ?? [])) {
     try {
@@ -83,7 +80,7 @@ export async function collectPackGarbage(deps: Omit<MaintenanceDeps, "settings">
       // kept for the next sweep
     }
   }
-  if (gone.length) await run(deps.driver, [forgetPackGarbage.bind({ items: JSON.stringify(gone) })], "write");
+  if (gone.length) await deps.driver.batch(batchItems([forgetPackGarbage.bind({ items: JSON.stringify(gone) })]), "write");
   return gone.length;
 }
 

@@ -6,7 +6,7 @@
  */
 import type { UserRow } from "../db/schema.ts";
 import { usersByEmails, usersByNoReply, type EmailUser } from "../db/queries/git-state.ts";
-import { rowsOf, type Bound } from "../db/sql.ts";
+import { batchItems, rowsOf, type Bound } from "../db/sql.ts";
 import { repoUrls, type RepoUrls, type Signed, type UsersByEmail } from "../convert/git.ts";
 import { parseTag } from "../git/objects/commit.ts";
 import { Repository } from "../git/repo/repository.ts";
@@ -86,10 +86,7 @@ export async function usersByEmail(ctx: Ctx, emails: readonly string[], known: r
   }
   const reads = usersByEmailReads(ctx, emails.filter((e) => !recorded.has(e.toLowerCase())));
   if (reads.length === 0) return m;
-  const rows = await ctx.driver.batch(
-    reads.map((b) => ({ text: b.stmt.text, args: b.args })),
-    "read",
-  );
+  const rows = await ctx.driver.batch(batchItems(reads), "read");
   for (const [email, u] of usersByEmailOf(rows.map((rs, i) => rowsOf(reads[i]!, rs)))) m.set(email, u);
   return m;
 }

@@ -10,7 +10,7 @@
  */
 import type { Driver } from "../db/driver.ts";
 import { claimHookTask, claimedHookTasks, cleanupHookTasks, dropHookTask, recordDelivery, type ClaimedTask } from "../db/queries/hook-tasks.ts";
-import type { Bound, Row } from "../db/sql.ts";
+import { batchItems, type Bound, type Row } from "../db/sql.ts";
 import { CHAT_TYPES, chatRequest, type HookMeta } from "../convert/chat-hooks.ts";
 import { decryptSecret, hmac, sha1Hex } from "../lib/crypto.ts";
 import { send, type Hop, type OutboundRequest } from "../lib/outbound.ts";
@@ -31,8 +31,7 @@ export interface DeliveryDeps {
   hop: Hop;
 }
 
-const run = (driver: Driver, items: readonly Bound<unknown>[], mode: "read" | "write") =>
-  driver.batch(items.map((b) => ({ text: b.stmt.text, args: b.args })), mode);
+const run = (driver: Driver, items: readonly Bound<unknown>[], mode: "read" | "write") => driver.batch(batchItems(items), mode);
 
 /**
  * Gitea's checkBranchFilter: the hook's branch filter (a glob without separators, `{a,b}`
