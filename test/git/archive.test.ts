@@ -105,6 +105,15 @@ describe("archives", () => {
         })
         .sort();
     expect(listing(ours).filter((l) => /^[\x20-\x7e]*$/.test(l))).toEqual(listing(theirs).filter((l) => /^[\x20-\x7e]*$/.test(l)));
+    // members are deflated where that makes them smaller, else stored (empty files, directories, links)
+    expect(execFileSync("unzip", ["-tq", ours]).toString()).toContain("No errors");
+    const methods = execFileSync("unzip", ["-Z", "-l", ours]).toString("latin1").split("\n").filter((l) => /^[-dl]r/.test(l)).map((l) => l.trim().split(/\s+/));
+    expect(methods.some((f) => f[6] === "defN")).toBe(true);
+    for (const f of methods) {
+      if (f[6] === "defN") expect(Number(f[5]), f.join(" ")).toBeLessThan(Number(f[3]));
+      else expect(f[6], f.join(" ")).toBe("stor");
+      if (f[3] === "0") expect(f[6], f.join(" ")).toBe("stor");
+    }
     const unpack = (zip: string, dir: string) => execFileSync("unzip", ["-q", zip, "-d", dir]);
     unpack(ours, s.path("ours"));
     unpack(theirs, s.path("theirs"));

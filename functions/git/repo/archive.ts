@@ -9,7 +9,8 @@
  * (convert.ts) change regular files first.
  */
 import { createHash } from "node:crypto";
-import { Zip, ZipDeflate, ZipPassThrough } from "fflate";
+import { Zip, type ZipInputFile } from "fflate";
+import { crc32, deflateRawSync } from "node:zlib";
 import { type AttrFrame, type AttrRule, type Attributes, attributesOf, BUILTIN_FRAME, noPatterns, parseAttributes } from "../attributes.ts";
 import { concat, utf8 } from "../bytes.ts";
 import { converts, toWorkingTree } from "../convert.ts";
@@ -334,18 +335,34 @@ export const tarGzArchive = (repo: Repository, commit: string, prefix: string, p
 // ---------------------------------------------------------------- zip
 
 /**
+ * A zip member whose data is deflated in one native call (zlib, as the pack writer's), or stored
+ * when that does not make it smaller (directories, links, empty files). fflate's own ZipDeflate
+ * sets up a JavaScript deflater with fresh tables for every member — ~170 µs each — so a zip of
+ * tens of thousands of small files held the event loop for a minute and more.
+ */
+function zipMember(filename: string, data: Uint8Array, deflate: boolean, attrs: Pick<ZipInputFile, "mtime" | "os" | "attrs">): { file: ZipInputFile; body: Uint8Array } {
+  const packed = deflate && data.length > 0 ? deflateRawSync(data, { level: 6 }) : null;
+  const stored = packed === null || packed.length >= data.length;
+  const file: ZipInputFile = { filename, size: data.length, crc: crc32(data) >>> 0, compression: stored ? 0 : 8, ...attrs };
+  return { file, body: stored ? data : packed };
+}
+
+/**
  * The zip of what `git archive --format=zip --prefix=<prefix> <commit>` holds: the same members in
  * the same order (directories included), executables and links as such, the commit's time, files
- * deflated. Built with fflate, so its bytes are not git's.
+ * deflated (stored when deflate would not shrink them). Written with fflate's Zip, so its bytes
+ * are not git's.
  */
 export function zipArchive(repo: Repository, commit: string, prefix: string, paths: readonly string[] = [], ctx = new ArchiveContext(repo, commit, paths)): ReadableStream<Uint8Array> {
   let entries: AsyncGenerator<Member> | null = null;
   let mtime = new Date(0);
   let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
   let finished = false;
   const zip = new Zip((err, chunk, final) => {
     if (err) throw err;
     pending.push(chunk);
+    pendingBytes += chunk.length;
     if (final) finished = true;
   });
   return new ReadableStream<Uint8Array>({
@@ -356,7 +373,7 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
         mtime = new Date(Math.min(Math.max(c.committer.timestamp, 315532800), 4102444798) * 1000);
         entries = members(ctx, utf8(prefix));
       }
-      while (!finished && pending.reduce((n, p) => n + p.length, 0) < 64 * 1024) {
+      while (!finished && pendingBytes < 64 * 1024) {
         const next = await entries.next();
         if (next.done) {
           zip.end();
@@ -369,13 +386,13 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
         // files and directories MS-DOS, made by version 0; fflate writes 2.0, and unzip then reads
         // such a name as an MS-DOS code page rather than UTF-8)
         const unix = isDir(m.mode) ? 0o40755 : isLink(m.mode) ? 0o120777 : m.mode & 0o111 ? 0o100755 : 0o100644;
-        const file = isDir(m.mode) || isLink(m.mode) ? new ZipPassThrough(name) : new ZipDeflate(name, { level: 6 });
-        Object.assign(file, { mtime, os: 3, attrs: (unix * 0x10000) >>> 0 });
+        const { file, body } = zipMember(name, (await m.data()) ?? new Uint8Array(0), !isDir(m.mode) && !isLink(m.mode), { mtime, os: 3, attrs: (unix * 0x10000) >>> 0 });
         zip.add(file);
-        file.push((await m.data()) ?? new Uint8Array(0), true);
+        file.ondata!(null, body, true);
       }
       const out = concat(pending);
       pending = [];
+      pendingBytes = 0;
       if (out.length) ctl.enqueue(out);
       if (finished) ctl.close();
     },
