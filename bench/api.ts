@@ -252,7 +252,7 @@ try {
     const proxy = await startProxyProcess(sqld.url, 0);
     c.add(proxy.stop);
     const port = await freePort();
-    const worker = await startWorker({ DATABASE_URL: proxy.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/` }, { port });
+    const worker = await startWorker({ DATABASE_URL: proxy.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/`, GITEA__server__SERVER_TIMING_DURATION: "true" }, { port });
     c.add(worker.stop);
     for (const route of readRoutes(ws)) {
       const url = worker.url + route.path;

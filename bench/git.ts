@@ -246,7 +246,7 @@ async function appServer(name: string, app: Running, adminToken: string, stop: (
 /** The app's Node server on an embedded libSQL file under a fresh DATA_DIR. */
 async function appNode(): Promise<Server> {
   const port = await freePort();
-  const env: Record<string, string> = { DATA_DIR: s.path("app-node"), GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/` };
+  const env: Record<string, string> = { DATA_DIR: s.path("app-node"), GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/`, GITEA__server__SERVER_TIMING_DURATION: "true" };
   const adminToken = await bootstrapAdmin(env);
   // NODE_OPTIONS reaches the server process (startNodeServer runs functions/node.ts itself)
   const app = await startNodeServer(APP_OLD_SPACE ? { ...env, NODE_OPTIONS: `--max-old-space-size=${APP_OLD_SPACE}` } : env, { port });
@@ -264,7 +264,7 @@ async function appWorker(): Promise<Server> {
     inspectorPorts.push(inspectorPort);
     const { value: app, pid: workerdPid } = await withWorkerdPid(() =>
       startWorker(
-        { DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/`, GITEA__security__SECRET_KEY: "bench-worker-secret-key-0123" },
+        { DATABASE_URL: sqld.url, GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/`, GITEA__security__SECRET_KEY: "bench-worker-secret-key-0123", GITEA__server__SERVER_TIMING_DURATION: "true" },
         { port, persistTo: s.path("app-workerd-state"), inspectorPort },
       ),
     );

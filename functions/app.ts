@@ -148,7 +148,9 @@ export function createApp(deps: AppDeps) {
     if (outbox.compact.size > 0 && deps.compactGit) deps.compactGit([...outbox.compact], c.env ?? {}, waitUntilOf(c));
     setAnswerHeader(c, "X-Content-Type-Options", "nosniff");
     if (settings.server.enableServerTiming) {
-      setAnswerHeader(c, "Server-Timing", `db;dur=${meter.ms.toFixed(1)};desc="${meter.roundTrips}"`);
+      // the database time only when asked for: how long a hidden row took to read would tell it exists
+      const dur = settings.server.serverTimingDuration ? `dur=${meter.ms.toFixed(1)};` : "";
+      setAnswerHeader(c, "Server-Timing", `db;${dur}desc="${meter.roundTrips}"`);
     }
   });
   const memoryObjects = new MemoryObjectStore();

@@ -102,7 +102,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   });
   const port = Number(env.PORT ?? 3000);
   const hostname = env.HOST ?? "127.0.0.1";
-  const fetch = replica ? replica.track(app.fetch, settings.server.enableServerTiming) : app.fetch;
+  const fetch = replica ? replica.track(app.fetch, settings.server.enableServerTiming, settings.server.serverTimingDuration) : app.fetch;
   const server = serve({ fetch, port, hostname });
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, settings.server.rootUrl ?? `http://${hostname}:${port}/`));
   await new Promise<void>((ok) => server.once("listening", () => ok()));

@@ -74,7 +74,7 @@ let built: Promise<void> | null = null;
  */
 export async function startProject(dataDir: string, token: string, opts: { execArgv?: string[]; env?: Record<string, string>; sources?: boolean } = {}): Promise<Server> {
   const port = await freePort();
-  const env = { DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/`, ...(opts.env ?? {}) };
+  const env = { DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", GITEA__server__ROOT_URL: `http://127.0.0.1:${port}/`, GITEA__server__SERVER_TIMING_DURATION: "true", ...(opts.env ?? {}) };
   let entry = join(ROOT_DIR, "functions", "node.ts");
   if (!opts.sources) {
     built ??= import(join(ROOT_DIR, "scripts", "build.ts")).then((m: { buildNode: () => Promise<void> }) => m.buildNode());

@@ -338,7 +338,7 @@ export interface Replica {
   /** The client the app uses: local reads, primary writes. */
   client: Client;
   /** Wraps a fetch handler so that each answer reports its primary round trips in `Server-Timing: primary`. */
-  track<A extends unknown[]>(fetch: (req: Request, ...rest: A) => Response | Promise<Response>, serverTiming: boolean): (req: Request, ...rest: A) => Promise<Response>;
+  track<A extends unknown[]>(fetch: (req: Request, ...rest: A) => Response | Promise<Response>, serverTiming: boolean, duration?: boolean): (req: Request, ...rest: A) => Promise<Response>;
 }
 
 /**
@@ -358,11 +358,11 @@ export async function openReplica(config: ReplicaConfig, primary: Client, sqlite
   const client = new ReplicaClient(local, primary, syncer, opts.readTimeoutMs);
   return {
     client,
-    track: (fetch, serverTiming) => (req, ...rest) =>
+    track: (fetch, serverTiming, duration = false) => (req, ...rest) =>
       requestUse.run({ calls: 0, ms: 0 }, async () => {
         const res = await fetch(req, ...rest);
         const use = requestUse.getStore()!;
-        if (serverTiming) res.headers.append("Server-Timing", `primary;dur=${use.ms.toFixed(1)};desc="${use.calls}"`);
+        if (serverTiming) res.headers.append("Server-Timing", `primary;${duration ? `dur=${use.ms.toFixed(1)};` : ""}desc="${use.calls}"`);
         return res;
       }),
   };

@@ -21,7 +21,7 @@ export const USER_FEATURES = ["deletion", "manage_ssh_keys", "manage_gpg_keys", 
 
 export interface Settings {
   runMode: "prod" | "dev";
-  server: { rootUrl: string | null; enableServerTiming: boolean };
+  server: { rootUrl: string | null; enableServerTiming: boolean; serverTimingDuration: boolean };
   /**
    * QUERY_TIMEOUT: how long one database round trip may take before the request answers 503 (0 = no limit).
    * `sqlite`: how Node configures every connection to an embedded `file:` database (issue 9 B.3).
@@ -159,6 +159,7 @@ export const SETTING_KEYS = {
   runMode: { section: "", key: "RUN_MODE", def: "prod", parse: oneOf(["prod", "dev"] as const) },
   rootUrl: { section: "server", key: "ROOT_URL", def: "", parse: url },
   enableServerTiming: { section: "server", key: "ENABLE_SERVER_TIMING", def: "true", parse: bool },
+  serverTimingDuration: { section: "server", key: "SERVER_TIMING_DURATION", def: "false", parse: bool },
   queryTimeout: { section: "database", key: "QUERY_TIMEOUT", def: "10s", parse: duration },
   sqliteJournalMode: { section: "database", key: "SQLITE_JOURNAL_MODE", def: "wal", parse: oneOf(["wal", "delete", "truncate", "persist"] as const) },
   sqliteSynchronous: { section: "database", key: "SQLITE_SYNCHRONOUS", def: "normal", parse: oneOf(["off", "normal", "full", "extra"] as const) },
@@ -226,7 +227,7 @@ export function loadSettings(env: Env): Settings {
   }
   return {
     runMode: v.runMode,
-    server: { rootUrl: v.rootUrl, enableServerTiming: v.enableServerTiming },
+    server: { rootUrl: v.rootUrl, enableServerTiming: v.enableServerTiming, serverTimingDuration: v.serverTimingDuration },
     database: {
       queryTimeoutMs: v.queryTimeout,
       sqlite: { journalMode: v.sqliteJournalMode, synchronous: v.sqliteSynchronous, busyTimeoutMs: v.sqliteTimeout },

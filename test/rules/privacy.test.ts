@@ -90,6 +90,8 @@ describe.each(CALLERS)("%s", (who) => {
         const res = await get(path, who);
         if (visible) expect(res.status, `${who} GET ${path}`).toBe(200);
         else await expectRefusal(res, 404, NOT_FOUND, `${who} GET ${path}`);
+        // the round trips, never the database time: reading a hidden row takes time a missing one does not
+        expect(res.headers.get("Server-Timing"), `${who} GET ${path}`).toMatch(/^db;desc="\d+"$/);
       }
       // GET /repositories/{id} needs a signed-in caller.
       const byId = await get(`/api/v1/repositories/${id}`, who);
