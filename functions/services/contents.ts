@@ -57,7 +57,7 @@ const lastCommitBytes = (m: Map<string, LastCommit | null>) => {
 
 /** ONE round trip: the assignment (caller, repository, permission) and the repository's git state. */
 async function openRepo(ctx: Ctx, owner: string, name: string, opts: { write?: boolean } = {}) {
-  const a = await assignRepo(ctx, owner, name, { ...gitState(owner, name), ...(opts.write ? activeHooksRead(owner) : {}) });
+  const a = await assignRepo(ctx, owner, name, { ...gitState(ctx, owner, name), ...(opts.write ? activeHooksRead(owner) : {}) });
   return { a, state: repoStateFrom(a.facts.repo, a.named.refs, a.named.packs) };
 }
 

@@ -51,7 +51,7 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
   if (!signed && (push || ctx.settings.service.requireSignInView)) return challenge();
   let a: Awaited<ReturnType<typeof assignRepo<ReturnType<typeof gitState>>>>;
   try {
-    a = await assignRepo(ctx, owner, name, { ...gitState(owner, name), ...(receive ? activeHooksRead(owner) : {}) });
+    a = await assignRepo(ctx, owner, name, { ...gitState(ctx, owner, name), ...(receive ? activeHooksRead(owner) : {}) });
   } catch (e) {
     if (e instanceof Redirect) throw e;
     if (e instanceof ApiError && e.status === 404) return signed ? plain(404, "Repository not found") : challenge();

@@ -40,7 +40,7 @@ export interface OpenedRepo {
  */
 export async function openRepo(ctx: Ctx, objects: ObjectStore, owner: string, name: string, opts: { withAuthors?: boolean; write?: boolean } = {}): Promise<OpenedRepo> {
   const identities = opts.withAuthors ? identitiesByPath.bind({ ...ctx.vv, ...repoPath(owner, name), noReply: noReplySuffix(ctx) }) : null;
-  const a = await assignRepo(ctx, owner, name, { ...gitState(owner, name), ...(identities ? { identities } : {}), ...(opts.write ? activeHooksRead(owner) : {}) });
+  const a = await assignRepo(ctx, owner, name, { ...gitState(ctx, owner, name), ...(identities ? { identities } : {}), ...(opts.write ? activeHooksRead(owner) : {}) });
   reqRepoReader(a.caller, a.perm, UNIT.code);
   const r = a.facts.repo;
   const repo = await openRepository(objects, r.id, repoStateFrom(r, a.named.refs, a.named.packs));

@@ -9,11 +9,17 @@ import type { RefStore, RepoState } from "../git/storage/ref-store.ts";
 import { packsByPath, refsByPath, type PackRow, type RefRow } from "../db/queries/git-state.ts";
 import { repoPath } from "../db/queries/repos.ts";
 import type { RepositoryRow } from "../db/schema.ts";
+import type { Ctx } from "../lib/context.ts";
+import { UNIT, unitDisabled } from "../lib/permissions.ts";
 
-/** The refs and the pack catalog of the repository at {owner}/{name}: two named reads (built once) for the route's batch. */
-export function gitState(owner: string, name: string) {
-  const path = repoPath(owner, name);
-  return { refs: refsByPath.bind(path), packs: packsByPath.bind(path) };
+/**
+ * The refs and the pack catalog of the repository at {owner}/{name}: two named reads (built once)
+ * for the route's batch, empty unless the caller may read the repository's code (so a hidden
+ * repository costs the batch no more than a missing one).
+ */
+export function gitState(ctx: Ctx, owner: string, name: string) {
+  const key = { ...repoPath(owner, name), ...ctx.vv, codeDisabled: unitDisabled(ctx.settings.repository.disabledRepoUnits, UNIT.code) ? 1 : 0 };
+  return { refs: refsByPath.bind(key), packs: packsByPath.bind(key) };
 }
 
 /** The engine's RepoState from the rows of `gitState` and the repository's row (HEAD is its default branch). */

@@ -53,7 +53,7 @@ async function candidateFiles(repo: Repository, wanted: Wanted): Promise<RepoFil
 
 /** reqRepoReader(code): templates live in the code (GHSA-3fwp-p5rj-2pxf); then the files, in one round trip. */
 async function codeReader(ctx: Ctx, objects: ObjectStore, owner: string, name: string, wanted: Wanted): Promise<RepoFile[]> {
-  const a = await assignRepo(ctx, owner, name, gitState(owner, name));
+  const a = await assignRepo(ctx, owner, name, gitState(ctx, owner, name));
   reqRepoReader(a.caller, a.perm, UNIT.code);
   const row = a.view.repo;
   if (row.isEmpty) return [];

@@ -358,7 +358,7 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
   const a = await assignRepo(ctx, tOwner, tName, {
     target: ownerForCreate.bind({ ...ctx.vv, name: form.owner.toLowerCase() }),
     labels: allLabelsOfRepo.bind(repoPath(tOwner, tName)),
-    ...(withGit ? gitState(tOwner, tName) : {}),
+    ...(withGit ? gitState(ctx, tOwner, tName) : {}),
   });
   const me = a.caller!;
   // reqRepoReader(code) on the template.

@@ -183,3 +183,38 @@ describe("lists by owner", () => {
     void eq;
   });
 });
+
+describe("a hidden repository's git data is not read", () => {
+  it("its refs and pack catalog come back empty in the read batch for a caller who may not read its code (no time to tell it from a missing one); its owner's batch has them", async () => {
+    const batches: { texts: string[]; rows: unknown[][] }[] = [];
+    const app = await testApp({}, {
+      wrap: (d) => ({
+        async batch(items, mode) {
+          const rows = await d.batch(items, mode);
+          batches.push({ texts: items.map((i) => i.text), rows: rows as unknown[][] });
+          return rows;
+        },
+        close: () => d.close(),
+      }),
+    });
+    try {
+      const owner = await seedUser(app.db);
+      const ownerTok = await owner.token();
+      const outsider = await (await seedUser(app.db)).token();
+      const r = await apiRepo(app, ownerTok, { name: uniq("hg"), private: true, auto_init: true });
+      const rowsOf = async (tok: string | null) => {
+        batches.length = 0;
+        const res = await app.request(`/api/v1/repos/${r.full_name}/branches`, { headers: tok ? token(tok) : {} });
+        await res.arrayBuffer();
+        const read = batches.find((b) => b.texts.some((t) => t.includes("FROM git_ref")))!;
+        const at = (needle: string) => read.rows[read.texts.findIndex((t) => t.includes(needle))]!;
+        return { status: res.status, refs: at("FROM git_ref").length, packs: at("FROM git_pack").length };
+      };
+      expect(await rowsOf(ownerTok)).toEqual({ status: 200, refs: 1, packs: 1 });
+      expect(await rowsOf(outsider)).toEqual({ status: 404, refs: 0, packs: 0 });
+      expect(await rowsOf(null)).toEqual({ status: 404, refs: 0, packs: 0 });
+    } finally {
+      app.close();
+    }
+  });
+});

@@ -4,24 +4,34 @@
  * own), and the visible accounts a set of commit e-mails names (Gitea's GetUserByEmail).
  */
 import { sql } from "drizzle-orm";
-import { num, p, query, str, V, viewerQuery, type Row } from "../sql.ts";
+import { codeReadableSql } from "../../lib/permissions.ts";
+import { num, p, str, V, viewerQuery, type Row } from "../sql.ts";
 import { userCols, visibleSql, type UserRow } from "./accounts.ts";
-import { REPO_ID_BY_PATH, type RepoPath } from "./repos.ts";
+import { REPO_ID_BY_PATH, VIEWER, type RepoPath } from "./repos.ts";
 
 export type RefRow = { name: string; oid: string; peeled: string | null };
 export type PackRow = { id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
 
-/** The refs of the repository at :owner/:name, by name. */
-export const refsByPath = query<RefRow, RepoPath>(
+/**
+ * Only for a viewer who may read the repository's code (the rule routes then apply to the rows):
+ * refs and catalog are read in the same batch as the permission facts, and reading thousands of
+ * refs of a repository the caller may not see would take time a missing repository's do not — an
+ * existence oracle. :codeDisabled is 1 when the instance disables the code unit.
+ */
+const CODE_READABLE = codeReadableSql(VIEWER, REPO_ID_BY_PATH, sql`${p("codeDisabled")}`);
+export type GitStateKey = RepoPath & { codeDisabled: number };
+
+/** The refs of the repository at :owner/:name, by name (none for a viewer who may not read its code). */
+export const refsByPath = viewerQuery<RefRow, GitStateKey>(
   "refsByPath",
-  sql`SELECT name, oid, peeled FROM git_ref WHERE repo_id = ${REPO_ID_BY_PATH} ORDER BY name`,
+  sql`SELECT name, oid, peeled FROM git_ref WHERE repo_id = ${REPO_ID_BY_PATH} AND ${CODE_READABLE} ORDER BY name`,
   (r: Row) => ({ name: str(r[0]), oid: str(r[1]), peeled: r[2] === null || r[2] === undefined ? null : String(r[2]) }),
 );
 
-/** The pack catalog of the repository at :owner/:name, in catalog order. */
-export const packsByPath = query<PackRow, RepoPath>(
+/** The pack catalog of the repository at :owner/:name, in catalog order (none for a viewer who may not read its code). */
+export const packsByPath = viewerQuery<PackRow, GitStateKey>(
   "packsByPath",
-  sql`SELECT id, repo_id, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ${REPO_ID_BY_PATH} ORDER BY seq`,
+  sql`SELECT id, repo_id, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ${REPO_ID_BY_PATH} AND ${CODE_READABLE} ORDER BY seq`,
   (r: Row) => ({ id: str(r[0]), repoId: num(r[1]), objects: num(r[2]), size: num(r[3]), idxSize: num(r[4]), checksum: str(r[5]) }),
 );
 
