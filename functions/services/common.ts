@@ -68,7 +68,12 @@ const hostOf = (rootUrl: string) => {
 };
 const HOSTS = new Map<string, string>();
 
-export const viewerOf = (caller: Caller | null): Viewer | null => (caller ? { id: caller.id, isAdmin: caller.isAdmin } : null);
+/**
+ * The viewer a converter shows data to: a site admin's rights over other accounts' private fields
+ * (a private e-mail, login name, last login) do not reach through a public-only token, which reads
+ * public data only (Gitea's ToUser looks at the admin flag alone).
+ */
+export const viewerOf = (caller: Caller | null): Viewer | null => (caller ? { id: caller.id, isAdmin: caller.isAdmin && !caller.publicOnly } : null);
 
 /** Whether a setting disables `feature` for this account (USER_DISABLED_FEATURES / EXTERNAL_USER_DISABLE_FEATURES). */
 export function featureDisabled(ctx: Ctx, account: { loginType: number }, feature: string): boolean {

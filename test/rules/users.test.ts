@@ -49,6 +49,17 @@ describe("User JSON", () => {
     expect(seen.email).toBe(`${hidden.name.toLowerCase()}@noreply.gitea.test`);
     const byAdmin = await (await t.request(`/api/v1/users/${hidden.name}`, { headers: token(adminTok) })).json();
     expect(byAdmin.email).toBe(`${hidden.name.toLowerCase()}@example.com`);
+    expect(byAdmin.active).toBe(true);
+  });
+
+  it("a site admin's public-only token reads public data only: no kept-private e-mail, no admin-only fields of others", async () => {
+    const hidden = await seedUser(t.db, { keepEmailPrivate: true });
+    const admin = await seedUser(t.db, { admin: true });
+    const publicOnly = await admin.token(["public-only", "all"]);
+    const seen = await (await t.request(`/api/v1/users/${hidden.name}`, { headers: token(publicOnly) })).json();
+    expect(seen.email).toBe(`${hidden.name.toLowerCase()}@noreply.gitea.test`);
+    expect(seen.active).toBe(false);
+    expect(seen.last_login).toBe("0001-01-01T00:00:00Z");
   });
 });
 

@@ -51,7 +51,7 @@ export const usersByEmails = viewerQuery<EmailUser, { emails: string }>(
   "usersByEmails",
   sql`SELECT ea.lower_email, ${U.select} FROM email_address ea JOIN user u ON u.id = ea.uid
       WHERE ea.lower_email IN (SELECT value FROM json_each(${p("emails")})) AND ea.is_activated = 1 AND u.type = 0 AND ${VISIBLE}
-        AND (u.keep_email_private = 0 OR u.id = ${V.id} OR ${V.siteAdmin})`,
+        AND (u.keep_email_private = 0 OR u.id = ${V.id} OR ${V.isAdmin})`,
   emailUser,
 );
 

@@ -29,7 +29,7 @@ export const identitiesByPath = viewerQuery<Identity, RepoPath & { noReply: stri
   "identitiesByPath",
   sql`SELECT gi.email, ${U.select} FROM git_identity gi
       LEFT JOIN user u ON u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")}
-        AND (u.keep_email_private = 0 OR u.id = ${V.id} OR ${V.siteAdmin} OR substr(gi.email, -length(${p("noReply")})) = ${p("noReply")})
+        AND (u.keep_email_private = 0 OR u.id = ${V.id} OR ${V.isAdmin} OR substr(gi.email, -length(${p("noReply")})) = ${p("noReply")})
         AND u.id = COALESCE(
         (SELECT ea.uid FROM email_address ea WHERE ea.lower_email = gi.email AND ea.is_activated = 1 LIMIT 1),
         CASE WHEN substr(gi.email, -length(${p("noReply")})) = ${p("noReply")}
