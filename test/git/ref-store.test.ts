@@ -109,6 +109,21 @@ for (const name of ["memory", "native", "sqld"]) {
       if (row) expect(await row(id)).toEqual({ empty: false, size: 300, branch: "main" });
     });
 
+    it("takes a transaction of 20,001 refs (more than SQLite's 32,766 variables would allow as placeholders), and deletes them again", async () => {
+      const { store } = impl();
+      const id = await impl().newRepo();
+      const names = Array.from({ length: 20_001 }, (_, i) => `refs/tags/t${String(i).padStart(5, "0")}`);
+      expect(await store.commit(id, { updates: names.map((n) => ({ name: n, old: null, new: A, peeled: B })), sizeDelta: 0, empty: false })).toEqual({ ok: true });
+      const s = await store.read(id);
+      expect(s.refs).toHaveLength(names.length);
+      expect(s.refs[20_000]).toEqual({ name: names[20_000], oid: A, peeled: B });
+      // a stale expectation among them fails the whole transaction with its actual value
+      const stale = await store.commit(id, { updates: names.map((n, i) => ({ name: n, old: i === 7 ? C : A, new: null })), sizeDelta: 0, empty: false });
+      expect(stale).toEqual({ ok: false, rejected: [{ name: names[7], actual: A }] });
+      expect(await store.commit(id, { updates: names.map((n) => ({ name: n, old: A, new: null })), sizeDelta: 0, empty: false })).toEqual({ ok: true });
+      expect((await store.read(id)).refs).toEqual([]);
+    });
+
     it("sorts refs by byte order", async () => {
       const { store } = impl();
       const id = await impl().newRepo();

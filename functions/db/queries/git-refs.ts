@@ -44,6 +44,8 @@ const REF_CONFLICTS = `SELECT c.value, r.name FROM json_each(?) c JOIN git_ref r
 const REF_CASE_TWINS = `SELECT c.value, r.name FROM json_each(?) c JOIN git_ref r ON r.repo_id = ? AND lower(r.name) = lower(c.value) AND r.name <> c.value`;
 
 const item = (text: string, args: readonly unknown[]): BatchItem => ({ text, args });
+/** `IN` over a JSON array argument. */
+const IN_JSON = "(SELECT value FROM json_each(?))";
 const placeholders = (n: number, one = "?") => Array.from({ length: n }, () => one).join(", ");
 
 /** The statements that read a repository's state (for a route's own read batch: 0 extra trips). */
@@ -104,10 +106,13 @@ export function commitBatch(
   const deleted = tx.updates.filter((u) => u.new === null).map((u) => u.name);
   const remove = tx.removePacks ?? [];
   const items: BatchItem[] = [];
+  // Lists travel as JSON arguments (json_each): one statement text whatever their length, and no
+  // limit on SQL variables (a push of 20,000 refs exceeded SQLite's 32,766).
+  const removeJson = JSON.stringify(remove);
   // 0: the stored values of the refs the transaction touches (fills rejected[].actual)
-  items.push(item(names.length ? `SELECT name, oid FROM git_ref WHERE repo_id = ? AND name IN (${placeholders(names.length)})` : "SELECT NULL, NULL WHERE 0", names.length ? [repoId, ...names] : []));
+  items.push(item(names.length ? `SELECT name, oid FROM git_ref WHERE repo_id = ? AND name IN ${IN_JSON}` : "SELECT NULL, NULL WHERE 0", names.length ? [repoId, JSON.stringify(names)] : []));
   // 1: the catalog rows compaction removes (all must exist)
-  items.push(item(remove.length ? `SELECT id FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)})` : "SELECT NULL WHERE 0", remove.length ? [repoId, ...remove] : []));
+  items.push(item(remove.length ? `SELECT id FROM git_pack WHERE catalog_repo_id = ? AND id IN ${IN_JSON}` : "SELECT NULL WHERE 0", remove.length ? [repoId, removeJson] : []));
   // 2: the repository still exists (another request may have deleted it since the push read it)
   items.push(item("SELECT 1 FROM repository WHERE id = ?", [repoId]));
   // 3: stored refs in the way of the created ones (directory/file rule; fills rejected[].conflict)
@@ -122,19 +127,19 @@ export function commitBatch(
   // created refs in each other's way: known without the database, so a constant of the verdict
   const selfConflict = refusals({ ...tx, updates: tx.updates.filter((u) => u.old === null && u.new !== null) }, () => null, new RefNames()).length > 0;
   // 4: the verdict, evaluated once before any write: the repository exists, every ref holds its expected value, no created ref is in another's way
+  // every touched ref holds its expected value: [[name, old], …], old null for "must not exist"
   const expectations = tx.updates.length
-    ? `NOT EXISTS (SELECT 1 FROM (VALUES ${placeholders(tx.updates.length, "(?, ?)")}) e LEFT JOIN git_ref r ON r.repo_id = ? AND r.name = e.column1 WHERE r.oid IS NOT e.column2)`
+    ? `NOT EXISTS (SELECT 1 FROM json_each(?) e LEFT JOIN git_ref r ON r.repo_id = ? AND r.name = json_extract(e.value, '$[0]') WHERE r.oid IS NOT json_extract(e.value, '$[1]'))`
     : "1";
-  const packsExist = remove.length ? `(SELECT COUNT(*) FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)})) = ?` : "1";
+  const packsExist = remove.length ? `(SELECT COUNT(*) FROM git_pack WHERE catalog_repo_id = ? AND id IN ${IN_JSON}) = ?` : "1";
   const noConflict = created.length ? `NOT EXISTS (${REF_CONFLICTS}) AND NOT ?` : "1";
   const noTwin = caseUnique.length ? `NOT EXISTS (${REF_CASE_TWINS})` : "1";
   items.push(
     item(`INSERT INTO git_tx (id, ok) SELECT ?, EXISTS (SELECT 1 FROM repository WHERE id = ?) AND (${expectations}) AND (${packsExist}) AND (${noConflict}) AND (${noTwin})`, [
       id,
       repoId,
-      ...tx.updates.flatMap((u) => [u.name, u.old]),
-      ...(tx.updates.length ? [repoId] : []),
-      ...(remove.length ? [repoId, ...remove, remove.length] : []),
+      ...(tx.updates.length ? [JSON.stringify(tx.updates.map((u) => [u.name, u.old])), repoId] : []),
+      ...(remove.length ? [repoId, removeJson, remove.length] : []),
       ...(created.length ? [...conflictArgs, selfConflict ? 1 : 0] : []),
       ...(caseUnique.length ? caseArgs : []),
     ]),
@@ -144,22 +149,16 @@ export function commitBatch(
   let ownIdx = -1;
   if (remove.length) {
     // the files go after a grace period, once no catalog lists them (services/git-maintenance.ts)
-    items.push(
-      item(`INSERT OR IGNORE INTO git_pack_garbage (repo_id, pack_id) SELECT repo_id, id FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)}) AND ${guard.sql}`, [
-        repoId,
-        ...remove,
-        ...guard.args,
-      ]),
-    );
-    items.push(item(`DELETE FROM git_pack WHERE catalog_repo_id = ? AND id IN (${placeholders(remove.length)}) AND ${guard.sql}`, [repoId, ...remove, ...guard.args]));
+    items.push(item(`INSERT OR IGNORE INTO git_pack_garbage (repo_id, pack_id) SELECT repo_id, id FROM git_pack WHERE catalog_repo_id = ? AND id IN ${IN_JSON} AND ${guard.sql}`, [repoId, removeJson, ...guard.args]));
+    items.push(item(`DELETE FROM git_pack WHERE catalog_repo_id = ? AND id IN ${IN_JSON} AND ${guard.sql}`, [repoId, removeJson, ...guard.args]));
   }
-  if (deletes.length) items.push(item(`DELETE FROM git_ref WHERE repo_id = ? AND name IN (${placeholders(deletes.length)}) AND ${guard.sql}`, [repoId, ...deletes, ...guard.args]));
+  if (deletes.length) items.push(item(`DELETE FROM git_ref WHERE repo_id = ? AND name IN ${IN_JSON} AND ${guard.sql}`, [repoId, JSON.stringify(deletes), ...guard.args]));
   if (sets.length) {
     items.push(
       item(
-        `INSERT INTO git_ref (repo_id, name, oid, peeled) SELECT ?, column1, column2, column3 FROM (VALUES ${placeholders(sets.length, "(?, ?, ?)")}) WHERE ${guard.sql}
+        `INSERT INTO git_ref (repo_id, name, oid, peeled) SELECT ?, json_extract(e.value, '$[0]'), json_extract(e.value, '$[1]'), json_extract(e.value, '$[2]') FROM json_each(?) e WHERE ${guard.sql}
          ON CONFLICT (repo_id, name) DO UPDATE SET oid = excluded.oid, peeled = excluded.peeled`,
-        [repoId, ...sets.flatMap((u) => [u.name, u.new, u.peeled ?? null]), ...guard.args],
+        [repoId, JSON.stringify(sets.map((u) => [u.name, u.new, u.peeled ?? null])), ...guard.args],
       ),
     );
   }
