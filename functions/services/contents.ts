@@ -11,7 +11,7 @@ import { activeHooksRead, hookSourceOf } from "./common.ts";
 import { LibsqlRefStore } from "../db/queries/git-refs.ts";
 import { pushEventRows } from "../events/push.ts";
 import { identPart, MAX_SIGNATURE_TIME, signatureTimeProblem, type Signature } from "../git/objects/commit.ts";
-import { MODE } from "../git/objects/tree.ts";
+import { entryNamed, MODE } from "../git/objects/tree.ts";
 import { createCommit, type FileChange } from "../git/repo/commit.ts";
 import { Repository, type PathEntry } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
@@ -139,7 +139,7 @@ export async function lastCommits(git: Repository, from: string, dir: string, na
     if (hit !== undefined) return hit;
     let tree: string | null = (await git.commits.get(commit)).tree;
     for (const part of dirParts) {
-      const e: { mode: string; oid: string } | undefined = (await git.readTree(tree)).find((x) => x.name === part);
+      const e: { mode: string; oid: string } | undefined = entryNamed(await git.readTree(tree), part);
       tree = e && e.mode === MODE.tree ? e.oid : null;
       if (!tree) break;
     }
@@ -148,7 +148,7 @@ export async function lastCommits(git: Repository, from: string, dir: string, na
   };
   /** One entry of a directory tree as `mode oid`, or null. */
   const entryIn = async (tree: string | null, name: string): Promise<string | null> => {
-    const e = tree ? (await git.readTree(tree)).find((x) => x.name === name) : undefined;
+    const e = tree ? entryNamed(await git.readTree(tree), name) : undefined;
     return e ? `${e.mode} ${e.oid}` : null;
   };
   const entriesOf = new Map<string, Map<string, string>>();
@@ -656,16 +656,21 @@ export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string,
   const after = await Repository.open({ repoId: String(repo.id), objects, state: { ...state, packs: [...state.packs, out.pack] } });
   const urls = repoUrls(ctx.rootUrl, a.facts.owner.name, repo.name);
   const ref: RefCommit = { inputRef: newBranch, kind: "branch", name: newBranch, commit: out.commit };
-  const files = [];
-  for (const op of ops) {
-    const e = op.operation === "delete" ? null : await after.entryAt(out.commit, op.path);
-    if (!e) {
-      files.push(null);
-      continue;
-    }
-    const last = (await lastCommits(after, out.commit, dirOf(op.path), [e.name])).get(e.name);
-    files.push(await entryResponse(after, urls, ref, e, last, true));
+  // one after another: concurrent lookups would each parse the same (large) trees before the first is cached
+  const entries: (PathEntry | null)[] = [];
+  for (const op of ops) entries.push(op.operation === "delete" ? null : await after.entryAt(out.commit, op.path));
+  // the last commits of a directory's files in one walk (one per file was quadratic in files)
+  const names = new Map<string, string[]>();
+  for (const e of entries) {
+    if (!e) continue;
+    const list = names.get(dirOf(e.path));
+    if (list) list.push(e.name);
+    else names.set(dirOf(e.path), [e.name]);
   }
+  const lasts = new Map<string, LastCommit>();
+  for (const [dir, list] of names) for (const [name, last] of await lastCommits(after, out.commit, dir, list)) lasts.set(dir ? `${dir}/${name}` : name, last);
+  const files = [];
+  for (const e of entries) files.push(e ? await entryResponse(after, urls, ref, e, lasts.get(e.path), true) : null);
   const commit = toFileCommitResponse(urls, await after.readCommit(out.commit));
   if (kind === "files") return { created, body: { files, commit, verification: UNSIGNED_VERIFICATION } };
   if (kind === "delete") return { created, body: { content: null, commit, verification: UNSIGNED_VERIFICATION } };

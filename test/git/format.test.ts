@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ByteReader, utf8 } from "../../functions/git/bytes.ts";
 import { parseCommit, serializeCommit, splitTagSignature, stripspace } from "../../functions/git/objects/commit.ts";
 import { hashObject } from "../../functions/git/objects/object.ts";
-import { parseTree, serializeTree } from "../../functions/git/objects/tree.ts";
+import { entryNamed, parseTree, serializeTree, type TreeEntry } from "../../functions/git/objects/tree.ts";
 import { applyDelta } from "../../functions/git/pack/delta.ts";
 import { FLUSH, pkt, PktReader } from "../../functions/git/pkt-line.ts";
 import { refNameProblem } from "../../functions/git/refname.ts";
@@ -22,6 +22,16 @@ const streamOf = (bytes: Uint8Array, chunk = 3) =>
       ctl.close();
     },
   });
+
+describe("entryNamed", () => {
+  it("finds an entry of a small or large tree as a scan would, the first of two with one name, none for a missing name", () => {
+    for (const size of [3, 31, 32, 5000]) {
+      const entries: TreeEntry[] = Array.from({ length: size }, (_, i) => ({ mode: i % 7 ? "100644" : "40000", name: `n${i}`, oid: i.toString(16).padStart(40, "0") }));
+      entries.push({ mode: "100755", name: "n1", oid: "f".repeat(40) });
+      for (const name of ["n0", "n1", `n${size - 1}`, "missing", ""]) expect(entryNamed(entries, name), `${size} ${name}`).toBe(entries.find((e) => e.name === name));
+    }
+  });
+});
 
 describe("pkt-line", () => {
   it("frames and reads lines, flush, delim and response-end across arbitrary chunking", async () => {

@@ -67,3 +67,21 @@ export function serializeTree(entries: readonly TreeEntry[]): Uint8Array {
   }
   return concat(parts.length ? parts : [new Uint8Array(0)]);
 }
+
+const NAME_INDEX = new WeakMap<readonly TreeEntry[], Map<string, TreeEntry>>();
+
+/**
+ * The entry `name` of a parsed tree: a scan of a small tree, a name index (built once per parsed
+ * tree, dropped with it) of a large one — looking up each of a 20,000-entry directory's files by
+ * scanning was quadratic. Of two entries with one name (a malformed tree), the first.
+ */
+export function entryNamed(entries: readonly TreeEntry[], name: string): TreeEntry | undefined {
+  if (entries.length < 32) return entries.find((x) => x.name === name);
+  let index = NAME_INDEX.get(entries);
+  if (!index) {
+    index = new Map();
+    for (const e of entries) if (!index.has(e.name)) index.set(e.name, e);
+    NAME_INDEX.set(entries, index);
+  }
+  return index.get(name);
+}

@@ -5,7 +5,7 @@
  */
 import { GitError } from "../errors.ts";
 import { type Commit, parseCommit } from "../objects/commit.ts";
-import { MODE, parseTree, type TreeEntry, typeOfMode } from "../objects/tree.ts";
+import { entryNamed, MODE, parseTree, type TreeEntry, typeOfMode } from "../objects/tree.ts";
 import type { ObjectType } from "../objects/object.ts";
 import { LruCache, ObjectReader, type ReaderOptions } from "../pack/reader.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
@@ -208,7 +208,7 @@ export class Repository {
     let cur: PathEntry = { path: "", name: "", mode: MODE.tree, type: "tree", oid: treeOid };
     for (const name of parts) {
       if (cur.type !== "tree") return null;
-      const e = (await this.readTree(cur.oid)).find((x) => x.name === name);
+      const e = entryNamed(await this.readTree(cur.oid), name);
       if (!e) return null;
       cur = { path: cur.path ? `${cur.path}/${name}` : name, name, mode: e.mode, type: typeOfMode(e.mode), oid: e.oid };
     }
@@ -237,7 +237,7 @@ export class Repository {
     let mode: string = MODE.tree;
     for (const name of parts) {
       if (mode !== MODE.tree) return null;
-      const e = (await this.readTree(oid)).find((x) => x.name === name);
+      const e = entryNamed(await this.readTree(oid), name);
       if (!e) return null;
       oid = e.oid;
       mode = e.mode;
