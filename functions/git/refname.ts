@@ -29,6 +29,12 @@ export function refNameProblem(name: string): string | null {
 }
 
 /**
+ * Gitea's GitRefName binding for a short branch or tag name: what check-ref-format accepts below
+ * `refs/heads/`, and not `@` alone.
+ */
+export const isGitRefName = (name: string): boolean => name !== "@" && refNameProblem(`refs/heads/${name}`) === null;
+
+/**
  * True when `name` lives under `refs/` and what follows passes check-ref-format (receive-pack's
  * rule: `refs/x` is one level below `refs/`, a funny refname; `refs/heads/x` is fine).
  */

@@ -14,7 +14,7 @@ import { pushEventRows } from "../events/push.ts";
 import { buildPushEvent } from "../git/events.ts";
 import { isAncestor } from "../git/walk.ts";
 import { DEFAULT_LIMITS } from "../git/protocol/common.ts";
-import { refNameProblem } from "../git/refname.ts";
+import { isGitRefName } from "../git/refname.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { RefTransaction } from "../git/storage/ref-store.ts";
 import type { Ctx } from "../lib/context.ts";
@@ -83,7 +83,7 @@ function checkBranchName(field: string, value: string, required: boolean) {
     return;
   }
   if (value.length > 100) throw unprocessable(`[${field}]: MaxSize`);
-  if (value.startsWith("-") || refNameProblem(`${HEADS}${value}`) !== null) throw unprocessable(`[${field}]: GitRefNameError`);
+  if (value.startsWith("-") || !isGitRefName(value)) throw unprocessable(`[${field}]: GitRefNameError`);
 }
 
 /** The activity and webhook rows of a ref change by the caller (Gitea's CreateRef/PushCommits/DeleteRef). */

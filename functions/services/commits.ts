@@ -6,7 +6,7 @@
 import { toCommit, toReference, type CommitDetails } from "../convert/git.ts";
 import { changeStats, commitChanges } from "../git/repo/diff.ts";
 import type { CommitInfo } from "../git/repo/repository.ts";
-import { refNameProblem } from "../git/refname.ts";
+import { isGitRefName } from "../git/refname.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, conflict, notFound, unprocessable } from "../lib/errors.ts";
@@ -43,7 +43,7 @@ async function commitsJson(ctx: Ctx, o: OpenedRepo, commits: CommitInfo[], opts:
 }
 
 /** Gitea's IsValidRefPattern on a `{sha}` path value (a ref name or an id). */
-const validRefPattern = (s: string) => s !== "" && !s.startsWith("-") && refNameProblem(`refs/heads/${s}`) === null;
+const validRefPattern = (s: string) => s !== "" && !s.startsWith("-") && isGitRefName(s);
 
 /**
  * GET /repos/{owner}/{repo}/git/commits/{sha} (repoGetSingleCommit): `sha` is a ref name, a full

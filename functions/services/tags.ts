@@ -8,7 +8,7 @@ import { type TagInfo, toTag } from "../convert/git.ts";
 import { buildPushEvent } from "../git/events.ts";
 import { parseTag, serializeTag, splitTagSignature, stripspace } from "../git/objects/commit.ts";
 import { PackBuilder } from "../git/pack/builder.ts";
-import { refNameLengthProblem, refNameProblem } from "../git/refname.ts";
+import { isGitRefName, refNameLengthProblem } from "../git/refname.ts";
 import type { Repository } from "../git/repo/repository.ts";
 import { type ObjectStore, packFileNames } from "../git/storage/object-store.ts";
 import type { Ref } from "../git/storage/ref-store.ts";
@@ -122,7 +122,7 @@ export async function createTag(ctx: Ctx, objects: ObjectStore, owner: string, n
     if (have.toLowerCase() === lower) throw conflict(`tag already exists [name: ${want}]`);
   }
   // git's rules for a ref name, and the lengths git can store (a component of at most 255 bytes)
-  if (want.startsWith("-") || refNameProblem(`${TAGS}${want}`) !== null || refNameLengthProblem(`${TAGS}${want}`) !== null) {
+  if (want.startsWith("-") || !isGitRefName(want) || refNameLengthProblem(`${TAGS}${want}`) !== null) {
     throw unprocessable(`release tag name is not valid [tag_name: ${want}]`);
   }
   // git's directory/file rule: `a` and `a/b` cannot both be tags

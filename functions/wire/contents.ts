@@ -1,6 +1,7 @@
 /** Gitea's contents structs (modules/structs/repo_file.go) as zod schemas, under Gitea's definition names. */
 import { z } from "@hono/zod-openapi";
 import { CommitMetaSchema, CommitUserSchema, PayloadCommitVerificationSchema } from "./git.ts";
+import { gitRefName } from "./repo.ts";
 
 const int64 = z.number().int().openapi({ format: "int64" });
 const time = z.string().openapi({ format: "date-time" });
@@ -72,8 +73,8 @@ export const CommitDateOptionsSchema = z
 /** The fields every file change form shares (Gitea's FileOptions). */
 const fileOptions = {
   message: z.string().optional(),
-  branch: z.string().max(100).optional(),
-  new_branch: z.string().max(100).optional(),
+  branch: gitRefName.optional(),
+  new_branch: gitRefName.optional(),
   author: IdentitySchema.optional(),
   committer: IdentitySchema.optional(),
   dates: CommitDateOptionsSchema.optional(),
@@ -87,7 +88,7 @@ export const CreateFileOptionsSchema = z
 export type CreateFileOptions = z.infer<typeof CreateFileOptionsSchema>;
 
 export const UpdateFileOptionsSchema = z
-  .object({ ...fileOptions, content: z.string(), sha: z.string().optional(), from_path: z.string().optional() })
+  .object({ ...fileOptions, content: z.string(), sha: z.string().optional(), from_path: z.string().max(500).optional() })
   .openapi("UpdateFileOptions", { description: "UpdateFileOptions options for updating or creating a file" });
 export type UpdateFileOptions = z.infer<typeof UpdateFileOptionsSchema>;
 
@@ -99,10 +100,10 @@ export type DeleteFileOptions = z.infer<typeof DeleteFileOptionsSchema>;
 export const ChangeFileOperationSchema = z
   .object({
     operation: z.enum(["create", "update", "upload", "rename", "delete"]),
-    path: z.string().min(1),
+    path: z.string().min(1).max(500),
     content: z.string().optional(),
     sha: z.string().optional(),
-    from_path: z.string().optional(),
+    from_path: z.string().max(500).optional(),
   })
   .openapi("ChangeFileOperation", { description: "ChangeFileOperation for creating, updating or deleting a file" });
 

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { UserSchema } from "./user.ts";
 import { nullableRef } from "../lib/openapi.ts";
+import { isGitRefName } from "../git/refname.ts";
 
 const int64 = z.number().int().openapi({ format: "int64" });
 const time = z.string().openapi({ format: "date-time" });
@@ -18,7 +19,7 @@ export const alphaDashDot = (max: number) =>
 export const gitRefName = z
   .string()
   .max(100)
-  .refine((s) => s === "" || (/^[^\s~^:?*[\\\x00-\x1f\x7f]+$/.test(s) && !/(^|\/)\.|\.\.|\/\/|@\{|\.lock(\/|$)|[/.]$|^\//.test(s)), { error: "GitRefName" });
+  .refine((s) => s === "" || isGitRefName(s), { error: "GitRefName" });
 
 export const PermissionSchema = z.object({ admin: z.boolean(), push: z.boolean(), pull: z.boolean() }).openapi("Permission");
 export const InternalTrackerSchema = z

@@ -42,3 +42,30 @@ describe("contents size caps", () => {
     expect(edit.status).toBe(413);
   });
 });
+
+describe("names a write may use (Gitea's bindings)", () => {
+  it("paths up to 500 characters (files[].path, from_path: MaxSize(500)); longer → 422, nothing written", async () => {
+    const long = `d/${"p".repeat(499)}`;
+    const files = (path: string, extra: Record<string, string> = {}) => ({ files: [{ operation: "create", path, content: "eA==", ...extra }] });
+    const refused = await t.request(`/api/v1/repos/${repo}/contents`, { method: "POST", headers: token(tok), json: files(long) });
+    expect({ status: refused.status, message: (await refused.json()).message }).toEqual({ status: 422, message: "[Path]: MaxSize" });
+    expect((await t.request(`/api/v1/repos/${repo}/contents/${long}`, { headers: token(tok) })).status).toBe(404);
+    const fits = await t.request(`/api/v1/repos/${repo}/contents`, { method: "POST", headers: token(tok), json: files(long.slice(0, 500)) });
+    expect(fits.status).toBe(201);
+    const rename = await t.request(`/api/v1/repos/${repo}/contents/x.txt`, { method: "PUT", headers: token(tok), json: { content: "eA==", from_path: long, sha: "0".repeat(40) } });
+    expect({ status: rename.status, message: (await rename.json()).message }).toEqual({ status: 422, message: "[FromPath]: MaxSize" });
+  });
+
+  it("branch and new_branch are git ref names: '@' alone, '..', a trailing '.lock' → 422; a new branch of a fine name is made", async () => {
+    for (const name of ["@", "a..b", "x.lock", "a b"]) {
+      const res = await t.request(`/api/v1/repos/${repo}/contents/n.txt`, { method: "POST", headers: token(tok), json: { content: "eA==", new_branch: name } });
+      expect({ name, status: res.status, message: (await res.json()).message }).toEqual({ name, status: 422, message: "[NewBranch]: GitRefName" });
+    }
+    const ok = await t.request(`/api/v1/repos/${repo}/contents/n.txt`, { method: "POST", headers: token(tok), json: { content: "eA==", new_branch: "@fine" } });
+    expect(ok.status).toBe(201);
+    for (const [path, body] of [["branches", { new_branch_name: "@" }], ["tags", { tag_name: "@" }]] as const) {
+      const res = await t.request(`/api/v1/repos/${repo}/${path}`, { method: "POST", headers: token(tok), json: body });
+      expect(res.status, path).toBe(422);
+    }
+  });
+});
