@@ -50,9 +50,13 @@ export async function addEmails(ctx: Ctx, emails: string[]) {
   }
 }
 
-/** DELETE /user/emails (userDeleteEmail): empty → no-op; an address not the user's → 404; the primary stays. */
+/**
+ * DELETE /user/emails (userDeleteEmail): an empty list → no-op; an address not the user's → 404 —
+ * each looked up as given, in any letter case (Gitea's GetEmailAddressOfUser: "" and " a@b" are
+ * addresses no user has); the primary stays.
+ */
 export async function deleteEmails(ctx: Ctx, emails: string[]) {
-  const lower = [...new Set(emails.map((e) => e.trim().toLowerCase()).filter(Boolean))];
+  const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
   const { caller, found } = await read(ctx, { found: viewerEmailsIn.bind({ ...ctx.vv, lower: JSON.stringify(lower) }) });
   reqManageCredentials(ctx, caller!);
   if (lower.length === 0) return;
