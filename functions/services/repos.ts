@@ -251,7 +251,11 @@ function newRepoHookTasks(ctx: Ctx, n: NewRepo, lowerName: string, now: number):
   return out;
 }
 
-/** Gitea's ErrForkAlreadyExist (409): one owner forks a repository once. */
+/**
+ * Gitea's ErrForkAlreadyExist (409): one owner forks a repository once. The fork's path only to a
+ * caller who may see the fork (an organization member outside its teams learns that the
+ * organization holds a fork — the name is taken — not which repository it is).
+ */
 const forkExists = (owner: UserRow, base: RepositoryRow, forkPath: string) =>
   conflict(`repository is already forked by user [uname: ${owner.name}, repo path: ${base.ownerName}/${base.name}, fork path: ${forkPath}]`);
 
@@ -444,7 +448,7 @@ export async function createFork(ctx: Ctx, owner: string, name: string, form: { 
   if (base.ownerId === target.id) throw conflict("The repository with the same name already exists.");
   // Issue 8 A.4: one fork per owner (the unique index closes the race between concurrent forks).
   const existing = a.named.forks.find((r) => r.ownerId === target.id);
-  if (existing) throw forkExists(target, base, `${existing.ownerName}/${existing.name}`);
+  if (existing) throw forkExists(target, base, existing.visible ? `${existing.ownerName}/${existing.name}` : "");
   const forkName = form.name ?? base.name;
   checkRepoName(forkName);
   const units = defaultUnits(ctx).filter(([t]) => t === UNIT.code || t === UNIT.pulls);

@@ -607,6 +607,18 @@ describe("generate and fork details (generate rules 1-5, forks)", () => {
     expect(roundTrips(again)).toBe(1);
   });
 
+  it("the conflict names the first fork only to a caller who may see it: an organization member outside the fork's teams learns the name is taken, not which repository holds it", async () => {
+    const org = await seedOrg(t, alice, { visibility: 2 });
+    const base = await apiRepo(t, aliceTok, { name: uniq("fh"), private: true });
+    expect((await fork(alice.name, base.name, aliceTok, { organization: org.name, name: uniq("hidden") })).status).toBe(202);
+    const dave = await seedUser(t.db);
+    const daveTok = await dave.token();
+    await seedMember(t, org, dave, { canCreateOrgRepo: true });
+    await addCollaborator(t, aliceTok, base.full_name, dave, "read");
+    const res = await fork(alice.name, base.name, daveTok, { organization: org.name, name: uniq("mine") });
+    await expectRefusal(res, 409, `repository is already forked by user [uname: ${org.name}, repo path: ${alice.name}/${base.name}, fork path: ]`);
+  });
+
   it("rule 8: an external wiki may be an http: URL too", async () => {
     const r = await apiRepo(t, aliceTok, { name: uniq("hw") });
     const body = await (await patch(alice.name, r.name, aliceTok, { has_wiki: true, external_wiki: { external_wiki_url: "http://wiki.example/" } })).json();

@@ -312,11 +312,11 @@ export const REPO_LISTS = {
 // ---- creating a repository (create, generate, fork): one write batch, statements built once ----
 
 /** A fork of the repository at the path owned by the viewer or by the organization :org (one fork per owner). */
-export const forksOfTargets = viewerQuery<{ ownerId: number; ownerName: string; name: string }, RepoPath & { org: string }>(
+export const forksOfTargets = viewerQuery<{ ownerId: number; ownerName: string; name: string; visible: boolean }, RepoPath & { org: string }>(
   "repoForksOfTargets",
-  sql`SELECT f.owner_id, f.owner_name, f.name FROM repository f ${VIEWER_JOIN}
+  sql`SELECT f.owner_id, f.owner_name, f.name, ${repoAccessibleSql(VIEWER_COLUMNS, sql`f.id`, sql`f.owner_id`, sql`f.is_private`)} FROM repository f ${VIEWER_JOIN}
     WHERE f.fork_id = ${REPO_ID_BY_PATH} AND f.owner_id IN (v.id, (SELECT ou.id FROM user ou WHERE ou.lower_name = ${p("org")}))`,
-  (r) => ({ ownerId: num(r[0]), ownerName: str(r[1]), name: str(r[2]) }),
+  (r) => ({ ownerId: num(r[0]), ownerName: str(r[1]), name: str(r[2]), visible: r[3] === 1 || r[3] === 1n || r[3] === true }),
 );
 
 /** The account named as a new repository's owner, as the viewer may target it (create, generate, fork). */
