@@ -9,6 +9,7 @@ import { errorResponses } from "../lib/errors.ts";
 import { objectsOf } from "../lib/git-storage.ts";
 import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { textParam } from "../lib/query.ts";
+import { rangeAnswer } from "../lib/ranges.ts";
 import { changeFiles, getContents, getContentsExt, getFileContents, getRawFile, parseIncludes, type FileOperation } from "../services/contents.ts";
 import {
   ChangeFilesOptionsSchema,
@@ -216,13 +217,19 @@ async function serveRaw(c: Context<AppEnv>, p: { owner: string; repo: string; fi
     "Content-Disposition": contentDisposition(blob.name),
     "Access-Control-Expose-Headers": "Content-Disposition",
     "Content-Length": String(blob.data.length),
+    "Accept-Ranges": "bytes",
   });
+  // byte ranges (a resumed download) as Gitea's http.ServeContent answers them
+  const part = rangeAnswer(blob.data, { range: c.req.header("Range"), ifRange: c.req.header("If-Range") }, { etag: headers.ETag!, lastModified: blob.lastModified, contentType: type });
+  if (part) return c.body(part.body as Uint8Array<ArrayBuffer>, part.status, { ...headers, ...part.headers });
   return c.body(blob.data as Uint8Array<ArrayBuffer>, 200, headers);
 }
 
 const rawResponses = {
   200: { description: "Returns raw file content.", content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } } },
+  206: { description: "the byte ranges the Range header asked for" },
   304: { description: "the file is unchanged (If-None-Match matched its ETag)" },
+  416: { description: "no range of the Range header lies in the file, or the header is malformed" },
   ...errorResponses(403, 404),
 };
 const rawPath = 'path of the file to get, it should be "{ref}/{filepath}". If there is no ref could be inferred, it will be treated as the default branch';

@@ -263,6 +263,21 @@ for (const target of targets()) {
       expect(again.status).toBe(304);
       expect(roundTrips(again)).toBe(1);
 
+      // byte ranges (a resumed download), as Go's ServeContent in Gitea serves them
+      expect(raw.headers.get("Accept-Ranges")).toBe("bytes");
+      const ranged = (range: string, extra: Record<string, string> = {}) => call("GET", `${r.api}/raw/data/blob.bin`, { headers: { ...tokenAuth(u.token), Range: range, ...extra } });
+      const part = await ranged("bytes=100-199");
+      expect({ status: part.status, range: part.headers.get("Content-Range"), length: part.headers.get("Content-Length") }).toEqual({ status: 206, range: "bytes 100-199/200000", length: "100" });
+      expect(Buffer.from(await part.arrayBuffer()).equals(binary.subarray(100, 200))).toBe(true);
+      const tail = await ranged("bytes=-5", { "If-Range": `"${sha}"` });
+      expect(Buffer.from(await tail.arrayBuffer()).equals(binary.subarray(-5))).toBe(true);
+      const stale = await ranged("bytes=0-9", { "If-Range": '"0000"' });
+      expect(stale.status).toBe(200);
+      expect((await stale.arrayBuffer()).byteLength).toBe(200_000);
+      const past = await ranged("bytes=300000-");
+      expect({ status: past.status, range: past.headers.get("Content-Range") }).toEqual({ status: 416, range: "bytes */200000" });
+      await past.arrayBuffer();
+
       // a directory is no raw file; a missing file and a missing repository answer alike
       const asDir = await call("GET", `${r.api}/raw/data`, as(u));
       expect(asDir.status).toBe(404);

@@ -1,0 +1,61 @@
+/** Byte ranges of raw files, as Go's http.ServeContent (Gitea's raw and media routes) answers them. */
+import { describe, expect, it } from "vitest";
+import { ifRangeHolds, parseRange, rangeAnswer } from "../../functions/lib/ranges.ts";
+
+const data = new TextEncoder().encode("0123456789");
+const file = { etag: '"abc"', lastModified: new Date("2024-05-01T10:00:00Z"), contentType: "text/plain; charset=utf-8" };
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+describe("parseRange (Go's parseRange)", () => {
+  it("reads first-last, open-ended and suffix ranges, clamps to the size, skips empty parts", () => {
+    expect(parseRange("bytes=0-2", 10)).toEqual([{ start: 0, length: 3 }]);
+    expect(parseRange("bytes=7-", 10)).toEqual([{ start: 7, length: 3 }]);
+    expect(parseRange("bytes=-4", 10)).toEqual([{ start: 6, length: 4 }]);
+    expect(parseRange("bytes=-40", 10)).toEqual([{ start: 0, length: 10 }]);
+    expect(parseRange("bytes=5-99", 10)).toEqual([{ start: 5, length: 5 }]);
+    expect(parseRange("bytes= 1-1 , ,3-4", 10)).toEqual([{ start: 1, length: 1 }, { start: 3, length: 2 }]);
+  });
+
+  it("a range starting past the end is skipped; none left → unsatisfiable; malformed → invalid", () => {
+    expect(parseRange("bytes=10-", 10)).toBe("unsatisfiable");
+    expect(parseRange("bytes=10-12,2-3", 10)).toEqual([{ start: 2, length: 2 }]);
+    for (const bad of ["items=0-1", "bytes=a-b", "bytes=3-1", "bytes=5", "bytes=--1", "bytes=-", "bytes=1.5-2", "bytes=-1-2"]) expect(parseRange(bad, 10), bad).toBe("invalid");
+  });
+});
+
+describe("rangeAnswer", () => {
+  it("one range → 206 with Content-Range and just those bytes", () => {
+    const a = rangeAnswer(data, { range: "bytes=2-4" }, file)!;
+    expect(a.status).toBe(206);
+    expect(a.headers).toMatchObject({ "Content-Range": "bytes 2-4/10", "Content-Length": "3", "Accept-Ranges": "bytes" });
+    expect(text(a.body)).toBe("234");
+  });
+
+  it("several ranges → 206 multipart/byteranges, each part with its Content-Range; more than the file in all → the whole file", () => {
+    const a = rangeAnswer(data, { range: "bytes=0-1,8-" }, file)!;
+    const boundary = /boundary=(\w+)$/.exec(a.headers["Content-Type"]!)![1];
+    expect(text(a.body)).toBe(`--${boundary}\r\nContent-Range: bytes 0-1/10\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n01\r\n--${boundary}\r\nContent-Range: bytes 8-9/10\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n89\r\n--${boundary}--\r\n`);
+    expect(a.headers["Content-Length"]).toBe(String(a.body.length));
+    expect(rangeAnswer(data, { range: "bytes=0-8,1-9" }, file)).toBeNull();
+  });
+
+  it("416 for no overlap (Content-Range bytes */size) or a malformed header; an empty file is sent whole", () => {
+    const none = rangeAnswer(data, { range: "bytes=20-30" }, file)!;
+    expect({ status: none.status, range: none.headers["Content-Range"], body: text(none.body) }).toEqual({ status: 416, range: "bytes */10", body: "invalid range: failed to overlap\n" });
+    const bad = rangeAnswer(data, { range: "bytes=x" }, file)!;
+    expect({ status: bad.status, range: bad.headers["Content-Range"], body: text(bad.body) }).toEqual({ status: 416, range: undefined, body: "invalid range\n" });
+    expect(rangeAnswer(new Uint8Array(0), { range: "bytes=0-" }, file)).toBeNull();
+    expect(rangeAnswer(data, {}, file)).toBeNull();
+  });
+
+  it("If-Range: the ETag (strong) or the Last-Modified second must match, else the whole file", () => {
+    expect(ifRangeHolds(undefined, file.etag, file.lastModified)).toBe(true);
+    expect(ifRangeHolds('"abc"', file.etag, file.lastModified)).toBe(true);
+    expect(ifRangeHolds('"abd"', file.etag, file.lastModified)).toBe(false);
+    expect(ifRangeHolds('W/"abc"', file.etag, file.lastModified)).toBe(false);
+    expect(ifRangeHolds("Wed, 01 May 2024 10:00:00 GMT", file.etag, file.lastModified)).toBe(true);
+    expect(ifRangeHolds("Wed, 01 May 2024 10:00:01 GMT", file.etag, file.lastModified)).toBe(false);
+    expect(ifRangeHolds("Wed, 01 May 2024 10:00:00 GMT", file.etag, null)).toBe(false);
+    expect(rangeAnswer(data, { range: "bytes=0-1", ifRange: '"old"' }, file)).toBeNull();
+  });
+});
