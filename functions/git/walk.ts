@@ -353,16 +353,20 @@ export async function objectsToSend(
       queue.push({ oid: t, depth: -1 });
     }
   };
-  // a tree a wanted tag names is sent as one the fetch named — unless it is a sent commit's root
-  // tree, which the filter judges as such (as git's upload-pack does)
+  // a tree the fetch names, itself or through a tag, is sent whatever the filter says — unless it is
+  // a sent commit's root tree, which the filter judges as such, entries and all (as git's
+  // upload-pack does)
   const roots = new Set<string>();
-  if (opts.taggedTrees?.length) for (const c of sendCommits) roots.add((await commits.get(c)).tree);
-  named([...(opts.trees ?? []), ...(opts.taggedTrees ?? []).filter((t) => !roots.has(t))]);
+  if (opts.trees?.length || opts.taggedTrees?.length) for (const c of sendCommits) roots.add((await commits.get(c)).tree);
+  named([...(opts.trees ?? []), ...(opts.taggedTrees ?? [])].filter((t) => !roots.has(t)));
   for (const c of sendCommits) {
     const t = (await commits.get(c)).tree;
     if (seen.has(t)) continue;
     seen.add(t);
-    if (keepType("tree") && shallowEnough(0)) out.push(t);
+    // a root tree a ref names itself (a lightweight tag) is sent even where the filter leaves trees
+    // out: the client needs every object a ref it fetches names — git's upload-pack leaves it out
+    // there, and git's client then fails the clone ("did not send all necessary objects")
+    if ((keepType("tree") && shallowEnough(0)) || opts.trees?.includes(t)) out.push(t);
     queue.push({ oid: t, depth: 0 });
   }
   await drain();
