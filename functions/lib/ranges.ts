@@ -4,7 +4,8 @@
  * `multipart/byteranges` (unless together they are larger than the file: then the whole file),
  * none that starts inside the file → 416 with `Content-Range` naming only the size, a malformed header
  * → 416; `If-Range` (a strong ETag, or the Last-Modified date to the second) that does not match
- * → the whole file. Every such answer says `Accept-Ranges: bytes`.
+ * → the whole file. Every such answer says `Accept-Ranges: bytes`. Also ServeContent's
+ * `If-Modified-Since` (when no `If-None-Match` is given).
  */
 
 export interface ByteRange {
@@ -61,6 +62,13 @@ export function ifRangeHolds(ifRange: string | undefined, etag: string, lastModi
   if (!lastModified) return false;
   const t = Date.parse(v);
   return Number.isFinite(t) && Math.floor(t / 1000) === Math.floor(lastModified.getTime() / 1000);
+}
+
+/** Go's checkIfModifiedSince: the file's Last-Modified (to the second) is not after `If-Modified-Since`. */
+export function notModifiedSince(ifModifiedSince: string | undefined, lastModified: Date | null): boolean {
+  if (!ifModifiedSince || !lastModified) return false;
+  const t = Date.parse(ifModifiedSince);
+  return Number.isFinite(t) && Math.floor(lastModified.getTime() / 1000) <= Math.floor(t / 1000);
 }
 
 const contentRange = (r: ByteRange, size: number) => `bytes ${r.start}-${r.start + r.length - 1}/${size}`;

@@ -9,7 +9,7 @@ import { errorResponses } from "../lib/errors.ts";
 import { objectsOf } from "../lib/git-storage.ts";
 import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { textParam } from "../lib/query.ts";
-import { rangeAnswer } from "../lib/ranges.ts";
+import { notModifiedSince, rangeAnswer } from "../lib/ranges.ts";
 import { changeFiles, getContents, getContentsExt, getFileContents, getRawFile, parseIncludes, type FileOperation } from "../services/contents.ts";
 import {
   ChangeFilesOptionsSchema,
@@ -209,6 +209,8 @@ async function serveRaw(c: Context<AppEnv>, p: { owner: string; repo: string; fi
   };
   if (blob.lastModified) headers["Last-Modified"] = blob.lastModified.toUTCString();
   if (!blob.data) return c.body(null, 304, headers);
+  // Go's checkIfModifiedSince (http.ServeContent): without If-None-Match, a file not changed since → 304
+  if (!c.req.header("If-None-Match") && notModifiedSince(c.req.header("If-Modified-Since"), blob.lastModified)) return c.body(null, 304, headers);
   const type = sniffContentType(blob.data);
   Object.assign(headers, {
     "Content-Type": type,

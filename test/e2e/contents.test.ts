@@ -274,6 +274,13 @@ for (const target of targets()) {
       const stale = await ranged("bytes=0-9", { "If-Range": '"0000"' });
       expect(stale.status).toBe(200);
       expect((await stale.arrayBuffer()).byteLength).toBe(200_000);
+      // If-Modified-Since (ServeContent's, without If-None-Match): not changed since → 304
+      const lastModified = raw.headers.get("Last-Modified")!;
+      const since = await call("GET", `${r.api}/raw/data/blob.bin`, { headers: { ...tokenAuth(u.token), "If-Modified-Since": lastModified } });
+      expect(since.status).toBe(304);
+      const before = await call("GET", `${r.api}/raw/data/blob.bin`, { headers: { ...tokenAuth(u.token), "If-Modified-Since": new Date(Date.parse(lastModified) - 1000).toUTCString() } });
+      expect(before.status).toBe(200);
+      await before.arrayBuffer();
       const past = await ranged("bytes=300000-");
       expect({ status: past.status, range: past.headers.get("Content-Range") }).toEqual({ status: 416, range: "bytes */200000" });
       await past.arrayBuffer();

@@ -1,6 +1,6 @@
 /** Byte ranges of raw files, as Go's http.ServeContent (Gitea's raw and media routes) answers them. */
 import { describe, expect, it } from "vitest";
-import { ifRangeHolds, parseRange, rangeAnswer } from "../../functions/lib/ranges.ts";
+import { ifRangeHolds, notModifiedSince, parseRange, rangeAnswer } from "../../functions/lib/ranges.ts";
 
 const data = new TextEncoder().encode("0123456789");
 const file = { etag: '"abc"', lastModified: new Date("2024-05-01T10:00:00Z"), contentType: "text/plain; charset=utf-8" };
@@ -57,5 +57,17 @@ describe("rangeAnswer", () => {
     expect(ifRangeHolds("Wed, 01 May 2024 10:00:01 GMT", file.etag, file.lastModified)).toBe(false);
     expect(ifRangeHolds("Wed, 01 May 2024 10:00:00 GMT", file.etag, null)).toBe(false);
     expect(rangeAnswer(data, { range: "bytes=0-1", ifRange: '"old"' }, file)).toBeNull();
+  });
+});
+
+describe("notModifiedSince (Go's checkIfModifiedSince)", () => {
+  it("not modified when Last-Modified, to the second, is not after If-Modified-Since; no date or no header → modified", () => {
+    const at = new Date("2024-05-01T10:00:00.700Z");
+    expect(notModifiedSince("Wed, 01 May 2024 10:00:00 GMT", at)).toBe(true);
+    expect(notModifiedSince("Thu, 02 May 2024 10:00:00 GMT", at)).toBe(true);
+    expect(notModifiedSince("Wed, 01 May 2024 09:59:59 GMT", at)).toBe(false);
+    expect(notModifiedSince("not a date", at)).toBe(false);
+    expect(notModifiedSince(undefined, at)).toBe(false);
+    expect(notModifiedSince("Wed, 01 May 2024 10:00:00 GMT", null)).toBe(false);
   });
 });
