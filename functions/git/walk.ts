@@ -390,16 +390,15 @@ export async function isAncestor(commits: Commits, ancestor: string, descendant:
  */
 export async function allWantsReachCommon(commits: Commits, wants: readonly string[], common: ReadonlySet<string>, budget = 4000): Promise<boolean> {
   if (common.size === 0) return false;
-  const has = new Set(common);
+  const theyHave = new Set(common);
   for (const c of common) {
     // a common tag, tree or blob has no parents to mark
     const links = await commits.get(c).catch(() => null);
-    for (const p of links?.parents ?? []) has.add(p);
+    for (const p of links?.parents ?? []) theyHave.add(p);
   }
-  common = has;
   let remaining = budget;
   for (const w of wants) {
-    if (common.has(w)) continue;
+    if (theyHave.has(w)) continue;
     const seen = new Set<string>([w]);
     const q = new DateQueue();
     q.push(w, (await commits.get(w)).time);
@@ -408,7 +407,7 @@ export async function allWantsReachCommon(commits: Commits, wants: readonly stri
       if (--remaining < 0) return false;
       const { oid } = q.pop()!;
       for (const p of (await commits.get(oid)).parents) {
-        if (common.has(p)) {
+        if (theyHave.has(p)) {
           found = true;
           break;
         }

@@ -30,6 +30,8 @@ export function unitDisabled(disabled: readonly string[], type: number): boolean
   const key = UNIT_KEY[type];
   return key !== undefined && disabled.includes(key);
 }
+/** `codeReadableSql`'s :codeDisabled argument: 1 when the instance disables the code unit. */
+export const codeDisabledArg = (disabled: readonly string[]): number => (unitDisabled(disabled, UNIT.code) ? 1 : 0);
 export const unitTypeOfKey = (key: string) => Number(Object.entries(UNIT_KEY).find(([, k]) => k === key.toLowerCase())?.[0] ?? 0);
 /** External units can never be written through the repository (max read). */
 const READ_ONLY_UNITS = new Set<number>([UNIT.extWiki, UNIT.extIssues]);

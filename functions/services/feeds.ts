@@ -10,7 +10,7 @@ import type { Page } from "../lib/pagination.ts";
 import { site, viewerOf } from "./common.ts";
 import { assignRepo, listedRepoJson, repoJson, withParent } from "./repos.ts";
 import { OP_NAMES } from "../events/index.ts";
-import { UNIT, unitDisabled } from "../lib/permissions.ts";
+import { codeDisabledArg } from "../lib/permissions.ts";
 
 /**
  * `date` (YYYY-MM-DD) → [start, end) in unix seconds (UTC day). A date that does not parse is
@@ -27,7 +27,7 @@ function dayRange(date: string | undefined): [number, number] | null {
 /** The values of a feed page: its limits and, with a valid `date`, the day's range. */
 export function pageValues(ctx: Ctx, date: string | undefined, page: Page) {
   const range = dayRange(date);
-  const codeDisabled = unitDisabled(ctx.settings.repository.disabledRepoUnits, UNIT.code) ? 1 : 0;
+  const codeDisabled = codeDisabledArg(ctx.settings.repository.disabledRepoUnits);
   return { limit: page.limit, offset: page.offset, codeDisabled, ...(range ? { dayStart: range[0], dayEnd: range[1] } : {}), day: range !== null };
 }
 

@@ -10,7 +10,7 @@ import { packsByPath, refsByPath, type PackRow, type RefRow } from "../db/querie
 import { repoPath } from "../db/queries/repos.ts";
 import type { RepositoryRow } from "../db/schema.ts";
 import type { Ctx } from "../lib/context.ts";
-import { UNIT, unitDisabled } from "../lib/permissions.ts";
+import { codeDisabledArg } from "../lib/permissions.ts";
 
 /**
  * The refs and the pack catalog of the repository at {owner}/{name}: two named reads (built once)
@@ -18,7 +18,7 @@ import { UNIT, unitDisabled } from "../lib/permissions.ts";
  * repository costs the batch no more than a missing one).
  */
 export function gitState(ctx: Ctx, owner: string, name: string) {
-  const key = { ...repoPath(owner, name), ...ctx.vv, codeDisabled: unitDisabled(ctx.settings.repository.disabledRepoUnits, UNIT.code) ? 1 : 0 };
+  const key = { ...repoPath(owner, name), ...ctx.vv, codeDisabled: codeDisabledArg(ctx.settings.repository.disabledRepoUnits) };
   return { refs: refsByPath.bind(key), packs: packsByPath.bind(key) };
 }
 
