@@ -173,6 +173,13 @@ describe("members", () => {
     expect(redirect.headers.get("Location")).toBe(`http://gitea.test/api/v1/orgs/${org.name}/public_members/${loud.name}`);
     expect((await t.request(`/api/v1/orgs/${org.name}/public_members/${loud.name}`)).status).toBe(204);
     await expectRefusal(t.request(`/api/v1/orgs/${org.name}/public_members/${alice.name}`), 404, NOT_FOUND);
+    // a site admin sees a concealed membership, but not through a public-only token (public data only)
+    const quiet = await seedUser(t.db);
+    await seedMember(t, org, quiet);
+    const admin = await seedUser(t.db, { admin: true });
+    expect((await t.request(`/api/v1/orgs/${org.name}/members/${quiet.name}`, { headers: token(await admin.token()) })).status).toBe(204);
+    const publicOnly = await t.request(`/api/v1/orgs/${org.name}/members/${quiet.name}`, { headers: token(await admin.token(["public-only", "all"])), redirect: "manual" });
+    expect(publicOnly.status).toBe(303);
   });
 
   it("DELETE members/{username} removes the member from every team; the last owner cannot be removed", async () => {
