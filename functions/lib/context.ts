@@ -4,6 +4,7 @@
  */
 import { OpenAPIHono, createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
 import type { DbMeter } from "../db/client.ts";
 import { rowGone, type Driver } from "../db/driver.ts";
 import { accountByLowerName, callerByPassword, callerByToken, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
@@ -23,6 +24,13 @@ export interface AppEnv {
     /** The authenticated caller, once a read resolved it (for the error answer: Gitea shows a 500's text to site admins). */
     doer: { siteAdmin: boolean };
     routeAuth: RouteAuth;
+    /** The route's checks before its input is bound (`apiRoute`'s `guard`). */
+    bindGuard: BindGuard;
+    /** Set once `beforeBind` ran for the request. */
+    bindChecked: boolean;
+    /** Input refused by the request's normalization (lib/request.ts), answered once the route's guards ran. */
+    queryRefusal: ApiError;
+    bodyRefusal: ApiError;
     exposeHeaders: string;
     outbox: Outbox;
   };
@@ -136,23 +144,57 @@ export async function write<R extends NamedReads>(ctx: Ctx, commands: readonly B
   return out as ReadResults<R>;
 }
 
-/** Validation failures as Gitea's 422 `[Field]: Rule`. */
+/**
+ * What Gitea's router checks before it binds a route's input (routers/api/v1/api.go: the
+ * `repoAssignment`/`orgAssignment` of the path, then `reqRepoWriter`, `reqOrgOwnership`, … and only
+ * then `bind(form)`): the resource in the path as the caller sees it (404) and the route's guards
+ * (403). It runs only when the input is invalid — a valid request reaches its service, which reads
+ * and checks the same in its own round trip — so that a caller who may not use the route learns
+ * that, and not what its body got wrong.
+ */
+export type BindGuard = (ctx: Ctx, params: Readonly<Record<string, string>>) => Promise<void>;
+
+/**
+ * Before an input refusal: the route's guards (one round trip), or for a route without any, the
+ * credentials and token scopes (401/403) when some were given.
+ */
+async function beforeBind(c: Context<AppEnv>) {
+  if (c.get("bindChecked")) return;
+  c.set("bindChecked", true);
+  const ctx = ctxOf(c);
+  const guard = c.get("bindGuard");
+  if (guard) await guard(ctx, c.req.param());
+  else if (hasCredentials(c.get("creds"))) await read(ctx, {});
+}
+
+/** Validation failures as Gitea's 422 `[Field]: Rule`, after the route's guards. */
 export const defaultHook = async (result: { success: boolean; error?: { issues: readonly unknown[] } }, c: Context<AppEnv>) => {
   if (result.success) return;
-  // Gitea checks credentials and token scopes before it binds the body: a caller that may not use
-  // the route learns that (401/403), not what its body got wrong. One round trip, invalid input only.
-  if (hasCredentials(c.get("creds"))) await read(ctxOf(c), {});
+  await beforeBind(c);
   throw unprocessable(validationMessage((result.error?.issues ?? []) as never));
 };
 
 /** A route group: OpenAPIHono with Gitea's validation errors. */
 export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: defaultHook as never });
 
-/** Declares the route's auth requirements and fails anonymous callers before any database work. */
-const requireAuth = (auth: RouteAuth): MiddlewareHandler<AppEnv> => async (c, next) => {
+/**
+ * Declares the route's auth requirements and fails anonymous callers before any database work;
+ * input the request's normalization refused is answered after the route's guards.
+ */
+const requireAuth = (auth: RouteAuth, guard: BindGuard | undefined, hasBody: boolean): MiddlewareHandler<AppEnv> => async (c, next) => {
   c.set("routeAuth", auth);
   precheck(c.get("creds"), auth, c.get("settings"));
+  if (guard) c.set("bindGuard", guard);
+  // a route without a body never reads one, as in Gitea
+  const refused = c.get("queryRefusal") ?? (hasBody ? c.get("bodyRefusal") : undefined);
+  if (refused) {
+    await beforeBind(c);
+    throw refused;
+  }
   await next();
+  // The media-type gate of a body route refuses (415, answered as Gitea's 422) before the hook runs.
+  const err = c.error;
+  if (hasBody && err instanceof HTTPException && !(err instanceof ApiError) && err.status === 415) await beforeBind(c);
 };
 
 /**
@@ -167,11 +209,11 @@ const RENAMED = { 307: { description: "the repository was renamed: the same requ
 export const ROUTE_AUTH = new Map<string, { method: string; path: string; auth: RouteAuth }>();
 
 /** createRoute plus the route's auth requirements (scopes, sign-in, …) and the answers every route can give. */
-export function apiRoute<R extends Omit<RouteConfig, "middleware">>(config: R & { auth: RouteAuth }) {
-  const { auth, ...rest } = config;
+export function apiRoute<R extends Omit<RouteConfig, "middleware">>(config: R & { auth: RouteAuth; guard?: BindGuard }) {
+  const { auth, guard, ...rest } = config;
   if (rest.operationId) ROUTE_AUTH.set(rest.operationId, { method: rest.method.toUpperCase(), path: rest.path, auth });
   const responses = { ...ANY_ROUTE, ...(rest.path.includes("{owner}/{repo}") ? RENAMED : {}), ...rest.responses };
-  return createRoute({ ...rest, responses, middleware: [requireAuth(auth)] as const } as unknown as R & { middleware: [MiddlewareHandler<AppEnv>] });
+  return createRoute({ ...rest, responses, middleware: [requireAuth(auth, guard, rest.request?.body !== undefined)] as const } as unknown as R & { middleware: [MiddlewareHandler<AppEnv>] });
 }
 
 export { ApiError };

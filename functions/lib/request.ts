@@ -7,6 +7,8 @@
  * - NUL characters are refused: SQLite's C strings would cut them on one target and keep them on
  *   the other, so a name with a NUL could even match a different row. In the path nothing can
  *   have such a name (404); in the query or the body it is invalid input (422);
+ * - refusals of the query or the body (422) are answered by the route, after its guards, as Gitea
+ *   binds input only after them (lib/context.ts `requireAuth`); a route without a body ignores it;
  * - a lone UTF-16 surrogate escaped in a JSON body (`"\ud800"`) becomes U+FFFD, as Go's decoder
  *   makes it: stored, it would be U+FFFD anyway (UTF-8 has no lone surrogates), so the name a route
  *   answers with and the name it stored are the same, and no encoder meets a malformed string;
@@ -16,6 +18,7 @@
  *   body here is iterative, so no depth reaches the stack.
  */
 import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "./context.ts";
 import { goFieldName, notFound, unprocessable } from "./errors.ts";
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
@@ -96,7 +99,7 @@ const nulRefused = (field: string | undefined) => unprocessable(`[${field ? goFi
 const LIST_PARAMS: readonly { route: RegExp; key: string }[] = [{ route: /^\/api\/v1\/repos\/[^/]+\/[^/]+\/archive\//, key: "path" }];
 
 /** The middleware; runs after the body limit and before credentials and validators. */
-export function normalizeRequest(): MiddlewareHandler {
+export function normalizeRequest(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const href = c.req.url;
     const readsBody = c.req.method !== "GET" && c.req.method !== "HEAD";
@@ -115,7 +118,10 @@ export function normalizeRequest(): MiddlewareHandler {
     let repeated = false;
     const lists = LIST_PARAMS.filter((l) => l.route.test(path)).map((l) => l.key);
     for (const [k, v] of url.searchParams) {
-      if (k.includes(NUL) || v.includes(NUL)) throw nulRefused(k.replace(/\0/g, ""));
+      if (k.includes(NUL) || v.includes(NUL)) {
+        c.set("queryRefusal", nulRefused(k.replace(/\0/g, "")));
+        break;
+      }
       if (lists.includes(k)) first.append(k, v);
       else if (first.has(k)) repeated = true;
       else first.append(k, v);
@@ -135,17 +141,18 @@ export function normalizeRequest(): MiddlewareHandler {
         // Hono's json() parses the cached text: a blank body reads as an empty object.
         (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve("{}");
       } else {
-        if (tooDeep(text)) throw unprocessable("[Body]: DeserializationError: exceeded max depth");
+        const deep = tooDeep(text);
         let parsed: unknown;
         try {
-          parsed = JSON.parse(text);
+          parsed = deep ? undefined : JSON.parse(text);
         } catch {
-          // Left to the validator, which answers Gitea's DeserializationError.
           parsed = undefined;
         }
-        if (parsed !== undefined) {
+        if (parsed === undefined) {
+          c.set("bodyRefusal", unprocessable(`[Body]: DeserializationError: ${deep ? "exceeded max depth" : "Malformed JSON in request body"}`));
+        } else {
           const bad = nulPath(parsed);
-          if (bad) throw nulRefused(bad.at(-1));
+          if (bad) c.set("bodyRefusal", nulRefused(bad.at(-1)));
           // Hono's json() parses the cached text: the validators see the value as Go reads it.
           if (SURROGATE_ESCAPE.test(text) || text.includes("null")) (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(JSON.stringify(goJson(text)));
         }

@@ -4,7 +4,7 @@ import { objectsOf } from "../lib/git-storage.ts";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
 import { pathParam } from "../lib/openapi.ts";
-import { adminCreateUser, adminDeleteUser, adminEditUser } from "../services/users.ts";
+import { adminCreateUser, adminDeleteUser, adminEditGuard, adminEditUser } from "../services/users.ts";
 import { CreateUserOptionSchema, EditUserOptionSchema, UserSchema } from "../wire/user.ts";
 import { boolParam, formBool } from "../lib/query.ts";
 
@@ -32,6 +32,7 @@ const adminEditUserRoute = apiRoute({
   tags: ["admin"],
   summary: "Edit an existing user",
   auth,
+  guard: adminEditGuard,
   request: {
     params: z.object({ username: pathParam("username", "username of the user whose data is to be edited") }),
     body: { content: { "application/json": { schema: EditUserOptionSchema } }, required: true },

@@ -6,6 +6,7 @@ import { jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { addCollaborator, collaboratorPermission, deleteCollaborator, isCollaborator, listAssignees, listCollaborators, listReviewers } from "../services/collaborators.ts";
 import { UserListSchema, UserSchema } from "../wire/user.ts";
+import { repoAdminGuard } from "../services/repos.ts";
 
 export const collaborators = createRouter();
 
@@ -62,6 +63,7 @@ const repoAddCollaborator = apiRoute({
   tags: ["repository"],
   summary: "Add or Update a collaborator to a repository",
   auth,
+  guard: repoAdminGuard,
   request: { params: withCollaborator, body: { content: { "application/json": { schema: AddCollaboratorOptionSchema } }, required: false } },
   responses: { ...empty, ...errorResponses(401, 403, 404, 422, 500) },
 });

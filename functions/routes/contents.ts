@@ -10,7 +10,8 @@ import { objectsOf } from "../lib/git-storage.ts";
 import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { textParam } from "../lib/query.ts";
 import { notModifiedSince, rangeAnswer } from "../lib/ranges.ts";
-import { changeFiles, getContents, getContentsExt, getFileContents, getRawFile, parseIncludes, type FileOperation } from "../services/contents.ts";
+import { changeFiles, contentsWriterGuard, getContents, getContentsExt, getFileContents, getRawFile, parseIncludes, type FileOperation } from "../services/contents.ts";
+import { codeReaderGuard } from "../services/repos.ts";
 import {
   ChangeFilesOptionsSchema,
   ContentsExtResponseSchema,
@@ -88,6 +89,7 @@ const repoGetFileContentsPost = apiRoute({
   description:
     "Uses automatic pagination based on default page size and max response size and returns the maximum allowed number of files. Files which could not be retrieved are null. Files which are too large are being returned with `encoding == null`, `content == null` and `size > 0`, they can be requested separately by using the `download_url`.",
   auth: read,
+  guard: codeReaderGuard,
   request: { params: z.object(ownerRepo), query: refQuery, ...jsonBody(GetFilesOptionsSchema) },
   responses: { 200: jsonResponse(z.array(ContentsResponseSchema), "ContentsListResponse"), ...errorResponses(403, 404, 422) },
 });
@@ -268,6 +270,7 @@ const repoChangeFiles = apiRoute({
   tags: ["repository"],
   summary: "Modify multiple files in a repository",
   auth: write,
+  guard: contentsWriterGuard,
   request: { params: z.object(ownerRepo), ...jsonBody(ChangeFilesOptionsSchema) },
   responses: { 201: jsonResponse(FilesResponseSchema, "FilesResponse"), ...WRITE_ERRORS },
 });
@@ -286,6 +289,7 @@ const repoCreateFile = apiRoute({
   tags: ["repository"],
   summary: "Create a file in a repository",
   auth: write,
+  guard: contentsWriterGuard,
   request: { params: withPath("path of the file to create"), ...jsonBody(CreateFileOptionsSchema) },
   responses: { 201: jsonResponse(FileResponseSchema, "FileResponse"), ...WRITE_ERRORS },
 });
@@ -305,6 +309,7 @@ const repoUpdateFile = apiRoute({
   tags: ["repository"],
   summary: "Update a file in a repository if SHA is set, or create the file if SHA is not set",
   auth: write,
+  guard: contentsWriterGuard,
   request: { params: withPath("path of the file to update"), ...jsonBody(UpdateFileOptionsSchema) },
   responses: { 200: jsonResponse(FileResponseSchema, "FileResponse"), 201: jsonResponse(FileResponseSchema, "FileResponse"), ...WRITE_ERRORS },
 });
@@ -325,6 +330,7 @@ const repoDeleteFile = apiRoute({
   tags: ["repository"],
   summary: "Delete a file in a repository",
   auth: write,
+  guard: contentsWriterGuard,
   request: { params: withPath("path of the file to delete"), ...jsonBody(DeleteFileOptionsSchema) },
   responses: { 200: jsonResponse(FileDeleteResponseSchema, "FileDeleteResponse"), ...WRITE_ERRORS },
 });

@@ -11,7 +11,7 @@ import { objectsOf } from "../lib/git-storage.ts";
 import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { expose, PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { boolParam, formBool, formInt64, textParam } from "../lib/query.ts";
-import { createBranch, deleteBranch, getBranch, listBranches, renameBranch, updateBranch } from "../services/branches.ts";
+import { codeWriterGuard, createBranch, deleteBranch, getBranch, listBranches, renameBranch, updateBranch } from "../services/branches.ts";
 import { getCommit, listCommits, listRefs, type CommitOptions } from "../services/commits.ts";
 import { getAnnotatedTag, getBlob, getTree } from "../services/git-objects.ts";
 import { createTag, deleteTag, getTag, listTags } from "../services/tags.ts";
@@ -75,6 +75,7 @@ const repoCreateBranch = apiRoute({
   tags,
   summary: "Create a branch",
   auth: writeScope,
+  guard: codeWriterGuard,
   request: { params: z.object(ownerRepo), ...jsonBody(CreateBranchRepoOptionSchema) },
   responses: { 201: jsonResponse(BranchSchema, "Branch"), ...errorResponses(401, 403, 404, 409, 422, 423) },
 });
@@ -127,6 +128,7 @@ const repoUpdateBranch = apiRoute({
   tags,
   summary: "Update a branch reference to a new commit",
   auth: writeScope,
+  guard: codeWriterGuard,
   request: { params: z.object({ ...ownerRepo, branch: pathParam("branch", "name of the branch") }), ...jsonBody(UpdateBranchRepoOptionSchema) },
   responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404, 409, 422, 423) },
 });
@@ -145,6 +147,7 @@ const repoRenameBranch = apiRoute({
   tags,
   summary: "Rename a branch",
   auth: writeScope,
+  guard: codeWriterGuard,
   request: { params: z.object({ ...ownerRepo, branch: pathParam("branch", "name of the branch") }), ...jsonBody(RenameBranchRepoOptionSchema) },
   responses: { 204: { description: "APIEmpty is an empty response" }, ...errorResponses(401, 403, 404, 422, 423) },
 });
@@ -328,6 +331,7 @@ const repoCreateTag = apiRoute({
   tags,
   summary: "Create a new git tag in a repository",
   auth: writeScope,
+  guard: codeWriterGuard,
   request: { params: z.object(ownerRepo), ...jsonBody(CreateTagOptionSchema) },
   responses: { 201: jsonResponse(TagSchema, "Tag"), ...errorResponses(401, 403, 404, 409, 422, 423) },
 });

@@ -5,6 +5,7 @@ import { errorResponses } from "../lib/errors.ts";
 import { idOf, idPathParam, jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { createHook, deleteHook, editHook, getHook, listHooks } from "../services/hooks.ts";
+import { orgOwnerGuard } from "../services/orgs.ts";
 
 export const hooks = createRouter();
 
@@ -73,6 +74,7 @@ const orgCreateHook = apiRoute({
   tags: ["organization"],
   summary: "Create a hook",
   auth,
+  guard: orgOwnerGuard,
   request: { params: z.object({ org }), body: { content: { "application/json": { schema: CreateHookOptionSchema } }, required: true } },
   responses: { 201: jsonResponse(HookSchema, "Hook"), ...errorResponses(400, 401, 403, 404, 422) },
 });
@@ -100,6 +102,7 @@ const orgEditHook = apiRoute({
   tags: ["organization"],
   summary: "Update a hook",
   auth,
+  guard: orgOwnerGuard,
   request: { params: z.object({ org, id: hookId }), body: { content: { "application/json": { schema: EditHookOptionSchema } }, required: true } },
   responses: { 200: jsonResponse(HookSchema, "Hook"), ...errorResponses(400, 401, 403, 404, 422) },
 });

@@ -5,7 +5,7 @@ import { errorResponses, notFound } from "../lib/errors.ts";
 import { labelTemplate, labelTemplateNames } from "../lib/labels.ts";
 import { idPathParam, jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
-import { createLabel, deleteLabel, editLabel, getLabel, listLabels } from "../services/labels.ts";
+import { createLabel, deleteLabel, editLabel, getLabel, labelWriterGuard, listLabels } from "../services/labels.ts";
 import { textParam } from "../lib/query.ts";
 
 export const labels = createRouter();
@@ -74,6 +74,7 @@ const issueCreateLabel = apiRoute({
   tags: ["issue"],
   summary: "Create a label",
   auth: { ...issueScope, signIn: true },
+  guard: labelWriterGuard,
   request: { params: z.object(ownerRepo), body: { content: { "application/json": { schema: CreateLabelOptionSchema } }, required: true } },
   responses: { 201: jsonResponse(LabelSchema, "Label"), ...errorResponses(401, 403, 404, 422) },
 });
@@ -104,6 +105,7 @@ const issueEditLabel = apiRoute({
   tags: ["issue"],
   summary: "Update a label",
   auth: { ...issueScope, signIn: true },
+  guard: labelWriterGuard,
   request: { params: withId, body: { content: { "application/json": { schema: EditLabelOptionSchema } }, required: true } },
   responses: { 200: jsonResponse(LabelSchema, "Label"), ...errorResponses(401, 403, 404, 422) },
 });

@@ -17,6 +17,7 @@ import {
   listBlocks,
   listMembers,
   listMyOrgs,
+  orgOwnerGuard,
   unblockUser,
 } from "../services/orgs.ts";
 import { CreateOrgOptionSchema, EditOrgOptionSchema, OrganizationSchema, UserListSchema } from "../wire/user.ts";
@@ -80,6 +81,7 @@ const orgEdit = apiRoute({
   tags: ["organization"],
   summary: "Edit an organization",
   auth: { ...orgScope, signIn: true },
+  guard: orgOwnerGuard,
   request: {
     params: z.object({ org: pathParam("org", "name of the organization to edit") }),
     body: { content: { "application/json": { schema: EditOrgOptionSchema } }, required: true },

@@ -6,6 +6,7 @@ import { errorResponses, isInternalFailure } from "../lib/errors.ts";
 import { idOf, idPathParam, jsonBody, jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import {
+  codeReaderGuard,
   createFork,
   createRepo,
   deleteRepo,
@@ -16,7 +17,10 @@ import {
   listForks,
   listMyRepos,
   listOwnerRepos,
+  orgRepoGuard,
+  repoAdminGuard,
   searchRepos,
+  templateReaderGuard,
 } from "../services/repos.ts";
 import { repoFeeds } from "../services/feeds.ts";
 import { getIssueConfig, getIssueConfigValidation, getIssueTemplates } from "../services/issue-templates.ts";
@@ -171,6 +175,7 @@ const createOrgRepo = apiRoute({
   tags: ["organization"],
   summary: "Create a repository in an organization",
   auth: { scopes: ["organization"], signIn: true },
+  guard: orgRepoGuard,
   request: { params: z.object({ org: pathParam("org", "name of organization") }), ...jsonBody(CreateRepoOptionSchema) },
   responses: { 201: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(400, 401, 403, 404, 409, 422) },
 });
@@ -210,6 +215,7 @@ const generateRepoRoute = apiRoute({
   tags: ["repository"],
   summary: "Create a repository using a template",
   auth: { ...repoScope, signIn: true },
+  guard: templateReaderGuard,
   request: {
     params: z.object({ template_owner: pathParam("template_owner", "name of the template repository owner"), template_repo: pathParam("template_repo", "name of the template repository") }),
     ...jsonBody(GenerateRepoOptionSchema),
@@ -243,6 +249,7 @@ const repoEdit = apiRoute({
   tags: ["repository"],
   summary: "Edit a repository's properties. Only fields that are set will be changed.",
   auth: { ...repoScope, signIn: true },
+  guard: repoAdminGuard,
   request: { params: z.object(ownerRepo), ...jsonBody(EditRepoOptionSchema) },
   responses: { 200: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(401, 403, 404, 422) },
 });
@@ -292,6 +299,7 @@ const createForkRoute = apiRoute({
   tags: ["repository"],
   summary: "Fork a repository",
   auth: { ...repoScope, signIn: true },
+  guard: codeReaderGuard,
   request: { params: z.object({ owner: pathParam("owner", "owner of the repo to fork"), repo: pathParam("repo", "name of the repo to fork") }), body: { content: { "application/json": { schema: CreateForkOptionSchema } }, required: false } },
   responses: { 202: jsonResponse(RepositorySchema, "Repository"), ...errorResponses(401, 403, 404, 409, 422) },
 });

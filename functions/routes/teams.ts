@@ -18,6 +18,8 @@ import {
   listTeamRepos,
   removeTeamMember,
   setTeamRepo,
+  teamCreateGuard,
+  teamEditGuard,
   teamFeeds,
 } from "../services/teams.ts";
 import { OrganizationSchema, UserListSchema, UserSchema } from "../wire/user.ts";
@@ -138,6 +140,7 @@ const orgCreateTeam = apiRoute({
   tags: ["organization"],
   summary: "Create a team",
   auth: orgAuth,
+  guard: teamCreateGuard,
   request: { params: z.object({ org: pathParam("org", "name of the organization") }), body: { content: { "application/json": { schema: CreateTeamOptionSchema } }, required: true } },
   responses: { 201: jsonResponse(TeamSchema, "Team"), ...errorResponses(401, 403, 404, 422, 500) },
 });
@@ -180,6 +183,7 @@ const orgEditTeam = apiRoute({
   tags: ["organization"],
   summary: "Edit a team",
   auth: orgAuth,
+  guard: teamEditGuard,
   request: { params: teamId, body: { content: { "application/json": { schema: EditTeamOptionSchema } }, required: true } },
   responses: { 200: jsonResponse(TeamSchema, "Team"), ...errorResponses(401, 404, 422) },
 });

@@ -5,7 +5,7 @@ import { errorResponses } from "../lib/errors.ts";
 import { jsonResponse, pathParam } from "../lib/openapi.ts";
 import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
 import { getAuthenticatedUser, getUserInfo, searchUsers } from "../services/users.ts";
-import { createAccessToken, deleteAccessToken, listAccessTokens } from "../services/tokens.ts";
+import { createAccessToken, deleteAccessToken, listAccessTokens, tokenOwnerGuard } from "../services/tokens.ts";
 import { blockUser, checkBlock, listBlocks, unblockUser } from "../services/orgs.ts";
 import { AccessTokenSchema, CreateAccessTokenOptionSchema, UserListSchema, UserSchema } from "../wire/user.ts";
 import { userFeeds } from "../services/feeds.ts";
@@ -93,6 +93,7 @@ const userCreateToken = apiRoute({
   tags: ["user"],
   summary: "Create an access token",
   auth: { ...tokenAuth, scopes: ["user"] },
+  guard: tokenOwnerGuard,
   request: {
     params: z.object({ username }),
     body: { content: { "application/json": { schema: CreateAccessTokenOptionSchema } }, required: true },

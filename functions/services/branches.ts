@@ -21,19 +21,26 @@ import type { Ctx } from "../lib/context.ts";
 import { ApiError, conflict, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
 import type { Page } from "../lib/pagination.ts";
 import { canWrite, permissionIgnoringArchive, UNIT } from "../lib/permissions.ts";
-import { mustNotBeArchived, reqRepoAdmin, reqRepoWriter } from "../lib/guards.ts";
+import { mustNotBeArchived, reqRepoAdmin, reqRepoReader, reqRepoWriter } from "../lib/guards.ts";
 import { packAddedTo } from "./git-maintenance.ts";
 import { openRepo, resolveRevision, signedOf, usersByEmail, usersByEmailOf, usersByEmailReads, type OpenedRepo } from "./git-repo.ts";
+import { repoGuard, type Assigned } from "./repos.ts";
 
 const HEADS = "refs/heads/";
 export const REPO_WRITER_ONLY = "user should have a permission to write to a repo";
 export const EMPTY_REPOSITORY = "Git Repository is empty.";
 
 /** Gitea's reqRepoWriter(code) then mustNotBeArchived: 403 for non-writers, 423 for writers of an archived repository. */
-export function reqCodeWriter(o: OpenedRepo) {
-  reqRepoWriter(o.a.caller, permissionIgnoringArchive(o.a.caller, o.a.facts, o.a.units), UNIT.code);
-  mustNotBeArchived(o.a.facts.repo);
+export function reqCodeWriter(a: Assigned) {
+  reqRepoWriter(a.caller, permissionIgnoringArchive(a.caller, a.facts, a.units), UNIT.code);
+  mustNotBeArchived(a.facts.repo);
 }
+
+/** The branch and tag writes' guard before their body is bound: reqRepoReader(code), reqRepoWriter(code), mustNotBeArchived. */
+export const codeWriterGuard = repoGuard((a) => {
+  reqRepoReader(a.caller, a.perm, UNIT.code);
+  reqCodeWriter(a);
+});
 
 /** Gitea's Branch JSON of each named branch: tip commits read, then the e-mails looked up once. */
 async function branchesJson(o: OpenedRepo, ctx: Ctx, list: { name: string; commit: CommitInfo }[], users?: UsersByEmail) {
@@ -120,7 +127,7 @@ export interface CreateBranchForm {
  */
 export async function createBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: CreateBranchForm) {
   const o = await openRepo(ctx, objects, owner, name, { write: true });
-  reqCodeWriter(o);
+  reqCodeWriter(o.a);
   checkBranchName("BranchName", form.new_branch_name, true);
   checkBranchName("OldBranchName", form.old_branch_name ?? "", false);
   checkBranchName("OldRefName", form.old_ref_name ?? "", false);
@@ -160,7 +167,7 @@ export async function createBranch(ctx: Ctx, objects: ObjectStore, owner: string
  */
 export async function deleteBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, branch: string) {
   const o = await openRepo(ctx, objects, owner, name, { write: true });
-  reqCodeWriter(o);
+  reqCodeWriter(o.a);
   checkWritable(o);
   if (branch === o.a.facts.repo.defaultBranch) throw forbidden("can not delete default branch");
   const ref = o.repo.ref(`${HEADS}${branch}`);
@@ -198,7 +205,7 @@ export async function updateBranch(ctx: Ctx, objects: ObjectStore, owner: string
   // lost its compare-and-swap to another reads again (four more times at most) instead of answering 409
   for (let attempt = 0; ; attempt++) {
     const o = await openRepo(ctx, objects, owner, name, { write: true });
-    reqCodeWriter(o);
+    reqCodeWriter(o.a);
     if (!form.new_commit_id) throw unprocessable("[NewCommitID]: Required");
     checkWritable(o);
     const ref = o.repo.ref(`${HEADS}${branch}`);
@@ -231,7 +238,7 @@ export const RENAME_TARGET_EXISTS = "Cannot rename a branch using the same name 
  */
 export async function renameBranch(ctx: Ctx, objects: ObjectStore, owner: string, name: string, from: string, to: string) {
   const o = await openRepo(ctx, objects, owner, name, { write: true });
-  reqCodeWriter(o);
+  reqCodeWriter(o.a);
   checkBranchName("Name", to, true);
   checkWritable(o);
   const repo = o.repo;

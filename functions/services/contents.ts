@@ -22,7 +22,7 @@ import { ApiError, badRequest, forbidden, NOT_FOUND_MESSAGE, notFound, unprocess
 import { canWrite, UNIT } from "../lib/permissions.ts";
 import { toContentsResponse, toFileCommitResponse, repoUrls, UNSIGNED_VERIFICATION, type LastCommit, type RefCommit, type RepoUrls } from "../convert/contents.ts";
 import type { FileOptions } from "../wire/contents.ts";
-import { assignRepo } from "./repos.ts";
+import { assignRepo, repoGuard, type Assigned } from "./repos.ts";
 import { gitState, prefetched, repoStateFrom } from "./git-state.ts";
 import { signatureOf } from "./git-init.ts";
 import { packAddedTo } from "./git-maintenance.ts";
@@ -62,9 +62,22 @@ async function openRepo(ctx: Ctx, owner: string, name: string, opts: { write?: b
 }
 
 /** reqRepoReader(code): a caller who sees the repository but not its code is refused. */
-function reqCodeReader(a: Awaited<ReturnType<typeof openRepo>>["a"]) {
+function reqCodeReader(a: Assigned) {
   reqRepoReader(a.caller, a.perm, UNIT.code);
 }
+
+/**
+ * The file writes' guards, in Gitea's order: reqRepoReader(code), mustEnableEditor (archived
+ * repositories and mirrors take no edits: 423), reqRepoWriter(code).
+ */
+function reqContentsWriter(a: Assigned) {
+  reqCodeReader(a);
+  if (a.facts.repo.isArchived || a.facts.repo.isMirror) throw new ApiError(423, "repo is not allowed to edit");
+  if (!canWrite(a.perm, UNIT.code) && !a.caller?.isAdmin) throw forbidden("user should have a permission to write to a repo");
+}
+
+/** The file writes' guard before their body is bound. */
+export const contentsWriterGuard = repoGuard(reqContentsWriter);
 
 /** A 404 in Gitea's APIErrorNotFound shape with its own message and `errors`. */
 const notFoundWith = (ctx: Ctx, message: string, errors: string[]) => new ApiError(404, message, { body: { message, url: `${ctx.rootUrl}api/swagger`, errors } });
@@ -559,12 +572,9 @@ export type ChangeKind = "file" | "delete" | "files";
  */
 export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: FileOptions, ops: FileOperation[], kind: ChangeKind) {
   const { a, state } = await openRepo(ctx, owner, name, { write: true });
-  reqCodeReader(a);
+  reqContentsWriter(a);
   const repo = a.facts.repo;
-  // mustEnableEditor: archived repositories and mirrors take no edits (423, before the write check).
-  if (repo.isArchived || repo.isMirror) throw new ApiError(423, "repo is not allowed to edit");
   const caller = a.caller!;
-  if (!canWrite(a.perm, UNIT.code) && !caller.isAdmin) throw forbidden("user should have a permission to write to a repo");
 
   const contents = new Map<FileOperation, Uint8Array>();
   let total = 0;

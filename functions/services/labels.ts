@@ -9,7 +9,7 @@ import { normalizeColor } from "../lib/labels.ts";
 import type { Page } from "../lib/pagination.ts";
 import { UNIT } from "../lib/permissions.ts";
 import { nowUnix } from "./common.ts";
-import { assignRepo } from "./repos.ts";
+import { assignRepo, repoGuard, type Assigned } from "./repos.ts";
 
 
 /** Gitea's Label JSON: colour without `#`, API URL inside the repository. */
@@ -35,6 +35,11 @@ function color(input: string) {
     throw unprocessable((e as Error).message);
   }
 }
+
+/** reqRepoWriter(issues, pulls): the guard of every label write. */
+const reqLabelWriter = (a: Assigned) => reqRepoWriter(a.caller, a.perm, UNIT.issues, UNIT.pulls);
+/** The label writes' guard before their body is bound. */
+export const labelWriterGuard = repoGuard(reqLabelWriter);
 
 /** GET /repos/{owner}/{repo}/labels (issueListLabels). */
 export async function listLabels(ctx: Ctx, owner: string, name: string, sort: string | undefined, page: Page) {
@@ -74,7 +79,7 @@ export interface LabelForm {
 /** POST /repos/{owner}/{repo}/labels (issueCreateLabel): an invalid colour → 422. */
 export async function createLabel(ctx: Ctx, owner: string, name: string, form: Required<Pick<LabelForm, "name" | "color">> & LabelForm) {
   const a = await assignRepo(ctx, owner, name);
-  reqRepoWriter(a.caller, a.perm, UNIT.issues, UNIT.pulls);
+  reqLabelWriter(a);
   const c = color(form.color);
   const now = nowUnix();
   const values: LabelValues = { repoId: a.facts.repo.id, name: form.name, color: c, description: form.description ?? "", exclusive: form.exclusive ?? false, archivedUnix: form.is_archived ? now : 0, createdUnix: now, updatedUnix: now };
@@ -85,7 +90,7 @@ export async function createLabel(ctx: Ctx, owner: string, name: string, form: R
 /** PATCH /repos/{owner}/{repo}/labels/{id} (issueEditLabel): present fields only; an absent is_archived un-archives. */
 export async function editLabel(ctx: Ctx, owner: string, name: string, ref: string, form: LabelForm) {
   const a = await assignRepo(ctx, owner, name, { label: labelByRef(owner, name, ref) });
-  reqRepoWriter(a.caller, a.perm, UNIT.issues, UNIT.pulls);
+  reqLabelWriter(a);
   const l = a.named.label[0];
   if (!l) throw notFound();
   const now = nowUnix();
@@ -106,7 +111,7 @@ export async function editLabel(ctx: Ctx, owner: string, name: string, ref: stri
 /** DELETE /repos/{owner}/{repo}/labels/{id} (issueDeleteLabel): 204, also for ids that are not this repository's. */
 export async function deleteLabel(ctx: Ctx, owner: string, name: string, ref: string) {
   const a = await assignRepo(ctx, owner, name);
-  reqRepoWriter(a.caller, a.perm, UNIT.issues, UNIT.pulls);
+  reqLabelWriter(a);
   const repoId = a.facts.repo.id;
   await write(ctx, [/^\d{1,18}$/.test(ref) ? deleteLabelCmd.byId.bind({ repoId, id: Number(ref) }) : deleteLabelCmd.byName.bind({ repoId, label: ref })]);
 }

@@ -22,7 +22,7 @@ import type { UserRow } from "../db/schema.ts";
 import { only, patchKeys } from "../db/sql.ts";
 import { toOrganization, toUser, visibilityCode } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
-import { read, write, type Ctx } from "../lib/context.ts";
+import { read, write, type BindGuard, type Ctx } from "../lib/context.ts";
 import { badRequest, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import { reqOrgOwnership } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
@@ -38,6 +38,12 @@ function assignOrg(found: readonly OrgSeen[]): OrgSeen {
   if (!o || !o.visible) throw notFound();
   return o;
 }
+
+/** reqOrgOwnership before the body is bound (orgEdit, the hook writes): the organization visible (404), owned (403). */
+export const orgOwnerGuard: BindGuard = async (ctx, params) => {
+  const { caller, o } = await read(ctx, { o: orgRead(ctx, params.org ?? "") });
+  reqOrgOwnership(caller, assignOrg(o));
+};
 
 /** POST /orgs (orgCreate): the org, its Owners team (all units at owner), the creator in it. */
 export async function createOrg(ctx: Ctx, form: CreateOrgOption) {

@@ -8,7 +8,7 @@ import { col, uniqueViolation } from "../db/client.ts";
 import { repository, user, type RepositoryRow, type UserRow } from "../db/schema.ts";
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { userVisibleSql, type Caller } from "../lib/auth.ts";
-import { read, write, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
+import { read, write, type BindGuard, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
 import { accountByName } from "../db/queries/accounts.ts";
 import { forkVisibilityOfRepo } from "../db/queries/forks.ts";
 import { allLabelsOfRepo } from "../db/queries/labels.ts";
@@ -101,6 +101,33 @@ export async function assignRepo<N extends NamedReads = Record<never, never>>(ct
   const view: RepoView = { repo: facts.repo, owner: facts.owner, units, perm, mirror: at.mirror, ownerVisible: !!facts.ownerVisible };
   return { caller, facts, units, perm, view, named: out as ReadResults<N>, parent: at.parent };
 }
+
+/**
+ * A route's checks before its body is bound (lib/context.ts `BindGuard`) on the repository in the
+ * path: Gitea's repoAssignment (404, or 307 after a rename), then `check` (its middleware guards).
+ */
+export const repoGuard = (check: (a: Assigned) => void, keys: readonly [owner: string, repo: string] = ["owner", "repo"]): BindGuard => async (ctx, params) => {
+  check(await assignRepo(ctx, params[keys[0]] ?? "", params[keys[1]] ?? ""));
+};
+
+/** reqAdmin (repoEdit, repoAddCollaborator). */
+export const repoAdminGuard = repoGuard((a) => reqRepoAdmin(a.caller, a.perm));
+/** reqRepoReader(code) (createFork, repoGetFileContentsPost). */
+export const codeReaderGuard = repoGuard((a) => reqRepoReader(a.caller, a.perm, UNIT.code));
+/** reqRepoReader(code) on the template (generateRepo). */
+export const templateReaderGuard = repoGuard((a) => reqRepoReader(a.caller, a.perm, UNIT.code), ["template_owner", "template_repo"]);
+
+/** orgAssignment of POST /orgs/{org}/repos: the organization must be one the caller may see. */
+export const orgRepoGuard: BindGuard = async (ctx, params) => {
+  const { target } = await read(ctx, { target: ownerForCreate.bind({ ...ctx.vv, name: (params.org ?? "").toLowerCase() }) });
+  if (!visibleOrg(target)) throw notFound();
+};
+
+/** The organization `ownerForCreate` found, when it is one the caller may see. */
+const visibleOrg = (found: readonly OwnerForCreate[]) => {
+  const o = found[0];
+  return o && o.u.type === 1 && o.visible ? o : null;
+};
 
 /** Gitea's RedirectToRepo: the same path with the new owner/name, the query kept. */
 function redirectPath(url: string, owner: string, name: string, newOwner: string, newName: string) {
@@ -283,8 +310,8 @@ export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: stri
     if (me.row.type === 1) throw unprocessable("not allowed creating repository for organization");
     owner = me.row;
   } else {
-    const o = target[0];
-    if (!o || o.u.type !== 1 || !o.visible) {
+    const o = visibleOrg(target);
+    if (!o) {
       // The deprecated route answers a missing organization with 422 — and a hidden one alike (A.5).
       if (opts.unknownOrg422) throw unprocessable(`org does not exist [id: 0, name: ${orgName}]`);
       throw notFound();

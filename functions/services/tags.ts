@@ -108,7 +108,7 @@ const notExist = (id: string) => `object does not exist [id: ${id}, rel_path: ]`
  */
 export async function createTag(ctx: Ctx, objects: ObjectStore, owner: string, name: string, form: CreateTagForm) {
   const o = await openRepo(ctx, objects, owner, name, { write: true });
-  reqCodeWriter(o);
+  reqCodeWriter(o.a);
   const want = form.tag_name;
   if (want === "") throw unprocessable("[TagName]: Required");
   const repo = o.repo;
@@ -176,7 +176,7 @@ export async function createTag(ctx: Ctx, objects: ObjectStore, owner: string, n
  */
 export async function deleteTag(ctx: Ctx, objects: ObjectStore, owner: string, name: string, tag: string) {
   const o = await openRepo(ctx, objects, owner, name, { write: true });
-  reqCodeWriter(o);
+  reqCodeWriter(o.a);
   // Gitea finds the tag by its release row, which compares lower-cased: the exact name first
   const lower = `${TAGS}${tag}`.toLowerCase();
   const ref = o.repo.ref(`${TAGS}${tag}`) ?? o.repo.tags().find((r) => r.name.toLowerCase() === lower) ?? null;

@@ -36,10 +36,11 @@ import {
 import { only, patchKeys, type Bound } from "../db/sql.ts";
 import { toOrganization, toUser } from "../convert/user.ts";
 import type { Caller } from "../lib/auth.ts";
-import { read, write, type Ctx, type NamedReads } from "../lib/context.ts";
+import { read, write, type BindGuard, type Ctx, type NamedReads } from "../lib/context.ts";
 import { ApiError, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import { reqOrgMembership, reqOrgOwnership, reqTeamMembership } from "../lib/guards.ts";
 import type { Page } from "../lib/pagination.ts";
+import { idOf } from "../lib/openapi.ts";
 import { ACCESS, ACCESS_NAMES, isRepoAdmin, UNIT_KEY, unitTypeOfKey, repoViewOf, type RepoFacts } from "../lib/permissions.ts";
 import { isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
 import { pageJson, repoJson, withParent } from "./repos.ts";
@@ -154,14 +155,23 @@ function modeFromForm(form: TeamForm): number {
 
 const adminUnits = (): [number, number][] => Object.keys(UNIT_KEY).map((t) => [Number(t), EXT_UNITS.has(Number(t)) ? ACCESS.read : ACCESS.admin]);
 
+/** The organization of POST /orgs/{org}/teams, with Gitea's guards: reqOrgMembership, then reqOrgOwnership (each its own refusal). */
+async function assignTeamCreator(ctx: Ctx, orgName: string) {
+  const out = await read(ctx, { org: orgByName.bind({ ...ctx.vv, name: orgName.toLowerCase() }) });
+  const o = assignOrg(out.org);
+  reqOrgMembership(out.caller, o);
+  reqOrgOwnership(out.caller, o);
+  return o;
+}
+
+/** orgCreateTeam's guards before its body is bound. */
+export const teamCreateGuard: BindGuard = async (ctx, params) => {
+  await assignTeamCreator(ctx, params.org ?? "");
+};
+
 /** POST /orgs/{org}/teams (orgCreateTeam): team rule 3. */
 export async function createTeam(ctx: Ctx, orgName: string, form: TeamForm & { name: string }) {
-  const out = await read(ctx, { org: orgByName.bind({ ...ctx.vv, name: orgName.toLowerCase() }) });
-  const caller = out.caller;
-  const o = assignOrg(out.org);
-  // Gitea's teams group: reqOrgMembership, then reqOrgOwnership (each with its own refusal).
-  reqOrgMembership(caller, o);
-  reqOrgOwnership(caller, o);
+  const o = await assignTeamCreator(ctx, orgName);
   checkUnitKeys(form);
   let mode: number = modeFromForm(form);
   let units: [number, number][];
@@ -213,6 +223,12 @@ async function assignTeam<N extends NamedReads>(ctx: Ctx, id: number, reads: N =
 const reqTeamOrgOwner = (caller: Caller | null, f: TeamFacts) => {
   reqTeamMembership(caller, f);
   if (!caller?.isAdmin && !f.isOwner) throw notFound();
+};
+
+/** orgEditTeam's guards before its body is bound: the team (404), reqOrgOwnership. */
+export const teamEditGuard: BindGuard = async (ctx, params) => {
+  const { caller, f } = await assignTeam(ctx, idOf(params.id ?? ""));
+  reqTeamOrgOwner(caller, f);
 };
 
 /** GET /teams/{id} (orgGetTeam). */

@@ -5,7 +5,7 @@ import { deleteToken, insertToken, tokenByName, tokenCountOfUser, tokenIdsById, 
 import { toAccessToken } from "../convert/user.ts";
 import { hasScopes, isPublicOnly, normalizeScope, SCOPE_CATEGORIES, ScopeError } from "../lib/auth.ts";
 import { reqSelfOrAdmin } from "../lib/guards.ts";
-import { read, write, type Ctx } from "../lib/context.ts";
+import { read, write, type BindGuard, type Ctx } from "../lib/context.ts";
 import { badRequest, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import { newToken, tokenHash } from "../lib/crypto.ts";
 import { only } from "../db/sql.ts";
@@ -29,12 +29,23 @@ export async function listAccessTokens(ctx: Ctx, username: string, page: Page) {
   return { total: total[0] ?? 0, tokens: tokens.map((t) => toAccessToken(t)) };
 }
 
-/** POST /users/{username}/tokens (userCreateToken): name unique per user, a non-empty valid scope. */
-export async function createAccessToken(ctx: Ctx, username: string, form: { name: string; scopes?: string[] }) {
+/** The user in the path of the token writes: UserAssignmentAPI (404), then reqSelfOrAdmin (403). */
+async function assignTokenOwner(ctx: Ctx, username: string) {
   const { caller, account } = await read(ctx, { account: accountByName(ctx, username) });
   const target = account[0];
   if (!target) throw notFound();
   reqSelfOrAdmin(caller, target);
+  return { caller, target };
+}
+
+/** userCreateToken's guards before its body is bound. */
+export const tokenOwnerGuard: BindGuard = async (ctx, params) => {
+  await assignTokenOwner(ctx, params.username ?? "");
+};
+
+/** POST /users/{username}/tokens (userCreateToken): name unique per user, a non-empty valid scope. */
+export async function createAccessToken(ctx: Ctx, username: string, form: { name: string; scopes?: string[] }) {
+  const { caller, target } = await assignTokenOwner(ctx, username);
   if (featureDisabled(ctx, target, "manage_credentials")) throw forbidden("managing credentials is disabled for this account");
   let scope: string;
   try {

@@ -18,7 +18,7 @@ import {
 import type { UserRow } from "../db/schema.ts";
 import { only, patchKeys, type Bound } from "../db/sql.ts";
 import { pseudoUser, toUser, visibilityCode } from "../convert/user.ts";
-import { read, write, type Ctx } from "../lib/context.ts";
+import { read, write, type BindGuard, type Ctx } from "../lib/context.ts";
 import { badRequest, notFound, unprocessable } from "../lib/errors.ts";
 import { reqPublicAccount } from "../lib/guards.ts";
 import { hashPassword } from "../lib/crypto.ts";
@@ -108,6 +108,14 @@ export async function adminCreateUser(ctx: Ctx, form: CreateUserOption) {
     userWriteError(err, form.username, form.email);
   }
 }
+
+/** adminEditUser's guard before its body is bound: UserAssignmentAPI, the user must exist (404). */
+export const adminEditGuard: BindGuard = async (ctx, params) => {
+  const { caller, target } = await read(ctx, { target: individualByName.bind({ name: (params.username ?? "").toLowerCase() }) });
+  const t = target[0];
+  if (!t) throw notFound();
+  reqPublicAccount(caller, t);
+};
 
 /** PATCH /admin/users/{username} (adminEditUser): applies present fields only; never removes the last admin. */
 export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOption) {

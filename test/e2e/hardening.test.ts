@@ -445,6 +445,25 @@ for (const target of targets()) {
       expect(labels.map((l: { name: string }) => l.name)).toEqual(["within"]);
     });
 
+    it("Gitea's order: the route's guards before its body is bound — a hidden repository is a 404 whatever the body, its owner's bad body a 422, nothing written", async () => {
+      const [a, b] = [await newUser(), await newUser()];
+      const name = uniqName("order");
+      expect((await call("POST", "/api/v1/user/repos", { headers: a.h, json: { name, private: true } })).status).toBe(201);
+      const labels = `/api/v1/repos/${a.name}/${name}/labels`;
+      const bodies: [Record<string, string>, string, string][] = [
+        [{ "Content-Type": "application/json" }, "{not json", "[Body]: DeserializationError: Malformed JSON in request body"],
+        [{ "Content-Type": "application/json" }, "[]", "[]: TypeError: expected object"],
+        [{ "Content-Type": "text/plain" }, "name=x", "[]: Unsupported Content-Type"],
+        [{ "Content-Type": "application/json" }, `{"name":"a\\u0000","color":"#fff"}`, "[Name]: invalid character NUL"],
+      ];
+      for (const [headers, body, message] of bodies) {
+        const post = (h: Record<string, string>) => fetch(`${target.url}${labels}`, { method: "POST", headers: { ...h, ...headers }, body });
+        await expectRefusal(post(b.h), 404, NOT_FOUND, `outsider: ${body}`);
+        await expectRefusal(post(a.h), 422, message, `owner: ${body}`);
+      }
+      expect(await (await call("GET", labels, { headers: a.h })).json()).toEqual([]);
+    });
+
     it("paths as Gitea's router takes them: a . or .. segment (raw or %2e) is never resolved into another route — 404, nothing written; stray slashes collapse", async () => {
       const a = await newUser();
       const name = uniqName("dots");
