@@ -26,7 +26,7 @@ import { assignRepo, repoGuard, type Assigned } from "./repos.ts";
 import { gitState, prefetched, repoStateFrom } from "./git-state.ts";
 import { signatureOf } from "./git-init.ts";
 import { packAddedTo } from "./git-maintenance.ts";
-import { reqRepoReader } from "../lib/guards.ts";
+import { reqRepoReader, reqRepoWriter } from "../lib/guards.ts";
 
 /** Files larger than this come without `content` (Gitea's `[api] DEFAULT_MAX_BLOB_SIZE`, 10 MiB). */
 export const MAX_BLOB_SIZE = 10 * 1024 * 1024;
@@ -68,12 +68,13 @@ function reqCodeReader(a: Assigned) {
 
 /**
  * The file writes' guards, in Gitea's order: reqRepoReader(code), mustEnableEditor (archived
- * repositories and mirrors take no edits: 423), reqRepoWriter(code).
+ * repositories and mirrors take no edits: 423), reqRepoWriter(code) — which repository admins pass;
+ * the branch check after the body (`changeFiles`) then needs code write or a site admin.
  */
 function reqContentsWriter(a: Assigned) {
   reqCodeReader(a);
   if (a.facts.repo.isArchived || a.facts.repo.isMirror) throw new ApiError(423, "repo is not allowed to edit");
-  if (!canWrite(a.perm, UNIT.code) && !a.caller?.isAdmin) throw forbidden("user should have a permission to write to a repo");
+  reqRepoWriter(a.caller, a.perm, UNIT.code);
 }
 
 /** The file writes' guard before their body is bound. */
@@ -575,6 +576,8 @@ export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string,
   reqContentsWriter(a);
   const repo = a.facts.repo;
   const caller = a.caller!;
+  // ReqChangeRepoFileOptionsAndCheck: CanWriteToBranch (code write) or a site admin
+  if (!canWrite(a.perm, UNIT.code) && !caller.isAdmin) throw forbidden("user should have a permission to write to the target branch");
 
   const contents = new Map<FileOperation, Uint8Array>();
   let total = 0;

@@ -10,15 +10,14 @@ import { packsByPath, refsByPath, type PackRow, type RefRow } from "../db/querie
 import { repoPath } from "../db/queries/repos.ts";
 import type { RepositoryRow } from "../db/schema.ts";
 import type { Ctx } from "../lib/context.ts";
-import { codeDisabledArg } from "../lib/permissions.ts";
 
 /**
  * The refs and the pack catalog of the repository at {owner}/{name}: two named reads (built once)
- * for the route's batch, empty unless the caller may read the repository's code (so a hidden
- * repository costs the batch no more than a missing one).
+ * for the route's batch, empty unless the caller may access the repository (so a hidden one costs
+ * the batch no more than a missing one).
  */
 export function gitState(ctx: Ctx, owner: string, name: string) {
-  const key = { ...repoPath(owner, name), ...ctx.vv, codeDisabled: codeDisabledArg(ctx.settings.repository.disabledRepoUnits) };
+  const key = { ...repoPath(owner, name), ...ctx.vv };
   return { refs: refsByPath.bind(key), packs: packsByPath.bind(key) };
 }
 

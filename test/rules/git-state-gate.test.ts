@@ -1,0 +1,100 @@
+/**
+ * The gate on a repository's git state (refs and pack catalog, read in the route's own batch):
+ * - read for every caller who may access the repository, so that the code guard's exceptions —
+ *   repository and site admins pass reqRepoReader(code) with the code unit off — work on the real
+ *   history, never on an empty one;
+ * - never visited for a caller who may not see the repository: the work SQLite does for a hidden
+ *   repository is the same whatever it holds (its refs would otherwise be an existence oracle that
+ *   grows with their number). Counted in SQLite's VM steps (`sqlite_stmt.nstep`), not timed.
+ */
+import Database from "libsql";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packsByPath, refsByPath } from "../../functions/db/queries/git-state.ts";
+import { batchItems } from "../../functions/db/sql.ts";
+import { viewerValues } from "../../functions/lib/context.ts";
+import { ANONYMOUS } from "../../functions/lib/auth.ts";
+import { tokenHash } from "../../functions/lib/crypto.ts";
+import { apiRepo, expectRefusal, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
+
+let t: TestApp;
+let owner: SeededUser;
+let tok: string;
+
+beforeAll(async () => {
+  t = await testApp();
+  owner = await seedUser(t.db);
+  tok = await owner.token();
+});
+afterAll(() => t.close());
+
+const api = (path: string, init: { method?: string; json?: unknown; headers?: Record<string, string> } = {}): Promise<Response> =>
+  t.request(`/api/v1/repos/${owner.name}/${path}`, { ...init, headers: { ...token(tok), ...init.headers } });
+
+describe("with the code unit off, its admins still read the real history (reqRepoReader(code) lets them through)", () => {
+  it("the owner reads the real refs and gets Gitea's branch refusal for a file write; a site admin's write forks from the default branch, which stays", async () => {
+    const r = await apiRepo(t, tok, { name: "code-off", auto_init: true });
+    const main = await (await api(`${r.name}/branches/main`)).json();
+    expect((await api(r.name, { method: "PATCH", json: { has_code: false } })).status).toBe(200);
+
+    for (const path of ["branches", "tags", "git/refs", "commits", "contents", "archive/main.zip"]) expect((await api(`${r.name}/${path}`)).status, path).toBe(200);
+    expect((await (await api(`${r.name}/branches`)).json()).map((b: { name: string }) => b.name)).toEqual(["main"]);
+
+    // Gitea: reqRepoWriter(code) lets the owner through, then CanWriteToBranch needs code write
+    const files = { files: [{ operation: "create", path: "q.txt", content: "eA==" }], new_branch: "nb" };
+    await expectRefusal(api(`${r.name}/contents`, { method: "POST", json: files }), 403, "user should have a permission to write to the target branch");
+    const admin = await seedUser(t.db, { admin: true });
+    const put = await api(`${r.name}/contents`, { method: "POST", json: files, headers: token(await admin.token()) });
+    expect(put.status).toBe(201);
+    expect((await put.json()).commit.parents.map((p: { sha: string }) => p.sha)).toEqual([main.commit.id]);
+
+    expect((await api(r.name, { method: "PATCH", json: { has_code: true } })).status).toBe(200);
+    expect((await (await api(r.name)).json()).default_branch).toBe("main");
+    const names = (await (await api(`${r.name}/contents?ref=nb`)).json()).map((e: { name: string }) => e.name).sort();
+    expect(names).toEqual(["README.md", "q.txt"]);
+  });
+
+  it("a caller who may read the repository but not its code is refused (403), as before", async () => {
+    const r = await apiRepo(t, tok, { name: "code-off-2", auto_init: true });
+    expect((await api(r.name, { method: "PATCH", json: { has_code: false } })).status).toBe(200);
+    const stranger = await seedUser(t.db);
+    const res = await t.request(`/api/v1/repos/${owner.name}/${r.name}/branches`, { headers: token(await stranger.token()) });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe("a hidden repository's git state is never visited", () => {
+  it("SQLite does the same work for a hidden repository with 3,000 refs and packs as for one with one of each (anonymous and a signed-in stranger)", async () => {
+    const big = await apiRepo(t, tok, { name: "hidden-big", private: true });
+    const small = await apiRepo(t, tok, { name: "hidden-small", private: true });
+    const stranger = await seedUser(t.db);
+    const strangerTok = await stranger.token();
+    // rows straight into the file: the gate, not the push path, is under test
+    const raw = new Database(t.file);
+    const ref = raw.prepare("INSERT INTO git_ref (repo_id, name, oid) VALUES (?, ?, ?)");
+    const pack = raw.prepare("INSERT INTO git_pack (id, repo_id, catalog_repo_id, objects, size, idx_size, checksum) VALUES (?, ?, ?, 1, 1, 1, ?)");
+    raw.exec("BEGIN");
+    for (let i = 0; i < 3000; i++) {
+      ref.run(big.id, `refs/heads/b${i}`, "a".repeat(40));
+      pack.run(`p${big.id}-${i}`, big.id, big.id, "c".repeat(40));
+    }
+    ref.run(small.id, "refs/heads/main", "a".repeat(40));
+    pack.run(`p${small.id}`, small.id, small.id, "c".repeat(40));
+    raw.exec("COMMIT");
+
+    for (const viewer of [viewerValues(ANONYMOUS), viewerValues({ ...ANONYMOUS, tokenHash: await tokenHash(strangerTok) })]) {
+      for (const q of [refsByPath, packsByPath]) {
+        const item = (name: string) => batchItems([q.bind({ owner: owner.name, name, ...viewer })])[0]!; // !: one statement bound
+        const a = item(big.name);
+        const b = item(small.name);
+        const st = raw.prepare(a.text);
+        const steps = () => (raw.prepare("SELECT nstep FROM sqlite_stmt WHERE sql = ?").get(a.text) as { nstep: number }).nstep;
+        expect(st.all(a.args as never)).toEqual([]);
+        const onBig = steps();
+        expect(st.all(b.args as never)).toEqual([]);
+        const onSmall = steps() - onBig;
+        expect(onBig).toBe(onSmall);
+      }
+    }
+    raw.close();
+  });
+});
