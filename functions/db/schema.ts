@@ -541,6 +541,8 @@ export const hookTask = sqliteTable(
   (t) => [
     index("IDX_hook_task_hook_id").on(t.hookId),
     index("IDX_hook_task_pending").on(t.isDelivered, t.claimedUnix),
+    // the queue in delivery order, with what a claim tests: a claim walks no task's payload
+    index("IDX_hook_task_queue").on(t.isDelivered, t.id, t.claimedUnix, t.hookId),
     index("IDX_hook_task_delivered").on(t.isDelivered, t.delivered),
   ],
 );

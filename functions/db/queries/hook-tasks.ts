@@ -85,7 +85,7 @@ export const claimHookTask = command<{ claim: string; now: number; staleBefore: 
   "claimHookTask",
   sql`UPDATE hook_task SET claim = ${p("claim")}, claimed_unix = ${p("now")}
     WHERE id = (SELECT t.id FROM hook_task t WHERE t.is_delivered = 0 AND t.claimed_unix < ${p("staleBefore")}
-      AND NOT EXISTS (SELECT 1 FROM hook_task f WHERE f.hook_id = t.hook_id AND f.is_delivered = 0 AND f.claimed_unix >= ${p("staleBefore")})
+      AND t.hook_id NOT IN (SELECT f.hook_id FROM hook_task f WHERE f.is_delivered = 0 AND f.claimed_unix >= ${p("staleBefore")})
       ORDER BY t.id LIMIT 1)`,
 );
 

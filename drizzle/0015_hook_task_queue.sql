@@ -1,0 +1,1 @@
+CREATE INDEX `IDX_hook_task_queue` ON `hook_task` (`is_delivered`,`id`,`claimed_unix`,`hook_id`);
