@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, readdirSync, lstatSync, readlinkSync, symlinkS
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleArchive, tarArchive, tarGzArchive, zipArchive } from "../../functions/git/repo/archive.ts";
+import { bundleArchive, tarArchive, tarGzArchive, ZIP_MEMBERS_PER_TURN, zipArchive } from "../../functions/git/repo/archive.ts";
 import { Repository } from "../../functions/git/repo/repository.ts";
 import { makeHistory, Scratch } from "./helpers.ts";
 import { type GitServer, startGitServer } from "./server.ts";
@@ -85,6 +85,32 @@ describe("archives", () => {
       const got = await bytesOf(tarArchive(repo, commit, "ar/", paths));
       expect(got.equals(want), paths.join(" ")).toBe(true);
     }
+  });
+
+  it("a zip of thousands of small files gives the event loop a turn every ZIP_MEMBERS_PER_TURN members (other requests never wait for the whole archive)", async () => {
+    const many = s.path("many");
+    mkdirSync(many, { recursive: true });
+    await s.git(["init", "-q", "-b", "main"], { cwd: many });
+    for (let i = 0; i < 3000; i++) writeFileSync(join(many, `f${i}.txt`), `${i % 10}`);
+    await s.git(["add", "-A"], { cwd: many });
+    await s.git(["-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-q", "-m", "many"], { cwd: many });
+    srv.refs.create("many");
+    await s.git(["push", "-q", `${srv.url}/many.git`, "main"], { cwd: many });
+    const repo = await Repository.open({ repoId: "many", objects: srv.objects, refs: srv.refs });
+    const commit = await s.gitText(["rev-parse", "main"], { cwd: many });
+    await bytesOf(zipArchive(repo, commit, "m/")); // objects cached: what is left is the archive's own work
+    let turns = 0;
+    let spinning = true;
+    const spin = () => {
+      if (!spinning) return;
+      turns++;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    const zip = await bytesOf(zipArchive(repo, commit, "m/"));
+    spinning = false;
+    expect(zip.length).toBeGreaterThan(3000 * 30);
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(3000 / ZIP_MEMBERS_PER_TURN) - 1);
   });
 
   it("zip rule: the zip holds what git's does — every file, directory and link with its mode and content", async () => {

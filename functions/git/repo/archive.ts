@@ -17,6 +17,7 @@ import { converts, toWorkingTree } from "../convert.ts";
 import { prettySource } from "../describe.ts";
 import { GitError } from "../errors.ts";
 import { MODE, type TreeEntry } from "../objects/tree.ts";
+import { yielder } from "../pack/inflate.ts";
 import { LruCache } from "../pack/reader.ts";
 import { writePack } from "../pack/writer.ts";
 import { formatSubst, type PrettySource } from "../pretty.ts";
@@ -347,6 +348,9 @@ function zipMember(filename: string, data: Uint8Array, deflate: boolean, attrs: 
   return { file, body: stored ? data : packed };
 }
 
+/** Zip members written between two turns of the event loop (a few milliseconds of work). */
+export const ZIP_MEMBERS_PER_TURN = 128;
+
 /**
  * The zip of what `git archive --format=zip --prefix=<prefix> <commit>` holds: the same members in
  * the same order (directories included), executables and links as such, the commit's time, files
@@ -359,6 +363,7 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
   let pending: Uint8Array[] = [];
   let pendingBytes = 0;
   let finished = false;
+  const pause = yielder(ZIP_MEMBERS_PER_TURN);
   const zip = new Zip((err, chunk, final) => {
     if (err) throw err;
     pending.push(chunk);
@@ -374,6 +379,10 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
         entries = members(ctx, utf8(prefix));
       }
       while (!finished && pendingBytes < 64 * 1024) {
+        // small members deflate to almost nothing: without a turn for the event loop every so
+        // many, a zip of thousands of them held every other request for seconds
+        const turn = pause();
+        if (turn) await turn;
         const next = await entries.next();
         if (next.done) {
           zip.end();
