@@ -17,7 +17,8 @@ import { fetchHop, type Hop } from "../../functions/lib/outbound.ts";
 import { nodeHop } from "../../functions/lib/outbound-node.ts";
 import { loadSettings } from "../../functions/lib/settings.ts";
 import { branchAdmitted, cleanupDeliveries, deliverPending, KEEP_DELIVERED_MS } from "../../functions/services/hook-delivery.ts";
-import { ROOT, roundTrips, seedOrg, seedUser, testApp, token, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { basic, ROOT, roundTrips, seedOrg, seedUser, testApp, token, type SeededOrg, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { FLUSH, pkt } from "../../functions/git/pkt-line.ts";
 
 interface Received {
   method: string;
@@ -253,6 +254,31 @@ describe("what is delivered", () => {
     expect(rx.got.slice(before).filter((r) => r.body.includes(repo.full_name))).toEqual([]);
     // Filtered out: the task is gone, not recorded as a delivery.
     expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id))).toEqual([]);
+  });
+
+  it("a push deleting refs that do not exist is `ok` with git's warning and delivers nothing (git's post-receive never hears of it)", async () => {
+    const o = await seedOrg(t, owner);
+    await hook(o, { events: ["push", "create", "delete"] });
+    const repo = await orgRepo(o, { auto_init: true });
+    await deliver();
+    const before = rx.got.length;
+    const zero = "0".repeat(40);
+    const body = Buffer.concat([pkt(`${zero} ${zero} refs/heads/ghost\0report-status side-band-64k\n`), pkt(`${zero} ${zero} refs/tags/ghosttag\n`), FLUSH]);
+    const res = await t.request(`/${o.name}/${repo.name}.git/git-receive-pack`, {
+      method: "POST",
+      headers: { ...basic(owner.name, tk), "Content-Type": "application/x-git-receive-pack-request" },
+      body,
+    });
+    expect(res.status).toBe(200);
+    const answer = Buffer.from(await res.arrayBuffer()).toString("latin1");
+    expect(answer).toContain("ok refs/heads/ghost");
+    expect(answer).toContain("ok refs/tags/ghosttag");
+    expect(answer).toContain("warning: deleting a non-existent ref");
+    expect(await t.db.select().from(hookTask).where(eq(hookTask.isDelivered, false))).toEqual([]);
+    await deliver();
+    expect(rx.got.length).toBe(before);
+    const refs = await (await t.request(`/api/v1/repos/${o.name}/${repo.name}/git/refs`, { headers: token(tk) })).json();
+    expect(refs.map((r: { ref: string }) => r.ref)).toEqual(["refs/heads/main"]);
   });
 
   it("deleting a repository delivers `repository` deleted; forking one delivers `fork` to the base's hooks (forkee = the base)", async () => {

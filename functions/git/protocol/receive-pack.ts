@@ -38,6 +38,8 @@ export interface PushCommand {
   new: string | null;
   /** Why git was told `ng`; undefined when the update was applied. */
   error?: string;
+  /** A deletion of a ref that does not exist: `ok` with git's warning, nothing applied, no event. */
+  noop?: boolean;
 }
 
 /** What a push did: per-command outcome, the stored pack, the event committed with the refs. */
@@ -190,6 +192,12 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
       c.error = lockError(c.name, cur, c.old);
       continue;
     }
+    // git's receive-pack: "deleting a non-existent ref" succeeds without an update, and its
+    // post-receive (Gitea's push events) never hears of it
+    if (c.old === null && c.new === null) {
+      c.noop = true;
+      continue;
+    }
     if (c.new === null && ctx.protectHead !== false && c.name === state.head) {
       c.error = `branch ${c.name.slice(11)} is the default branch and cannot be deleted`;
       continue;
@@ -213,7 +221,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
 
   // ---- one atomic commit (plus one retry without the refs that lost a race)
   let committed = false;
-  let pending = result.commands.filter((c) => !c.error);
+  let pending = result.commands.filter((c) => !c.error && !c.noop);
   const dropPack = () => (indexed ? ctx.objects.delete(ctx.repoId, packFileNames(indexed.record.id)).catch(() => {}) : Promise.resolve());
   for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
     const tx = await transaction(ctx, state, pending, indexed, commits, pending.length < result.commands.length);
@@ -257,6 +265,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   ]);
   if (!useSideband) return { response: new Response(asBody(status), { headers }), result };
   const parts = [sideband(1, status)];
+  if (!quiet && result.commands.some((c) => c.noop && !c.error)) parts.unshift(sidebandMessage(2, "warning: deleting a non-existent ref"));
   if (!quiet && result.unpackError) parts.unshift(sidebandMessage(2, `error: ${result.unpackError}`));
   parts.push(FLUSH);
   return { response: new Response(asBody(concat(parts)), { headers }), result };
