@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { STATUS_CODES } from "node:http";
+import { STATUS_CODES, type ServerOptions } from "node:http";
 import type { Duplex } from "node:stream";
 import { dirname, join, resolve } from "node:path";
 import { createApp } from "./app.ts";
@@ -59,6 +59,16 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, ro
   );
 }
 
+/**
+ * Node's HTTP server options: no limit on how long a request may take to arrive (Node's default
+ * cuts every request at 300 s — a 100 MiB push needed 2.8 Mbit/s; Gitea's server sets no read
+ * timeout). Headers must still arrive within Node's 60 s, and a connection that goes silent for
+ * IDLE_SOCKET_MS is closed (`server.setTimeout`), so a client that stops sending holds nothing long.
+ */
+export const HTTP_OPTIONS = { requestTimeout: 0, headersTimeout: 60_000 } as const satisfies ServerOptions;
+/** How long a connection may stay silent — no byte either way — before it is closed. */
+export const IDLE_SOCKET_MS = 120_000;
+
 export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   let settings: Settings;
   let replicaOf: ReturnType<typeof replicaConfig>;
@@ -103,7 +113,8 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   const port = Number(env.PORT ?? 3000);
   const hostname = env.HOST ?? "127.0.0.1";
   const fetch = replica ? replica.track(app.fetch, settings.server.enableServerTiming, settings.server.serverTimingDuration) : app.fetch;
-  const server = serve({ fetch, port, hostname });
+  const server = serve({ fetch, port, hostname, serverOptions: HTTP_OPTIONS });
+  server.setTimeout(IDLE_SOCKET_MS);
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, settings.server.rootUrl ?? `http://${hostname}:${port}/`));
   await new Promise<void>((ok) => server.once("listening", () => ok()));
   // What a stopped server left undelivered, and replaced pack files past their grace period.
