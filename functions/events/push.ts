@@ -5,7 +5,7 @@
  * event outbox can take it over whole.
  */
 import type { BatchItem } from "../db/driver.ts";
-import type { EventRows, Guard } from "../db/queries/git-refs.ts";
+import type { EventRows, Guard, RepoAfter } from "../db/queries/git-refs.ts";
 import type { CommitSummary, PushEvent, RefChange } from "../git/events.ts";
 import { goTime } from "../convert/time.ts";
 import { pushHookRows, type HookSource } from "./hooks.ts";
@@ -70,10 +70,23 @@ export function pushActivities(a: PushActor, r: RefChange): { opType: number; co
   return out;
 }
 
+/**
+ * The repository as the push leaves it, as Gitea notifies after pushNewBranch: the first branch
+ * pushed into an empty repository is its default branch, and it is no longer empty.
+ */
+function hookSourceAfter(s: HookSource, after: RepoAfter): HookSource {
+  const repo = s.repo.repo;
+  const defaultBranch = after.defaultBranch ?? repo.defaultBranch;
+  const size = Math.max(0, repo.size + after.sizeDelta);
+  if (defaultBranch === repo.defaultBranch && after.empty === repo.isEmpty && size === repo.size) return s;
+  return { ...s, repo: { ...s.repo, repo: { ...repo, defaultBranch, isEmpty: after.empty, size } } };
+}
+
 /** The event→rows conversion for LibsqlRefStore: one `action` row per activity and receiver (actor, owner). */
 export function pushEventRows(a: PushActor, now: () => number = () => Math.floor(Date.now() / 1000)): EventRows {
-  return (repoId: number, event: PushEvent, guard: Guard): BatchItem[] => {
+  return (repoId: number, event: PushEvent, guard: Guard, after: RepoAfter): BatchItem[] => {
     const receivers = [...new Set([a.actUserId, a.ownerId])];
+    const hooks = a.hooks && hookSourceAfter(a.hooks, after);
     const items: BatchItem[] = [];
     const t = now();
     for (const r of event.refs) {
@@ -85,7 +98,7 @@ export function pushEventRows(a: PushActor, now: () => number = () => Math.floor
           });
         }
       }
-      if (a.hooks) items.push(...pushHookRows(a.hooks, r, guard, t));
+      if (hooks) items.push(...pushHookRows(hooks, r, guard, t));
     }
     return items;
   };

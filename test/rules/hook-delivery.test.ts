@@ -256,6 +256,22 @@ describe("what is delivered", () => {
     expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id))).toEqual([]);
   });
 
+  it("the first commit into an empty repository announces it as the write leaves it: not empty, the new branch its default, no compare with a branch that never existed", async () => {
+    const o = await seedOrg(t, owner);
+    await hook(o, { events: ["push", "create"] });
+    const repo = await orgRepo(o);
+    const res = await t.request(`/api/v1/repos/${o.name}/${repo.name}/contents/a.txt`, { method: "POST", headers: token(o.ownerToken), json: { content: "YQ==", new_branch: "develop" } });
+    expect(res.status).toBe(201);
+    await deliver();
+    const [push] = rx.of("push").filter((r) => r.json.repository.id === repo.id);
+    const [create] = rx.of("create").filter((r) => r.json.repository.id === repo.id);
+    expect(push!.json.repository).toMatchObject({ empty: false, default_branch: "develop" });
+    expect(push!.json.repository.size).toBeGreaterThan(0);
+    expect(push!.json.compare_url).toBe(ROOT);
+    expect(create!.json.repository).toMatchObject({ empty: false, default_branch: "develop" });
+    expect((await (await t.request(`/api/v1/repos/${o.name}/${repo.name}`, { headers: token(o.ownerToken) })).json()).default_branch).toBe("develop");
+  });
+
   it("a push deleting refs that do not exist is `ok` with git's warning and delivers nothing (git's post-receive never hears of it)", async () => {
     const o = await seedOrg(t, owner);
     await hook(o, { events: ["push", "create", "delete"] });

@@ -19,8 +19,16 @@ export interface Guard {
   readonly args: readonly unknown[];
 }
 
+/** What the commit batch leaves of the repository row (webhook payloads show the repository so). */
+export interface RepoAfter {
+  /** The new default branch (short name), when the transaction moves HEAD. */
+  defaultBranch: string | null;
+  empty: boolean;
+  sizeDelta: number;
+}
+
 /** Statements a push's event adds to the commit batch (activity rows), each checking `guard`. */
-export type EventRows = (repoId: number, event: PushEvent, guard: Guard) => BatchItem[];
+export type EventRows = (repoId: number, event: PushEvent, guard: Guard, after: RepoAfter) => BatchItem[];
 
 const HEADS = "refs/heads/";
 // refs/heads/… by range, so the unique (repo_id, name) index serves it; '0' follows '/' in ASCII.
@@ -185,7 +193,7 @@ export function commitBatch(
       [repoId, tx.sizeDelta, tx.updates.length > 0 ? 1 : 0, head, tx.orphans || deletes.length > 0 ? 1 : 0, repoId, ...guard.args],
     ),
   );
-  if (tx.event && events) items.push(...events(repoId, tx.event, guard));
+  if (tx.event && events) items.push(...events(repoId, tx.event, guard, { defaultBranch: head, empty: tx.empty, sizeDelta: tx.sizeDelta }));
   items.push(item("DELETE FROM git_tx WHERE id = ?", [id]));
   return {
     items,
