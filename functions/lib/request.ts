@@ -3,7 +3,8 @@
  * before any validator runs (issue 8 B.3, B.5, B.6):
  * - a query parameter given twice counts with its first value, as Go's `FormValue` reads it (but for
  *   the lists a route reads whole, `LIST_PARAMS`);
- * - a blank or whitespace-only JSON body is an empty object (Gitea's binding ignores `io.EOF`);
+ * - a blank or whitespace-only JSON body, or `null`, is an empty object (Gitea's binding ignores
+ *   `io.EOF`; Go's decoder leaves a struct untouched by `null`);
  * - NUL characters are refused: SQLite's C strings would cut them on one target and keep them on
  *   the other, so a name with a NUL could even match a different row. In the path nothing can
  *   have such a name (404); in the query or the body it is invalid input (422);
@@ -150,6 +151,9 @@ export function normalizeRequest(): MiddlewareHandler<AppEnv> {
         }
         if (parsed === undefined) {
           c.set("bodyRefusal", unprocessable(`[Body]: DeserializationError: ${deep ? "exceeded max depth" : "Malformed JSON in request body"}`));
+        } else if (parsed === null) {
+          // Go's decoder leaves a struct untouched by a `null` document: an empty object
+          (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve("{}");
         } else {
           const bad = nulPath(parsed);
           if (bad) c.set("bodyRefusal", nulRefused(bad.at(-1)));
