@@ -156,6 +156,30 @@ describe.each(PROTOCOLS)("protocol %s", (_name, proto) => {
     expect((await objectDump(dir, ["origin/main"])).equals(await objectDump(src, ["main"]))).toBe(true);
   });
 
+  it("deepen-relative rule: --deepen deepens every shallow commit a ref reaches, whichever branch is fetched, as git's own upload-pack", async () => {
+    const { url } = newRepo();
+    const src = s.path(`relative-src-${_name}`);
+    await makeHistory(s, src, { commits: 10, files: 3 });
+    await s.git(["checkout", "-q", "-b", "side", "main~5"], { cwd: src });
+    for (let i = 0; i < 3; i++) await s.git(["commit", "-q", "--allow-empty", "-m", `side ${i}`], { cwd: src });
+    await s.git(["checkout", "-q", "main"], { cwd: src });
+    await s.git(["push", "-q", url, "main", "side"], { cwd: src });
+    const state = async (dir: string) => ({
+      commits: (await s.gitText(["rev-list", "--all"], { cwd: dir })).split("\n").sort(),
+      shallow: readFileSync(`${dir}/${await s.gitText(["rev-parse", "--git-path", "shallow"], { cwd: dir })}`, "utf8").trim().split("\n").sort(),
+    });
+    const ours = s.path(`relative-${_name}`);
+    const git = s.path(`relative-oracle-${_name}`);
+    for (const [dir, from] of [[ours, url], [git, `file://${src}`]] as const) {
+      await s.git([...proto, "clone", "-q", "--depth=2", "--no-single-branch", from, dir]);
+      await s.git([...proto, "fetch", "-q", "--deepen=2", "origin", "side"], { cwd: dir });
+    }
+    await fsck(ours);
+    const want = await state(git);
+    expect(want.shallow).toHaveLength(2);
+    expect(await state(ours)).toEqual(want);
+  });
+
   it("deepen-since/deepen-not rule: serves --shallow-since and --shallow-exclude exactly as git's own upload-pack", async () => {
     const { url } = newRepo();
     const src = s.path(`since-src-${_name}`);

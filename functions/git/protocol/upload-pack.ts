@@ -192,7 +192,7 @@ async function fetchV2(ctx: GitContext, args: string[]): Promise<ReadableStream<
     if (!ready) return concat([...lines.map((l) => pkt(`${l}\n`)), FLUSH]);
     sections.push(concat([...lines.map((l) => pkt(`${l}\n`)), pkt("ready\n"), DELIM]));
   }
-  const shallow = await shallowInfo(f, state, commits);
+  const shallow = await shallowInfo(f, state, reader, commits);
   if (shallow) sections.push(concat([pkt("shallow-info\n"), ...shallow.lines.map((l) => pkt(`${l}\n`)), DELIM]));
   sections.push(pkt("packfile\n"));
   sections.push(() => packFor(state, reader, commits, f, common, shallow));
@@ -235,7 +235,7 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
   const commits = new Commits(reader2);
   await checkWants(f.wants, state, reader2, commits);
   const out: (Uint8Array | (() => Promise<ReadableStream<Uint8Array> | Uint8Array>))[] = [];
-  const shallow = await shallowInfo(f, state, commits);
+  const shallow = await shallowInfo(f, state, reader2, commits);
   if (shallow && (f.depth > 0 || deepensByRevList(f))) out.push(concat([...shallow.lines.map((l) => pkt(`${l}\n`)), FLUSH]));
   // a stateless client first sends only its wants (to learn the shallow boundary): stop here
   if (first.end === "eof" || (await reader.atEnd())) return concat(out as Uint8Array[]);
@@ -345,7 +345,7 @@ interface ShallowInfo {
  * shallow-info: the new boundary for `deepen` or `deepen-since`/`deepen-not`, or just the client's
  * boundary when it is shallow.
  */
-async function shallowInfo(f: FetchRequest, state: RepoState, commits: Commits): Promise<ShallowInfo | null> {
+async function shallowInfo(f: FetchRequest, state: RepoState, reader: ObjectReader, commits: Commits): Promise<ShallowInfo | null> {
   if (deepensByRevList(f)) {
     if (f.depth > 0) throw new GitError("bad-request", "git upload-pack: deepen and deepen-since (or deepen-not) cannot be used together");
     const not: string[] = [];
@@ -363,20 +363,15 @@ async function shallowInfo(f: FetchRequest, state: RepoState, commits: Commits):
     // no deepening: the client's shallow commits stay the boundary of what it has
     return { lines: [], parentless: new Set(f.clientShallow), unshallow: [] };
   }
-  const wants = await wantCommits(f.wants, commits);
-  let depth = f.depth;
+  let b: Awaited<ReturnType<typeof shallowBoundary>>;
   if (f.deepenRelative && f.clientShallow.size > 0) {
-    // depth counts from the client's current boundary (git's get_shallows_depth)
-    const dist = await distances(commits, wants);
-    let d0 = 0;
-    for (const s of f.clientShallow) {
-      const d = dist.get(s);
-      if (d !== undefined && (d0 === 0 || d < d0)) d0 = d;
-    }
-    if (d0 === 0) return { lines: [], parentless: new Set(f.clientShallow), unshallow: [] };
-    depth += d0;
-  }
-  const b = await shallowBoundary(commits, wants, depth, f.clientShallow);
+    // git's deepen() with deepen-relative: every client shallow commit a ref reaches — whichever
+    // refs the fetch wants — is deepened by `depth` (get_shallow_commits(shallows, depth + 1))
+    const reached: string[] = [];
+    for (const s of f.clientShallow) if (await reachedHave(s, state, reader, commits)) reached.push(s);
+    if (reached.length === 0) return { lines: [], parentless: new Set(f.clientShallow), unshallow: [] };
+    b = await shallowBoundary(commits, reached, f.depth + 1, f.clientShallow);
+  } else b = await shallowBoundary(commits, await wantCommits(f.wants, commits), f.depth, f.clientShallow);
   // the client's shallow commits stay parentless on its side of the walk (git re-registers them),
   // unshallowed ones get their parents as extra wants instead
   const parentless = new Set<string>([...b.boundary, ...f.clientShallow]);
@@ -393,25 +388,6 @@ function deepenNotRef(state: RepoState, name: string): string {
   const found = [name, `refs/${name}`, `refs/tags/${name}`, `refs/heads/${name}`, `refs/remotes/${name}`, `refs/remotes/${name}/HEAD`].filter((n) => byName.has(n));
   if (found.length !== 1) throw new GitError("bad-request", `git upload-pack: ambiguous deepen-not: deepen-not ${name}`);
   return byName.get(found[0]!)!;
-}
-
-/** Minimal distance (1-based) of each commit from the wants. */
-async function distances(commits: Commits, wants: string[]): Promise<Map<string, number>> {
-  const dist = new Map<string, number>();
-  let frontier = wants.filter((w) => !dist.has(w) && dist.set(w, 1));
-  for (let d = 1; frontier.length > 0; d++) {
-    const next: string[] = [];
-    for (const o of frontier) {
-      for (const p of (await commits.get(o)).parents) {
-        if (!dist.has(p)) {
-          dist.set(p, d + 1);
-          next.push(p);
-        }
-      }
-    }
-    frontier = next;
-  }
-  return dist;
 }
 
 /** The pack for a fetch, framed on side-band when asked. */
