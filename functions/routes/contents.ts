@@ -142,13 +142,6 @@ withSlashes(repoGetContentsExt, "filepath", (r) =>
     return c.json((await getContentsExt(ctxOf(c), objectsOf(c), p.owner, p.repo, p.filepath, q.ref, parseIncludes(q.includes))) as never, 200);
   }),
 );
-// Gitea's router serves the root without a path too (`m.Get("", repo.GetContentsExt)`): what the
-// documented "leave it empty" becomes (`…/contents-ext/` loses its slash).
-contents.openapi({ ...repoGetContentsExt, path: "/repos/{owner}/{repo}/contents-ext", hide: true, request: { ...repoGetContentsExt.request, params: z.object(ownerRepo) } }, async (c) => {
-  const p = c.req.valid("param");
-  const q = c.req.valid("query");
-  return c.json((await getContentsExt(ctxOf(c), objectsOf(c), p.owner, p.repo, "", q.ref, parseIncludes(q.includes))) as never, 200);
-});
 /** Gitea's StaticCacheTime (6 h), the max-age of served files in production. */
 const STATIC_CACHE_SECONDS = 6 * 60 * 60;
 

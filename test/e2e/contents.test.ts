@@ -224,12 +224,6 @@ for (const target of targets()) {
         ["a.txt", head, null],
         ["big.bin", head, null],
       ]);
-      // the root without a path, as Gitea's router serves it ("leave it empty"; a trailing slash goes)
-      for (const root of ["", "/"]) {
-        const listing = await call("GET", `${r.api}/contents-ext${root}?includes=commit_metadata`, as(u));
-        expect(listing.status, root).toBe(200);
-        expect((await listing.json()).dir_contents.map((e: { name: string }) => e.name), root).toEqual(["README.md", "dir"]);
-      }
       const bad = await ext("README.md?includes=everything");
       expect([bad.status, (await bad.json()).message]).toEqual([400, 'unknown include option "everything"']);
       expect((await ext("no/such")).status).toBe(404);
