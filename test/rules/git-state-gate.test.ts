@@ -10,6 +10,7 @@
 import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packsByPath, refsByPath } from "../../functions/db/queries/git-state.ts";
+import { repoAtPath, repoAtPathWithParent } from "../../functions/db/queries/repos.ts";
 import { batchItems } from "../../functions/db/sql.ts";
 import { viewerValues } from "../../functions/lib/context.ts";
 import { ANONYMOUS } from "../../functions/lib/auth.ts";
@@ -96,5 +97,39 @@ describe("a hidden repository's git state is never visited", () => {
       }
     }
     raw.close();
+  });
+});
+
+describe("a repository an anonymous caller can never read is not looked at", () => {
+  it("its lookup does the work of a missing one (VM steps within a few of each other), while a public one still reads its facts; the answers are unchanged", async () => {
+    const hidden = await apiRepo(t, tok, { name: "anon-hidden", private: true, auto_init: true });
+    const shown = await apiRepo(t, tok, { name: "anon-shown", auto_init: true });
+    const raw = new Database(t.file);
+    try {
+      for (const q of [repoAtPath, repoAtPathWithParent]) {
+        const item = (name: string) => batchItems([q.bind({ owner: owner.name.toLowerCase(), name, ...viewerValues(ANONYMOUS) })])[0]!; // !: one statement bound
+        const st = raw.prepare(item(hidden.name).text);
+        const steps = () => (raw.prepare("SELECT nstep FROM sqlite_stmt WHERE sql = ?").get(item(hidden.name).text) as { nstep: number }).nstep;
+        let before = steps();
+        const run = (name: string) => {
+          const rows = st.all(item(name).args as never);
+          const n = steps() - before;
+          before = steps();
+          return { rows: rows.length, n };
+        };
+        const onHidden = run(hidden.name);
+        const onMissing = run("no-such-repository");
+        const onShown = run(shown.name);
+        expect([onHidden.rows, onMissing.rows, onShown.rows]).toEqual([0, 0, 1]);
+        expect(Math.abs(onHidden.n - onMissing.n)).toBeLessThan(32);
+        expect(onShown.n).toBeGreaterThan(onMissing.n + 100);
+      }
+    } finally {
+      raw.close();
+    }
+    const anon = (name: string) => t.request(`/api/v1/repos/${owner.name}/${name}`);
+    expect((await anon(hidden.name)).status).toBe(404);
+    expect((await anon(shown.name)).status).toBe(200);
+    expect((await t.request(`/api/v1/repos/${owner.name}/${hidden.name}`, { headers: token(tok) })).status).toBe(200);
   });
 });

@@ -118,16 +118,23 @@ const factsOfParts = (parts: SQL) => sql`
   SELECT pt.part, ${FACTS_JOINED}, m.interval_ms, m.updated_unix FROM (${parts} LIMIT -1) pt
     JOIN repository ON repository.id = pt.id JOIN user ON user.id = repository.owner_id
     LEFT JOIN mirror m ON m.repo_id = repository.id AND pt.part = ${PART.repo} ${VIEWER_JOIN}`;
+/**
+ * A repository an anonymous caller (or a token limited to public repositories) can never read —
+ * private, or of an owner who is not public — is not looked at: its facts would cost the
+ * statement time a missing repository's do not (an existence oracle); it answers as missing anyway.
+ */
+const EVER_READABLE = sql`((${V.id} IS NOT NULL AND NOT ${V.limited.repository}) OR (r.is_private = 0 AND o.visibility = 0))`;
+
 const repoAtParts = (withParent: boolean) =>
   factsOfParts(sql`
-    SELECT ${PART.repo} AS part, r.id AS id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${p("owner")} AND r.lower_name = ${p("name")}
+    SELECT ${PART.repo} AS part, r.id AS id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${p("owner")} AND r.lower_name = ${p("name")} AND ${EVER_READABLE}
     UNION ALL
     SELECT ${PART.redirect}, rr.redirect_repo_id FROM repo_redirect rr
       WHERE rr.owner_id = (SELECT ro.id FROM user ro WHERE ro.lower_name = ${p("owner")}) AND rr.lower_name = ${p("name")} AND ${NOTHING_AT_PATH}
     ${
       withParent
         ? sql`UNION ALL
-    SELECT ${PART.parent}, r.fork_id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${p("owner")} AND r.lower_name = ${p("name")} AND r.fork_id <> 0`
+    SELECT ${PART.parent}, r.fork_id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${p("owner")} AND r.lower_name = ${p("name")} AND r.fork_id <> 0 AND ${EVER_READABLE}`
         : sql``
     }`);
 
