@@ -10,6 +10,7 @@
 import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packsByPath, refsByPath } from "../../functions/db/queries/git-state.ts";
+import { orgFeed, repoFeed, userFeed } from "../../functions/db/queries/feeds.ts";
 import { repoAtPath, repoAtPathWithParent } from "../../functions/db/queries/repos.ts";
 import { batchItems } from "../../functions/db/sql.ts";
 import { viewerValues } from "../../functions/lib/context.ts";
@@ -131,5 +132,46 @@ describe("a repository an anonymous caller can never read is not looked at", () 
     expect((await anon(hidden.name)).status).toBe(404);
     expect((await anon(shown.name)).status).toBe(200);
     expect((await t.request(`/api/v1/repos/${owner.name}/${hidden.name}`, { headers: token(tok) })).status).toBe(200);
+  });
+});
+
+describe("the feed of an account or repository the caller may not see is never read", () => {
+  it("SQLite does the same work for a hidden one with 2,000 actions as for one with a single action (actions, count and repositories)", async () => {
+    const many = await seedUser(t.db, { visibility: 2 });
+    const one = await seedUser(t.db, { visibility: 2 });
+    const manyRepo = await apiRepo(t, await many.token(), { name: "feed-many", private: true });
+    const oneRepo = await apiRepo(t, await one.token(), { name: "feed-one", private: true });
+    const raw = new Database(t.file);
+    try {
+      const act = raw.prepare("INSERT INTO action (user_id, op_type, act_user_id, repo_id, ref_name, is_private, content, created_unix) VALUES (?, 5, ?, ?, 'refs/heads/main', 1, '', ?)");
+      raw.exec("BEGIN");
+      for (let i = 0; i < 2000; i++) act.run(many.id, many.id, manyRepo.id, 1_700_000_000 + i);
+      act.run(one.id, one.id, oneRepo.id, 1_700_000_000);
+      raw.exec("COMMIT");
+      const page = { limit: 30, offset: 0, codeDisabled: 0 };
+      const vv = viewerValues(ANONYMOUS);
+      const cases = [
+        { st: userFeed({ performedBy: false, day: false }), a: { name: many.name.toLowerCase() }, b: { name: one.name.toLowerCase() } },
+        { st: orgFeed(false), a: { name: many.name.toLowerCase() }, b: { name: one.name.toLowerCase() } },
+        { st: repoFeed(false), a: { owner: many.name.toLowerCase(), name: manyRepo.name }, b: { owner: one.name.toLowerCase(), name: oneRepo.name } },
+      ] as const;
+      for (const { st, a, b } of cases) {
+        for (const q of [st.actions, st.total, st.repos] as const) {
+          const item = (key: object) => batchItems([(q as typeof st.actions).bind({ ...vv, ...page, ...key } as never)])[0]!; // !: one statement bound
+          const text = item(a).text;
+          const prepared = raw.prepare(text);
+          const steps = () => (raw.prepare("SELECT nstep FROM sqlite_stmt WHERE sql = ?").get(text) as { nstep: number }).nstep;
+          prepared.all(item(a).args as never);
+          const onMany = steps();
+          prepared.all(item(b).args as never);
+          expect(steps() - onMany).toBe(onMany);
+        }
+      }
+    } finally {
+      raw.close();
+    }
+    expect((await t.request(`/api/v1/users/${many.name}/activities/feeds`)).status).toBe(404);
+    const mine = await (await t.request(`/api/v1/users/${many.name}/activities/feeds?limit=50`, { headers: token(await many.token()) })).json();
+    expect(mine).toHaveLength(50);
   });
 });
