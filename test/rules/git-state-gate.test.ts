@@ -11,7 +11,7 @@ import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packsByPath, refsByPath } from "../../functions/db/queries/git-state.ts";
 import { orgFeed, repoFeed, userFeed } from "../../functions/db/queries/feeds.ts";
-import { repoAtPath, repoAtPathWithParent } from "../../functions/db/queries/repos.ts";
+import { REPO_LISTS, repoAtPath, repoAtPathWithParent } from "../../functions/db/queries/repos.ts";
 import { batchItems } from "../../functions/db/sql.ts";
 import { viewerValues } from "../../functions/lib/context.ts";
 import { ANONYMOUS } from "../../functions/lib/auth.ts";
@@ -173,5 +173,51 @@ describe("the feed of an account or repository the caller may not see is never r
     expect((await t.request(`/api/v1/users/${many.name}/activities/feeds`)).status).toBe(404);
     const mine = await (await t.request(`/api/v1/users/${many.name}/activities/feeds?limit=50`, { headers: token(await many.token()) })).json();
     expect(mine).toHaveLength(50);
+  });
+});
+
+describe("the repositories and forks of an owner or repository the caller may not see are never read", () => {
+  it("SQLite does the same work for a hidden owner with 300 repositories (and a hidden base with 300 forks) as for one with a single one", async () => {
+    const many = await seedUser(t.db, { visibility: 2 });
+    const one = await seedUser(t.db, { visibility: 2 });
+    const manyRepo = await apiRepo(t, await many.token(), { name: "base-many", private: true });
+    const oneRepo = await apiRepo(t, await one.token(), { name: "base-one", private: true });
+    const raw = new Database(t.file);
+    try {
+      const add = raw.prepare("INSERT INTO repository (owner_id, owner_name, name, lower_name, is_private, is_fork, fork_id) VALUES (?, ?, ?, ?, 1, ?, ?)");
+      const forker = raw.prepare("INSERT INTO user (name, lower_name, email, passwd, type, visibility) VALUES (?, ?, ?, '', 0, 0) RETURNING id");
+      raw.exec("BEGIN");
+      for (let i = 0; i < 300; i++) {
+        add.run(many.id, many.name, `r${i}`, `r${i}`, 0, 0);
+        const f = forker.get(`forker-${many.id}-${i}`, `forker-${many.id}-${i}`, `forker-${many.id}-${i}@example.com`) as { id: number };
+        add.run(f.id, `forker-${many.id}-${i}`, "fork", "fork", 1, manyRepo.id);
+      }
+      const f = forker.get(`forker-${one.id}`, `forker-${one.id}`, `forker-${one.id}@example.com`) as { id: number };
+      add.run(f.id, `forker-${one.id}`, "fork", "fork", 1, oneRepo.id);
+      raw.exec("COMMIT");
+      const page = { limit: 30, offset: 0 };
+      const vv = viewerValues(ANONYMOUS);
+      const cases = [
+        { q: REPO_LISTS.owner, a: { owner: many.name.toLowerCase() }, b: { owner: one.name.toLowerCase() } },
+        { q: REPO_LISTS.forks, a: { owner: many.name.toLowerCase(), name: manyRepo.name }, b: { owner: one.name.toLowerCase(), name: oneRepo.name } },
+      ] as const;
+      for (const { q, a, b } of cases) {
+        const item = (key: object) => batchItems([(q as typeof REPO_LISTS.forks).bind({ ...vv, ...page, ...key } as never)])[0]!; // !: one statement bound
+        const text = item(a).text;
+        const prepared = raw.prepare(text);
+        const steps = () => (raw.prepare("SELECT nstep FROM sqlite_stmt WHERE sql = ?").get(text) as { nstep: number }).nstep;
+        prepared.all(item(a).args as never);
+        const onMany = steps();
+        prepared.all(item(b).args as never);
+        expect(steps() - onMany).toBe(onMany);
+      }
+    } finally {
+      raw.close();
+    }
+    expect((await t.request(`/api/v1/users/${many.name}/repos`)).status).toBe(404);
+    const own = await t.request(`/api/v1/users/${many.name}/repos?limit=50`, { headers: token(await many.token()) });
+    expect(own.headers.get("X-Total-Count")).toBe("301");
+    const forks = await t.request(`/api/v1/repos/${many.name}/${manyRepo.name}/forks`, { headers: token(await many.token()) });
+    expect([forks.status, forks.headers.get("X-Total-Count")]).toEqual([200, "0"]); // private forks of other owners: not the base owner's to see
   });
 });

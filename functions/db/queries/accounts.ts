@@ -34,6 +34,14 @@ export function visibleSql(id: SQL, visibility: SQL, kind: AccountKind, opts: { 
   return opts.unlimited ? userVisibleSql({ ...unlimited(v), isAdmin: v.siteAdmin }, id, visibility, "user") : userVisibleSql(v, id, visibility, kind);
 }
 
+/**
+ * The id of the account named by parameter `param` when the viewer may see it (an organization
+ * only, with `orgOnly`), else NULL: what a route's rows about the account (its repositories,
+ * activity) are keyed by, so a hidden account's rows are never visited (an existence oracle).
+ */
+export const seenAccountId = (param: string, orgOnly = false) =>
+  sql`(SELECT sa.id FROM user sa WHERE sa.lower_name = ${p(param)}${orgOnly ? sql` AND sa.type = 1` : sql``} AND ${visibleSql(sql`sa.id`, sql`sa.visibility`, sql`sa.type`)})`;
+
 // The account reads below join the viewer row once (VIEWER_JOIN, see sql.ts): they run on most
 // routes, and each `(SELECT … FROM v)` costs sqld/Turso a compile of the viewer CTE per request.
 const VC = VIEWER_COLUMNS;

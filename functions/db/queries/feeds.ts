@@ -8,8 +8,8 @@ import { userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
 import { codeReadableSql, repoAccessibleSql } from "../../lib/permissions.ts";
 import { action } from "../schema.ts";
 import { columnsOf, num, p, shaped, viewerQuery, viewerQueryWith, type Row } from "../sql.ts";
-import { isOrgMemberSql, userCols, visibleSql, type UserRow } from "./accounts.ts";
-import { LIST_FACTS, packedFactsOf, REPO_ID_BY_PATH, VIEWER, type ListedRepo, type RepoPath } from "./repos.ts";
+import { isOrgMemberSql, seenAccountId, userCols, type UserRow } from "./accounts.ts";
+import { LIST_FACTS, packedFactsOf, SEEN_REPO_ID, VIEWER, type ListedRepo, type RepoPath } from "./repos.ts";
 import { teamVisibleSql } from "./teams.ts";
 
 /**
@@ -99,18 +99,14 @@ function feedStatements<K extends Record<string, unknown>>(name: string, filter:
 const V = VIEWER;
 
 /*
- * The account, repository or team a feed belongs to is looked up as the viewer may see it: for one
- * the viewer may not see, the id is NULL and none of its actions is visited — counting a hidden
- * account's thousands of actions would take time a missing one's do not (an existence oracle).
+ * The account, repository or team a feed belongs to is looked up as the viewer may see it (NULL
+ * otherwise): none of a hidden one's actions is visited (seenAccountId, SEEN_REPO_ID).
  */
-const seenAccount = (orgOnly: boolean) =>
-  sql`(SELECT fu.id FROM user fu WHERE fu.lower_name = ${p("name")}${orgOnly ? sql` AND fu.type = 1` : sql``} AND ${visibleSql(sql`fu.id`, sql`fu.visibility`, sql`fu.type`)})`;
-const SEEN_REPO_ID = sql`(SELECT fr.id FROM repository fr WHERE fr.id = ${REPO_ID_BY_PATH} AND ${repoAccessibleSql(V, sql`fr.id`, sql`fr.owner_id`, sql`fr.is_private`)})`;
 const SEEN_TEAM_ORG = sql`(SELECT ft.org_id FROM team ft WHERE ft.id = ${p("id")} AND ${teamVisibleSql({ viewer: V }, { id: sql`ft.id`, orgId: sql`ft.org_id`, visibility: sql`ft.visibility` })})`;
 
 /** GET /users/{username}/activities/feeds: user :name's feed; private entries only for the user and admins. */
 export const userFeed = shaped((s: { performedBy: boolean; day: boolean }) => {
-  const uid = seenAccount(false);
+  const uid = seenAccountId("name");
   const where = sql`"action"."user_id" = ${uid} AND ${accessibleRepoSql(V, sql`"action"."repo_id"`)}
     AND ("action"."is_private" = 0 OR ${V.isAdmin} OR ${uid} = ${V.id})
     AND ${actorVisibleSql(V, sql`(au.type = 1 AND au.id IN (SELECT org_id FROM team_user WHERE uid = ${uid}))`)}${s.performedBy ? sql` AND "action"."act_user_id" = ${uid}` : sql``}${s.day ? DAY : sql``}`;
@@ -119,7 +115,7 @@ export const userFeed = shaped((s: { performedBy: boolean; day: boolean }) => {
 
 /** GET /orgs/{org}/activities/feeds: organization :name's feed; private entries for members and admins. */
 export const orgFeed = shaped((day: boolean) => {
-  const oid = seenAccount(true);
+  const oid = seenAccountId("name", true);
   const where = sql`"action"."user_id" = ${oid} AND ${accessibleRepoSql(V, sql`"action"."repo_id"`)}
     AND ("action"."is_private" = 0 OR ${V.isAdmin} OR ${isOrgMemberSql(oid, V.id)})
     AND ${actorVisibleSql(V, sql`au.id = ${oid}`)}${day ? DAY : sql``}`;

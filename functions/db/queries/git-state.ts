@@ -4,10 +4,9 @@
  * own), and the visible accounts a set of commit e-mails names (Gitea's GetUserByEmail).
  */
 import { sql } from "drizzle-orm";
-import { repoAccessibleSql } from "../../lib/permissions.ts";
 import { num, p, str, V, viewerQuery, type Row } from "../sql.ts";
 import { userCols, visibleSql, type UserRow } from "./accounts.ts";
-import { REPO_ID_BY_PATH, VIEWER, type RepoPath } from "./repos.ts";
+import { SEEN_REPO_ID, type RepoPath } from "./repos.ts";
 
 export type RefRow = { name: string; oid: string; peeled: string | null };
 export type PackRow = { id: string; repoId: number; objects: number; size: number; idxSize: number; checksum: string };
@@ -22,20 +21,19 @@ export type PackRow = { id: string; repoId: number; objects: number; size: numbe
  * the code guard (reqRepoReader(code)) lets repository and site admins through when the code unit
  * is off, and they read and write the real history.
  */
-const READABLE_REPO_ID = sql`(SELECT gr.id FROM repository gr WHERE gr.id = ${REPO_ID_BY_PATH} AND ${repoAccessibleSql(VIEWER, sql`gr.id`, sql`gr.owner_id`, sql`gr.is_private`)})`;
 export type GitStateKey = RepoPath;
 
 /** The refs of the repository at :owner/:name, by name (none for a viewer who may not access it). */
 export const refsByPath = viewerQuery<RefRow, GitStateKey>(
   "refsByPath",
-  sql`SELECT name, oid, peeled FROM git_ref WHERE repo_id = ${READABLE_REPO_ID} ORDER BY name`,
+  sql`SELECT name, oid, peeled FROM git_ref WHERE repo_id = ${SEEN_REPO_ID} ORDER BY name`,
   (r: Row) => ({ name: str(r[0]), oid: str(r[1]), peeled: r[2] === null || r[2] === undefined ? null : String(r[2]) }),
 );
 
 /** The pack catalog of the repository at :owner/:name, in catalog order (none for a viewer who may not access it). */
 export const packsByPath = viewerQuery<PackRow, GitStateKey>(
   "packsByPath",
-  sql`SELECT id, repo_id, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ${READABLE_REPO_ID} ORDER BY seq`,
+  sql`SELECT id, repo_id, objects, size, idx_size, checksum FROM git_pack WHERE catalog_repo_id = ${SEEN_REPO_ID} ORDER BY seq`,
   (r: Row) => ({ id: str(r[0]), repoId: num(r[1]), objects: num(r[2]), size: num(r[3]), idxSize: num(r[4]), checksum: str(r[5]) }),
 );
 

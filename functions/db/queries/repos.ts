@@ -8,7 +8,7 @@ import { repoAccessibleSql, repoFactsColumns, type RepoFacts } from "../../lib/p
 import type { ViewerSql } from "../../lib/auth.ts";
 import { mirror, repository, type RepositoryRow, type UserRow } from "../schema.ts";
 import { columnsOf, command, insertSql, num, numOrNull, p, setList, shaped, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, viewerQueryWith, query, type InsertKey, type Row, type Statement, type ViewerValues, rowExists, whileExists } from "../sql.ts";
-import { isOrgOwnerSql, userCols, writeTargetVisibleSql } from "./accounts.ts";
+import { isOrgOwnerSql, seenAccountId, userCols, writeTargetVisibleSql } from "./accounts.ts";
 import { repoCascadeSql } from "./cascade.ts";
 
 /** The viewer CTE as the permission fragments' ViewerSql. */
@@ -82,6 +82,14 @@ export function packedFactsOf(r: Row, at = 0): ListedRepo {
 
 /** SQL: the id of the repository at :owner/:name (case-insensitive names, bound lower-cased). */
 export const REPO_ID_BY_PATH = sql`(SELECT r.id FROM repository r JOIN user o ON o.id = r.owner_id WHERE o.lower_name = ${p("owner")} AND r.lower_name = ${p("name")})`;
+
+/**
+ * The id of the repository at :owner/:name when the viewer may access it, else NULL: what the
+ * rows a route reads beside the repository (its refs, forks, activity) are keyed by, so a hidden
+ * repository's rows are never visited — reading thousands of them would take time a missing
+ * repository's do not (an existence oracle). The rule is decided once, not per row.
+ */
+export const SEEN_REPO_ID = sql`(SELECT sr.id FROM repository sr WHERE sr.id = ${REPO_ID_BY_PATH} AND ${repoAccessibleSql(VIEWER, sql`sr.id`, sql`sr.owner_id`, sql`sr.is_private`)})`;
 
 export type RepoPath = {
   owner: string;
@@ -311,9 +319,9 @@ export const REPO_LISTS = {
         JOIN repository mrr ON mrr.id = mtr.repo_id AND mrr.owner_id = mt.org_id WHERE mtu.uid = ${ME}
       UNION SELECT ar.id FROM team_user atu JOIN team at ON at.id = atu.team_id AND at.includes_all_repositories = 1 JOIN repository ar ON ar.owner_id = at.org_id WHERE atu.uid = ${ME})`, "name"),
   /** GET /users/{username}/repos, /orgs/{org}/repos: the owner's repositories (:owner lower-cased). */
-  owner: repoList<{ owner: string }>("repoListOwner", sql`repository.owner_id = (SELECT ou.id FROM user ou WHERE ou.lower_name = ${p("owner")})`),
+  owner: repoList<{ owner: string }>("repoListOwner", sql`repository.owner_id = ${seenAccountId("owner")}`),
   /** GET /repos/{owner}/{repo}/forks: the forks of the repository at the path. */
-  forks: repoList<RepoPath>("repoListForks", sql`repository.fork_id = ${REPO_ID_BY_PATH}`),
+  forks: repoList<RepoPath>("repoListForks", sql`repository.fork_id = ${SEEN_REPO_ID}`),
 };
 
 // ---- creating a repository (create, generate, fork): one write batch, statements built once ----
