@@ -11,6 +11,7 @@ import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packsByPath, refsByPath } from "../../functions/db/queries/git-state.ts";
 import { orgFeed, repoFeed, userFeed } from "../../functions/db/queries/feeds.ts";
+import { membersOfOrg } from "../../functions/db/queries/orgs.ts";
 import { REPO_LISTS, repoAtPath, repoAtPathWithParent } from "../../functions/db/queries/repos.ts";
 import { batchItems } from "../../functions/db/sql.ts";
 import { viewerValues } from "../../functions/lib/context.ts";
@@ -219,5 +220,36 @@ describe("the repositories and forks of an owner or repository the caller may no
     expect(own.headers.get("X-Total-Count")).toBe("301");
     const forks = await t.request(`/api/v1/repos/${many.name}/${manyRepo.name}/forks`, { headers: token(await many.token()) });
     expect([forks.status, forks.headers.get("X-Total-Count")]).toEqual([200, "0"]); // private forks of other owners: not the base owner's to see
+  });
+});
+
+describe("the members of an organization the caller may not see are never read", () => {
+  it("SQLite does the same work for a hidden organization with 300 public members as for one with a single one", async () => {
+    const admin = await seedUser(t.db);
+    const orgOf = async (name: string) => {
+      const res = await t.request("/api/v1/orgs", { method: "POST", headers: token(await admin.token()), json: { username: name, visibility: "private" } });
+      expect(res.status).toBe(201);
+      return (await res.json()) as { id: number; username: string };
+    };
+    const many = await orgOf(`hidden-many-${admin.id}`);
+    const one = await orgOf(`hidden-one-${admin.id}`);
+    const raw = new Database(t.file);
+    try {
+      const member = raw.prepare("INSERT INTO user (name, lower_name, email, passwd, type, visibility) VALUES (?, ?, ?, '', 0, 0) RETURNING id");
+      const join = raw.prepare("INSERT INTO org_user (org_id, uid, is_public) VALUES (?, ?, 1)");
+      raw.exec("BEGIN");
+      for (let i = 0; i < 300; i++) join.run(many.id, (member.get(`m-${many.id}-${i}`, `m-${many.id}-${i}`, `m-${many.id}-${i}@example.com`) as { id: number }).id);
+      raw.exec("COMMIT");
+      const item = (org: string) => batchItems([membersOfOrg.bind({ ...viewerValues(ANONYMOUS), org, limit: 30, offset: 0 })])[0]!; // !: one statement bound
+      const text = item(many.username).text;
+      const prepared = raw.prepare(text);
+      const steps = () => (raw.prepare("SELECT nstep FROM sqlite_stmt WHERE sql = ?").get(text) as { nstep: number }).nstep;
+      expect(prepared.all(item(many.username).args as never)).toEqual([]);
+      const onMany = steps();
+      prepared.all(item(one.username).args as never);
+      expect(steps() - onMany).toBe(onMany);
+    } finally {
+      raw.close();
+    }
   });
 });

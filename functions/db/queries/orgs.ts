@@ -6,7 +6,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { ACCESS } from "../../lib/permissions.ts";
 import { user } from "../schema.ts";
 import { bool, command, guardCommand, insertSql, num, p, query, rowExists, V, viewerQuery, type Row, whileExists } from "../sql.ts";
-import { isOrgMemberSql, isOrgOwnerSql, ORG_ID, userCols, visibleSql, type UserRow } from "./accounts.ts";
+import { isOrgMemberSql, isOrgOwnerSql, ORG_ID, seenAccountId, userCols, visibleSql, type UserRow } from "./accounts.ts";
 
 /** Repository unit types 1–10 (Gitea models/unit): code … actions. */
 export const UNIT_TYPES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
@@ -90,8 +90,11 @@ export const myOrgCount = viewerQuery("myOrgCount", sql`SELECT COUNT(*) ${MY_ORG
 
 // ---- members ----
 
-/** Members of :org the viewer may see: non-members see public members only, never a user the viewer may not see. */
-const MEMBERS = sql`FROM org_user ou JOIN user u ON u.id = ou.uid WHERE ou.org_id = ${ORG_ID}
+/**
+ * Members of :org the viewer may see: non-members see public members only, never a user the viewer
+ * may not see; none of a hidden organization's members is visited (`seenAccountId`).
+ */
+const MEMBERS = sql`FROM org_user ou JOIN user u ON u.id = ou.uid WHERE ou.org_id = ${seenAccountId("org", true)}
   AND (ou.is_public = 1 OR ${V.isAdmin} OR ${isOrgMemberSql(ORG_ID, V.id)})
   AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")}`;
 export const membersOfOrg = viewerQuery<UserRow, { org: string; limit: number; offset: number }>(

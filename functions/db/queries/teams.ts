@@ -8,7 +8,7 @@ import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../../lib/auth
 import { repoAccessibleSql, type RepoFacts } from "../../lib/permissions.ts";
 import { team, type TeamRow } from "../schema.ts";
 import { bool, columnsOf, command, guardCommand, insertSql, num, p, query, setList, shaped, str, rowExists, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, whileExists, type InsertKey, type Row } from "../sql.ts";
-import { isOrgMemberSql, isOrgOwnerSql, ORG_ID, userCols, type UserRow } from "./accounts.ts";
+import { isOrgMemberSql, isOrgOwnerSql, ORG_ID, seenAccountId, userCols, type UserRow } from "./accounts.ts";
 import { FACTS, factsOf, listStatement, VIEWER } from "./repos.ts";
 
 /**
@@ -66,7 +66,8 @@ const SEARCH: Record<TeamSearch, SQL> = {
 
 /** The teams of organization :org the viewer may see, by name, one page, and their count. */
 export const teamsOfOrg = shaped((search: TeamSearch) => {
-  const from = sql`FROM team WHERE team.org_id = ${ORG_ID} AND ${VISIBLE}${SEARCH[search]}`;
+  // none of a hidden organization's teams is visited (`seenAccountId`)
+  const from = sql`FROM team WHERE team.org_id = ${seenAccountId("org", true)} AND ${VISIBLE}${SEARCH[search]}`;
   return {
     page: viewerQuery<TeamWithUnits, { org: string; pattern?: string; limit: number; offset: number }>(
       `teamsOfOrg(${search})`,
