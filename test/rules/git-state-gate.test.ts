@@ -10,6 +10,7 @@
 import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packsByPath, refsByPath } from "../../functions/db/queries/git-state.ts";
+import { identitiesByPath } from "../../functions/db/queries/identities.ts";
 import { orgFeed, repoFeed, userFeed } from "../../functions/db/queries/feeds.ts";
 import { membersOfOrg } from "../../functions/db/queries/orgs.ts";
 import { REPO_LISTS, repoAtPath, repoAtPathWithParent } from "../../functions/db/queries/repos.ts";
@@ -66,7 +67,7 @@ describe("with the code unit off, its admins still read the real history (reqRep
 });
 
 describe("a hidden repository's git state is never visited", () => {
-  it("SQLite does the same work for a hidden repository with 3,000 refs and packs as for one with one of each (anonymous and a signed-in stranger)", async () => {
+  it("SQLite does the same work for a hidden repository with 3,000 refs, packs and commit e-mails as for one with one of each (anonymous and a signed-in stranger)", async () => {
     const big = await apiRepo(t, tok, { name: "hidden-big", private: true });
     const small = await apiRepo(t, tok, { name: "hidden-small", private: true });
     const stranger = await seedUser(t.db);
@@ -80,13 +81,16 @@ describe("a hidden repository's git state is never visited", () => {
       ref.run(big.id, `refs/heads/b${i}`, "a".repeat(40));
       pack.run(`p${big.id}-${i}`, big.id, big.id, "c".repeat(40));
     }
+    const identity = raw.prepare("INSERT INTO git_identity (repo_id, email) VALUES (?, ?)");
+    for (let i = 0; i < 3000; i++) identity.run(big.id, `author${i}@example.com`);
+    identity.run(small.id, "author@example.com");
     ref.run(small.id, "refs/heads/main", "a".repeat(40));
     pack.run(`p${small.id}`, small.id, small.id, "c".repeat(40));
     raw.exec("COMMIT");
 
     for (const viewer of [viewerValues(ANONYMOUS), viewerValues({ ...ANONYMOUS, tokenHash: await tokenHash(strangerTok) })]) {
-      for (const q of [refsByPath, packsByPath]) {
-        const item = (name: string) => batchItems([q.bind({ owner: owner.name, name, ...viewer })])[0]!; // !: one statement bound
+      for (const q of [refsByPath, packsByPath, identitiesByPath]) {
+        const item = (name: string) => batchItems([(q as typeof identitiesByPath).bind({ owner: owner.name, name, noReply: "@noreply.example.com", ...viewer })])[0]!; // !: one statement bound
         const a = item(big.name);
         const b = item(small.name);
         const st = raw.prepare(a.text);

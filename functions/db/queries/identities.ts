@@ -7,7 +7,7 @@
 import { sql } from "drizzle-orm";
 import { p, str, V, viewerQuery, type Row } from "../sql.ts";
 import { userCols, visibleSql, type UserRow } from "./accounts.ts";
-import { REPO_ID_BY_PATH, type RepoPath } from "./repos.ts";
+import { SEEN_REPO_ID, type RepoPath } from "./repos.ts";
 
 /** The most identities one read returns; a repository with more looks the rest up on demand. */
 export const IDENTITY_LIMIT = 500;
@@ -22,7 +22,8 @@ export interface Identity {
 
 /**
  * The recorded commit e-mails of the repository at {owner}/{repo} with their accounts, those with
- * an account first, at most IDENTITY_LIMIT (an e-mail not among them is looked up on demand).
+ * an account first, at most IDENTITY_LIMIT (an e-mail not among them is looked up on demand); none
+ * of a repository the viewer may not see (`SEEN_REPO_ID`).
  * `noReply` is `@<NO_REPLY_ADDRESS>`, lower-cased.
  */
 export const identitiesByPath = viewerQuery<Identity, RepoPath & { noReply: string }>(
@@ -34,7 +35,7 @@ export const identitiesByPath = viewerQuery<Identity, RepoPath & { noReply: stri
         (SELECT ea.uid FROM email_address ea WHERE ea.lower_email = gi.email AND ea.is_activated = 1 LIMIT 1),
         CASE WHEN substr(gi.email, -length(${p("noReply")})) = ${p("noReply")}
           THEN (SELECT x.id FROM user x WHERE x.lower_name = substr(gi.email, 1, length(gi.email) - length(${p("noReply")}))) END)
-      WHERE gi.repo_id = ${REPO_ID_BY_PATH}
+      WHERE gi.repo_id = ${SEEN_REPO_ID}
       ORDER BY u.id IS NULL, gi.email LIMIT ${IDENTITY_LIMIT}`,
   (r: Row): Identity => ({ email: str(r[0]), user: r[1] === null || r[1] === undefined ? null : U.read(r, 1) }),
 );
