@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packsByPath, refsByPath } from "../../functions/db/queries/git-state.ts";
 import { identitiesByPath } from "../../functions/db/queries/identities.ts";
 import { orgFeed, repoFeed, userFeed } from "../../functions/db/queries/feeds.ts";
+import { collaboratorCountOfRepo } from "../../functions/db/queries/collaborators.ts";
 import { membersOfOrg } from "../../functions/db/queries/orgs.ts";
 import { REPO_LISTS, repoAtPath, repoAtPathWithParent } from "../../functions/db/queries/repos.ts";
 import { batchItems } from "../../functions/db/sql.ts";
@@ -176,8 +177,8 @@ describe("the feed of an account or repository the caller may not see is never r
   });
 });
 
-describe("the repositories and forks of an owner or repository the caller may not see are never read", () => {
-  it("SQLite does the same work for a hidden owner with 300 repositories (and a hidden base with 300 forks) as for one with a single one", async () => {
+describe("the repositories, forks and collaborators of an owner or repository the caller may not see are never read", () => {
+  it("SQLite does the same work for a hidden owner with 300 repositories (and a hidden base with 300 forks and collaborators) as for one with a single one", async () => {
     const many = await seedUser(t.db, { visibility: 2 });
     const one = await seedUser(t.db, { visibility: 2 });
     const manyRepo = await apiRepo(t, await many.token(), { name: "base-many", private: true });
@@ -197,9 +198,14 @@ describe("the repositories and forks of an owner or repository the caller may no
       raw.exec("COMMIT");
       const page = { limit: 30, offset: 0 };
       const vv = viewerValues(ANONYMOUS);
+      // the forkers collaborate on the base too: its collaborators are as many
+      const collab = raw.prepare("INSERT INTO collaboration (repo_id, user_id, mode) SELECT fork_id, owner_id, 1 FROM repository WHERE fork_id = ?");
+      collab.run(manyRepo.id);
+      collab.run(oneRepo.id);
       const cases = [
         { q: REPO_LISTS.owner, a: { owner: many.name.toLowerCase() }, b: { owner: one.name.toLowerCase() } },
         { q: REPO_LISTS.forks, a: { owner: many.name.toLowerCase(), name: manyRepo.name }, b: { owner: one.name.toLowerCase(), name: oneRepo.name } },
+        { q: collaboratorCountOfRepo, a: { owner: many.name.toLowerCase(), name: manyRepo.name }, b: { owner: one.name.toLowerCase(), name: oneRepo.name } },
       ] as const;
       for (const { q, a, b } of cases) {
         const item = (key: object) => batchItems([(q as typeof REPO_LISTS.forks).bind({ ...vv, ...page, ...key } as never)])[0]!; // !: one statement bound

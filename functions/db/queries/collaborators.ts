@@ -8,7 +8,7 @@ import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../../lib/auth
 import { ACCESS, UNIT, type RepoFacts } from "../../lib/permissions.ts";
 import { bool, command, num, p, rowExists, viewerQuery, type Row, whileExists } from "../sql.ts";
 import { userCols, type UserRow } from "./accounts.ts";
-import { factsList, factsOf, REPO_ID_BY_PATH, VIEWER, type RepoPath } from "./repos.ts";
+import { factsList, factsOf, REPO_ID_BY_PATH, SEEN_REPO_ID, VIEWER, type RepoPath } from "./repos.ts";
 
 // The user table keeps its name (no alias), as the permission fragments expect.
 const U = userCols("user");
@@ -19,7 +19,8 @@ const count = (r: Row) => num(r[0]);
 /** SQL: the listed user is visible to the viewer (lists never show a user the caller may not see). */
 const LISTED_VISIBLE = userVisibleSql(V, sql`user.id`, sql`user.visibility`, "user");
 
-const COLLABORATORS = sql`FROM collaboration JOIN user ON user.id = collaboration.user_id WHERE collaboration.repo_id = ${REPO_ID_BY_PATH} AND ${LISTED_VISIBLE}`;
+/** None of a hidden repository's collaborations is visited (`SEEN_REPO_ID`). */
+const COLLABORATORS = sql`FROM collaboration JOIN user ON user.id = collaboration.user_id WHERE collaboration.repo_id = ${SEEN_REPO_ID} AND ${LISTED_VISIBLE}`;
 
 /** The collaborators of the repository the viewer may see, oldest collaboration first, one page, and their count. */
 export const collaboratorsOfRepo = viewerQuery<UserRow, RepoPath & { limit: number; offset: number }>(
