@@ -4,20 +4,18 @@
  * contains them (GHSA-3r5c-2xxx-h872). Targets must pass [webhook] ALLOWED_HOST_LIST.
  */
 import type { WebhookRow } from "../db/schema.ts";
-import { orgByName, type OrgSeen } from "../db/queries/accounts.ts";
 import { deleteHook as deleteHookCmd, hookCountOfOrg, hookOfOrg, hookOwnerExists, hooksOfOrg, insertHook, updateHook, type HookValues } from "../db/queries/hooks.ts";
 import { deleteTasksOfHook } from "../db/queries/hook-tasks.ts";
 import { only, patchKeys, type Bound } from "../db/sql.ts";
 import { isoTime } from "../convert/user.ts";
-import type { Caller } from "../lib/auth.ts";
 import { read, write, type Ctx } from "../lib/context.ts";
 import { encryptSecret } from "../lib/crypto.ts";
 import { ApiError, badRequest, notFound, unprocessable } from "../lib/errors.ts";
-import { reqOrgOwnership } from "../lib/guards.ts";
 import { isAllowedHost } from "../lib/hosts.ts";
 import { compileGlob } from "../lib/glob.ts";
 import type { Page } from "../lib/pagination.ts";
 import { nowUnix } from "./common.ts";
+import { assignOwnedOrg, orgRead } from "./orgs.ts";
 
 export const HOOK_TYPES = ["gitea", "gogs", "slack", "discord", "dingtalk", "telegram", "msteams", "feishu", "matrix", "wechatwork", "packagist"];
 /** Event names accepted on input (Gitea's HookEvents); `*_only` forms are stored under their base name. */
@@ -124,17 +122,6 @@ function hookMeta(type: string, cfg: Record<string, string>, base: Record<string
     } else meta[key] = value;
   }
   return meta;
-}
-
-/** The org in the path, for the route's read. */
-const orgRead = (ctx: Ctx, name: string) => orgByName.bind({ ...ctx.vv, name: name.toLowerCase() });
-
-/** The org in the path must be visible (else 404) and owned by the caller (else 403). */
-function assignOwnedOrg(caller: Caller | null, found: readonly OrgSeen[]) {
-  const o = found[0];
-  if (!o || !o.visible) throw notFound();
-  reqOrgOwnership(caller, o);
-  return o.org;
 }
 
 const hookOf = (orgName: string, id: number): Bound<WebhookRow> => hookOfOrg.bind({ org: orgName.toLowerCase(), id });

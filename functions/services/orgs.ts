@@ -30,7 +30,7 @@ import type { CreateOrgOption, EditOrgOption } from "../wire/user.ts";
 import { checkUsableUsername, isGuardTrip, nowUnix, site, viewerOf } from "./common.ts";
 
 /** The org in the path with the viewer's relation to it, for the route's read. */
-const orgRead = (ctx: Ctx, name: string) => orgByName.bind({ ...ctx.vv, name: name.toLowerCase() });
+export const orgRead = (ctx: Ctx, name: string) => orgByName.bind({ ...ctx.vv, name: name.toLowerCase() });
 
 /** orgAssignment: the organization must exist and be visible to the viewer, else 404. */
 function assignOrg(found: readonly OrgSeen[]): OrgSeen {
@@ -39,10 +39,17 @@ function assignOrg(found: readonly OrgSeen[]): OrgSeen {
   return o;
 }
 
-/** reqOrgOwnership before the body is bound (orgEdit, the hook writes): the organization visible (404), owned (403). */
+/** The org in the path must be visible (else 404) and owned by the caller (else 403): reqOrgOwnership. */
+export function assignOwnedOrg(caller: Caller | null, found: readonly OrgSeen[]): UserRow {
+  const o = assignOrg(found);
+  reqOrgOwnership(caller, o);
+  return o.org;
+}
+
+/** reqOrgOwnership before the body is bound (orgEdit, the hook writes). */
 export const orgOwnerGuard: BindGuard = async (ctx, params) => {
   const { caller, o } = await read(ctx, { o: orgRead(ctx, params.org ?? "") });
-  reqOrgOwnership(caller, assignOrg(o));
+  assignOwnedOrg(caller, o);
 };
 
 /** POST /orgs (orgCreate): the org, its Owners team (all units at owner), the creator in it. */
