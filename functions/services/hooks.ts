@@ -124,15 +124,15 @@ function hookMeta(type: string, cfg: Record<string, string>, base: Record<string
   return meta;
 }
 
-const hookOf = (orgName: string, id: number): Bound<WebhookRow> => hookOfOrg.bind({ org: orgName.toLowerCase(), id });
+const hookOf = (ctx: Ctx, orgName: string, id: number): Bound<WebhookRow> => hookOfOrg.bind({ ...ctx.vv, org: orgName.toLowerCase(), id });
 
 /** GET /orgs/{org}/hooks (orgListHooks). */
 export async function listHooks(ctx: Ctx, orgName: string, page: Page) {
   const org = orgName.toLowerCase();
   const { caller, o, hooks, total } = await read(ctx, {
     o: orgRead(ctx, orgName),
-    hooks: hooksOfOrg.bind({ org, limit: page.limit, offset: page.offset }),
-    total: hookCountOfOrg.bind({ org }),
+    hooks: hooksOfOrg.bind({ ...ctx.vv, org, limit: page.limit, offset: page.offset }),
+    total: hookCountOfOrg.bind({ ...ctx.vv, org }),
   });
   assignOwnedOrg(caller, o);
   return { total: total[0] ?? 0, hooks: hooks.map(toHook) };
@@ -140,7 +140,7 @@ export async function listHooks(ctx: Ctx, orgName: string, page: Page) {
 
 /** GET /orgs/{org}/hooks/{id} (orgGetHook): a hook of another org answers like a missing one. */
 export async function getHook(ctx: Ctx, orgName: string, id: number) {
-  const { caller, o, hook } = await read(ctx, { o: orgRead(ctx, orgName), hook: hookOf(orgName, id) });
+  const { caller, o, hook } = await read(ctx, { o: orgRead(ctx, orgName), hook: hookOf(ctx, orgName, id) });
   assignOwnedOrg(caller, o);
   const h = hook[0];
   if (!h) throw notFound();
@@ -188,7 +188,7 @@ export async function createHook(ctx: Ctx, orgName: string, form: HookForm) {
 
 /** PATCH /orgs/{org}/hooks/{id} (orgEditHook): present fields replace; secrets stay write-only. */
 export async function editHook(ctx: Ctx, orgName: string, id: number, form: HookForm) {
-  const { caller, o, hook } = await read(ctx, { o: orgRead(ctx, orgName), hook: hookOf(orgName, id) });
+  const { caller, o, hook } = await read(ctx, { o: orgRead(ctx, orgName), hook: hookOf(ctx, orgName, id) });
   assignOwnedOrg(caller, o);
   const h = hook[0];
   if (!h) throw notFound();
@@ -224,7 +224,7 @@ export async function editHook(ctx: Ctx, orgName: string, id: number, form: Hook
 
 /** DELETE /orgs/{org}/hooks/{id} (orgDeleteHook): 404 when the hook does not exist (in this org). */
 export async function deleteHook(ctx: Ctx, orgName: string, id: number) {
-  const { caller, o, hook } = await read(ctx, { o: orgRead(ctx, orgName), hook: hookOf(orgName, id) });
+  const { caller, o, hook } = await read(ctx, { o: orgRead(ctx, orgName), hook: hookOf(ctx, orgName, id) });
   assignOwnedOrg(caller, o);
   const h = hook[0];
   if (!h) throw notFound();

@@ -45,7 +45,7 @@ export const labelWriterGuard = repoGuard(reqLabelWriter);
 export async function listLabels(ctx: Ctx, owner: string, name: string, sort: string | undefined, page: Page) {
   // Unknown (or inherited-property) names sort alphabetically, as Gitea's default case.
   const order: LabelSort = sort && Object.hasOwn(LABEL_SORT, sort) ? (sort as LabelSort) : "alphabetically";
-  const path = repoPath(owner, name);
+  const path = { ...ctx.vv, ...repoPath(owner, name) };
   const a = await assignRepo(ctx, owner, name, {
     labels: labelsOfRepo(order).bind({ ...path, limit: page.limit, offset: page.offset }),
     total: labelCountOfRepo.bind(path),
@@ -56,12 +56,14 @@ export async function listLabels(ctx: Ctx, owner: string, name: string, sort: st
 }
 
 /** A label of this repository by id, or by name when the path value is not an integer. */
-const labelByRef = (owner: string, name: string, ref: string) =>
-  /^\d{1,18}$/.test(ref) ? labelOfRepo.byId.bind({ ...repoPath(owner, name), id: Number(ref) }) : labelOfRepo.byName.bind({ ...repoPath(owner, name), label: ref });
+const labelByRef = (ctx: Ctx, owner: string, name: string, ref: string) => {
+  const path = { ...ctx.vv, ...repoPath(owner, name) };
+  return /^\d{1,18}$/.test(ref) ? labelOfRepo.byId.bind({ ...path, id: Number(ref) }) : labelOfRepo.byName.bind({ ...path, label: ref });
+};
 
 /** GET /repos/{owner}/{repo}/labels/{id} (issueGetLabel): ids from other repositories answer like absent ones. */
 export async function getLabel(ctx: Ctx, owner: string, name: string, ref: string) {
-  const a = await assignRepo(ctx, owner, name, { label: labelByRef(owner, name, ref) });
+  const a = await assignRepo(ctx, owner, name, { label: labelByRef(ctx, owner, name, ref) });
   reqRepoReader(a.caller, a.perm, UNIT.issues, UNIT.pulls);
   const l = a.named.label[0];
   if (!l) throw notFound();
@@ -89,7 +91,7 @@ export async function createLabel(ctx: Ctx, owner: string, name: string, form: R
 
 /** PATCH /repos/{owner}/{repo}/labels/{id} (issueEditLabel): present fields only; an absent is_archived un-archives. */
 export async function editLabel(ctx: Ctx, owner: string, name: string, ref: string, form: LabelForm) {
-  const a = await assignRepo(ctx, owner, name, { label: labelByRef(owner, name, ref) });
+  const a = await assignRepo(ctx, owner, name, { label: labelByRef(ctx, owner, name, ref) });
   reqLabelWriter(a);
   const l = a.named.label[0];
   if (!l) throw notFound();

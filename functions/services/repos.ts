@@ -388,7 +388,7 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
   const withGit = !!form.git_content && !!opts.objects;
   const a = await assignRepo(ctx, tOwner, tName, {
     target: ownerForCreate.bind({ ...ctx.vv, name: form.owner.toLowerCase() }),
-    labels: allLabelsOfRepo.bind(repoPath(tOwner, tName)),
+    labels: allLabelsOfRepo.bind({ ...ctx.vv, ...repoPath(tOwner, tName) }),
     ...(withGit ? gitState(ctx, tOwner, tName) : {}),
   });
   const me = a.caller!;

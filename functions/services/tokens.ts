@@ -20,8 +20,8 @@ export async function listAccessTokens(ctx: Ctx, username: string, page: Page) {
   const name = username.toLowerCase();
   const { caller, account, tokens, total } = await read(ctx, {
     account: accountByName(ctx, username),
-    tokens: tokensOfUser.bind({ name, limit: page.limit, offset: page.offset }),
-    total: tokenCountOfUser.bind({ name }),
+    tokens: tokensOfUser.bind({ ...ctx.vv, name, limit: page.limit, offset: page.offset }),
+    total: tokenCountOfUser.bind({ ...ctx.vv, name }),
   });
   const target = account[0];
   if (!target) throw notFound();

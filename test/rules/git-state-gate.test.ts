@@ -14,6 +14,9 @@ import { identitiesByPath } from "../../functions/db/queries/identities.ts";
 import { orgFeed, repoFeed, userFeed } from "../../functions/db/queries/feeds.ts";
 import { collaboratorCountOfRepo } from "../../functions/db/queries/collaborators.ts";
 import { membersOfOrg } from "../../functions/db/queries/orgs.ts";
+import { labelCountOfRepo, labelsOfRepo } from "../../functions/db/queries/labels.ts";
+import { hookCountOfOrg, hooksOfOrg } from "../../functions/db/queries/hooks.ts";
+import { tokenCountOfUser, tokensOfUser } from "../../functions/db/queries/tokens.ts";
 import { REPO_LISTS, repoAtPath, repoAtPathWithParent } from "../../functions/db/queries/repos.ts";
 import { batchItems } from "../../functions/db/sql.ts";
 import { viewerValues } from "../../functions/lib/context.ts";
@@ -247,5 +250,70 @@ describe("the members of an organization the caller may not see are never read",
     } finally {
       raw.close();
     }
+  });
+});
+
+describe("the labels of a hidden repository, the hooks of an organization the caller does not own and another user's tokens are never read", () => {
+  it("SQLite does the same work for 300 of them as for one (labels for anonymous and a stranger, hooks and tokens for a stranger); their owners still read all of them", async () => {
+    const stranger = await seedUser(t.db);
+    const strangerTok = await stranger.token();
+    const admin = await seedUser(t.db);
+    const adminTok = await admin.token();
+    const many = await apiRepo(t, tok, { name: "labels-many", private: true });
+    const one = await apiRepo(t, tok, { name: "labels-one", private: true });
+    const orgOf = async (name: string) => {
+      const res = await t.request("/api/v1/orgs", { method: "POST", headers: token(adminTok), json: { username: name, visibility: "public" } });
+      expect(res.status).toBe(201);
+      return (await res.json()) as { id: number; username: string };
+    };
+    const orgMany = await orgOf(`hooks-many-${admin.id}`);
+    const orgOne = await orgOf(`hooks-one-${admin.id}`);
+    const tokensMany = await seedUser(t.db);
+    const tokensOne = await seedUser(t.db);
+    const raw = new Database(t.file);
+    try {
+      const label = raw.prepare("INSERT INTO label (repo_id, name, color) VALUES (?, ?, 'ee0701')");
+      const hook = raw.prepare("INSERT INTO webhook (owner_id, type, url, is_active) VALUES (?, 'gitea', 'https://example.com/hook', 1)");
+      const tokenRow = raw.prepare("INSERT INTO access_token (uid, name, token_hash, token_last_eight) VALUES (?, ?, ?, 'abcdefgh')");
+      raw.exec("BEGIN");
+      for (let i = 0; i < 300; i++) {
+        label.run(many.id, `l${i}`);
+        hook.run(orgMany.id);
+        tokenRow.run(tokensMany.id, `t${i}`, `hash-${tokensMany.id}-${i}`);
+      }
+      label.run(one.id, "l");
+      hook.run(orgOne.id);
+      tokenRow.run(tokensOne.id, "t", `hash-${tokensOne.id}`);
+      raw.exec("COMMIT");
+      const page = { limit: 30, offset: 0 };
+      const anonymous = viewerValues(ANONYMOUS);
+      const signedIn = viewerValues({ ...ANONYMOUS, tokenHash: await tokenHash(strangerTok) });
+      const cases = [
+        ...[anonymous, signedIn].flatMap((vv) => [
+          { q: labelsOfRepo("alphabetically"), vv, a: { owner: owner.name.toLowerCase(), name: many.name }, b: { owner: owner.name.toLowerCase(), name: one.name } },
+          { q: labelCountOfRepo, vv, a: { owner: owner.name.toLowerCase(), name: many.name }, b: { owner: owner.name.toLowerCase(), name: one.name } },
+        ]),
+        { q: hooksOfOrg, vv: signedIn, a: { org: orgMany.username.toLowerCase() }, b: { org: orgOne.username.toLowerCase() } },
+        { q: hookCountOfOrg, vv: signedIn, a: { org: orgMany.username.toLowerCase() }, b: { org: orgOne.username.toLowerCase() } },
+        { q: tokensOfUser, vv: signedIn, a: { name: tokensMany.name.toLowerCase() }, b: { name: tokensOne.name.toLowerCase() } },
+        { q: tokenCountOfUser, vv: signedIn, a: { name: tokensMany.name.toLowerCase() }, b: { name: tokensOne.name.toLowerCase() } },
+      ];
+      for (const { q, vv, a, b } of cases) {
+        const item = (key: object) => batchItems([(q as typeof hooksOfOrg).bind({ ...vv, ...page, ...key } as never)])[0]!; // !: one statement bound
+        const [onMany, onOne] = vmSteps(raw, item(a).text, [item(a).args, item(b).args]);
+        expect(onMany!.n).toBe(onOne!.n);
+      }
+    } finally {
+      raw.close();
+    }
+    // the answers: refused or hidden as before; the owners read every row
+    expect((await t.request(`/api/v1/repos/${owner.name}/${many.name}/labels`, { headers: token(strangerTok) })).status).toBe(404);
+    expect((await api(`${many.name}/labels?limit=1`)).headers.get("X-Total-Count")).toBe("300");
+    expect((await t.request(`/api/v1/orgs/${orgMany.username}/hooks`, { headers: token(strangerTok) })).status).toBe(403);
+    expect((await t.request(`/api/v1/orgs/${orgMany.username}/hooks?limit=1`, { headers: token(adminTok) })).headers.get("X-Total-Count")).toBe("300");
+    const basic = (u: SeededUser) => ({ Authorization: `Basic ${btoa(`${u.name}:${u.password}`)}` });
+    expect((await t.request(`/api/v1/users/${tokensMany.name}/tokens`, { headers: basic(stranger) })).status).toBe(403);
+    const own = await t.request(`/api/v1/users/${tokensMany.name}/tokens?limit=1`, { headers: basic(tokensMany) });
+    expect(own.headers.get("X-Total-Count")).toBe("300");
   });
 });

@@ -53,6 +53,13 @@ export const userExists = whileExists<{ uid: number }>("whileUser", rowExists("u
 export const isOrgOwnerSql = (orgId: SQLWrapper | number, uid: SQLWrapper | number) =>
   sql`EXISTS (SELECT 1 FROM team_user tu JOIN team t ON t.id = tu.team_id WHERE tu.org_id = ${orgId} AND tu.uid = ${uid} AND t.authorize = 4)`;
 
+/**
+ * The id of the organization named by parameter `param` when the viewer may see it and owns it (or
+ * is a site admin: reqOrgOwnership), else NULL: what an organization's owner-only rows (its hooks)
+ * are keyed by, so nobody else makes them be read.
+ */
+export const ownedOrgId = (param: string) => sql`(SELECT so.id FROM user so WHERE so.id = ${seenAccountId(param, true)} AND (${V.isAdmin} OR ${isOrgOwnerSql(sql`so.id`, V.id)}))`;
+
 /** SQL: `uid` is a member of the organization. */
 export const isOrgMemberSql = (orgId: SQLWrapper | number, uid: SQLWrapper | number) => sql`EXISTS (SELECT 1 FROM org_user ou WHERE ou.org_id = ${orgId} AND ou.uid = ${uid})`;
 

@@ -1,8 +1,12 @@
-/** Repository labels (`/repos/{owner}/{repo}/labels`): statements built once, one per sort order and per set of edited fields. */
+/**
+ * Repository labels (`/repos/{owner}/{repo}/labels`): statements built once, one per sort order and
+ * per set of edited fields. The reads are keyed by `SEEN_REPO_ID`: none of a hidden repository's
+ * labels is visited (their number would make a hidden repository cost more than a missing one).
+ */
 import { sql } from "drizzle-orm";
 import { label } from "../schema.ts";
-import { columnsOf, command, insertSql, num, p, query, rowExists, setList, shaped, type InsertKey, type Row, whileExists } from "../sql.ts";
-import { REPO_ID_BY_PATH, type RepoPath } from "./repos.ts";
+import { columnsOf, command, insertSql, num, p, query, rowExists, setList, shaped, viewerQuery, type InsertKey, type Row, whileExists } from "../sql.ts";
+import { SEEN_REPO_ID, type RepoPath } from "./repos.ts";
 
 const L = columnsOf(label, "label");
 export type LabelRow = ReturnType<typeof L.read>;
@@ -19,24 +23,24 @@ export type LabelSort = keyof typeof LABEL_SORT;
 
 /** The labels of the repository at :owner/:name, one page in one sort order. */
 export const labelsOfRepo = shaped((sort: LabelSort) =>
-  query<LabelRow, RepoPath & { limit: number; offset: number }>(
+  viewerQuery<LabelRow, RepoPath & { limit: number; offset: number }>(
     `labelsOfRepo(${sort})`,
-    sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${REPO_ID_BY_PATH} ORDER BY ${LABEL_SORT[sort]} LIMIT ${p("limit")} OFFSET ${p("offset")}`,
+    sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${SEEN_REPO_ID} ORDER BY ${LABEL_SORT[sort]} LIMIT ${p("limit")} OFFSET ${p("offset")}`,
     labelRow,
   ),
 );
 
 /** Every label of the repository at :owner/:name in creation order (generate copies them). */
-export const allLabelsOfRepo = query<LabelRow, RepoPath>("allLabelsOfRepo", sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${REPO_ID_BY_PATH} ORDER BY label.id`, labelRow);
+export const allLabelsOfRepo = viewerQuery<LabelRow, RepoPath>("allLabelsOfRepo", sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${SEEN_REPO_ID} ORDER BY label.id`, labelRow);
 
-export const labelCountOfRepo = query<number, RepoPath>("labelCountOfRepo", sql`SELECT COUNT(*) FROM label WHERE label.repo_id = ${REPO_ID_BY_PATH}`, (r) => num(r[0]));
+export const labelCountOfRepo = viewerQuery<number, RepoPath>("labelCountOfRepo", sql`SELECT COUNT(*) FROM label WHERE label.repo_id = ${SEEN_REPO_ID}`, (r) => num(r[0]));
 
 /** A label of the repository at :owner/:name by :id, or by :label name (the first such). */
 export const labelOfRepo = {
-  byId: query<LabelRow, RepoPath & { id: number }>("labelOfRepoById", sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${REPO_ID_BY_PATH} AND label.id = ${p("id")} ORDER BY label.id LIMIT 1`, labelRow),
-  byName: query<LabelRow, RepoPath & { label: string }>(
+  byId: viewerQuery<LabelRow, RepoPath & { id: number }>("labelOfRepoById", sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${SEEN_REPO_ID} AND label.id = ${p("id")} ORDER BY label.id LIMIT 1`, labelRow),
+  byName: viewerQuery<LabelRow, RepoPath & { label: string }>(
     "labelOfRepoByName",
-    sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${REPO_ID_BY_PATH} AND label.name = ${p("label")} ORDER BY label.id LIMIT 1`,
+    sql`SELECT ${L.select} FROM label WHERE label.repo_id = ${SEEN_REPO_ID} AND label.name = ${p("label")} ORDER BY label.id LIMIT 1`,
     labelRow,
   ),
 };
