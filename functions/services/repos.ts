@@ -836,7 +836,8 @@ const searchStatements = shaped((s: SearchShape) => {
   }
   if (s.team) {
     conds.push(sql`EXISTS (SELECT 1 FROM team ft WHERE ft.id = ${p("teamId")} AND ${teamVisibleSql({ viewer: REPO_VIEWER }, { id: sql`ft.id`, orgId: sql`ft.org_id`, visibility: sql`ft.visibility` })})
-      AND EXISTS (SELECT 1 FROM team_repo str WHERE str.team_id = ${p("teamId")} AND str.repo_id = ${repoId})`);
+      AND (EXISTS (SELECT 1 FROM team_repo str WHERE str.team_id = ${p("teamId")} AND str.repo_id = ${repoId})
+        OR EXISTS (SELECT 1 FROM team fa WHERE fa.id = ${p("teamId")} AND fa.includes_all_repositories = 1 AND fa.org_id = ${col(repository.ownerId)}))`);
   }
   if (s.starred) conds.push(sql`${visibleAccountSql(p("starredBy"))} AND EXISTS (SELECT 1 FROM star ss WHERE ss.uid = ${p("starredBy")} AND ss.repo_id = ${repoId})`);
   conds.push(...flagFilters(s, REPO_FLAGS));
@@ -846,7 +847,11 @@ const searchStatements = shaped((s: SearchShape) => {
   // ?uid= 39 → 1 ms, ?mode=collaborative 612 → 4 ms).
   if (s.kw === "none") {
     if (s.uid) conds.push(sql`${repoId} IN (SELECT ur.id FROM repository ur WHERE ur.owner_id = ${p("uid")} UNION ALL SELECT uc.repo_id FROM collaboration uc WHERE uc.user_id = ${p("uid")})`);
-    if (s.team) conds.push(sql`${repoId} IN (SELECT tr.repo_id FROM team_repo tr WHERE tr.team_id = ${p("teamId")})`);
+    // a team that includes all repositories has no team_repo rows here: its organization's are its own (Gitea writes them)
+    if (s.team) {
+      conds.push(sql`${repoId} IN (SELECT tr.repo_id FROM team_repo tr WHERE tr.team_id = ${p("teamId")}
+        UNION ALL SELECT tar.id FROM team ta JOIN repository tar ON tar.owner_id = ta.org_id WHERE ta.id = ${p("teamId")} AND ta.includes_all_repositories = 1)`);
+    }
     if (s.starred) conds.push(sql`${repoId} IN (SELECT sr.repo_id FROM star sr WHERE sr.uid = ${p("starredBy")})`);
     if (s.mode === "collaborative") conds.push(sql`${repoId} IN (${reachedRepoIdsSql(REPO_VIEWER)})`);
   }

@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repository, star } from "../../functions/db/schema.ts";
-import { expectRefusal, NOT_FOUND, addCollaborator, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, NOT_FOUND, addCollaborator, apiRepo, roundTrips, seedMember, seedOrg, seedTeam, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -165,6 +165,21 @@ describe("search rules", () => {
     const m = await seedUser(t.db);
     await seedMember(t, org, m);
     expect((await search(`q=${r.name}`, await m.token())).names).toEqual([r.name]);
+  });
+
+  it("team_id of a team that includes all repositories lists every repository of its organization the caller may see, with and without a keyword (Gitea keeps its team_repo rows)", async () => {
+    const org = await seedOrg(t, alice);
+    const all = await seedTeam(t, org, { includesAll: true, visibility: "public" });
+    const some = await seedTeam(t, org);
+    const made = [];
+    for (const [suffix, priv] of [["ta", false], ["tb", true]] as const) made.push((await apiRepo(t, aliceTok, { name: `${tag}-${suffix}`, private: priv }, org.name)).name);
+    const outside = await apiRepo(t, aliceTok, { name: `${tag}-tc` }); // the owner's own, not the organization's
+    expect((await search(`team_id=${all.id}&limit=50`, aliceTok)).names).toEqual(made.sort());
+    expect((await search(`team_id=${all.id}&q=${tag}-t`, aliceTok)).names).toEqual(made.sort());
+    const stranger = await search(`team_id=${all.id}&q=${tag}-t`, bobTok);
+    expect([stranger.names, stranger.res.headers.get("X-Total-Count")]).toEqual([[`${tag}-ta`], "1"]); // the private one stays hidden
+    expect((await search(`team_id=${some.id}&q=${tag}-t`, aliceTok)).names).toEqual([]);
+    expect(made).not.toContain(outside.name);
   });
 });
 
