@@ -66,6 +66,8 @@ export interface ViewerValues {
   v_token: string | null;
   v_name: string | null;
   v_sudo: string | null;
+  /** 1 on routes whose own category reaches the path's repository (`reachesPathRepo`): the issue scope counts as the repository's. */
+  v_issue: number;
 }
 
 /**
@@ -325,7 +327,7 @@ const VIEWER_CTE = sql`WITH
   vs AS (SELECT CASE WHEN ${p("v_sudo")} IS NOT NULL AND EXISTS (SELECT 1 FROM user WHERE id = (SELECT id FROM va) AND is_admin = 1)
            THEN (SELECT id FROM user WHERE lower_name = ${p("v_sudo")}) ELSE (SELECT id FROM va) END AS id),
   vp AS (SELECT COALESCE((SELECT scope LIKE '%,public-only,%' FROM vt), 0) AS po,
-                COALESCE((SELECT scope NOT LIKE '%,all,%' AND scope NOT LIKE '%:repository,%' FROM vt), 0) AS nr,
+                COALESCE((SELECT scope NOT LIKE '%,all,%' AND scope NOT LIKE '%:repository,%' AND NOT (${p("v_issue")} AND scope LIKE '%:issue,%') FROM vt), 0) AS nr,
                 COALESCE((SELECT scope NOT LIKE '%,all,%' AND scope NOT LIKE '%:organization,%' FROM vt), 0) AS no,
                 COALESCE((SELECT scope NOT LIKE '%,all,%' AND scope NOT LIKE '%:user,%' FROM vt), 0) AS nu),
   v AS MATERIALIZED (SELECT vs.id AS id,

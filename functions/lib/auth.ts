@@ -74,6 +74,14 @@ export function limitsOf(viaToken: boolean, scope: string): Record<DataCategory,
 }
 const LIMITS = new Map<string, Record<DataCategory, boolean>>();
 
+/**
+ * The route's own scope category reaches the repository in its path without the repository scope:
+ * Gitea's issue routes (labels) need `read:issue`/`write:issue` only, and a token holding them
+ * works on the private repositories its owner may access. Such a route's checks already required
+ * the issue scope, so only public-only limits the path's repository there.
+ */
+export const reachesPathRepo = (route: RouteAuth) => route.scopes.includes("issue");
+
 const safeHasScopes = (scope: string, required: string[]) => {
   try {
     return hasScopes(scope, required);
@@ -315,7 +323,11 @@ export async function resolveCaller(
     if (u.prohibitLogin) throw bareForbidden("This account is prohibited from signing in, please contact your site administrator.");
     if (u.mustChangePassword) throw bareForbidden(changePasswordMessage(ctx.rootUrl));
     const scope = viaToken ? (rowScope ?? "") : "";
-    caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken, publicOnly: viaToken && isPublicOnly(scope), scope, limited: limitsOf(viaToken, scope) };
+    const publicOnly = viaToken && isPublicOnly(scope);
+    const limited = limitsOf(viaToken, scope);
+    // the route's own category reaches the path's repository (`reachesPathRepo`): only public-only limits it there
+    if (reachesPathRepo(route)) limited.repository = publicOnly;
+    caller = { id: u.id, row: u, isAdmin: u.isAdmin, viaToken, publicOnly, scope, limited };
   }
   if (!caller && settings.service.requireSignInView) throw bareForbidden("Only signed in user is allowed to call APIs.");
   if (creds.sudo) {

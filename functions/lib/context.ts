@@ -9,7 +9,7 @@ import type { DbMeter } from "../db/client.ts";
 import { rowGone, type Driver } from "../db/driver.ts";
 import { accountByLowerName, callerByPassword, callerByToken, type CallerRow, type UserRow } from "../db/queries/accounts.ts";
 import { batchItems, rowsOf, type Bound, type ViewerValues } from "../db/sql.ts";
-import { hasCredentials, precheck, resolveCaller, type Caller, type Credentials, type RouteAuth } from "./auth.ts";
+import { hasCredentials, precheck, reachesPathRepo, resolveCaller, type Caller, type Credentials, type RouteAuth } from "./auth.ts";
 import { ApiError, errorResponses, notFound, unprocessable, validationMessage } from "./errors.ts";
 import type { Settings } from "./settings.ts";
 
@@ -70,7 +70,7 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
   const creds = c.get("creds");
   return {
     driver: c.get("driver"),
-    vv: viewerValues(creds),
+    vv: viewerValues(creds, c.get("routeAuth")),
     creds,
     doer: c.get("doer") ?? { siteAdmin: false },
     route: c.get("routeAuth") ?? { scopes: [] },
@@ -83,10 +83,11 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
 }
 
 /** The viewer CTE's values from the parsed credentials. */
-export const viewerValues = (c: Credentials): ViewerValues => ({
+export const viewerValues = (c: Credentials, route?: RouteAuth): ViewerValues => ({
   v_token: c.tokenHash,
   v_name: c.username === null ? null : c.username.toLowerCase(),
   v_sudo: c.sudo === null ? null : c.sudo.toLowerCase(),
+  v_issue: route && reachesPathRepo(route) ? 1 : 0,
 });
 
 /** A route's named reads; the answer has the same names, each a typed row list. */

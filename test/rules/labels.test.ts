@@ -73,6 +73,25 @@ describe("get by id or name, confined to the repository", () => {
     await expectRefusal(t.request(`/api/v1/repos/${owner.name}/${priv.name}/labels`, { headers: token(await stranger.token()) }), 404, NOT_FOUND);
     await expectRefusal(t.request(`/api/v1/repos/${owner.name}/${priv.name}/labels`), 404, NOT_FOUND);
   });
+
+  it("a token with the issue scope alone reads and writes a private repository's labels (Gitea's issue category reaches the path's repository); the repository itself needs its own scope, and public-only stays public", async () => {
+    const priv = await apiRepo(t, ownerTok, { name: uniq("p"), private: true, issue_labels: "Default" });
+    const path = `/api/v1/repos/${owner.name}/${priv.name}`;
+    const [readIssue, writeIssue, publicIssue] = [await owner.token(["read:issue"]), await owner.token(["write:issue"]), await owner.token(["public-only", "write:issue"])];
+    const list = await t.request(`${path}/labels`, { headers: token(readIssue) });
+    expect([list.status, list.headers.get("X-Total-Count")]).toEqual([200, "7"]);
+    const made = await t.request(`${path}/labels`, { method: "POST", headers: token(writeIssue), json: { name: "bot", color: "#00ff00" } });
+    expect(made.status).toBe(201);
+    const id = (await made.json()).id;
+    expect((await t.request(`${path}/labels/${id}`, { headers: token(readIssue) })).status).toBe(200);
+    expect((await t.request(`${path}/labels/${id}`, { method: "PATCH", headers: token(writeIssue), json: { description: "d" } })).status).toBe(200);
+    expect((await t.request(`${path}/labels/${id}`, { method: "DELETE", headers: token(writeIssue) })).status).toBe(204);
+    // the repository route is the repository category's
+    expect((await t.request(path, { headers: token(readIssue) })).status).toBe(403);
+    for (const req of [t.request(`${path}/labels`, { headers: token(publicIssue) }), t.request(`${path}/labels`, { method: "POST", headers: token(publicIssue), json: { name: "x", color: "#00ff00" } })]) {
+      await expectRefusal(req, 404, NOT_FOUND);
+    }
+  });
 });
 
 describe("edit", () => {
