@@ -34,8 +34,9 @@ const CLASS_COUNT = sql`SELECT (SELECT COALESCE(SUM(uc.n), 0) FROM user_count uc
       AND ${userClassVisibleSql(V, sql`u.visibility`, "user")} = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")})`;
 
 /**
- * GET /users/search: individuals the viewer may see, by name, full name or public e-mail; once per
- * shape. The e-mail is searched only for signed-in viewers, who are shown it (toUser): anonymous
+ * GET /users/search: individuals the viewer may see, by name, full name or e-mail; once per shape.
+ * The e-mail is searched only where the viewer is shown it (toUser): a kept-private one for the user
+ * itself and site admins (Gitea's SearchUsers), others for signed-in viewers; anonymous
  * callers see placeholders, so a match on the address would confirm what they may not see (Gitea
  * searches it for everyone; docs/api.md).
  */
@@ -45,7 +46,7 @@ export const searchStatements = shaped((s: SearchShape) => {
   // there are (drizzle/0009_user_search.sql).
   const from = sql`FROM user u WHERE ${s.indexed ? sql`u.id IN (SELECT rowid FROM user_search WHERE user_search MATCH ${p("kwPhrase")}) AND ` : sql``}u.type = 0 AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")}${
     s.kw
-      ? sql` AND (u.lower_name LIKE ${p("kw")} ESCAPE '\\' OR lower(u.full_name) LIKE ${p("kw")} ESCAPE '\\' OR (${V.id} IS NOT NULL AND u.keep_email_private = 0 AND lower(u.email) LIKE ${p("kw")} ESCAPE '\\'))`
+      ? sql` AND (u.lower_name LIKE ${p("kw")} ESCAPE '\\' OR lower(u.full_name) LIKE ${p("kw")} ESCAPE '\\' OR (${V.id} IS NOT NULL AND (u.keep_email_private = 0 OR u.id = ${V.id} OR ${V.isAdmin}) AND lower(u.email) LIKE ${p("kw")} ESCAPE '\\'))`
       : sql``
   }${s.uid ? sql` AND u.id = ${p("uid")}` : sql``}`;
   const name = `userSearch(${s.kw ? (s.indexed ? "indexed" : "kw") : ""}${s.uid ? ",uid" : ""})`;
