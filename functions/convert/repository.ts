@@ -3,7 +3,7 @@ import type { RepositoryRow, UserRow } from "../db/schema.ts";
 import { toPermissionJson, UNIT, type Permission, type RepoUnit } from "../lib/permissions.ts";
 import { formatGoDuration } from "../lib/settings.ts";
 import { escapeComponent } from "./escape.ts";
-import { isoTime, toHiddenUser, toUser, ZERO_TIME, type Site, type Viewer } from "./user.ts";
+import { isoTime, tokenReads, toHiddenUser, toUser, ZERO_TIME, type Site, type Viewer } from "./user.ts";
 
 /** Default pull-request unit settings (Gitea's new PR unit). */
 export const DEFAULT_PULLS_CONFIG = {
@@ -83,7 +83,7 @@ export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Re
   // The keys Gitea leaves out are `undefined` here, which JSON leaves out too.
   return {
     id: repo.id,
-    owner: v.ownerVisible === false ? toHiddenUser(owner, site) : toUser(owner, viewer, site),
+    owner: v.ownerVisible === false || !tokenReads(viewer, owner) ? toHiddenUser(owner, site) : toUser(owner, viewer, site),
     name: repo.name,
     full_name: `${owner.name}/${repo.name}`,
     description: repo.description,

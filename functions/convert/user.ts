@@ -39,7 +39,12 @@ export const isoTime = (unix: number) => {
 export interface Viewer {
   id: number;
   isAdmin: boolean;
+  /** The token may read only public accounts of these kinds (no `read:user` / `read:organization`, or public-only). */
+  limited?: { readonly user: boolean; readonly organization: boolean };
 }
+
+/** The account is shown whole to the viewer's token: public, or of a kind its scopes read (else the hidden-user form). */
+export const tokenReads = (viewer: Viewer | null, u: { type: number; visibility: number }) => u.visibility === 0 || !viewer?.limited?.[u.type === 1 ? "organization" : "user"];
 
 export interface Site {
   rootUrl: string;

@@ -73,7 +73,7 @@ const HOSTS = new Map<string, string>();
  * (a private e-mail, login name, last login) do not reach through a public-only token, which reads
  * public data only (Gitea's ToUser looks at the admin flag alone).
  */
-export const viewerOf = (caller: Caller | null): Viewer | null => (caller ? { id: caller.id, isAdmin: caller.isAdmin && !caller.publicOnly } : null);
+export const viewerOf = (caller: Caller | null): Viewer | null => (caller ? { id: caller.id, isAdmin: caller.isAdmin && !caller.publicOnly, limited: caller.limited } : null);
 
 /** Whether a setting disables `feature` for this account (USER_DISABLED_FEATURES / EXTERNAL_USER_DISABLE_FEATURES). */
 export function featureDisabled(ctx: Ctx, account: { loginType: number }, feature: string): boolean {

@@ -640,6 +640,34 @@ describe("a repository of an owner the caller may not see (issue 8 A.5)", () => 
     }
     await expectRefusal(t.request(`/api/v1/users/${hidden.name}`, { headers: token(bobTok) }), 404, NOT_FOUND);
   });
+
+  it("a token without the owner's read scope sees a limited or private owner only in the hidden-user form — in a read, a list and a search — as the owner's own routes would not show it", async () => {
+    const limited = await seedUser(t.db, { visibility: 1 });
+    const ltk = await limited.token();
+    const r = await apiRepo(t, ltk, { name: uniq("lim"), private: true });
+    await addCollaborator(t, ltk, `${limited.name}/${r.name}`, bob, "read");
+    const org = await seedOrg(t, alice, { visibility: 2 });
+    const or = await apiRepo(t, aliceTok, { name: uniq("porg") }, org.name);
+    await addCollaborator(t, aliceTok, `${org.name}/${or.name}`, bob, "read");
+    const shown = async (tk: string, owner: string, name: string) => {
+      const read = (await (await t.request(`/api/v1/repos/${owner}/${name}`, { headers: token(tk) })).json()).owner;
+      const found = (await (await t.request(`/api/v1/repos/search?q=${name}`, { headers: token(tk) })).json()).data[0].owner;
+      expect(found).toEqual(read);
+      return read.created !== "0001-01-01T00:00:00Z";
+    };
+    const repoOnly = await bob.token(["read:repository"]);
+    expect(await shown(repoOnly, limited.name, r.name)).toBe(false);
+    expect(await shown(repoOnly, org.name, or.name)).toBe(false);
+    expect(await shown(await bob.token(["read:repository", "read:user"]), limited.name, r.name)).toBe(true);
+    expect(await shown(await bob.token(["read:repository", "read:user"]), org.name, or.name)).toBe(false); // an organization is read:organization's
+    expect(await shown(await bob.token(["read:repository", "read:organization"]), org.name, or.name)).toBe(false); // bob may not see the private organization at all
+    expect(await shown(bobTok, limited.name, r.name)).toBe(true);
+    const member = await seedUser(t.db);
+    await seedMember(t, org, member);
+    expect(await shown(await member.token(["read:repository"]), org.name, or.name)).toBe(false);
+    expect(await shown(await member.token(["read:repository", "read:organization"]), org.name, or.name)).toBe(true);
+    expect(await shown(await alice.token(["read:repository"]), alice.name, (await apiRepo(t, aliceTok, { name: uniq("pub") })).name)).toBe(true); // a public owner is shown to every token
+  });
 });
 
 describe("edit and delete details (rules 4, 12, delete)", () => {
