@@ -58,7 +58,12 @@ export function nativeDriver(db: Database.Database): Driver {
     }
     return p;
   };
-  const begin = { read: db.prepare("BEGIN DEFERRED"), write: db.prepare("BEGIN IMMEDIATE") };
+  // BEGIN IMMEDIATE waits for another connection's write lock and can fail busy. libsql leaves a
+  // prepared statement that failed un-reset, and an active BEGIN IMMEDIATE makes every later COMMIT
+  // fail ("SQL statements in progress"): it is run by `exec`, which finalizes what it prepares.
+  // BEGIN DEFERRED takes no lock.
+  const readBegin = db.prepare("BEGIN DEFERRED");
+  const begin = { read: () => readBegin.run(), write: () => db.exec("BEGIN IMMEDIATE") };
   const commit = db.prepare("COMMIT");
   const rollback = db.prepare("ROLLBACK");
   const savepoint = db.prepare("SAVEPOINT batch");
@@ -87,7 +92,7 @@ export function nativeDriver(db: Database.Database): Driver {
   };
   /** One transaction around `work`, rolled back when it throws. */
   const transaction = <T>(mode: "read" | "write", work: () => T): T => {
-    begin[mode].run();
+    begin[mode]();
     try {
       const out = work();
       commit.run();

@@ -120,5 +120,15 @@ describe("the embedded file configured for a server", () => {
     } finally {
       await tx.rollback();
     }
+    // Once the lock is gone the server is whole again: the refused BEGIN left nothing behind that
+    // would fail every later COMMIT (libsql keeps a statement that failed busy un-reset).
+    const after = await app.request(new URL("/api/v1/user/repos", ROOT).href, { headers: token(tok) }); // caller + page + count: a read transaction
+    expect(after.status, await after.clone().text()).toBe(200);
+    const write = await app.request(new URL("/api/v1/user/repos", ROOT).href, {
+      method: "POST",
+      headers: { ...token(tok), "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "after-the-lock" }),
+    });
+    expect(write.status, await write.clone().text()).toBe(201);
   });
 });
