@@ -264,3 +264,54 @@ describe("a clone receives only objects a wanted ref reaches (as git upload-pack
     expect(await has(all, sideOnly)).toBe(true);
   });
 });
+
+describe("type rule: every link names an object of the type it says (git's connectivity walk), else nothing is applied and no pack is kept", () => {
+  /** Writes an object of `type` with exactly these bytes into the scratch repository `dir` (git accepts any with --literally). */
+  const literal = async (dir: string, type: string, bytes: Buffer | string) => (await s.git(["hash-object", "-t", type, "--literally", "-w", "--stdin"], { cwd: dir, input: bytes })).stdout.toString().trim();
+  const treeEntry = (mode: string, name: string, oid: string) => Buffer.concat([Buffer.from(`${mode} ${name}\0`), Buffer.from(oid, "hex")]);
+  const packOf = async (dir: string, oids: string[]) => (await s.git(["pack-objects", "--stdout", "-q"], { cwd: dir, input: `${oids.join("\n")}\n` })).stdout;
+  const body = (commands: [string | null, string, string][], p: Buffer) =>
+    Buffer.concat([...commands.map(([o, n, name], i) => pkt(Buffer.from(`${o ?? ZERO_OID} ${n} ${name}${i === 0 ? "\0report-status" : ""}\n`))), FLUSH, p]);
+  const who = "A U Thor <author@example.com> 1700000000 +0000";
+
+  it("refuses a tree entry of the wrong type (in the pack or already stored), a tag whose type line lies, a parent that is a tree, and a commit whose tree is a blob", async () => {
+    const dir = s.path("typed");
+    await s.git(["init", "-q", dir]);
+    const blob = await literal(dir, "blob", "x\n");
+    const tree = await literal(dir, "tree", treeEntry("100644", "f", blob));
+    const good = await literal(dir, "commit", `tree ${tree}\nauthor ${who}\ncommitter ${who}\n\ngood\n`);
+    const r = newRepo();
+    expect(await receive(r.url, body([[null, good, "refs/heads/main"]], await packOf(dir, [blob, tree, good])))).toEqual(["unpack ok", "ok refs/heads/main"]);
+    const packsBefore = (await srv.objects.list(r.id)).length;
+
+    const commitOn = (t: string, extra = "") => literal(dir, "commit", `tree ${t}\n${extra}author ${who}\ncommitter ${who}\n\nbad\n`);
+    const treeAsBlob = await literal(dir, "tree", treeEntry("100644", "g", tree)); // names the stored tree as a file
+    const blobAsTree = await literal(dir, "tree", treeEntry("40000", "d", blob));
+    const newTree = await literal(dir, "tree", treeEntry("100644", "h", await literal(dir, "blob", "h\n")));
+    const treeAsBlobInPack = await literal(dir, "tree", treeEntry("100644", "i", newTree)); // names a tree of the same pack as a file
+    const cases: { name: string; tip: string; objects: string[] }[] = [];
+    const add = async (name: string, t: string, objects: string[], extra = "") => {
+      const c = await commitOn(t, extra);
+      cases.push({ name, tip: c, objects: [...objects, c] });
+    };
+    await add("stored tree named as a file", treeAsBlob, [treeAsBlob]);
+    await add("blob named as a directory", blobAsTree, [blobAsTree]);
+    await add("tree of the pack named as a file", treeAsBlobInPack, [treeAsBlobInPack, newTree]);
+    await add("parent that is a tree", tree, [], `parent ${tree}\n`);
+    await add("commit whose tree is a blob", blob, []);
+    const tag = await literal(dir, "tag", `object ${blob}\ntype commit\ntag lie\ntagger ${who}\n\nlie\n`);
+    cases.push({ name: "tag whose type line lies", tip: tag, objects: [tag] });
+
+    for (const c of cases) {
+      const ref = c.name === "tag whose type line lies" ? "refs/tags/lie" : "refs/heads/bad";
+      const report = await receive(r.url, body([[null, c.tip, ref]], await packOf(dir, c.objects)));
+      expect(report, c.name).toEqual(["unpack ok", `ng ${ref} missing necessary objects`]);
+    }
+    expect(await refNames(r.id)).toEqual(["refs/heads/main"]);
+    expect((await srv.objects.list(r.id)).length).toBe(packsBefore); // no refused pack stays behind
+    // the repository still clones, and git's fsck finds it whole
+    const clone = s.path("typed-clone");
+    await s.git(["clone", "-q", r.url, clone]);
+    await s.git(["fsck", "--strict"], { cwd: clone });
+  });
+});

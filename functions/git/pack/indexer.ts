@@ -146,7 +146,28 @@ class Entries {
   }
 }
 
-/** Collects the ids an object refers to (connectivity check), skipping submodule commits, and the commits' e-mails. */
+/** A link's flag for the object type it expects (one bit per type code). */
+const expects = (type: ObjectType) => 1 << TYPE_CODE[type];
+
+/**
+ * A tree entry's mode as git reads it: octal digits, leading zeros allowed (old repositories have
+ * `040000`; git's fsck only warns, zeroPaddedFilemode); -1 when it is not one.
+ */
+function entryMode(data: Uint8Array, from: number, to: number): number {
+  let m = 0;
+  for (let i = from; i < to; i++) {
+    const d = data[i]! - 0x30;
+    if (d < 0 || d > 7) return -1;
+    m = m * 8 + d;
+  }
+  return m;
+}
+
+/**
+ * Collects the ids an object refers to, each with the type it must have (connectivity check, as
+ * git's receive-pack walks them: a commit's tree and parents, a tree's entries by their mode, a
+ * tag's object by its `type` line), skipping submodule commits; and the commits' e-mails.
+ */
 function collectLinks(type: ObjectType, data: Uint8Array, into: Collected): void {
   const links = into.links;
   if (type === "commit") {
@@ -156,8 +177,8 @@ function collectLinks(type: ObjectType, data: Uint8Array, into: Collected): void
     const head = bytes.toString("latin1", 0, blank < 0 ? bytes.length : blank);
     check(/^tree [0-9a-f]{40}\n(parent [0-9a-f]{40}\n)*author [^\n]*\n(?:[^\n]*\n)*?committer /.test(`${head}\n`), "commit without an author or a committer line (git's fsck: missingAuthor, missingCommitter)");
     const c = parseCommitLinks(data);
-    links.add(fromHex(c.tree));
-    for (const p of c.parents) links.add(fromHex(p));
+    links.add(fromHex(c.tree), 0, expects("tree"));
+    for (const p of c.parents) links.add(fromHex(p), 0, expects("commit"));
     if (into.identities.size < MAX_IDENTITIES) {
       if (c.authorEmail) into.identities.add(c.authorEmail.toLowerCase());
       if (c.committerEmail) into.identities.add(c.committerEmail.toLowerCase());
@@ -171,13 +192,16 @@ function collectLinks(type: ObjectType, data: Uint8Array, into: Collected): void
       let nul = sp + 1;
       while (nul < data.length && data[nul] !== 0) nul++;
       check(sp > p && nul > sp + 1 && nul + 21 <= data.length, "truncated tree entry");
-      // mode "160000" is a submodule commit, stored in another repository
-      const gitlink = sp - p === 6 && data[p] === 0x31 && data[p + 1] === 0x36 && data[p + 2] === 0x30;
-      if (!gitlink) links.add(data, nul + 1);
+      const mode = entryMode(data, p, sp);
+      check(mode >= 0, "tree entry with a mode that is not octal");
+      // S_IFMT: 0160000 is a submodule commit, stored in another repository; 040000 a tree
+      const kind = mode & 0o170000;
+      if (kind !== 0o160000) links.add(data, nul + 1, expects(kind === 0o040000 ? "tree" : "blob"));
       p = nul + 21;
     }
   } else if (type === "tag") {
-    links.add(fromHex(parseTag(data).object));
+    const t = parseTag(data);
+    links.add(fromHex(t.object), 0, expects(t.type));
   }
 }
 
@@ -581,12 +605,14 @@ async function scanAndResolve(
   }
   // thin pack: the remaining REF_DELTA bases must already be in the repository
   const external: string[] = [];
+  const externalTypes: ObjectType[] = [];
   for (const baseOid of [...refKids.keys()]) {
     const kids = refKids.get(baseOid);
     if (!kids) continue; // consumed while resolving another external base's tree
     const base = await existing.read(baseOid);
     if (!base) throw new GitError("missing", `pack has a delta against ${baseOid}, which is neither in the pack nor in the repository`);
     external.push(baseOid);
+    externalTypes.push(base.type);
     refKids.delete(baseOid);
     await resolveTree(base.type, base.data, kids);
   }
@@ -628,19 +654,30 @@ async function scanAndResolve(
   await spool.store.put(spool.repoId, revFileName(finalId), writeRev(idx));
   await spool.store.put(spool.repoId, idxFileName(finalId), idxBytes);
 
-  // connectivity: everything referenced must be in this pack or already in the repository
+  // connectivity: everything referenced must be in this pack or already in the repository, of the
+  // type the reference says (git's walk fails "object … is a tree, not a blob"; a repository with
+  // such a link could not be cloned)
   const missing: string[] = [];
   const outside: string[] = [];
-  links.forEach((id) => {
-    if (idx.find(id) < 0) outside.push(toHex(id));
+  const outsideFlags: number[] = [];
+  links.forEach((id, flags) => {
+    if (idx.find(id) >= 0) return;
+    outside.push(toHex(id));
+    outsideFlags.push(flags);
   });
-  for (const l of outside) {
+  for (let i = 0; i < E.n && missing.length < 10; i++) {
+    const flags = links.flagsOf(E.oid, i * 20);
+    if (flags > 0 && flags !== 1 << E.type[i]!) missing.push(E.oidHex(i));
+  }
+  external.forEach((oid, i) => {
+    const flags = links.flagsOf(fromHex(oid));
+    if (flags > 0 && flags !== expects(externalTypes[i]!) && missing.length < 10) missing.push(oid);
+  });
+  for (let i = 0; i < outside.length && missing.length < 10; i++) {
     const y = pause();
     if (y) await y;
-    if (!existing.has(l)) {
-      missing.push(l);
-      if (missing.length >= 10) break;
-    }
+    const type = await existing.typeOf(outside[i]!);
+    if (!type || outsideFlags[i] !== expects(type)) missing.push(outside[i]!);
   }
   outside.push(...external);
   return {

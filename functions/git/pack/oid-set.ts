@@ -9,6 +9,8 @@ import { toHex } from "../bytes.ts";
 export class OidSet {
   private keys: Uint8Array;
   private used: Uint8Array;
+  /** Per slot: flags OR-ed over every `add` of the id (the indexer: the object types its links expect). */
+  private flags: Uint8Array;
   private mask: number;
   size = 0;
 
@@ -17,23 +19,38 @@ export class OidSet {
     while (cap < capacity * 2) cap *= 2;
     this.keys = new Uint8Array(cap * 20);
     this.used = new Uint8Array(cap);
+    this.flags = new Uint8Array(cap);
     this.mask = cap - 1;
   }
 
-  /** Adds the id stored at `buf[off..off+20)`. */
-  add(buf: Uint8Array, off = 0): void {
+  /** Adds the id stored at `buf[off..off+20)`, OR-ing `flags` into its flags. */
+  add(buf: Uint8Array, off = 0, flags = 0): void {
     if ((this.size + 1) * 2 > this.used.length) this.grow();
     let slot = hashAt(buf, off) & this.mask;
     for (;;) {
       if (!this.used[slot]) {
         this.used[slot] = 1;
+        this.flags[slot] = flags;
         this.keys.set(buf.subarray(off, off + 20), slot * 20);
         this.size++;
         return;
       }
-      if (equalAt(this.keys, slot * 20, buf, off)) return;
+      if (equalAt(this.keys, slot * 20, buf, off)) {
+        this.flags[slot]! |= flags;
+        return;
+      }
       slot = (slot + 1) & this.mask;
     }
+  }
+
+  /** The flags of the id at `buf[off..off+20)`, or -1 when it is not in the set. */
+  flagsOf(buf: Uint8Array, off = 0): number {
+    let slot = hashAt(buf, off) & this.mask;
+    while (this.used[slot]) {
+      if (equalAt(this.keys, slot * 20, buf, off)) return this.flags[slot]!;
+      slot = (slot + 1) & this.mask;
+    }
+    return -1;
   }
 
   /** True when the id at `buf[off..off+20)` is in the set. */
@@ -46,9 +63,9 @@ export class OidSet {
     return false;
   }
 
-  /** Calls `fn` with each id (a view valid during the call). */
-  forEach(fn: (id: Uint8Array) => void): void {
-    for (let s = 0; s < this.used.length; s++) if (this.used[s]) fn(this.keys.subarray(s * 20, s * 20 + 20));
+  /** Calls `fn` with each id (a view valid during the call) and its flags. */
+  forEach(fn: (id: Uint8Array, flags: number) => void): void {
+    for (let s = 0; s < this.used.length; s++) if (this.used[s]) fn(this.keys.subarray(s * 20, s * 20 + 20), this.flags[s]!);
   }
 
   /** Each id as hex (for messages and tests). */
@@ -63,12 +80,14 @@ export class OidSet {
   private grow(): void {
     const oldKeys = this.keys;
     const oldUsed = this.used;
+    const oldFlags = this.flags;
     const cap = oldUsed.length * 2;
     this.keys = new Uint8Array(cap * 20);
     this.used = new Uint8Array(cap);
+    this.flags = new Uint8Array(cap);
     this.mask = cap - 1;
     this.size = 0;
-    for (let s = 0; s < oldUsed.length; s++) if (oldUsed[s]) this.add(oldKeys, s * 20);
+    for (let s = 0; s < oldUsed.length; s++) if (oldUsed[s]) this.add(oldKeys, s * 20, oldFlags[s]);
   }
 }
 

@@ -224,7 +224,19 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   let pending = result.commands.filter((c) => !c.error && !c.noop);
   const dropPack = () => (indexed ? ctx.objects.delete(ctx.repoId, packFileNames(indexed.record.id)).catch(() => {}) : Promise.resolve());
   for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
-    const tx = await transaction(ctx, state, pending, indexed, commits, pending.length < result.commands.length);
+    let tx: RefTransaction;
+    try {
+      tx = await transaction(ctx, state, pending, indexed, commits, pending.length < result.commands.length);
+    } catch (e) {
+      // an object the indexer let through but the push event cannot read (a malformed tree or
+      // commit): the push is refused like a broken one, its pack is not kept
+      if (!(e instanceof GitError)) {
+        await dropPack();
+        throw e;
+      }
+      for (const c of pending) c.error ??= e.message;
+      break;
+    }
     // A store that refuses the whole push (e.g. the repository was deleted meanwhile) keeps no pack behind.
     const r = await ctx.refs.commit(ctx.repoId, tx).catch(async (e: unknown) => {
       await dropPack();
