@@ -175,10 +175,12 @@ export function createApp(deps: AppDeps) {
   app.route("/api/v1", api);
   app.route("/", gitHttp);
 
-  app.get("/openapi3.v1.json", (c) => c.json(documents(c.get("rootUrl")).v3 as object));
-  app.get("/swagger.v1.json", (c) => c.json(documents(c.get("rootUrl")).v2 as object));
-  app.get("/api/swagger", (c) => (c.get("settings").api.enableSwagger ? c.html(swaggerPage(c.get("rootUrl"))) : c.notFound()));
-  app.get("/api/v1/swagger", (c) => (c.get("settings").api.enableSwagger ? c.redirect(`${c.get("rootUrl")}api/swagger`, 307) : c.notFound()));
+  // [api] ENABLE_SWAGGER = false: Gitea registers neither the documents nor the page
+  const swaggerOn = (c: Context<AppEnv>) => c.get("settings").api.enableSwagger;
+  app.get("/openapi3.v1.json", (c) => (swaggerOn(c) ? c.json(documents(c.get("rootUrl")).v3 as object) : c.notFound()));
+  app.get("/swagger.v1.json", (c) => (swaggerOn(c) ? c.json(documents(c.get("rootUrl")).v2 as object) : c.notFound()));
+  app.get("/api/swagger", (c) => (swaggerOn(c) ? c.html(swaggerPage(c.get("rootUrl"))) : c.notFound()));
+  app.get("/api/v1/swagger", (c) => (swaggerOn(c) ? c.redirect(`${c.get("rootUrl")}api/swagger`, 307) : c.notFound()));
   app.get("/assets/swagger-ui/:file", async (c) => {
     const file = c.req.param("file") as SwaggerAsset;
     const body = SWAGGER_ASSETS.includes(file) ? await deps.assets(file, c.env ?? {}) : null;
@@ -186,7 +188,7 @@ export function createApp(deps: AppDeps) {
     c.header("Cache-Control", "public, max-age=86400");
     return c.body(body, 200, { "Content-Type": file.endsWith(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8" });
   });
-  app.get("/", (c) => c.redirect(`${c.get("rootUrl")}api/swagger`, 302));
+  app.get("/", (c) => (swaggerOn(c) ? c.redirect(`${c.get("rootUrl")}api/swagger`, 302) : c.notFound()));
 
   const methodsAt = servedMethods(api.routes, "/api/v1");
   app.notFound((c) => {

@@ -175,3 +175,17 @@ describe("responses match Gitea's definitions on the wire", () => {
     for (const [name, res] of checks) expect(giteaShapeErrors(name, await res.json()), name).toEqual([]);
   });
 });
+
+describe("[api] ENABLE_SWAGGER = false", () => {
+  it("serves no API document and no Swagger page (Gitea registers none of them then); the API itself answers", async () => {
+    const off = await testApp({ GITEA__api__ENABLE_SWAGGER: "false" });
+    try {
+      for (const path of ["/swagger.v1.json", "/openapi3.v1.json", "/api/swagger", "/api/v1/swagger", "/"]) {
+        expect((await off.request(path)).status, path).toBe(404);
+      }
+      expect((await off.request("/api/v1/version")).status).toBe(200);
+    } finally {
+      off.close();
+    }
+  });
+});
