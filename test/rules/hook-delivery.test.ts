@@ -11,7 +11,7 @@ import { desc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Database from "libsql";
 import { claimHookTask } from "../../functions/db/queries/hook-tasks.ts";
-import { hookTask } from "../../functions/db/schema.ts";
+import { hookTask, user, webhook } from "../../functions/db/schema.ts";
 import { batchItems } from "../../functions/db/sql.ts";
 import { fetchHop, type Hop } from "../../functions/lib/outbound.ts";
 import { nodeHop } from "../../functions/lib/outbound-node.ts";
@@ -498,6 +498,23 @@ describe("how it is delivered", () => {
     await deliver();
     expect(rx.got.slice(before).filter((r) => r.body.includes(o.name))).toEqual([]);
     expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id))).toEqual([]);
+  });
+
+  it("delivery re-checks its hook: a task whose hook row is gone (not through the cascade: a delete racing a claimed delivery) or whose owner is no longer an organization is dropped, nothing sent", async () => {
+    const gone = await seedOrg(t, owner);
+    const turned = await seedOrg(t, owner);
+    const hGone = await hook(gone, { events: ["repository"] });
+    const hTurned = await hook(turned, { events: ["repository"] });
+    await orgRepo(gone);
+    await orgRepo(turned);
+    expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, hGone.id))).toHaveLength(1);
+    // as a delete between claim and delivery would leave it: the hook row gone, its task still there
+    await t.db.delete(webhook).where(eq(webhook.id, hGone.id));
+    await t.db.update(user).set({ type: 0 }).where(eq(user.id, (await t.db.select().from(webhook).where(eq(webhook.id, hTurned.id)))[0]!.ownerId));
+    const before = rx.got.length;
+    await deliver();
+    expect(rx.got.slice(before).filter((r) => r.body.includes(gone.name) || r.body.includes(turned.name))).toEqual([]);
+    for (const id of [hGone.id, hTurned.id]) expect(await t.db.select().from(hookTask).where(eq(hookTask.hookId, id))).toEqual([]);
   });
 
   it("a slow receiver holds one delivery slot, not the others: a hook's deliveries go one at a time, in event order", async () => {
