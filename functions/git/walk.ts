@@ -6,7 +6,7 @@
  */
 import { GitError } from "./errors.ts";
 import { parseCommitLinks, parseTag } from "./objects/commit.ts";
-import { forEachTreeEntry } from "./objects/tree.ts";
+import { forEachTreeEntry, MODE } from "./objects/tree.ts";
 import type { ObjectType } from "./objects/object.ts";
 import type { ObjectReader } from "./pack/reader.ts";
 
@@ -309,10 +309,11 @@ export async function objectsToSend(
     seen.add(root);
     const stack = [root];
     while (stack.length) {
+      // modes come canonical: a zero-padded `040000` is a directory here too (git's canon_mode)
       forEachTreeEntry(await readTree(stack.pop()!), (mode, oid) => {
-        if (mode === "160000" || seen.has(oid)) return; // submodule commits live elsewhere
+        if (mode === MODE.gitlink || seen.has(oid)) return; // submodule commits live elsewhere
         seen.add(oid);
-        if (mode === "40000") stack.push(oid);
+        if (mode === MODE.tree) stack.push(oid);
       });
     }
   }
@@ -332,9 +333,9 @@ export async function objectsToSend(
       if (!shallowEnough(child)) continue; // all it holds is too deep (and met nowhere shallower)
       const blobs: string[] = [];
       forEachTreeEntry(await readTree(oid), (mode, e) => {
-        if (mode === "160000" || seen.has(e)) return;
+        if (mode === MODE.gitlink || seen.has(e)) return;
         seen.add(e);
-        if (mode !== "40000") blobs.push(e);
+        if (mode !== MODE.tree) blobs.push(e);
         else {
           if (keepType("tree")) out.push(e);
           queue.push({ oid: e, depth: child });

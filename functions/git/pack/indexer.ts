@@ -18,6 +18,7 @@ import { type ByteReader, concat, fromHex, toHex } from "../bytes.ts";
 import { check, GitError } from "../errors.ts";
 import { parseCommitLinks, parseTag } from "../objects/commit.ts";
 import { hashObjectBytes, objectHeader, type ObjectType, TYPE_CODE, TYPE_NAME } from "../objects/object.ts";
+import { canonicalMode, MODE, modeOf } from "../objects/tree.ts";
 import { idxFileName, newPackId, type ObjectStore, packFileName, packFileNames, revFileName } from "../storage/object-store.ts";
 import type { PackRecord } from "../storage/ref-store.ts";
 import { applyDelta } from "./delta.ts";
@@ -73,6 +74,8 @@ export const MAX_IDENTITIES = 10_000;
 interface Collected {
   links: OidSet;
   identities: Set<string>;
+  /** A tree has an entry git's walk refuses (a malformed mode): the pack's objects are not connected. */
+  malformed: boolean;
 }
 
 /** Growable per-entry columns (typed arrays: tens of bytes per object, no object per entry). */
@@ -149,19 +152,6 @@ class Entries {
 /** A link's flag for the object type it expects (one bit per type code). */
 const expects = (type: ObjectType) => 1 << TYPE_CODE[type];
 
-/**
- * A tree entry's mode as git reads it: octal digits, leading zeros allowed (old repositories have
- * `040000`; git's fsck only warns, zeroPaddedFilemode); -1 when it is not one.
- */
-function entryMode(data: Uint8Array, from: number, to: number): number {
-  let m = 0;
-  for (let i = from; i < to; i++) {
-    const d = data[i]! - 0x30;
-    if (d < 0 || d > 7) return -1;
-    m = m * 8 + d;
-  }
-  return m;
-}
 
 /**
  * Collects the ids an object refers to, each with the type it must have (connectivity check, as
@@ -192,11 +182,17 @@ function collectLinks(type: ObjectType, data: Uint8Array, into: Collected): void
       let nul = sp + 1;
       while (nul < data.length && data[nul] !== 0) nul++;
       check(sp > p && nul > sp + 1 && nul + 21 <= data.length, "truncated tree entry");
-      const mode = entryMode(data, p, sp);
-      check(mode >= 0, "tree entry with a mode that is not octal");
-      // S_IFMT: 0160000 is a submodule commit, stored in another repository; 040000 a tree
-      const kind = mode & 0o170000;
-      if (kind !== 0o160000) links.add(data, nul + 1, expects(kind === 0o040000 ? "tree" : "blob"));
+      // a mode as git reads it (octal, `040000` too); one git's walk refuses ("malformed mode in
+      // tree entry") fails the connectivity check, as git's does: the push is refused, not the pack
+      let mode: string;
+      try {
+        mode = canonicalMode(modeOf(data, p, sp));
+      } catch {
+        into.malformed = true;
+        return;
+      }
+      // a submodule commit is stored in another repository
+      if (mode !== MODE.gitlink) links.add(data, nul + 1, expects(mode === MODE.tree ? "tree" : "blob"));
       p = nul + 21;
     }
   } else if (type === "tag") {
@@ -419,7 +415,7 @@ async function scanAndResolve(
   await take(PACK_HEADER_SIZE);
   const E = new Entries();
   const links = new OidSet(count);
-  const collected: Collected = { links, identities: new Set() };
+  const collected: Collected = { links, identities: new Set(), malformed: false };
   // inflated data of entries pass 2 will need again (deltas, and whole objects while budget
   // lasts), copied into 1 MiB slabs: no object per entry, and the budget is the real footprint
   const slabs: Uint8Array[] = [];
@@ -657,7 +653,7 @@ async function scanAndResolve(
   // connectivity: everything referenced must be in this pack or already in the repository, of the
   // type the reference says (git's walk fails "object … is a tree, not a blob"; a repository with
   // such a link could not be cloned)
-  const missing: string[] = [];
+  const missing: string[] = collected.malformed ? ["a tree with a malformed mode"] : [];
   const outside: string[] = [];
   const outsideFlags: number[] = [];
   links.forEach((id, flags) => {
@@ -673,11 +669,21 @@ async function scanAndResolve(
     const flags = links.flagsOf(fromHex(oid));
     if (flags > 0 && flags !== expects(externalTypes[i]!) && missing.length < 10) missing.push(oid);
   });
+  // A stored object named as a file is only looked up (its type would cost a read of its pack for
+  // each of a tree's unchanged entries, and git's walk does not read blobs either); one named as a
+  // commit, tree or tag is read as git's walk reads it; one named as two types is wrong either way.
   for (let i = 0; i < outside.length && missing.length < 10; i++) {
     const y = pause();
     if (y) await y;
-    const type = await existing.typeOf(outside[i]!);
-    if (!type || outsideFlags[i] !== expects(type)) missing.push(outside[i]!);
+    const flags = outsideFlags[i]!;
+    const oid = outside[i]!;
+    if ((flags & (flags - 1)) !== 0) missing.push(oid);
+    else if (flags === expects("blob")) {
+      if (!existing.has(oid)) missing.push(oid);
+    } else {
+      const type = await existing.typeOf(oid);
+      if (!type || flags !== expects(type)) missing.push(oid);
+    }
   }
   outside.push(...external);
   return {

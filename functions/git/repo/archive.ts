@@ -38,6 +38,9 @@ interface Member {
 /** Commits (with their paths) whose archive holds no export-subst file, 1 MiB of keys at most. */
 const PLAIN = new LruCache<true>(1024 * 1024);
 
+/** Root trees whose every path git archive takes (checkPaths), 256 KiB of keys at most. */
+const VALID_PATHS = new LruCache<true>(256 * 1024);
+
 /**
  * What one archive of a commit shares between its walks: the parsed `.gitattributes` (read once
  * per blob) and what export-subst expansions need (the commit, refs, abbreviations), read once
@@ -48,6 +51,7 @@ const PLAIN = new LruCache<true>(1024 * 1024);
 export class ArchiveContext {
   private readonly attrs = new Map<string, Promise<AttrRule[]>>();
   private source: Promise<PrettySource> | null = null;
+  private checked: Promise<void> | null = null;
   readonly repo: Repository;
   readonly commit: string;
   readonly paths: readonly string[];
@@ -75,10 +79,24 @@ export class ArchiveContext {
   }
 
   /**
+   * Refuses, before any byte of the archive, a tree git archive refuses: its unpack_trees into a
+   * scratch index fails on the first path verify_path rejects (`..`, `.git` in any case, an empty
+   * or absolute component — see checkPaths), whatever the paths asked for or export-ignore leave
+   * out. Throws a `corrupt` GitError `invalid path '<path>'`; checked once per commit here, once
+   * per root tree while the process keeps it in VALID_PATHS.
+   */
+  checkPaths(): Promise<void> {
+    this.checked ??= checkPaths(this.repo, this.commit);
+    return this.checked;
+  }
+
+  /**
    * A digest of every export-subst file's expanded bytes (with its path), or null when the archive
-   * has none: what an ETag must add to the commit for the archive's bytes to be named by it.
+   * has none: what an ETag must add to the commit for the archive's bytes to be named by it. The
+   * tree's paths are checked first (checkPaths): an archive git refuses has no tag either.
    */
   async substitutions(): Promise<string | null> {
+    await this.checkPaths();
     // a commit's trees never change: once its archive is known to hold no export-subst file, an
     // ETag (a 304 too) costs no walk again
     const key = `${this.commit}\0${this.paths.join("\0")}`;
@@ -99,6 +117,127 @@ export class ArchiveContext {
 
 const enc = (e: TreeEntry) => e.nameBytes ?? utf8(e.name);
 const SLASH = utf8("/");
+
+// ---------------------------------------------------------------- paths git archive refuses
+
+const lower = (c: number) => (c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
+/** `s` from `at` starts with `word` (ASCII, any case), as strncasecmp. */
+const startsWithCase = (s: Uint8Array, at: number, word: string) => {
+  if (at + word.length > s.length) return false;
+  for (let i = 0; i < word.length; i++) if (lower(s[at + i]!) !== word.charCodeAt(i)) return false;
+  return true;
+};
+
+/**
+ * git's is_ntfs_dotgit on the component `s` from `at`: `.git` or `git~1` (any case) followed by
+ * nothing but spaces and periods up to the component's end, a backslash or a colon.
+ */
+function ntfsDotGit(s: Uint8Array, at: number): boolean {
+  let i: number;
+  if (s[at] === 0x2e && startsWithCase(s, at + 1, "git")) i = at + 4;
+  else if (startsWithCase(s, at, "git~1")) i = at + 5;
+  else return false;
+  for (; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === 0x5c || c === 0x3a) return true;
+    if (c !== 0x2e && c !== 0x20) return false;
+  }
+  return true;
+}
+
+/**
+ * git's is_ntfs_dotgitmodules on the component `s` from `at` (`last`: nothing follows it; git scans
+ * on past a `/`, which never matches): `.gitmodules`, `gitmod~1`…`~4` or an 8.3 name `gi7eba~N`,
+ * then only spaces and periods up to the end or a colon.
+ */
+function ntfsDotGitmodules(s: Uint8Array, at: number, last: boolean): boolean {
+  const rest = (i: number) => {
+    for (; i < s.length; i++) {
+      const c = s[i]!;
+      if (c === 0x3a) return true;
+      if (c !== 0x20 && c !== 0x2e) return false;
+    }
+    return last;
+  };
+  if (s[at] === 0x2e && startsWithCase(s, at + 1, "gitmodules")) return rest(at + 11);
+  if (startsWithCase(s, at, "gitmod") && s[at + 6] === 0x7e && s[at + 7]! >= 0x31 && s[at + 7]! <= 0x34) return rest(at + 8);
+  const prefix = "gi7eba";
+  let sawTilde = false;
+  for (let i = 0; i < 8; i++) {
+    const c = s[at + i];
+    if (c === undefined) return false;
+    if (sawTilde) {
+      if (c < 0x30 || c > 0x39) return false;
+    } else if (c === 0x7e) {
+      const d = s[at + ++i];
+      if (d === undefined || d < 0x31 || d > 0x39) return false;
+      sawTilde = true;
+    } else if (i >= 6 || c & 0x80 || lower(c) !== prefix.charCodeAt(i)) return false;
+  }
+  return rest(at + 8);
+}
+
+/**
+ * Whether one path component passes git's verify_path (read-cache.c, as on Linux: core.protectNTFS
+ * on, core.protectHFS off) for an entry that is a link or not and whose last component it is or not.
+ */
+function componentOk(s: Uint8Array, link: boolean, last: boolean): boolean {
+  if (s.length === 0) return false; // `//`, a leading `/`, a trailing `/`
+  if (ntfsDotGit(s, 0) || (link && ntfsDotGitmodules(s, 0, last))) return false;
+  if (s[0] === 0x2e) {
+    // verify_dotfile: `.`, `..`, `.git` (any case), and a link named `.gitmodules`
+    if (s.length === 1 || (s.length === 2 && s[1] === 0x2e)) return false;
+    if (startsWithCase(s, 1, "git")) {
+      if (s.length === 4) return false;
+      if (link && s.length === 11 && startsWithCase(s, 4, "modules")) return false;
+    }
+  }
+  // after a backslash past the first byte, NTFS reads a new name
+  for (let i = 1; i < s.length; i++) {
+    if (s[i] !== 0x5c) continue;
+    if (ntfsDotGit(s, i + 1) || (link && ntfsDotGitmodules(s, i + 1, last))) return false;
+  }
+  return true;
+}
+
+/** Whether every `/`-separated component of `name` passes (a name in a tree may hold a `/`). */
+function nameOk(name: Uint8Array, link: boolean, last: boolean): boolean {
+  let start = 0;
+  for (let i = 0; i <= name.length; i++) {
+    if (i < name.length && name[i] !== 0x2f) continue;
+    if (!componentOk(name.subarray(start, i), link, last && i === name.length)) return false;
+    start = i + 1;
+  }
+  return true;
+}
+
+/**
+ * The check behind ArchiveContext.checkPaths: every file, link and submodule of the commit's tree,
+ * in git's order (depth first, tree order), its path checked as git's verify_path checks it — a
+ * directory's name counts for what it holds; an empty directory git archive writes nothing of, so
+ * nothing of it is checked. One tree read at a time; the first bad path throws.
+ */
+async function checkPaths(repo: Repository, commit: string): Promise<void> {
+  const root = (await repo.readCommit(commit)).tree;
+  if (VALID_PATHS.get(root)) return;
+  const walk = async (tree: string, base: Uint8Array, plain: boolean, links: boolean): Promise<void> => {
+    for (const e of await repo.readTree(tree)) {
+      const name = enc(e);
+      if (e.mode === MODE.tree) {
+        // a directory's name is one or more inner components, for files and links below it
+        await walk(e.oid, concat([base, name, SLASH]), plain && nameOk(name, false, false), links && nameOk(name, true, false));
+        continue;
+      }
+      const link = e.mode === MODE.symlink;
+      if (!(link ? links : plain) || !nameOk(name, link, true)) {
+        throw new GitError("corrupt", `invalid path '${new TextDecoder().decode(concat([base, name]))}'`);
+      }
+    }
+  };
+  await walk(root, new Uint8Array(0), true, true);
+  VALID_PATHS.set(root, true, root.length + 64);
+}
+
 /** git streams blobs above core.bigFileThreshold (512 MiB) unconverted. */
 const BIG_FILE = 512 * 1024 * 1024;
 
@@ -292,6 +431,9 @@ export function tarArchive(repo: Repository, commit: string, prefix: string, pat
         }
       };
       if (!entries) {
+        // nothing is written of a tree git archive refuses (checked already when the caller
+        // asked for substitutions first)
+        await ctx.checkPaths();
         const c = await repo.readCommit(commit);
         // git reads the time as an unsigned 64-bit number (strtoumax: a negative one wraps, a
         // larger one saturates); what ustar's 11 octal digits cannot hold goes in a pax record
@@ -373,6 +515,7 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
   return new ReadableStream<Uint8Array>({
     async pull(ctl) {
       if (!entries) {
+        await ctx.checkPaths(); // nothing is written of a tree git archive refuses
         const c = await repo.readCommit(commit);
         // a zip holds 1980–2099 (fflate refuses other years): a commit time outside is clamped
         mtime = new Date(Math.min(Math.max(c.committer.timestamp, 315532800), 4102444798) * 1000);
