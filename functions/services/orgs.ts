@@ -173,8 +173,8 @@ export async function isMember(ctx: Ctx, orgName: string, username: string): Pro
   const o = assignOrg(found);
   const target = member[0];
   if (!target) throw notFound();
-  // a site admin sees concealed memberships — not through a public-only token, which reads public data only
-  if (caller && (o.isMember || (caller.isAdmin && !caller.publicOnly))) return { status: target.isMember ? 204 : 404 };
+  // members and site admins see concealed memberships — not through a public-only token, which reads public data only
+  if (caller && !caller.publicOnly && (o.isMember || caller.isAdmin)) return { status: target.isMember ? 204 : 404 };
   if (caller && caller.id === target.u.id) return { status: 404 };
   return { redirect: `${ctx.rootUrl}api/v1/orgs/${encodeURIComponent(o.org.name)}/public_members/${encodeURIComponent(target.u.name)}` };
 }

@@ -92,7 +92,8 @@ const PROBES: Probe[] = [
         path: `/api/v1/orgs/${o.name}/members?limit=50`,
         expect: (c) => {
           if (!w.sees(c, o.name)) return { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}/members` };
-          const all = w.isMember(c.user, o.name) || w.isAdmin(c) ? [...w.orgMembers.get(o.name)!] : [];
+          // members see concealed memberships — not through a public-only token (public data only)
+          const all = (w.isMember(c.user, o.name) && !w.publicOnly(c)) || w.isAdmin(c) ? [...w.orgMembers.get(o.name)!] : [];
           return { status: 200, list: all.filter((u) => w.sees(c, u)) };
         },
       })),
@@ -108,8 +109,8 @@ const PROBES: Probe[] = [
           expect: (c): Expect => {
             if (!w.sees(c, o.name)) return { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}/members/${u}` };
             if (!w.sees(c, u)) return { status: 404, twin: `/api/v1/orgs/${o.name}/members/${w.tag}${MISSING}` };
-            // a site admin sees concealed memberships, as the members list shows them — not through a public-only token
-            if (c.user !== null && (w.isMember(c.user, o.name) || w.isAdmin(c))) return { status: w.isMember(u, o.name) ? 204 : 404 };
+            // members and site admins see concealed memberships, as the members list shows them — not through a public-only token
+            if (c.user !== null && ((w.isMember(c.user, o.name) && !w.publicOnly(c)) || w.isAdmin(c))) return { status: w.isMember(u, o.name) ? 204 : 404 };
             if (c.user === u) return { status: 404 };
             return { status: 303 };
           },
@@ -180,7 +181,8 @@ const PROBES: Probe[] = [
           })),
         ...w.teams.map((t) => ({
           path: `/api/v1/repos/search?q=${w.tag}&limit=50&team_id=${t.id}`,
-          expect: (c: CallerModel) => ({ status: 200, list: w.seesTeam(c, t) && t.repos !== "all" ? reach(c).filter((r) => (t.repos as Set<string>).has(r.full)).map((r) => r.full) : [] }),
+          // a team that includes all repositories has its organization's (Gitea keeps team_repo rows for them)
+          expect: (c: CallerModel) => ({ status: 200, list: w.seesTeam(c, t) ? reach(c).filter((r) => (t.repos === "all" ? r.owner === t.org : t.repos.has(r.full))).map((r) => r.full) : [] }),
         })),
         ...w.orgs.map((o) => ({
           path: `/api/v1/repos/search?q=${w.tag}&limit=50&priority_owner_id=${o.id}&sort=id`,

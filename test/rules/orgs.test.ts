@@ -180,6 +180,12 @@ describe("members", () => {
     expect((await t.request(`/api/v1/orgs/${org.name}/members/${quiet.name}`, { headers: token(await admin.token()) })).status).toBe(204);
     const publicOnly = await t.request(`/api/v1/orgs/${org.name}/members/${quiet.name}`, { headers: token(await admin.token(["public-only", "all"])), redirect: "manual" });
     expect(publicOnly.status).toBe(303);
+    // so does a member's public-only token: it reads what is public, the member list and the check as an outsider's
+    const memberPublic = await loud.token(["public-only", "all"]);
+    expect((await t.request(`/api/v1/orgs/${org.name}/members/${quiet.name}`, { headers: token(memberPublic), redirect: "manual" })).status).toBe(303);
+    const list = await t.request(`/api/v1/orgs/${org.name}/members`, { headers: token(memberPublic) });
+    expect([(await list.json()).map((u: { login: string }) => u.login), list.headers.get("X-Total-Count")]).toEqual([[loud.name], "1"]);
+    expect((await t.request(`/api/v1/orgs/${org.name}/members/${quiet.name}`, { headers: token(await loud.token()) })).status).toBe(204);
   });
 
   it("DELETE members/{username} removes the member from every team; the last owner cannot be removed", async () => {

@@ -91,11 +91,11 @@ export const myOrgCount = viewerQuery("myOrgCount", sql`SELECT COUNT(*) ${MY_ORG
 // ---- members ----
 
 /**
- * Members of :org the viewer may see: non-members see public members only, never a user the viewer
+ * Members of :org the viewer may see: non-members (and public-only tokens) see public members only, never a user the viewer
  * may not see; none of a hidden organization's members is visited (`seenAccountId`).
  */
 const MEMBERS = sql`FROM org_user ou JOIN user u ON u.id = ou.uid WHERE ou.org_id = ${seenAccountId("org", true)}
-  AND (ou.is_public = 1 OR ${V.isAdmin} OR ${isOrgMemberSql(ORG_ID, V.id)})
+  AND (ou.is_public = 1 OR ${V.isAdmin} OR (NOT ${V.publicOnly} AND ${isOrgMemberSql(ORG_ID, V.id)}))
   AND ${visibleSql(sql`u.id`, sql`u.visibility`, "user")}`;
 export const membersOfOrg = viewerQuery<UserRow, { org: string; limit: number; offset: number }>(
   "membersOfOrg",
