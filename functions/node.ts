@@ -15,6 +15,7 @@ import { nodeHop } from "./lib/outbound-node.ts";
 import { HookDeliverer } from "./services/hook-delivery.ts";
 import { GitMaintainer } from "./services/git-maintenance.ts";
 import { DirectoryObjectStore } from "./git/storage/fs-store.ts";
+import { withStagedPacks } from "./git/storage/object-store.ts";
 import { migrateDb } from "./db/migrate.ts";
 import { clientDriver } from "./db/driver.ts";
 import { databaseUrl, openDatabase, openDriver } from "./db/open.ts";
@@ -97,7 +98,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   }
   const driver = replica ? clientDriver(replica.client) : openDriver(env, settings.database.sqlite);
   // Git objects under DATA_DIR/git/<repository id>/ (keyed by id: renames and transfers move nothing).
-  const objects = new DirectoryObjectStore(resolve(env.DATA_DIR ?? "./data"));
+  const objects = withStagedPacks(new DirectoryObjectStore(resolve(env.DATA_DIR ?? "./data")));
   // Webhook deliveries run in this process, off the request path (services/hook-delivery.ts).
   const deliverer = new HookDeliverer({ driver, settings, hop: nodeHop });
   // Pack compaction and the deletion of replaced pack files, also off the request path (services/git-maintenance.ts).

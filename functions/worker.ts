@@ -10,6 +10,7 @@ import type { ExecutionContext } from "hono";
 import { createApp } from "./app.ts";
 import { loadSettings } from "./lib/settings.ts";
 import { R2ObjectStore, type R2BucketLike } from "./git/storage/r2-store.ts";
+import { withStagedPacks } from "./git/storage/object-store.ts";
 import { fetchHop } from "./lib/outbound.ts";
 import { cleanupDeliveries, deliverPending, SWEEP_MAX } from "./services/hook-delivery.ts";
 import { collectPackGarbage, compactRepository } from "./services/git-maintenance.ts";
@@ -43,7 +44,7 @@ const deliver = (env: Env) => deliverPending({ driver: driverOf(env), settings: 
 const objectsOf = (e: Env) => {
   const bucket = e.GIT_OBJECTS;
   if (!bucket) throw new Error("the GIT_OBJECTS R2 binding is not configured for the Worker");
-  return new R2ObjectStore(bucket);
+  return withStagedPacks(new R2ObjectStore(bucket));
 };
 
 /** Compacts the repositories' packs, one after another (a failure is logged; the next write decides again). */

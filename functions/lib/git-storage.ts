@@ -4,16 +4,16 @@
  * by the routes that touch git data.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import type { ObjectStore } from "../git/storage/object-store.ts";
+import { type ObjectStore, withStagedPacks } from "../git/storage/object-store.ts";
 
 /** How an entry point makes the object store from the runtime's bindings. */
 export type ObjectStoreOf = (env: Record<string, unknown>) => ObjectStore;
 
 type GitVars = { Bindings: Record<string, unknown>; Variables: { gitObjects: ObjectStore } };
 
-/** Middleware: the request's object store. */
+/** Middleware: the request's object store (a pack still staged by a create is read where it waits: withStagedPacks). */
 export const gitStorage = (of: ObjectStoreOf): MiddlewareHandler<GitVars> => async (c, next) => {
-  c.set("gitObjects", of(c.env ?? {}));
+  c.set("gitObjects", withStagedPacks(of(c.env ?? {})));
   await next();
 };
 

@@ -3,8 +3,9 @@
  * the first commit "Initial commit" on the default branch, the caller as author and committer,
  * with README.md from the readme template, .gitignore from the named templates and LICENSE from
  * the SPDX text. The commit is built before the repository row exists (in a staging store), its
- * ref, catalog row and the row's `is_empty`/`size` ride in the create's own write batch, and its
- * pack files are stored under the new id right after — so create stays at two round trips.
+ * ref, catalog row and the row's `is_empty`/`size` ride in the create's own write batch, its pack
+ * files are staged before that batch (a batch that commits while its answer is lost still finds
+ * them: withStagedPacks) and stored under the new id right after — create stays at two round trips.
  */
 import { sql, type SQL } from "drizzle-orm";
 import type { UserRow } from "../db/schema.ts";
@@ -14,7 +15,7 @@ import { fillLicense, gitignoreFile, hasLicense, licenseTemplate, readme, README
 import { identPart, type Signature } from "../git/objects/commit.ts";
 import { createCommit, type FileChange } from "../git/repo/commit.ts";
 import { MemoryObjectStore } from "../git/storage/memory-object-store.ts";
-import { packFileNames, type ObjectStore } from "../git/storage/object-store.ts";
+import { packFileNames, STAGED_NAMESPACE, type ObjectStore } from "../git/storage/object-store.ts";
 import type { PackRecord, RefStore, RefTransaction } from "../git/storage/ref-store.ts";
 
 /** What the create form asks of AutoInit. */
@@ -57,8 +58,12 @@ export interface InitTarget {
 export interface PreparedInit {
   /** Statements for the create's write batch (`rid` = the new repository's id in SQL). */
   statements(rid: SQL): SQL[];
-  /** Stores the pack files under the new repository id (after the batch). */
+  /** Stores the pack files in STAGED_NAMESPACE, before the batch: reads find them there if the batch commits unseen. */
+  stage(objects: ObjectStore): Promise<void>;
+  /** Stores them under the new repository id (after the batch), then drops the staged copy. */
   store(objects: ObjectStore, repoId: number): Promise<void>;
+  /** Drops the staged copy: the batch was not applied. */
+  unstage(objects: ObjectStore): Promise<void>;
 }
 
 const STAGING = "auto-init";
@@ -111,7 +116,7 @@ export function signatureOf(u: UserRow, noReplyAddress: string, now = new Date()
 /**
  * Builds a first commit "Initial commit" on `branch` in memory, for a repository whose row does
  * not exist yet (auto-init, generate with git content): its rows for the create batch, its files
- * to store under the new id afterwards.
+ * to stage before the batch and store under the new id afterwards.
  */
 export async function stageCommit(branch: string, sig: Signature, changes: FileChange[]): Promise<PreparedInit> {
   const staging = new MemoryObjectStore();
@@ -120,6 +125,12 @@ export async function stageCommit(branch: string, sig: Signature, changes: FileC
   const out = await createCommit({ repoId: STAGING, objects: staging, refs }, { branch, message: "Initial commit\n", author: sig, committer: sig, changes });
   const pack: PackRecord = out.pack;
   const size = pack.size + pack.idxSize;
+  const putAll = async (objects: ObjectStore, namespace: string) => {
+    for (const name of packFileNames(pack.id)) {
+      const bytes = await staging.get(STAGING, name);
+      if (bytes) await objects.put(namespace, name, bytes);
+    }
+  };
   return {
     statements: (rid) => [
       sql`INSERT INTO git_ref (repo_id, name, oid, peeled) VALUES (${rid}, ${head}, ${out.commit}, NULL)`,
@@ -127,11 +138,13 @@ export async function stageCommit(branch: string, sig: Signature, changes: FileC
       sql`UPDATE repository SET is_empty = 0, size = ${size} WHERE id = ${rid}`,
       sql`INSERT INTO git_identity (repo_id, email) VALUES (${rid}, ${identPart(sig.email).toLowerCase()})`,
     ],
-    async store(objects, repoId) {
-      for (const name of packFileNames(pack.id)) {
-        const bytes = await staging.get(STAGING, name);
-        if (bytes) await objects.put(String(repoId), name, bytes);
-      }
+    async stage(objects) {
+      await putAll(objects, STAGED_NAMESPACE);
     },
+    async store(objects, repoId) {
+      await putAll(objects, String(repoId));
+      await objects.delete(STAGED_NAMESPACE, packFileNames(pack.id));
+    },
+    unstage: (objects) => objects.delete(STAGED_NAMESPACE, packFileNames(pack.id)),
   };
 }

@@ -328,22 +328,23 @@ export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: stri
   const units = defaultUnits(ctx);
   const defaultBranch = form.default_branch || ctx.settings.repository.defaultBranch;
   const init = autoInit && opts.objects ? await prepareAutoInit(autoInit, initTarget(ctx, owner, form.name, form.description ?? "", defaultBranch), me, site(ctx).noReplyAddress) : null;
-  const row = await insertRepo(ctx, {
-    owner,
-    doer: me,
-    name: form.name,
-    description: form.description ?? "",
-    isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
-    isTemplate: !!form.template,
-    defaultBranch,
-    trustModel: Math.max(0, TRUST_MODELS.indexOf((form.trust_model ?? "").toLowerCase())),
-    objectFormatName: form.object_format_name || "sha1",
-    units,
-    labels,
-    isEmpty: true,
-    gitStatements: init?.statements,
-  });
-  if (init && opts.objects) await storeInitialCommit(ctx, init, opts.objects, row);
+  const row = await withInitialCommit(init, opts.objects, () =>
+    insertRepo(ctx, {
+      owner,
+      doer: me,
+      name: form.name,
+      description: form.description ?? "",
+      isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
+      isTemplate: !!form.template,
+      defaultBranch,
+      trustModel: Math.max(0, TRUST_MODELS.indexOf((form.trust_model ?? "").toLowerCase())),
+      objectFormatName: form.object_format_name || "sha1",
+      units,
+      labels,
+      isEmpty: true,
+      gitStatements: init?.statements,
+    }),
+  );
   // Create rule 8: the answer carries owner-level permission.
   return repoJson(ctx, me, { repo: row, owner, units: units.map(([type, config]) => ({ type, config })), perm: ownerPerm(units) });
 }
@@ -362,14 +363,25 @@ function initTarget(ctx: Ctx, owner: UserRow, name: string, description: string,
   };
 }
 
-/** Stores the initial commit's files; if that fails, the repository is left empty again (no ref to missing objects). */
-async function storeInitialCommit(ctx: Ctx, init: PreparedInit, objects: ObjectStore, row: RepositoryRow) {
+/**
+ * Runs the create's write batch `insert` around the initial commit's pack files: staged first (a
+ * failure there creates nothing), so a batch that commits while its answer is lost (a remote
+ * database that timed out: a 503 that was applied) leaves no ref to missing objects; dropped again
+ * when the batch was refused (a 4xx: nothing applied); stored under the new id afterwards — if
+ * that fails, the staged copy is what reads find (withStagedPacks).
+ */
+async function withInitialCommit(init: PreparedInit | null, objects: ObjectStore | undefined, insert: () => Promise<RepositoryRow>): Promise<RepositoryRow> {
+  if (!init || !objects) return insert();
+  await init.stage(objects);
+  let row: RepositoryRow;
   try {
-    await init.store(objects, row.id);
+    row = await insert();
   } catch (err) {
-    await write(ctx, CREATE.undoInit.map((c) => c.bind({ id: row.id })));
+    if (err instanceof ApiError && err.status < 500) await init.unstage(objects).catch(() => {});
     throw err;
   }
+  await init.store(objects, row.id).catch((e: unknown) => console.error(`repository ${row.id}: its first pack stays staged:`, e));
+  return row;
 }
 
 /** Label rows from a label template name; an unknown template → 422 (Gitea's ErrTemplateLoad). */
@@ -428,26 +440,27 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
       throw generateError(e);
     });
   }
-  const row = await insertRepo(ctx, {
-    owner,
-    doer: me,
-    name: form.name,
-    description: form.description ?? "",
-    isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
-    isTemplate: false,
-    defaultBranch,
-    trustModel: a.facts.repo.trustModel,
-    objectFormatName: a.facts.repo.objectFormatName,
-    units,
-    labels: tplLabels,
-    templateId: a.facts.repo.id,
-    // Topics exist as the row's list: copied as they are. git_hooks copies nothing (no server-side
-    // hooks here); avatar copies nothing (repositories have no avatar) — see docs/git.md.
-    topics: form.topics ? (JSON.parse(a.facts.repo.topics) as string[]) : [],
-    isEmpty: true,
-    gitStatements: content?.statements,
-  });
-  if (content && opts.objects) await storeInitialCommit(ctx, content, opts.objects, row);
+  const row = await withInitialCommit(content, opts.objects, () =>
+    insertRepo(ctx, {
+      owner,
+      doer: me,
+      name: form.name,
+      description: form.description ?? "",
+      isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
+      isTemplate: false,
+      defaultBranch,
+      trustModel: a.facts.repo.trustModel,
+      objectFormatName: a.facts.repo.objectFormatName,
+      units,
+      labels: tplLabels,
+      templateId: a.facts.repo.id,
+      // Topics exist as the row's list: copied as they are. git_hooks copies nothing (no server-side
+      // hooks here); avatar copies nothing (repositories have no avatar) — see docs/git.md.
+      topics: form.topics ? (JSON.parse(a.facts.repo.topics) as string[]) : [],
+      isEmpty: true,
+      gitStatements: content?.statements,
+    }),
+  );
   return repoJson(ctx, me, { repo: row, owner, units: units.map(([type, config]) => ({ type, config })), perm: ownerPerm(units) });
 }
 

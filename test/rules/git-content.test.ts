@@ -102,7 +102,7 @@ describe("AutoInit (create rules 1–2)", () => {
     expect(await fileAt(theirs.id, "LICENSE")).toContain(`Copyright (C) ${year} by ${orgName} ${orgName.toLowerCase()}@noreply.gitea.test`);
   });
 
-  it("when storing the first commit's files fails, the repository is left empty: no refs, no packs (500)", async () => {
+  it("when staging the first commit's files fails, nothing is created (500): no repository, no rows, no files", async () => {
     const name = uniq("sf");
     const put = t.objects.put;
     t.objects.put = () => Promise.reject(new Error("disk full"));
@@ -113,9 +113,59 @@ describe("AutoInit (create rules 1–2)", () => {
       t.objects.put = put;
     }
     expect(res.status).toBe(500);
-    const got = await (await t.request(`/api/v1/repos/${owner.name}/${name}`, { headers: token(tok) })).json();
-    expect(got).toMatchObject({ empty: true, size: 0 });
-    expect((await open(got.id)).state).toEqual({ head: "refs/heads/main", refs: [], packs: [], unreachable: false });
+    await expectRefusal(t.request(`/api/v1/repos/${owner.name}/${name}`, { headers: token(tok) }), 404, NOT_FOUND);
+  });
+
+  it("a create whose batch commits while its answer is lost (a remote database that timed out: 503) leaves a repository whose first commit reads, from the staged pack", async () => {
+    let lose = false;
+    const lossy = await testApp({}, {
+      wrap: (d) => ({
+        ...d,
+        batch: async (items, mode) => {
+          const rows = await d.batch(items, mode);
+          if (lose && mode === "write" && items.some((i) => /INSERT INTO git_pack/.test(i.text))) throw Object.assign(new Error("fetch failed"), { code: "ETIMEDOUT" });
+          return rows;
+        },
+      }),
+    });
+    try {
+      const u = await seedUser(lossy.db);
+      const utk = await u.token();
+      const name = uniq("lost");
+      lose = true;
+      const res = await lossy.request("/api/v1/user/repos", { method: "POST", headers: token(utk), json: { name, auto_init: true } });
+      lose = false;
+      expect(res.status).toBe(503);
+      const readme = await lossy.request(`/api/v1/repos/${u.name}/${name}/raw/README.md`, { headers: token(utk) });
+      expect([readme.status, await readme.text()]).toEqual([200, `# ${name}\n\n\n`]);
+      expect((await lossy.request(`/api/v1/repos/${u.name}/${name}/branches`, { headers: token(utk) })).status).toBe(200);
+      // a create refused by its batch (the name is taken) keeps nothing staged
+      const staged = async () => (await lossy.objects.list("staged")).length;
+      const before = await staged();
+      expect((await lossy.request("/api/v1/user/repos", { method: "POST", headers: token(utk), json: { name, auto_init: true } })).status).toBe(409);
+      expect(await staged()).toBe(before);
+      // and one that succeeds moves its pack under its own id
+      const fine = await apiRepo(lossy, utk, { name: uniq("fine"), auto_init: true });
+      expect(await staged()).toBe(before);
+      expect((await lossy.objects.list(String(fine.id))).length).toBe(3);
+    } finally {
+      lossy.close();
+    }
+  });
+
+  it("when storing the first commit's files under the new id fails, the create still succeeds: its staged copy is what reads find", async () => {
+    const name = uniq("sn");
+    const put = t.objects.put.bind(t.objects);
+    t.objects.put = (repoId, file, body) => (repoId === "staged" ? put(repoId, file, body) : Promise.reject(new Error("disk full")));
+    let res: Response;
+    try {
+      res = await t.request("/api/v1/user/repos", { method: "POST", headers: token(tok), json: { name, auto_init: true } });
+    } finally {
+      t.objects.put = put;
+    }
+    expect(res.status).toBe(201);
+    const readme = await t.request(`/api/v1/repos/${owner.name}/${name}/raw/README.md`, { headers: token(tok) });
+    expect([readme.status, await readme.text()]).toEqual([200, `# ${name}\n\n\n`]);
   });
 
   it("leaves a repository without auto_init empty, with no git rows and no files", async () => {

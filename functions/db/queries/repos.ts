@@ -434,13 +434,6 @@ export const CREATE = {
   forkCount: command<{ baseId: number }>("repoCreateForkCount", sql`UPDATE repository SET num_forks = num_forks + 1 WHERE id = ${p("baseId")}`),
   /** The new row, as stored. */
   row: query<RepositoryRow, NewRepoKey>("repoCreated", sql`SELECT ${R.select} FROM repository WHERE repository.id = ${NEW_REPO_ID}`, (r) => R.read(r, 0)),
-  /** An initial commit whose files could not be stored: repository :id is left empty again (no ref to missing objects). */
-  undoInit: [
-    sql`DELETE FROM git_ref WHERE repo_id = ${p("id")}`,
-    sql`DELETE FROM git_pack WHERE catalog_repo_id = ${p("id")}`,
-    sql`DELETE FROM git_identity WHERE repo_id = ${p("id")}`,
-    sql`UPDATE repository SET is_empty = 1, size = 0 WHERE id = ${p("id")}`,
-  ].map((q, i) => command<{ id: number }>(`repoCreateUndoInit${i}`, q)),
   /**
    * A fork's git rows, copied in SQL in its create batch from base :baseId: its branches and tags
    * (what Gitea's `git clone --bare` copies; not `refs/pull/*`, `refs/notes/*`, …), the base's

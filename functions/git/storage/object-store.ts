@@ -55,6 +55,31 @@ export const revFileName = (packId: string): string => `pack/pack-${packId}.rev`
 /** Every file of a stored pack (what deleting or copying a pack touches). */
 export const packFileNames = (packId: string): string[] => [packFileName(packId), revFileName(packId), idxFileName(packId)];
 
+/**
+ * The namespace where a new repository's first pack is stored before the create's write batch
+ * (services/repos.ts): the batch may commit even when its answer is lost (a remote database that
+ * timed out), and the pack must then exist already. Pack ids are unique, so its files need no
+ * repository id; they are copied under the id once it is known, and read from here until then.
+ */
+export const STAGED_NAMESPACE = "staged";
+const PACK_FILE = /^pack\/pack-[0-9a-f]+\.(pack|idx|rev)$/;
+
+/**
+ * `store`, where a pack file a repository's namespace lacks is read from STAGED_NAMESPACE (only
+ * then: an extra lookup on a miss, which is otherwise an error).
+ */
+export function withStagedPacks(store: ObjectStore): ObjectStore {
+  const staged = (repoId: string, name: string) => repoId !== STAGED_NAMESPACE && PACK_FILE.test(name);
+  return {
+    put: (repoId, name, body) => store.put(repoId, name, body),
+    get: async (repoId, name, range) => (await store.get(repoId, name, range)) ?? (staged(repoId, name) ? store.get(STAGED_NAMESPACE, name, range) : null),
+    stream: async (repoId, name, range) => (await store.stream(repoId, name, range)) ?? (staged(repoId, name) ? store.stream(STAGED_NAMESPACE, name, range) : null),
+    list: (repoId) => store.list(repoId),
+    delete: (repoId, names) => store.delete(repoId, names),
+    deleteRepository: (repoId) => store.deleteRepository(repoId),
+  };
+}
+
 /** A new pack id: time-ordered and unique without coordination. */
 export function newPackId(): string {
   const rnd = new Uint8Array(8);
