@@ -28,6 +28,8 @@ const SINGLE_ROW = /^\s*(?:SELECT|WITH)\b[\s\S]*\bLIMIT\s+1\s*$/i;
 const WRITE_WORD = /\b(?:INSERT|UPDATE|DELETE|REPLACE|UPSERT)\b/i;
 /** Whether `text` is a read answering at most one row (exported for its test). */
 export const singleRowRead = (text: string) => SINGLE_ROW.test(text) && !WRITE_WORD.test(text);
+/** SQLITE_BUSY from libsql: the lock is another connection's. */
+const isBusy = (err: unknown) => /^SQLITE_BUSY/.test(String((err as { code?: unknown }).code ?? ""));
 /** At most this many write batches share one commit. */
 const MAX_GROUP = 64;
 
@@ -58,12 +60,24 @@ export function nativeDriver(db: Database.Database): Driver {
     }
     return p;
   };
-  // BEGIN IMMEDIATE waits for another connection's write lock and can fail busy. libsql leaves a
-  // prepared statement that failed un-reset, and an active BEGIN IMMEDIATE makes every later COMMIT
-  // fail ("SQL statements in progress"): it is run by `exec`, which finalizes what it prepares.
-  // BEGIN DEFERRED takes no lock.
+  // BEGIN IMMEDIATE takes the write lock, which another process (the admin CLI, a migration, a
+  // second server) may hold. The connection's busy timeout would wait for it synchronously — the
+  // whole server answering nothing meanwhile — so it is tried without waiting, and a group that
+  // finds the lock taken is tried again on a timer until the busy timeout has passed (`flush`),
+  // while every other request is served. It runs by `exec`: libsql leaves a prepared statement
+  // that failed un-reset, and an active BEGIN IMMEDIATE makes every later COMMIT fail ("SQL
+  // statements in progress"); `exec` finalizes what it prepares. BEGIN DEFERRED takes no lock.
+  const busyTimeoutMs = Number((db.prepare("PRAGMA busy_timeout").raw(true).get() as unknown[] | undefined)?.[0] ?? 0);
   const readBegin = db.prepare("BEGIN DEFERRED");
-  const begin = { read: () => readBegin.run(), write: () => db.exec("BEGIN IMMEDIATE") };
+  const beginWrite = () => {
+    if (busyTimeoutMs === 0) return db.exec("BEGIN IMMEDIATE");
+    db.exec("PRAGMA busy_timeout = 0");
+    try {
+      db.exec("BEGIN IMMEDIATE");
+    } finally {
+      db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+    }
+  };
   const commit = db.prepare("COMMIT");
   const rollback = db.prepare("ROLLBACK");
   const savepoint = db.prepare("SAVEPOINT batch");
@@ -90,9 +104,8 @@ export function nativeDriver(db: Database.Database): Driver {
     st.run(item.args);
     return [];
   };
-  /** One transaction around `work`, rolled back when it throws. */
-  const transaction = <T>(mode: "read" | "write", work: () => T): T => {
-    begin[mode]();
+  /** Runs `work` in the transaction just begun: committed, or rolled back when it throws. */
+  const finish = <T>(work: () => T): T => {
     try {
       const out = work();
       commit.run();
@@ -102,6 +115,10 @@ export function nativeDriver(db: Database.Database): Driver {
       throw err;
     }
   };
+  const readTransaction = <T>(work: () => T): T => {
+    readBegin.run();
+    return finish(work);
+  };
 
   interface Pending {
     items: readonly BatchItem[];
@@ -110,15 +127,45 @@ export function nativeDriver(db: Database.Database): Driver {
   }
   let queue: Pending[] = [];
   let scheduled = false;
+  /** While the write lock is another process's: the retry's timer, when the wait began, and the tries so far. */
+  let retry: ReturnType<typeof setTimeout> | null = null;
+  let waitingSince = 0;
+  let tries = 0;
   const flush = () => {
     scheduled = false;
+    if (queue.length === 0) return;
+    try {
+      beginWrite();
+    } catch (err) {
+      const now = Date.now();
+      if (waitingSince === 0) waitingSince = now;
+      if (isBusy(err) && now - waitingSince < busyTimeoutMs) {
+        // 1, 2, 4 … 16 ms apart: a lock held for a moment is taken soon after its release
+        retry = setTimeout(
+          () => {
+            retry = null;
+            flush();
+          },
+          Math.min(16, 2 ** tries++),
+        );
+        return;
+      }
+      waitingSince = 0;
+      tries = 0;
+      // the lock stayed taken past the busy timeout (or BEGIN failed otherwise): nothing was written
+      const refused = queue.splice(0, MAX_GROUP);
+      if (queue.length) schedule();
+      for (const g of refused) g.reject(err);
+      return;
+    }
+    waitingSince = 0;
+    tries = 0;
     const group = queue.splice(0, MAX_GROUP);
     if (queue.length) schedule();
-    if (group.length === 0) return;
     if (group.length === 1) {
       const one = group[0]!; // !: length 1
       try {
-        one.resolve(transaction("write", () => one.items.map(run)));
+        one.resolve(finish(() => one.items.map(run)));
       } catch (err) {
         one.reject(err);
       }
@@ -126,7 +173,7 @@ export function nativeDriver(db: Database.Database): Driver {
     }
     let outcomes: ({ ok: true; rows: Row[][] } | { ok: false; err: unknown })[];
     try {
-      outcomes = transaction("write", () =>
+      outcomes = finish(() =>
         group.map((g) => {
           savepoint.run();
           try {
@@ -141,7 +188,7 @@ export function nativeDriver(db: Database.Database): Driver {
         }),
       );
     } catch (err) {
-      // BEGIN (busy) or COMMIT failed: nothing of the group was written.
+      // COMMIT failed: nothing of the group was written.
       for (const g of group) g.reject(err);
       return;
     }
@@ -152,7 +199,8 @@ export function nativeDriver(db: Database.Database): Driver {
     });
   };
   const schedule = () => {
-    if (scheduled) return;
+    // a group waiting for the lock takes what arrives meanwhile on its next try
+    if (scheduled || retry) return;
     scheduled = true;
     setImmediate(flush);
   };
@@ -169,7 +217,7 @@ export function nativeDriver(db: Database.Database): Driver {
       }
       try {
         if (items.length === 1) return Promise.resolve([run(items[0]!)]); // !: length 1
-        return Promise.resolve(transaction("read", () => items.map(run)));
+        return Promise.resolve(readTransaction(() => items.map(run)));
       } catch (err) {
         return Promise.reject(err);
       }
@@ -177,6 +225,8 @@ export function nativeDriver(db: Database.Database): Driver {
     close: () => {
       if (closed) return;
       closed = true;
+      if (retry) clearTimeout(retry);
+      retry = null;
       const pending = queue;
       queue = [];
       for (const g of pending) g.reject(new Error("the database connection is closed"));

@@ -131,4 +131,34 @@ describe("the embedded file configured for a server", () => {
     });
     expect(write.status, await write.clone().text()).toBe(201);
   });
+
+  it("B.3 while a write waits for another process's write lock, the server answers everything else; the write goes ahead once the lock is released", async () => {
+    const env = { GITEA__database__SQLITE_TIMEOUT: "5000" };
+    const { client, dir } = open(env);
+    await migrateDb(client);
+    const settings = loadSettings({ GITEA__server__ROOT_URL: ROOT, GITEA__security__PASSWORD_HASH_ITERATIONS: "10000", GITEA__security__SECRET_KEY: "test-secret-key-0123456789", ...env });
+    const server = openDriver({ DATA_DIR: dir, ...env });
+    clients.push(server);
+    const app = createApp({ settings, driver: () => server, assets: nodeAssets });
+    const alice = await seedUser(createDb(clientDriver(client)));
+    const tok = await alice.token();
+    const at = (path: string, init: RequestInit = {}) => Promise.resolve(app.request(new URL(path, ROOT).href, { ...init, headers: { ...token(tok), "Content-Type": "application/json" } }));
+
+    const other = open(env, dir).client;
+    const tx = await other.transaction("write");
+    await tx.execute("UPDATE user SET description = 'held' WHERE id = 1");
+    let settled = false;
+    const write = at("/api/v1/user/repos", { method: "POST", body: JSON.stringify({ name: "waited" }) }).finally(() => {
+      settled = true;
+    });
+    await new Promise((r) => setTimeout(r, 50)); // the write is waiting now
+    const started = Date.now();
+    const reads = await Promise.all([at("/api/v1/user"), at("/api/v1/user/repos"), at("/api/v1/version")]);
+    expect(reads.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(settled).toBe(false);
+    await tx.rollback();
+    const res = await write;
+    expect(res.status, await res.clone().text()).toBe(201);
+  });
 });
