@@ -9,9 +9,13 @@
  * the primary for the few milliseconds the catch-up takes, locally afterwards — and no request
  * waits for a sync or makes more database round trips than on the Worker.
  *
+ * A request that writes reads from the primary too (`writingRequest`): its guards — the caller, its
+ * permissions — and the state it builds on are the primary's, never a copy behind another server's
+ * revocation.
+ *
  * Accounting: `Server-Timing: db;desc=N` counts database calls as everywhere (a read is 1, a write
  * 2). A replica server adds `primary;dur=…;desc=K`: how many of them went over the network to the
- * primary (a read 0, or 1 while reads are pinned; a write 1 for its write batch). Syncs are not a
+ * primary (a read 0, or 1 while reads are pinned; a write 2, its reads and its write batch). Syncs are not a
  * request's: each is two HTTP requests to the primary (`ReplicationLog/Hello`, `BatchLogEntries`),
  * made by a worker thread every `DATABASE_REPLICA_SYNC_INTERVAL` and once after writes (writes
  * that finish while a sync runs share the next one).
@@ -59,10 +63,22 @@ export function replicaConfig(env: NodeJS.ProcessEnv = process.env): ReplicaConf
   return { primaryUrl, authToken: env.DATABASE_AUTH_TOKEN || undefined, path: resolve(path), syncIntervalMs };
 }
 
-/** Network use of the primary by one request, for `Server-Timing: primary`. */
+/** Network use of the primary by one request, for `Server-Timing: primary`; and whether its reads go there. */
 interface PrimaryUse {
   calls: number;
   ms: number;
+  /** A request that writes: what it reads first (the caller, its permissions, the state it builds on) comes from the primary. */
+  writing: boolean;
+}
+
+/**
+ * Whether a request writes: any method but GET, HEAD and OPTIONS — except a fetch's upload-pack
+ * POST, which only reads — and the advertisement a push starts with.
+ */
+export function writingRequest(req: Request): boolean {
+  const url = new URL(req.url);
+  if (req.method === "GET" || req.method === "HEAD") return url.pathname.endsWith("/info/refs") && url.searchParams.get("service") === "git-receive-pack";
+  return req.method !== "OPTIONS" && !url.pathname.endsWith("/git-upload-pack");
 }
 const requestUse = new AsyncLocalStorage<PrimaryUse>();
 
@@ -283,6 +299,9 @@ class ReplicaClient implements Client {
   }
 
   async #read<T>(run: (c: Client) => Promise<T>): Promise<T> {
+    // a writing request reads from the primary: a write never rests on a permission or a state the
+    // local copy has not caught up with (another server revoked it, changed it)
+    if (requestUse.getStore()?.writing) return this.#onPrimary(() => run(this.#primary), 0);
     if (this.#syncer.caughtUp || this.#primaryDown) return run(this.#local);
     try {
       const result = await this.#onPrimary(() => run(this.#primary), this.#readTimeoutMs);
@@ -359,7 +378,7 @@ export async function openReplica(config: ReplicaConfig, primary: Client, sqlite
   return {
     client,
     track: (fetch, serverTiming, duration = false) => (req, ...rest) =>
-      requestUse.run({ calls: 0, ms: 0 }, async () => {
+      requestUse.run({ calls: 0, ms: 0, writing: writingRequest(req) }, async () => {
         const res = await fetch(req, ...rest);
         const use = requestUse.getStore()!;
         if (serverTiming) res.headers.append("Server-Timing", `primary;${duration ? `dur=${use.ms.toFixed(1)};` : ""}desc="${use.calls}"`);

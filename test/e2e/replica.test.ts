@@ -84,7 +84,7 @@ describe("Node on an embedded replica of a sqld primary", () => {
     expect(proxy.counts.pipeline).toBe(0);
   });
 
-  it("B.7 read-your-writes on a replica whose sync is held (periodic sync off): the write goes to the primary (db 2, primary 1), the next read sees it at once (from the primary), and reads are local again once the replica has pulled it", async () => {
+  it("B.7 read-your-writes on a replica whose sync is held (periodic sync off): the write reads and writes on the primary (db 2, primary 2), the next read sees it at once (from the primary), and reads are local again once the replica has pulled it", async () => {
     await caughtUp();
     proxy.reset();
     proxy.holdReplication();
@@ -93,7 +93,7 @@ describe("Node on an embedded replica of a sqld primary", () => {
       const created = await call(a, "POST", "/api/v1/user/repos", { name, description: "read your writes" });
       expect(created.status).toBe(201);
       expect(roundTrips(created)).toBe(2);
-      expect(primaryTrips(created)).toBe(1);
+      expect(primaryTrips(created)).toBe(2);
 
       const read = await call(a, "GET", `/api/v1/repos/${admin}/${name}`);
       expect(read.status).toBe(200);
@@ -128,6 +128,32 @@ describe("Node on an embedded replica of a sqld primary", () => {
     const after = await call(a, "GET", `/api/v1/repos/${admin}/${name}`);
     expect(after.status).toBe(200);
     expect(primaryTrips(after)).toBe(0);
+  });
+
+  it("B.7 access revoked through another server binds writes at once on a replica that has not synced (a write's reads come from the primary); its reads follow with the next sync", async () => {
+    await caughtUp();
+    const user = uniqName("revoked");
+    const cli = (args: string[]) => runScript("functions/cli.ts", ["user", ...args], { DATABASE_URL: sqld.url });
+    expect((await cli(["create", "--username", user, "--password", "revoked-password-1", "--email", `${user}@example.com`, "--must-change-password=false"])).code).toBe(0);
+    const uh = tokenAuth((await cli(["generate-access-token", "--username", user, "--scopes", "all", "--raw"])).stdout.trim());
+    const repo = uniqName("shared");
+    expect((await call(b, "POST", "/api/v1/user/repos", { name: repo, private: true })).status).toBe(201);
+    expect((await call(b, "PUT", `/api/v1/repos/${admin}/${repo}/collaborators/${user}`, { permission: "write" })).status).toBe(204);
+    // a learns of the collaboration with its next sync (after a write of its own)
+    expect((await call(a, "POST", "/api/v1/user/repos", { name: uniqName("own") })).status).toBe(201);
+    await caughtUp();
+    const label = (server: Running, name: string) =>
+      fetch(`${server.url}/api/v1/repos/${admin}/${repo}/labels`, { method: "POST", headers: { ...uh, "Content-Type": "application/json" }, body: JSON.stringify({ name, color: "#00ff00" }) });
+    const before = await label(a, "before");
+    expect(before.status, await before.clone().text()).toBe(201);
+    await caughtUp();
+    // revoked through b; a's copy still holds the collaboration (its periodic sync is off)
+    expect((await call(b, "DELETE", `/api/v1/repos/${admin}/${repo}/collaborators/${user}`)).status).toBe(204);
+    const stale = await fetch(`${a.url}/api/v1/repos/${admin}/${repo}`, { headers: uh });
+    expect([stale.status, primaryTrips(stale)]).toEqual([200, 0]); // reads: eventually consistent, as documented
+    const refused = await label(a, "after");
+    expect(refused.status).toBe(404);
+    expect(primaryTrips(refused)).toBe(1); // its reads, from the primary; nothing written
   });
 
   it("B.7 a replica with a periodic sync shows writes made through another server without writing itself", async () => {
