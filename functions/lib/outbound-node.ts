@@ -8,7 +8,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import { isAllowedAddress } from "./hosts.ts";
-import { OutboundError, type Hop, type OutboundResponse } from "./outbound.ts";
+import { bodyError, OutboundError, type Hop, type OutboundResponse } from "./outbound.ts";
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
@@ -44,23 +44,37 @@ export const nodeHop: Hop = (req, opts) =>
       lookup: guardedLookup(opts.allowList) as never,
       agent: false,
     });
-    r.on("error", (err) => reject(err instanceof OutboundError ? err : (err as Error & { cause?: unknown }).cause instanceof OutboundError ? (err as { cause: OutboundError }).cause : err));
+    let responded = false;
+    r.on("error", (err) => {
+      if (responded) return; // the answer's own handlers record it
+      reject(err instanceof OutboundError ? err : (err as Error & { cause?: unknown }).cause instanceof OutboundError ? (err as { cause: OutboundError }).cause : err);
+    });
     r.on("response", (res: IncomingMessage) => {
+      responded = true;
+      const out: Record<string, string> = {};
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
       const parts: Buffer[] = [];
       let kept = 0;
+      let done = false;
+      const finish = (body: string) => {
+        if (done) return;
+        done = true;
+        resolve({ status: res.statusCode ?? 0, headers: out, body });
+      };
       res.on("data", (chunk: Buffer) => {
-        if (kept < opts.maxBody) {
-          const part = chunk.subarray(0, opts.maxBody - kept);
-          parts.push(part);
-          kept += part.length;
+        const part = chunk.subarray(0, opts.maxBody - kept);
+        parts.push(part);
+        kept += part.length;
+        // what a delivery keeps is all it reads: the rest of an answer (one without end) is not waited for
+        if (kept >= opts.maxBody) {
+          finish(Buffer.concat(parts).toString("utf8"));
+          res.destroy();
         }
       });
-      res.on("error", reject);
-      res.on("end", () => {
-        const out: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
-        resolve({ status: res.statusCode ?? 0, headers: out, body: Buffer.concat(parts).toString("utf8") });
-      });
+      res.on("end", () => finish(Buffer.concat(parts).toString("utf8")));
+      // the headers came: a body that fails or runs out of time is recorded with them, as Go's client does
+      res.on("close", () => finish(`read body: ${bodyError(opts.signal, "the connection closed")}`));
+      res.on("error", (err) => finish(`read body: ${bodyError(opts.signal, err.message)}`));
     });
     r.end(body ?? undefined);
   });

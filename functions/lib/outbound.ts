@@ -97,20 +97,29 @@ export const fetchHop: Hop = async (req, opts) => {
     const key = k.toLowerCase();
     headers[key] = key in headers ? `${headers[key]}, ${v}` : v;
   });
-  return { status: res.status, headers, body: await readCapped(res.body, opts.maxBody) };
+  let body: string;
+  try {
+    body = await readCapped(res.body, opts.maxBody);
+  } catch (err) {
+    // the headers came: a body that fails or runs out of time is recorded with them, as Go's client does
+    body = `read body: ${bodyError(opts.signal, (err as Error).message)}`;
+  }
+  return { status: res.status, headers, body };
 };
 
-/** A body's first `max` bytes as text (the rest read and dropped, so the connection can be reused). */
+/** Why an answer's body could not be read: Go's words for a deadline, else the failure's. */
+export const bodyError = (signal: AbortSignal, message: string) => (signal.aborted ? "context deadline exceeded (Client.Timeout or context cancellation while reading body)" : message);
+
+/** A body's first `max` bytes as text; the rest is not read (an answer without end is not waited for). */
 async function readCapped(body: ReadableStream<Uint8Array> | null, max: number): Promise<string> {
   if (!body) return "";
   const parts: Uint8Array[] = [];
   let kept = 0;
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    if (kept < max) {
-      const part = chunk.subarray(0, max - kept);
-      parts.push(part);
-      kept += part.length;
-    }
+    const part = chunk.subarray(0, max - kept);
+    parts.push(part);
+    kept += part.length;
+    if (kept >= max) break; // leaving the loop cancels the stream
   }
   const all = new Uint8Array(kept);
   let at = 0;

@@ -75,6 +75,14 @@ describe("send: redirects as Go's http.Client", () => {
     }
   });
 
+  it("a chain of allowed redirects still has every later hop checked: the third target, inside the network, is never reached", async () => {
+    for (const location of ["http://169.254.169.254/latest/meta-data", "http://[64:ff9b::a9fe:a9fe]/", "http://[2002:a9fe:a9fe::1]/", "http://2130706433/"]) {
+      const { hop, seen } = scripted([redirect(302, "https://b.example/one"), redirect(307, "https://c.example/two"), redirect(302, location), ok]);
+      await expect(send(hop, POST, { timeoutMs: 1000, allowList: LIST })).rejects.toThrow(/is blocked$/);
+      expect(seen.map((r) => r.url)).toEqual([POST.url, "https://b.example/one", "https://c.example/two"]);
+    }
+  });
+
   it("a hop that checks addresses itself is not judged by the host's form; its refusal and other failures come back as OutboundError", async () => {
     const checking: Hop = Object.assign(async () => ok(), { checksAddresses: true });
     expect((await send(checking, { ...POST, url: "http://intranet-ci/hook" }, { timeoutMs: 1000, allowList: LIST })).status).toBe(200);
@@ -116,6 +124,21 @@ describe("nodeHop", () => {
             setTimeout(next, 5);
           };
           next();
+        } else if (req.url === "/endless") {
+          // an answer without end: a reader that reads it all never finishes
+          res.writeHead(200);
+          const pump = () => {
+            while (res.write("z".repeat(16384))) {
+              if (res.destroyed) return;
+            }
+            if (!res.destroyed) res.once("drain", pump);
+          };
+          res.on("close", () => res.removeAllListeners("drain"));
+          pump();
+        } else if (req.url === "/stall") {
+          // headers and a first chunk, then nothing
+          res.writeHead(201, { "X-Seen": "yes" });
+          res.write("partial");
         } else if (req.url === "/moved") {
           res.writeHead(302, { Location: "/small" });
           res.end("moved");
@@ -156,6 +179,17 @@ describe("nodeHop", () => {
     expect(got.length).toBe(before + 1);
     await expect(nodeHop({ method: "GET", url: `http://[::ffff:127.0.0.1]:${port}/small`, headers: {}, body: "" }, opts(["external"]))).rejects.toThrow(/is blocked$/);
     await expect(nodeHop({ method: "GET", url: "http://does-not-exist.invalid/", headers: {}, body: "" }, opts(["*"]))).rejects.toThrow(/ENOTFOUND|EAI_AGAIN/);
+  });
+
+  it("stops reading an answer once it holds maxBody bytes (an endless one is not read to the timeout); a body that stalls after its headers keeps the status and headers, as Go's client does", async () => {
+    for (const hop of [nodeHop, fetchHop]) {
+      const started = Date.now();
+      const endless = await hop({ method: "GET", url: `http://127.0.0.1:${port}/endless`, headers: {}, body: "" }, opts(["loopback"], 1000));
+      expect([endless.status, endless.body]).toEqual([200, "z".repeat(1000)]);
+      expect(Date.now() - started).toBeLessThan(2000);
+      const stalled = await hop({ method: "GET", url: `http://127.0.0.1:${port}/stall`, headers: {}, body: "" }, { signal: AbortSignal.timeout(300), allowList: ["loopback"], maxBody: 1000 });
+      expect(stalled).toMatchObject({ status: 201, headers: { "x-seen": "yes" }, body: "read body: context deadline exceeded (Client.Timeout or context cancellation while reading body)" });
+    }
   });
 
   it("keeps the first maxBody bytes of an answer that arrives in several chunks", async () => {
