@@ -486,6 +486,22 @@ describe("bad input over HTTP", () => {
     expect(Buffer.from(await res.arrayBuffer()).toString()).toBe(`${pkt(`${tip} refs/heads/main\n`).length.toString(16).padStart(4, "0")}${tip} refs/heads/main\n0000`);
   });
 
+  it("ignores ref-prefix arguments once there are 65,536 of them and lists every ref, as git's ls-refs", async () => {
+    const src = s.path("prefix-src");
+    await makeHistory(s, src, { commits: 2, files: 1 });
+    await s.git(["tag", "t1"], { cwd: src });
+    const { url } = newRepo();
+    await s.git(["push", "-q", url, "main", "t1"], { cwd: src });
+    const { gzipSync } = await import("node:zlib");
+    const lsRefs = async (prefixes: number) => {
+      const body = Buffer.concat([pkt("command=ls-refs\n"), Buffer.from("0001"), ...Array.from({ length: prefixes }, (_, i) => pkt(`ref-prefix refs/none/${i}\n`)), FLUSH]);
+      const res = await fetch(`${url}/git-upload-pack`, { method: "POST", headers: { "git-protocol": "version=2", "content-encoding": "gzip" }, body: gzipSync(body) as Uint8Array<ArrayBuffer> });
+      return (Buffer.from(await res.arrayBuffer()).toString().match(/ refs\/\S+/g) ?? []).map((r) => r.trim());
+    };
+    expect(await lsRefs(65_535)).toEqual([]);
+    expect(await lsRefs(65_536)).toEqual(["refs/heads/main", "refs/tags/t1"]);
+  });
+
   it("tells the client on the error band when a stored pack has gone missing", async () => {
     const src = s.path("lost-src");
     await makeHistory(s, src, { commits: 3, files: 3 });

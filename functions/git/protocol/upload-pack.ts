@@ -98,9 +98,14 @@ async function uploadPackV2(ctx: GitContext, reader: ByteReader): Promise<Readab
   throw new GitError("bad-request", `unknown command '${command ?? ""}'`);
 }
 
+/** git's ls-refs limit on ref-prefix arguments (ls-refs.c). */
+const TOO_MANY_PREFIXES = 65_536;
+
 async function lsRefs(ctx: GitContext, args: string[]): Promise<Uint8Array> {
   const state = await ctx.refs.read(ctx.repoId);
-  const prefixes = args.filter((a) => a.startsWith("ref-prefix ")).map((a) => a.slice(11));
+  const given = args.filter((a) => a.startsWith("ref-prefix ")).map((a) => a.slice(11));
+  // git's ls-refs: from TOO_MANY_PREFIXES on they are all ignored (every ref is listed; the client filters)
+  const prefixes = given.length >= TOO_MANY_PREFIXES ? [] : given;
   const symrefs = args.includes("symrefs");
   const peel = args.includes("peel");
   const unborn = args.includes("unborn");
