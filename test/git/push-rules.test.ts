@@ -313,3 +313,14 @@ describe("type rule: every link names an object of the type it says (git's conne
     await s.git(["fsck", "--strict"], { cwd: clone });
   });
 });
+
+describe("push options rule: at most 100 in one push; more are refused in the push's report, nothing applied", () => {
+  it("a push with 100 options applies; with 101 every ref is refused with the reason, which the git CLI shows", async () => {
+    const r = newRepo();
+    const opts = (n: number) => Array.from({ length: n }, (_, i) => ["-o", `opt${i}`]).flat();
+    await s.git(["push", "-q", ...opts(100), r.url, "main:refs/heads/fine"], { cwd: src });
+    const refused = await s.gitFail(["push", ...opts(101), r.url, "main:refs/heads/over"], { cwd: src });
+    expect(refused.stderr).toContain("too many push options (at most 100)");
+    expect(await refNames(r.id)).toEqual(["refs/heads/fine"]);
+  });
+});

@@ -100,13 +100,15 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   }
   // ---- push options (`git push -o …`): after the commands, before the pack
   const options: string[] = [];
+  let tooManyOptions = false;
   if (caps.includes("push-options")) {
     for (;;) {
       const p = await pkts.next();
       if (p === null || p.kind === "flush") break;
       if (p.kind !== "data") continue;
-      if (options.length === MAX_PUSH_OPTIONS) throw new GitError("bad-request", `too many push options (at most ${MAX_PUSH_OPTIONS})`);
-      options.push(text(p.data).replace(/\n$/, ""));
+      // past the bound options are counted, not kept: the refusal reaches the client in its report
+      if (options.length === MAX_PUSH_OPTIONS) tooManyOptions = true;
+      else options.push(text(p.data).replace(/\n$/, ""));
     }
   }
   const settingOption = options.map((o) => o.split("=", 1)[0]!).find((k) => UNAPPLIED_OPTIONS.has(k)); // !: split yields one part at least
@@ -122,6 +124,10 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
 
   const named = new Set<string>();
   for (const c of result.commands) {
+    if (tooManyOptions) {
+      c.error = `too many push options (at most ${MAX_PUSH_OPTIONS})`;
+      continue;
+    }
     // Gitea changes the repository's settings by these; here they are the API's to change: the
     // push is refused rather than leave a repository public that its pusher asked to make private.
     if (settingOption) {
