@@ -45,6 +45,18 @@ async function driverPragmas(d: Driver) {
   return { journal: (await one("PRAGMA journal_mode"))[0], synchronous: (await one("PRAGMA synchronous"))[0], busyTimeout: (await one("PRAGMA busy_timeout"))[0] };
 }
 
+/** A server app on the embedded file of a new directory (the driver `npm start` uses), with a signed-in user's token. */
+async function served(env: Record<string, string>) {
+  const { client, dir } = open(env);
+  await migrateDb(client);
+  const settings = loadSettings({ GITEA__server__ROOT_URL: ROOT, GITEA__security__PASSWORD_HASH_ITERATIONS: "10000", GITEA__security__SECRET_KEY: "test-secret-key-0123456789", ...env });
+  const server = openDriver({ DATA_DIR: dir, ...env });
+  clients.push(server);
+  const app = createApp({ settings, driver: () => server, assets: nodeAssets });
+  const alice = await seedUser(createDb(clientDriver(client)));
+  return { app, dir, tok: await alice.token() };
+}
+
 describe("the embedded file configured for a server", () => {
   it("B.3 the server's own connection (statements prepared once) is configured the same way, and follows the settings", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gitea-db-"));
@@ -94,14 +106,7 @@ describe("the embedded file configured for a server", () => {
 
   it("B.3 during another connection's write transaction a reader answers 200, and a writer still locked out after SQLITE_TIMEOUT answers 503 in Gitea's shape (not 500)", async () => {
     const env = { GITEA__database__SQLITE_TIMEOUT: "50" };
-    const { client, dir } = open(env);
-    await migrateDb(client);
-    const settings = loadSettings({ GITEA__server__ROOT_URL: ROOT, GITEA__security__PASSWORD_HASH_ITERATIONS: "10000", GITEA__security__SECRET_KEY: "test-secret-key-0123456789", ...env });
-    const server = openDriver({ DATA_DIR: dir, ...env });
-    clients.push(server);
-    const app = createApp({ settings, driver: () => server, assets: nodeAssets });
-    const alice = await seedUser(createDb(clientDriver(client)));
-    const tok = await alice.token();
+    const { app, dir, tok } = await served(env);
 
     const other = open(env, dir).client;
     const tx = await other.transaction("write");
@@ -134,14 +139,7 @@ describe("the embedded file configured for a server", () => {
 
   it("B.3 while a write waits for another process's write lock, the server answers everything else; the write goes ahead once the lock is released", async () => {
     const env = { GITEA__database__SQLITE_TIMEOUT: "5000" };
-    const { client, dir } = open(env);
-    await migrateDb(client);
-    const settings = loadSettings({ GITEA__server__ROOT_URL: ROOT, GITEA__security__PASSWORD_HASH_ITERATIONS: "10000", GITEA__security__SECRET_KEY: "test-secret-key-0123456789", ...env });
-    const server = openDriver({ DATA_DIR: dir, ...env });
-    clients.push(server);
-    const app = createApp({ settings, driver: () => server, assets: nodeAssets });
-    const alice = await seedUser(createDb(clientDriver(client)));
-    const tok = await alice.token();
+    const { app, dir, tok } = await served(env);
     const at = (path: string, init: RequestInit = {}) => Promise.resolve(app.request(new URL(path, ROOT).href, { ...init, headers: { ...token(tok), "Content-Type": "application/json" } }));
 
     const other = open(env, dir).client;
