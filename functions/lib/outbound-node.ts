@@ -62,6 +62,7 @@ export const nodeHop: Hop = (req, opts) =>
         resolve({ status: res.statusCode ?? 0, headers: out, body });
       };
       res.on("data", (chunk: Buffer) => {
+        if (done) return;
         const part = chunk.subarray(0, opts.maxBody - kept);
         parts.push(part);
         kept += part.length;
