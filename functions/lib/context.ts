@@ -2,7 +2,7 @@
  * The per-request context handed from route handlers to services, and the one read path that
  * authenticates in the same round trip as the route's own reads (`read`).
  */
-import { OpenAPIHono, createRoute, type RouteConfig } from "@hono/zod-openapi";
+import { OpenAPIHono, createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { DbMeter } from "../db/client.ts";
@@ -12,6 +12,7 @@ import { batchItems, rowsOf, type Bound, type ViewerValues } from "../db/sql.ts"
 import { hasCredentials, precheck, reachesPathRepo, resolveCaller, type Caller, type Credentials, type RouteAuth } from "./auth.ts";
 import { ApiError, errorResponses, notFound, unprocessable, validationMessage } from "./errors.ts";
 import type { Settings } from "./settings.ts";
+import { formToJson, type FormFields } from "./form-body.ts";
 
 export interface AppEnv {
   Bindings: Record<string, unknown>;
@@ -31,6 +32,8 @@ export interface AppEnv {
     /** Input refused by the request's normalization (lib/request.ts), answered once the route's guards ran. */
     queryRefusal: ApiError;
     bodyRefusal: ApiError;
+    /** A form body's text fields (lib/form-body.ts), bound for the route's schema before its validator. */
+    formBody: FormFields;
     exposeHeaders: string;
     outbox: Outbox;
   };
@@ -182,7 +185,8 @@ export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: default
  * Declares the route's auth requirements and fails anonymous callers before any database work;
  * input the request's normalization refused is answered after the route's guards.
  */
-const requireAuth = (auth: RouteAuth, guard: BindGuard | undefined, hasBody: boolean): MiddlewareHandler<AppEnv> => async (c, next) => {
+const requireAuth = (auth: RouteAuth, guard: BindGuard | undefined, body: z.ZodType | undefined): MiddlewareHandler<AppEnv> => async (c, next) => {
+  const hasBody = body !== undefined;
   c.set("routeAuth", auth);
   precheck(c.get("creds"), auth, c.get("settings"));
   if (guard) c.set("bindGuard", guard);
@@ -191,6 +195,18 @@ const requireAuth = (auth: RouteAuth, guard: BindGuard | undefined, hasBody: boo
   if (refused) {
     await beforeBind(c);
     throw refused;
+  }
+  const form = c.get("formBody");
+  if (body && form) {
+    // the form as the JSON body it stands for: the route's validator and handler see no difference
+    const json = JSON.stringify(formToJson(body, form));
+    const headers = new Headers(c.req.raw.headers);
+    headers.set("Content-Type", "application/json");
+    headers.delete("Content-Length");
+    c.req.raw = new Request(c.req.raw.url, { method: c.req.raw.method, headers, body: json });
+    const cache = c.req.bodyCache as Record<string, unknown>;
+    for (const k of Object.keys(cache)) delete cache[k];
+    cache.text = Promise.resolve(json);
   }
   await next();
   // The media-type gate of a body route refuses (415, answered as Gitea's 422) before the hook runs.
@@ -214,7 +230,10 @@ export function apiRoute<R extends Omit<RouteConfig, "middleware">>(config: R & 
   const { auth, guard, ...rest } = config;
   if (rest.operationId) ROUTE_AUTH.set(rest.operationId, { method: rest.method.toUpperCase(), path: rest.path, auth });
   const responses = { ...ANY_ROUTE, ...(rest.path.includes("{owner}/{repo}") ? RENAMED : {}), ...rest.responses };
-  return createRoute({ ...rest, responses, middleware: [requireAuth(auth, guard, rest.request?.body !== undefined)] as const } as unknown as R & { middleware: [MiddlewareHandler<AppEnv>] });
+  const media = rest.request?.body?.content?.["application/json"] as { schema?: unknown } | undefined;
+  const body = media?.schema instanceof z.ZodType ? media.schema : undefined;
+  const hasBody = rest.request?.body !== undefined;
+  return createRoute({ ...rest, responses, middleware: [requireAuth(auth, guard, hasBody ? (body ?? z.object({})) : undefined)] as const } as unknown as R & { middleware: [MiddlewareHandler<AppEnv>] });
 }
 
 export { ApiError };

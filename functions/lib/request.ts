@@ -21,6 +21,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context.ts";
 import { goFieldName, notFound, unprocessable } from "./errors.ts";
+import { FORM_TYPE } from "./form-body.ts";
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
 const NUL = "\u0000";
@@ -99,6 +100,14 @@ const nulRefused = (field: string | undefined) => unprocessable(`[${field ? goFi
 /** Query parameters a route reads every value of (Gitea's FormStrings): repeated, they all stay. */
 const LIST_PARAMS: readonly { route: RegExp; key: string }[] = [{ route: /^\/api\/v1\/repos\/[^/]+\/[^/]+\/archive\//, key: "path" }];
 
+/** A browser request made by a page of another site (Fetch Metadata, else the Origin header). */
+function crossSite(c: Context<AppEnv>): boolean {
+  const site = c.req.header("Sec-Fetch-Site");
+  if (site !== undefined) return site !== "same-origin" && site !== "none";
+  const origin = c.req.header("Origin");
+  return origin !== undefined && origin !== new URL(c.get("rootUrl")).origin;
+}
+
 /** The middleware; runs after the body limit and before credentials and validators. */
 export function normalizeRequest(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -133,9 +142,24 @@ export function normalizeRequest(): MiddlewareHandler<AppEnv> {
     }
 
     const type = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim(); // !: split returns at least one part
-    // A body that is not JSON is refused (422) without being parsed, but it is read first: workerd
-    // drops a connection whose request body the Worker left unread, taking the answer with it.
-    if (readsBody && !JSON_TYPE.test(type) && c.req.raw.body) await c.req.arrayBuffer().catch(() => undefined);
+    // A form is bound as Gitea binds one (lib/form-body.ts): its text fields, for the route's schema
+    // — unless a browser sends it from another site. A page anywhere can post a form here without a
+    // preflight, and the browser adds the Basic credentials it keeps for this origin: such a form is
+    // refused as any other unsupported body (JSON cannot be sent so, and stays the way in).
+    if (readsBody && FORM_TYPE.test(type) && !crossSite(c)) {
+      const fields: [string, string][] = [];
+      try {
+        for (const [k, v] of await c.req.formData()) if (typeof v === "string") fields.push([k, v]);
+      } catch {
+        c.set("bodyRefusal", unprocessable("[Body]: DeserializationError: malformed form body"));
+      }
+      const bad = fields.find(([k, v]) => k.includes(NUL) || v.includes(NUL));
+      if (bad) c.set("bodyRefusal", nulRefused(bad[0].replace(/\0/g, "")));
+      c.set("formBody", fields);
+    }
+    // A body that is not JSON nor a form is refused (422) without being parsed, but it is read first:
+    // workerd drops a connection whose request body the Worker left unread, taking the answer with it.
+    else if (readsBody && !JSON_TYPE.test(type) && c.req.raw.body) await c.req.arrayBuffer().catch(() => undefined);
     if (readsBody && JSON_TYPE.test(type)) {
       const text = await c.req.text();
       if (text.trim() === "") {

@@ -414,16 +414,17 @@ for (const target of targets()) {
       await expectRefusal(call("POST", "/api/v1/user/repos", { headers: a.h, json: { name: null } }), 422, "[Name]: Required");
     });
 
-    it("a body that is not JSON is Gitea's binding 422 (empty or unsupported Content-Type), never a 415, and writes nothing", async () => {
+    it("a body that is neither JSON nor a form is Gitea's binding 422 (empty or unsupported Content-Type), never a 415, and writes nothing; a form binds as Gitea's", async () => {
       const a = await newUser();
       const name = uniqName("ct");
       const post = (headers: Record<string, string>, body: string) => fetch(`${target.url}/api/v1/user/repos`, { method: "POST", headers: { ...a.h, ...headers }, body });
       const none = await post({}, JSON.stringify({ name })); // fetch adds text/plain to a string body unless told otherwise
       expect(none.status).toBe(422);
       expect((await none.json()).message).toBe("[]: Unsupported Content-Type");
-      const form = await post({ "Content-Type": "application/x-www-form-urlencoded" }, `name=${name}`);
-      expect(form.status).toBe(422);
-      expect((await form.json()).message).toBe("[]: Unsupported Content-Type");
+      const formName = uniqName("form");
+      const form = await post({ "Content-Type": "application/x-www-form-urlencoded" }, `name=${formName}&private=true`);
+      expect(form.status).toBe(201);
+      expect(await form.json()).toMatchObject({ name: formName, private: true });
       const empty = await fetch(`${target.url}/api/v1/user/repos`, { method: "POST", headers: a.h, body: new Uint8Array(Buffer.from(JSON.stringify({ name }))) });
       expect(empty.status).toBe(422);
       expect((await empty.json()).message).toBe("[]: Empty Content-Type");
