@@ -5,7 +5,7 @@
  * node:http. Health and reflection services, an UNIMPLEMENTED in each protocol's own shape for
  * unknown paths, limits against misbehaving clients, and a draining shutdown.
  */
-import { chmod, chown, readFile, unlink } from "node:fs/promises";
+import { chmod, chown, lstat, readFile, unlink } from "node:fs/promises";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -279,6 +279,31 @@ export interface AgentServer {
   shutdown(graceMs?: number): Promise<void>;
 }
 
+/**
+ * Makes the socket path free to bind: nothing there, or a crash's leftover — a socket nobody
+ * listens on — which is removed. A live socket (another agent) or anything that is not a socket is
+ * left as it is, and start-up stops: removing it would take over a running agent or delete a file.
+ */
+async function claimSocketPath(socket: string): Promise<void> {
+  const st = await lstat(socket).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === "ENOENT") return null;
+    throw e;
+  });
+  if (!st) return;
+  if (!st.isSocket()) throw new Error(`${socket} exists and is not a socket: not removed (choose another --socket path)`);
+  const live = await new Promise<boolean>((resolve) => {
+    const c = net.connect(socket, () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.on("error", () => resolve(false));
+  });
+  if (live) throw new Error(`another process is serving on ${socket}: not taken over`);
+  await unlink(socket).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== "ENOENT") throw e;
+  });
+}
+
 export async function startServer(opts: ServerOptions): Promise<AgentServer> {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const enabled = new Set<Protocol>(opts.protocols ?? PROTOCOLS);
@@ -434,10 +459,7 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
   });
   listener.maxConnections = limits.maxConnections;
 
-  // A crash leaves the socket file behind; remove a stale one before binding.
-  await unlink(opts.socket).catch((e) => {
-    if (e.code !== "ENOENT") throw e;
-  });
+  await claimSocketPath(opts.socket);
   await new Promise<void>((resolve, reject) => {
     listener.once("error", reject);
     listener.listen(opts.socket, () => {
