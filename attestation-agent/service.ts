@@ -109,14 +109,26 @@ export function createAttestationService(dev: Devices): ServiceImpl<typeof Attes
     const timer = setTimeout(() => controller.abort(new DOMException("the call exceeded the agent's deadline", "TimeoutError")), Math.min(ctx.timeoutMs() ?? defaultDeadline, callTimeout));
     if (ctx.signal.aborted) onAbort();
     else ctx.signal.addEventListener("abort", onAbort, { once: true });
+    // The call ends at its deadline (or cancellation) even while a device command it started is
+    // stuck — a TPM command cannot be taken back, and a caller that does not enforce its own deadline
+    // would wait for the device's timeout. Its slot is released once the device is done with it.
+    const ended = new Promise<never>((_, reject) => {
+      const fail = () => reject(controller.signal.reason);
+      if (controller.signal.aborted) fail();
+      else controller.signal.addEventListener("abort", fail, { once: true });
+    });
+    const running = work(controller.signal);
+    void running
+      .catch(() => {})
+      .finally(() => {
+        clearTimeout(timer);
+        ctx.signal.removeEventListener("abort", onAbort);
+        release();
+      });
     try {
-      return await work(controller.signal);
+      return await Promise.race([running, ended]);
     } catch (e) {
       throw toConnectError(e, controller.signal);
-    } finally {
-      clearTimeout(timer);
-      ctx.signal.removeEventListener("abort", onAbort);
-      release();
     }
   }
 

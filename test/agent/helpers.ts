@@ -55,6 +55,14 @@ export async function startAgentProcess(socket: string, args: string[], env: Nod
   };
 }
 
+/** Leaves a socket file at `socket` that nobody listens on, as a killed agent leaves it. */
+export async function leftoverSocket(socket: string): Promise<void> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(socket, r));
+  // the handle is closed without the server's close(), which would remove the file
+  (s as unknown as { _handle: { close(): void } | null })._handle?.close();
+}
+
 const def = loader.loadSync(["attestation/v1/attestation.proto", "grpc/health/v1/health.proto"], {
   includeDirs: [path.join(ROOT, "proto")],
   bytes: Buffer,

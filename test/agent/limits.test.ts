@@ -125,6 +125,18 @@ describe("queued calls and deadlines", () => {
     expect((await first).code).toBe(0);
   });
 
+  it("a call whose own device command is stuck ends at its deadline, not when the device answers (a client that does not enforce deadlines itself)", async () => {
+    gate.hold(CC.Quote);
+    const started = Date.now();
+    // curl waits for the agent's answer: the agent must end the call at the caller's deadline
+    const pending = curlJson({ platformType: "PLATFORM_TYPE_VTPM" }, ["-H", "Connect-Timeout-Ms: 300"]);
+    await gate.held(); // this call's own quote is the one held at the TPM
+    const c = await pending;
+    expect([c.status, c.body.code]).toEqual([504, "deadline_exceeded"]);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await stillServes();
+  });
+
   it("a request larger than --max-request-bytes → RESOURCE_EXHAUSTED / 429, before any device work", async () => {
     const big = { platformType: "PLATFORM_TYPE_VTPM", nonce: randomBytes(300).toString("base64") };
     const c = await curlJson(big);

@@ -8,7 +8,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { startAgentProcess, type AgentProcess } from "./helpers.ts";
+import { leftoverSocket, startAgentProcess, type AgentProcess } from "./helpers.ts";
 
 const dir = mkdtempSync(path.join(tmpdir(), "agent-socket-"));
 const running: AgentProcess[] = [];
@@ -47,10 +47,7 @@ describe("the socket path", () => {
 
   it("a crash's leftover socket (nobody listening) is removed and the path bound", async () => {
     const socket = path.join(dir, "stale.sock");
-    const s = net.createServer();
-    await new Promise<void>((r) => s.listen(socket, r));
-    // close the handle without removing the file, as a killed process leaves it
-    (s as unknown as { _handle: { close(): void } | null })._handle?.close();
+    await leftoverSocket(socket);
     expect(await connects(socket)).toBe(false);
     const a = await start(socket);
     expect(await connects(a.socket)).toBe(true);

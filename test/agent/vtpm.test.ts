@@ -20,7 +20,7 @@ import { AttestationSchema } from "../../attestation-agent/gen/attest/attest_pb.
 import { ALG, CC, rsaPublicJwk } from "../../attestation-agent/tpm/marshal.ts";
 import { verifyVtpmAttestation } from "../../attestation-agent/verify/tpm.ts";
 import { startTpmGate } from "./fixtures/tpm-gate.ts";
-import { ROOT, connectClient, grpcJsClient, startAgentProcess, type AgentProcess } from "./helpers.ts";
+import { ROOT, connectClient, grpcJsClient, leftoverSocket, startAgentProcess, type AgentProcess } from "./helpers.ts";
 
 const run = promisify(execFile);
 const S = grpc.status;
@@ -40,7 +40,7 @@ beforeAll(async () => {
   const { stdout } = await run("tpm2_pcrread", ["-T", tpm.tcti, "sha256:16"]);
   pcr16 = /0x([0-9A-F]{64})/i.exec(stdout)![1]!.toLowerCase();
   const sock = path.join(dir, "agent.sock");
-  await writeFile(sock, "stale"); // a crashed agent's leftover: must be replaced
+  await leftoverSocket(sock); // a crashed agent's leftover: must be replaced
   agent = await startAgentProcess(sock, ["--tpm", tpm.tpm, "--tsm-root", path.join(dir, "no-configfs"), "--event-log", path.join(dir, "no-log")]);
   client = grpcJsClient(sock);
 });
