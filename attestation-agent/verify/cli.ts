@@ -1,7 +1,7 @@
 /**
  * `npm run attest -- fetch --socket PATH --platform vtpm|snp|tdx|snp-vtpm [--nonce HEX] [--report-data HEX] [--out FILE]`
  * `npm run attest -- token --socket PATH --nonce HEX [--out FILE]`
- * `npm run attest -- verify --type vtpm|snp|tdx|snp-vtpm [--in FILE|-] [--nonce HEX] [--report-data HEX] [--ark FILE] [--ask FILE] [--vcek FILE] [--root FILE] [--tpm2-dir DIR]`
+ * `npm run attest -- verify --type vtpm|snp|tdx|snp-vtpm [--in FILE|-] [--nonce HEX] [--report-data HEX] [--ak-sha256 HEX] [--banks sha256,…] [--ark FILE] [--ask FILE] [--vcek FILE] [--root FILE] [--tpm2-dir DIR]`
  * (--ask/--vcek supply certificates the host did not put in the evidence, e.g. fetched from AMD KDS.)
  * fetch/token call the agent with a Connect-ES client (Connect protocol, binary, HTTP/1.1) and
  * write the bytes to --out, or base64 to stdout, which `verify` reads when --in is absent
@@ -16,7 +16,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { fromBinary } from "@bufbuild/protobuf";
 import { AttestationSchema } from "../gen/attest/attest_pb.ts";
-import { HASHES, rsaPublicJwk } from "../tpm/marshal.ts";
+import { ALG, HASHES, rsaPublicJwk } from "../tpm/marshal.ts";
 import { AttestationService, PlatformType } from "../gen/attestation/v1/attestation_pb.ts";
 import type { Attestation as SnpAttestation } from "../gen/sevsnp/sevsnp_pb.ts";
 import { verifySnpAttestation } from "./snp.ts";
@@ -28,16 +28,26 @@ const pad = (b: Buffer, n: number) => Buffer.concat([b, Buffer.alloc(Math.max(0,
 const TYPES: Record<string, PlatformType> = { vtpm: PlatformType.VTPM, snp: PlatformType.SNP, tdx: PlatformType.TDX, "snp-vtpm": PlatformType.SNP_VTPM };
 
 /** Verifies evidence of `type`; returns a JSON-able summary or throws VerifyError. */
-export async function verifyEvidence(type: string, bytes: Uint8Array, o: { nonce?: Buffer; reportData?: Buffer; ark?: Buffer; ask?: Buffer; vcek?: Buffer; root?: Buffer }) {
+export async function verifyEvidence(
+  type: string,
+  bytes: Uint8Array,
+  o: { nonce?: Buffer; reportData?: Buffer; ark?: Buffer; ask?: Buffer; vcek?: Buffer; root?: Buffer; akSha256?: Buffer; banks?: number[] },
+) {
   const nonce = pad(o.nonce ?? Buffer.alloc(0), 32);
   const rd = o.reportData ? pad(o.reportData, 64) : undefined;
   switch (type) {
     case "vtpm":
     case "snp-vtpm": {
-      const v = verifyVtpmAttestation(bytes, nonce);
+      // every bank asked for must be quoted (sha256 unless told): evidence with a bank taken out fails
+      const v = verifyVtpmAttestation(bytes, nonce, { requireBanks: o.banks ?? [ALG.SHA256] });
+      const ak = createHash("sha256").update(v.attestation.akPub).digest();
+      // The quotes prove only that the evidence's own AK signed them; which machine that AK lives in
+      // is what a pin (enrolled AK) or, for snp-vtpm, the SEV-SNP report binding it says.
+      if (o.akSha256 && !ak.equals(o.akSha256)) throw new VerifyError("ak", `the AK is ${hex(ak)}, not the pinned ${hex(o.akSha256)}`);
       const out: Record<string, unknown> = {
         type,
-        ak: hex(createHash("sha256").update(v.attestation.akPub).digest()),
+        ak: hex(ak),
+        akPinned: !!o.akSha256,
         quotes: v.quotes.map((q) => ({ bank: q.bank, pcrDigest: hex(q.info.pcrDigest), pcrs: Object.fromEntries([...q.pcrs].map(([i, d]) => [i, hex(d)])) })),
         eventLogBytes: v.attestation.eventLog.length,
       };
@@ -165,7 +175,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       socket: { type: "string" }, platform: { type: "string" }, type: { type: "string" }, in: { type: "string" }, out: { type: "string" },
       nonce: { type: "string" }, "report-data": { type: "string" }, ark: { type: "string" }, ask: { type: "string" }, vcek: { type: "string" }, root: { type: "string" },
-      "timeout-ms": { type: "string" }, "tpm2-dir": { type: "string" },
+      "timeout-ms": { type: "string" }, "tpm2-dir": { type: "string" }, "ak-sha256": { type: "string" }, banks: { type: "string" },
     },
   });
   const fromHex = (s: string | undefined, what: string) => {
@@ -199,7 +209,26 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === "verify") {
     if (!v.type) throw new VerifyError("usage", "verify needs --type vtpm|snp|tdx|snp-vtpm and --in FILE (or evidence on stdin)");
     const bytes = decodeEvidence(v.in && v.in !== "-" ? await readFile(file(v.in)) : await readStdin());
-    const summary = await verifyEvidence(v.type, bytes, { nonce: fromHex(v.nonce, "nonce"), reportData: fromHex(v["report-data"], "report-data"), ark: await cert(v.ark), ask: await cert(v.ask), vcek: await cert(v.vcek), root: await cert(v.root) });
+    const akSha256 = fromHex(v["ak-sha256"], "ak-sha256");
+    if (akSha256 && akSha256.length !== 32) throw new VerifyError("usage", "--ak-sha256 must be 32 bytes of hex (the `ak` a verify printed)");
+    const banks = v.banks?.split(",").map((b) => {
+      const alg = Object.entries(HASHES).find(([, h]) => h.name === b.trim())?.[0];
+      if (alg === undefined) throw new VerifyError("usage", `--banks: unknown bank ${b} (sha1, sha256, sha384, sha512)`);
+      return Number(alg);
+    });
+    const summary = await verifyEvidence(v.type, bytes, {
+      nonce: fromHex(v.nonce, "nonce"),
+      reportData: fromHex(v["report-data"], "report-data"),
+      ark: await cert(v.ark),
+      ask: await cert(v.ask),
+      vcek: await cert(v.vcek),
+      root: await cert(v.root),
+      akSha256,
+      banks,
+    });
+    if (v.type === "vtpm" && !akSha256) {
+      console.error("attest: the AK is not pinned (--ak-sha256): the quotes are consistent and bound to the nonce, but nothing ties their AK to a machine");
+    }
     if (v["tpm2-dir"] && (v.type === "vtpm" || v.type === "snp-vtpm")) await writeTpm2Files(file(v["tpm2-dir"]), bytes);
     console.log(JSON.stringify({ ok: true, ...summary }, null, 2));
     return 0;

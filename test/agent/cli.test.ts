@@ -6,12 +6,14 @@
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import http from "node:http";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AttestationSchema } from "../../attestation-agent/gen/attest/attest_pb.ts";
 import { describeCallError } from "../../attestation-agent/verify/cli.ts";
 import { startSwtpm, type Swtpm } from "../../scripts/agent-swtpm.ts";
 import { ROOT, startAgentProcess, type AgentProcess } from "./helpers.ts";
@@ -70,6 +72,28 @@ describe("attest CLI (Connect-ES client)", () => {
     const bad = await run("bash", ["-o", "pipefail", "-c", sh.replace(/--type vtpm --nonce \w+/, `--type vtpm --nonce ${"00".repeat(32)}`)], { cwd: ROOT }).catch((e) => e);
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stdout.slice(bad.stdout.indexOf("{")))).toMatchObject({ ok: false, check: "nonce" });
+  });
+
+  it("verify --type vtpm says whether the AK is pinned: --ak-sha256 pins it (another AK fails, check ak); without it the answer says akPinned false and warns; a quote bank the evidence lacks (--banks, default sha256) fails", async () => {
+    const nonce = randomBytes(32).toString("hex");
+    const file = path.join(dir, "pin.bin");
+    expect((await cli(["fetch", "--socket", agent.socket, "--platform", "vtpm", "--nonce", nonce, "--out", file])).code).toBe(0);
+    const plain = await cli(["verify", "--type", "vtpm", "--in", file, "--nonce", nonce]);
+    const summary = JSON.parse(plain.stdout);
+    expect([plain.code, summary.ok, summary.akPinned]).toEqual([0, true, false]);
+    expect(plain.stderr).toMatch(/not pinned/);
+    const pinned = await cli(["verify", "--type", "vtpm", "--in", file, "--nonce", nonce, "--ak-sha256", summary.ak]);
+    expect([pinned.code, JSON.parse(pinned.stdout).akPinned, pinned.stderr]).toEqual([0, true, ""]);
+    const other = await cli(["verify", "--type", "vtpm", "--in", file, "--nonce", nonce, "--ak-sha256", "00".repeat(32)]);
+    expect([other.code, JSON.parse(other.stdout)]).toEqual([1, expect.objectContaining({ ok: false, check: "ak" })]);
+    // the evidence with its sha256 quote removed: only sha1 is left
+    const att = fromBinary(AttestationSchema, await readFile(file));
+    att.quotes = att.quotes.filter((q) => q.pcrs?.hash !== 0x000b);
+    const sha1Only = path.join(dir, "sha1-only.bin");
+    await writeFile(sha1Only, toBinary(AttestationSchema, att));
+    const dropped = await cli(["verify", "--type", "vtpm", "--in", sha1Only, "--nonce", nonce]);
+    expect([dropped.code, JSON.parse(dropped.stdout)]).toEqual([1, expect.objectContaining({ ok: false, check: "quotes" })]);
+    expect((await cli(["verify", "--type", "vtpm", "--in", sha1Only, "--nonce", nonce, "--banks", "sha1"])).code).toBe(0);
   });
 
   it("fetch --out, verify --in --tpm2-dir: tpm2_checkquote accepts the files it writes", async () => {
