@@ -279,6 +279,23 @@ export interface AgentServer {
   shutdown(graceMs?: number): Promise<void>;
 }
 
+/** The longest timer Node keeps (a longer one fires at once, with a TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A caller's deadline beyond ~24.8 days (gRPC allows 8 digits of hours, Connect 10 of milliseconds) is that long: the call is
+ * capped by --call-timeout-ms anyway, and a longer value would make Connect's timer fire at once.
+ */
+function clampTimeouts(h: http.IncomingHttpHeaders): void {
+  const grpcTimeout = h["grpc-timeout"];
+  const m = typeof grpcTimeout === "string" ? /^(\d{1,8})([HMSmun])$/.exec(grpcTimeout) : null;
+  const unitMs: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 0.001, n: 0.000001 };
+  if (m && Number(m[1]) * unitMs[m[2]!]! > MAX_TIMER_MS) h["grpc-timeout"] = `${Math.floor(MAX_TIMER_MS / 1000)}S`;
+  const connectTimeout = h["connect-timeout-ms"];
+  // the Connect protocol allows 10 digits; a longer value stays Connect's to refuse
+  if (typeof connectTimeout === "string" && /^\d{1,10}$/.test(connectTimeout) && Number(connectTimeout) > MAX_TIMER_MS) h["connect-timeout-ms"] = String(MAX_TIMER_MS);
+}
+
 /**
  * Makes the socket path free to bind: nothing there, or a crash's leftover — a socket nobody
  * listens on — which is removed. A live socket (another agent) or anything that is not a socket is
@@ -365,6 +382,7 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
   /** Both HTTP versions end here: protocol switch, then the router. */
   const handle = (req: Req, res: Res) => {
     track(res);
+    clampTimeouts(req.headers);
     const protocol = protocolOf(req.headers["content-type"]);
     const h1 = !("stream" in res);
     if (h1 && draining) res.setHeader("connection", "close");

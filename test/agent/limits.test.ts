@@ -137,6 +137,31 @@ describe("queued calls and deadlines", () => {
     await stillServes();
   });
 
+  it("a deadline longer than Node's timers hold (gRPC allows 8 digits of hours, Connect 10 of milliseconds) is served as the longest one, not expired at once", async () => {
+    gate.release();
+    for (const header of ["Connect-Timeout-Ms: 9999999999", "Connect-Timeout-Ms: 2147483648"]) {
+      const c = await curlJson({ platformType: "PLATFORM_TYPE_VTPM" }, ["-H", header]);
+      expect(c.status, header).toBe(200);
+    }
+    const h2 = http2.connect("http://localhost", { createConnection: () => net.connect(agent.socket) });
+    try {
+      for (const timeout of ["99999999H", "2147484S"]) {
+        const status = await new Promise<string | undefined>((resolve, reject) => {
+          const req = h2.request({ ":method": "POST", ":path": "/attestation.v1.AttestationService/FetchAttestation", "content-type": "application/grpc", te: "trailers", "grpc-timeout": timeout });
+          req.on("trailers", (t) => resolve(t["grpc-status"] as string | undefined));
+          req.on("response", (hd) => hd["grpc-status"] !== undefined && resolve(hd["grpc-status"] as string));
+          req.on("error", reject);
+          req.resume();
+          // a VTPM request: field 3 (platform_type) = 3 (PLATFORM_TYPE_VTPM)
+          req.end(Buffer.from([0, 0, 0, 0, 2, 0x18, 3]));
+        });
+        expect(status, timeout).toBe("0");
+      }
+    } finally {
+      h2.close();
+    }
+  });
+
   it("a request larger than --max-request-bytes → RESOURCE_EXHAUSTED / 429, before any device work", async () => {
     const big = { platformType: "PLATFORM_TYPE_VTPM", nonce: randomBytes(300).toString("base64") };
     const c = await curlJson(big);
