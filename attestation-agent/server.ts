@@ -416,7 +416,12 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
   h2.on("session", (s) => {
     sessions.add(s);
     let streams = 0;
+    // A connection that completes the preface but never opens a stream is one that never sends a
+    // request: it gets the header timeout, as a connection that sends nothing (not the idle one).
+    const firstStream = setTimeout(() => s.destroy(), limits.headerTimeoutMs).unref();
+    s.once("close", () => clearTimeout(firstStream));
     s.on("stream", (stream) => {
+      clearTimeout(firstStream);
       streams++;
       // The client must finish sending its request in time (a half-sent request holds a stream).
       const timer = setTimeout(() => {

@@ -198,6 +198,24 @@ describe("misbehaving raw clients never wedge the agent", () => {
     await Promise.all([closedByAgent(silent), closedByAgent(partial)]);
   });
 
+  it("an HTTP/2 connection that completes its preface but never opens a stream gets the header timeout, not the idle one", async () => {
+    // an agent whose idle timeout is far longer than the test: only the header timeout can close it
+    const patient = await startAgentProcess(path.join(dir, "patient.sock"), ["--platform", "vtpm", "--tpm", gate.tpm, "--header-timeout-ms", "300", "--idle-timeout-ms", "600000"]);
+    try {
+      const s = await new Promise<net.Socket>((resolve, reject) => {
+        const c = net.connect(patient.socket, () => resolve(c));
+        c.once("error", reject);
+      });
+      s.on("error", () => {});
+      s.resume();
+      // the client preface and an empty SETTINGS frame, then nothing
+      s.write(Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]));
+      await closedByAgent(s);
+    } finally {
+      await patient.stop();
+    }
+  });
+
   it("HTTP/2 request whose body never ends: the stream is cancelled (RST_STREAM CANCEL), the session lives on", async () => {
     const session = http2.connect("http://localhost", { createConnection: () => net.connect(agent.socket) });
     const req = session.request({ ":method": "POST", ":path": "/attestation.v1.AttestationService/FetchAttestation", "content-type": "application/json" });
