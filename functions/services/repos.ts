@@ -332,9 +332,7 @@ export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: stri
     insertRepo(ctx, {
       owner,
       doer: me,
-      name: form.name,
-      description: form.description ?? "",
-      isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
+      ...namedAs(ctx, form),
       isTemplate: !!form.template,
       defaultBranch,
       trustModel: Math.max(0, TRUST_MODELS.indexOf((form.trust_model ?? "").toLowerCase())),
@@ -362,6 +360,13 @@ function initTarget(ctx: Ctx, owner: UserRow, name: string, description: string,
     cloneSsh: `git@${host}:${owner.name}/${name}.git`,
   };
 }
+
+/** A new repository's name, description and privacy from a create or generate form (FORCE_PRIVATE makes every one private). */
+const namedAs = (ctx: Ctx, form: { name: string; description?: string; private?: boolean }) => ({
+  name: form.name,
+  description: form.description ?? "",
+  isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
+});
 
 /**
  * Runs the create's write batch `insert` around the initial commit's pack files: staged first (a
@@ -444,9 +449,7 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
     insertRepo(ctx, {
       owner,
       doer: me,
-      name: form.name,
-      description: form.description ?? "",
-      isPrivate: !!form.private || ctx.settings.repository.forcePrivate,
+      ...namedAs(ctx, form),
       isTemplate: false,
       defaultBranch,
       trustModel: a.facts.repo.trustModel,
