@@ -21,7 +21,7 @@ import { AttestationService, PlatformType } from "../gen/attestation/v1/attestat
 import type { Attestation as SnpAttestation } from "../gen/sevsnp/sevsnp_pb.ts";
 import { verifySnpAttestation } from "./snp.ts";
 import { verifyTdxQuote } from "./tdx.ts";
-import { VerifyError, verifyVtpmAttestation } from "./tpm.ts";
+import { replayEventLog, VerifyError, verifyVtpmAttestation } from "./tpm.ts";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 const pad = (b: Buffer, n: number) => Buffer.concat([b, Buffer.alloc(Math.max(0, n - b.length))]);
@@ -50,6 +50,8 @@ export async function verifyEvidence(
         akPinned: !!o.akSha256,
         quotes: v.quotes.map((q) => ({ bank: q.bank, pcrDigest: hex(q.info.pcrDigest), pcrs: Object.fromEntries([...q.pcrs].map(([i, d]) => [i, hex(d)])) })),
         eventLogBytes: v.attestation.eventLog.length,
+        // the log as the quotes confirm it: replayed PCRs, or why it was not replayed
+        eventLog: replayEventLog(v.attestation.eventLog, v.quotes),
       };
       if (type === "snp-vtpm") {
         const tee = v.attestation.teeAttestation;

@@ -7,6 +7,7 @@ import { createHash, createPublicKey, verify as cryptoVerify, type KeyObject } f
 import { fromBinary } from "@bufbuild/protobuf";
 import { AttestationSchema, type Attestation } from "../gen/attest/attest_pb.ts";
 import { ALG, HASHES, PCR_COUNT, parseAttest, parseSignature, rsaPublicJwk, type QuoteInfo } from "../tpm/marshal.ts";
+import { parseEventLog, type TcgEvent } from "../cloud/eventlog.ts";
 
 /** Evidence failed a check; `check` names which. */
 export class VerifyError extends Error {
@@ -98,3 +99,54 @@ export function verifyVtpmAttestation(bytes: Uint8Array | Attestation, nonce: Ui
   for (const b of opts.requireBanks ?? []) if (!banks.has(b)) throw new VerifyError("quotes", `no quote for bank 0x${b.toString(16)}`);
   return { attestation: att, quotes };
 }
+
+/** EV_NO_ACTION: informational, never extended. */
+const EV_NO_ACTION = 3;
+const STARTUP_LOCALITY = Buffer.from("StartupLocality\0", "latin1");
+
+/** What a replay of the event log found: the PCRs it reproduced, or why it was not replayed. */
+export type EventLogReplay = { replayed: number[] } | { notReplayed: string };
+
+/**
+ * Replays a crypto-agile TCG event log against the quoted PCR values: each bank's PCRs the log
+ * extends must equal the quoted ones (a log that does not reproduce them was altered, or belongs to
+ * another boot). An empty log, or one that is not crypto-agile (no Spec ID Event03: SHA-1-only
+ * legacy firmware), is not replayed; a crypto-agile log that does not parse fails.
+ */
+export function replayEventLog(log: Uint8Array, quotes: readonly VerifiedQuote[]): EventLogReplay {
+  if (log.length === 0) return { notReplayed: "no event log" };
+  if (log.length < 47 || Buffer.from(log.subarray(32, 47)).toString("latin1") !== "Spec ID Event03") return { notReplayed: "not a crypto-agile event log" };
+  let events: TcgEvent[];
+  try {
+    events = parseEventLog(log);
+  } catch (e) {
+    throw new VerifyError("eventlog", (e as Error).message);
+  }
+  const replayed = new Set<number>();
+  for (const q of quotes) {
+    const alg = Number(Object.entries(HASHES).find(([, h]) => h.name === q.bank)?.[0]);
+    const size = HASHES[alg]!.size; // !: a verified quote's bank is one of HASHES
+    const pcrs = new Map<number, Buffer>();
+    let locality = 0;
+    for (const e of events) {
+      if (e.type === EV_NO_ACTION) {
+        // PCR 0 starts at the locality the firmware's TPM2_Startup used (TCG PFP 10.4.5.3)
+        const data = Buffer.from(e.data);
+        if (e.pcr === 0 && data.length >= 17 && data.subarray(0, 16).equals(STARTUP_LOCALITY)) locality = data[16]!;
+        continue;
+      }
+      const d = e.digests.get(alg);
+      if (!d) throw new VerifyError("eventlog", `an event of PCR ${e.pcr} has no ${q.bank} digest`);
+      const start = Buffer.alloc(size);
+      if (e.pcr === 0) start[size - 1] = locality;
+      pcrs.set(e.pcr, createHash(q.bank).update(pcrs.get(e.pcr) ?? start).update(d).digest());
+    }
+    for (const [i, v] of pcrs) {
+      const quoted = q.pcrs.get(i);
+      if (!quoted || !v.equals(Buffer.from(quoted))) throw new VerifyError("eventlog", `${q.bank} PCR ${i} replayed from the event log is ${v.toString("hex")}, the quote says ${quoted ? Buffer.from(quoted).toString("hex") : "nothing"}`);
+      replayed.add(i);
+    }
+  }
+  return { replayed: [...replayed].sort((a, b) => a - b) };
+}
+
