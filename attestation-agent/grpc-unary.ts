@@ -47,6 +47,20 @@ const CONTENT_TYPE = /^application\/grpc(?:\+proto)?$/i;
 const TIMEOUT = /^(\d{1,8})([HMSmun])$/;
 const UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 0.001, n: 0.000001 };
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * A caller's deadline beyond ~24.8 days (gRPC allows 8 digits of hours, Connect 10 of
+ * milliseconds) is made that long, for every protocol before dispatch: the call is capped by
+ * --call-timeout-ms anyway, and a longer value would make Connect's timer fire at once.
+ */
+export function clampTimeouts(h: http2.IncomingHttpHeaders): void {
+  const grpcTimeout = h["grpc-timeout"];
+  const m = typeof grpcTimeout === "string" ? TIMEOUT.exec(grpcTimeout) : null;
+  if (m && Number(m[1]) * UNIT_MS[m[2]!]! > MAX_TIMER_MS) h["grpc-timeout"] = `${Math.floor(MAX_TIMER_MS / 1000)}S`; // !: TIMEOUT's groups
+  const connectTimeout = h["connect-timeout-ms"];
+  // the Connect protocol allows 10 digits; a longer value stays Connect's to refuse
+  if (typeof connectTimeout === "string" && /^\d{1,10}$/.test(connectTimeout) && Number(connectTimeout) > MAX_TIMER_MS) h["connect-timeout-ms"] = String(MAX_TIMER_MS);
+}
+
 /** Ends a finished call's context (stops its deadline timer); made once, not per call. */
 const FINISHED = new ConnectError("call finished", Code.Canceled);
 

@@ -19,7 +19,7 @@ import { file_attest_attest } from "./gen/attest/attest_pb.ts";
 import { Health, HealthCheckResponse_ServingStatus as Status, file_grpc_health_v1_health, type HealthCheckRequest } from "./gen/grpc/health/v1/health_pb.ts";
 import * as reflV1 from "./gen/grpc/reflection/v1/reflection_pb.ts";
 import * as reflV1alpha from "./gen/grpc/reflection/v1alpha/reflection_pb.ts";
-import { serveUnaryGrpc, unaryRoutes, type Delegate } from "./grpc-unary.ts";
+import { clampTimeouts, serveUnaryGrpc, unaryRoutes, type Delegate } from "./grpc-unary.ts";
 
 const SERVICE_NAME = AttestationService.typeName;
 
@@ -277,23 +277,6 @@ export interface AgentServer {
   inflight(): number;
   /** Stops accepting calls, lets in-flight calls finish (up to `graceMs`), then closes. */
   shutdown(graceMs?: number): Promise<void>;
-}
-
-/** The longest timer Node keeps (a longer one fires at once, with a TimeoutOverflowWarning). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/**
- * A caller's deadline beyond ~24.8 days (gRPC allows 8 digits of hours, Connect 10 of milliseconds) is that long: the call is
- * capped by --call-timeout-ms anyway, and a longer value would make Connect's timer fire at once.
- */
-function clampTimeouts(h: http.IncomingHttpHeaders): void {
-  const grpcTimeout = h["grpc-timeout"];
-  const m = typeof grpcTimeout === "string" ? /^(\d{1,8})([HMSmun])$/.exec(grpcTimeout) : null;
-  const unitMs: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 0.001, n: 0.000001 };
-  if (m && Number(m[1]) * unitMs[m[2]!]! > MAX_TIMER_MS) h["grpc-timeout"] = `${Math.floor(MAX_TIMER_MS / 1000)}S`;
-  const connectTimeout = h["connect-timeout-ms"];
-  // the Connect protocol allows 10 digits; a longer value stays Connect's to refuse
-  if (typeof connectTimeout === "string" && /^\d{1,10}$/.test(connectTimeout) && Number(connectTimeout) > MAX_TIMER_MS) h["connect-timeout-ms"] = String(MAX_TIMER_MS);
 }
 
 /**
