@@ -69,8 +69,10 @@ const PACK_FILE = /^pack\/pack-[0-9a-f]+\.(pack|idx|rev)$/;
  * then: an extra lookup on a miss, which is otherwise an error).
  */
 export function withStagedPacks(store: ObjectStore): ObjectStore {
+  // a store wrapped already (Node's, wrapped again per request) is not looked through twice
+  if (STAGED_STORES.has(store)) return store;
   const staged = (repoId: string, name: string) => repoId !== STAGED_NAMESPACE && PACK_FILE.test(name);
-  return {
+  const wrapped: ObjectStore = {
     put: (repoId, name, body) => store.put(repoId, name, body),
     get: async (repoId, name, range) => (await store.get(repoId, name, range)) ?? (staged(repoId, name) ? store.get(STAGED_NAMESPACE, name, range) : null),
     stream: async (repoId, name, range) => (await store.stream(repoId, name, range)) ?? (staged(repoId, name) ? store.stream(STAGED_NAMESPACE, name, range) : null),
@@ -78,7 +80,10 @@ export function withStagedPacks(store: ObjectStore): ObjectStore {
     delete: (repoId, names) => store.delete(repoId, names),
     deleteRepository: (repoId) => store.deleteRepository(repoId),
   };
+  STAGED_STORES.add(wrapped);
+  return wrapped;
 }
+const STAGED_STORES = new WeakSet<ObjectStore>();
 
 /** A new pack id: time-ordered and unique without coordination. */
 export function newPackId(): string {
