@@ -55,6 +55,15 @@ function vmSteps(raw: Database.Database, text: string, runs: readonly (readonly 
   });
 }
 
+/** Two private users with a private repository each (`<prefix>-many`, `<prefix>-one`): a big and a small hidden target. */
+async function hiddenOwners(prefix: string) {
+  const many = await seedUser(t.db, { visibility: 2 });
+  const one = await seedUser(t.db, { visibility: 2 });
+  const manyRepo = await apiRepo(t, await many.token(), { name: `${prefix}-many`, private: true });
+  const oneRepo = await apiRepo(t, await one.token(), { name: `${prefix}-one`, private: true });
+  return { many, one, manyRepo, oneRepo };
+}
+
 describe("with the code unit off, its admins still read the real history (reqRepoReader(code) lets them through)", () => {
   it("the owner reads the real refs and gets Gitea's branch refusal for a file write; a site admin's write forks from the default branch, which stays", async () => {
     const r = await apiRepo(t, tok, { name: "code-off", auto_init: true });
@@ -146,10 +155,7 @@ describe("a repository an anonymous caller can never read is not looked at", () 
 
 describe("the feed of an account or repository the caller may not see is never read", () => {
   it("SQLite does the same work for a hidden one with 2,000 actions as for one with a single action (actions, count and repositories)", async () => {
-    const many = await seedUser(t.db, { visibility: 2 });
-    const one = await seedUser(t.db, { visibility: 2 });
-    const manyRepo = await apiRepo(t, await many.token(), { name: "feed-many", private: true });
-    const oneRepo = await apiRepo(t, await one.token(), { name: "feed-one", private: true });
+    const { many, one, manyRepo, oneRepo } = await hiddenOwners("feed");
     const raw = new Database(t.file);
     try {
       const act = raw.prepare("INSERT INTO action (user_id, op_type, act_user_id, repo_id, ref_name, is_private, content, created_unix) VALUES (?, 5, ?, ?, 'refs/heads/main', 1, '', ?)");
@@ -182,10 +188,7 @@ describe("the feed of an account or repository the caller may not see is never r
 
 describe("the repositories, forks and collaborators of an owner or repository the caller may not see are never read", () => {
   it("SQLite does the same work for a hidden owner with 300 repositories (and a hidden base with 300 forks and collaborators) as for one with a single one", async () => {
-    const many = await seedUser(t.db, { visibility: 2 });
-    const one = await seedUser(t.db, { visibility: 2 });
-    const manyRepo = await apiRepo(t, await many.token(), { name: "base-many", private: true });
-    const oneRepo = await apiRepo(t, await one.token(), { name: "base-one", private: true });
+    const { many, one, manyRepo, oneRepo } = await hiddenOwners("base");
     const raw = new Database(t.file);
     try {
       const add = raw.prepare("INSERT INTO repository (owner_id, owner_name, name, lower_name, is_private, is_fork, fork_id) VALUES (?, ?, ?, ?, 1, ?, ?)");
