@@ -57,6 +57,9 @@ describe("form bodies bind as Gitea's form binding", () => {
     expect(bad.status).toBe(422);
     await expectRefusal(form("POST", "/api/v1/user/repos", new URLSearchParams({ description: "no name" })), 422, "[Name]: Required");
     await expectRefusal(form("POST", "/api/v1/user/repos", new URLSearchParams({ name: `x\0y` })), 422, "[Name]: invalid character NUL");
+    // a multipart body that does not parse (its boundary never comes)
+    const broken = await t.request("/api/v1/user/repos", { method: "POST", headers: { ...token(tk), "Content-Type": "multipart/form-data; boundary=xyz" }, body: "not a multipart body" });
+    expect([broken.status, (await broken.json()).message]).toEqual([422, "[Body]: DeserializationError: malformed form body"]);
     expect((await t.request(`/api/v1/repos/${u.name}/${name}`, { headers: token(tk) })).status).toBe(404);
   });
 
