@@ -78,7 +78,46 @@ export function hostKind(hostname: string): Kind {
   return "external";
 }
 
-const ipToNumber = (p: V4) => ((p[0] << 24) >>> 0) + (p[1] << 16) + (p[2] << 8) + p[3];
+/** A CIDR entry as Go's net.ParseCIDR reads one (`10.0.0.0/8`, `fd00::/8`): the network's bytes and prefix, or null. */
+type Cidr = { bytes: number[]; bits: number };
+
+const v6Bytes = (g: V6) => g.flatMap((x) => [x >> 8, x & 255]);
+
+function parseCidr(entry: string): Cidr | null {
+  const m = /^([^/]+)\/(\d{1,3})$/.exec(entry);
+  if (!m) return null;
+  const [addr, len] = [m[1]!, Number(m[2])]; // !: both groups always participate
+  // An octet with a leading zero is refused, as Go refuses it (octal in other parsers).
+  const p4 = /(^|\.)0\d/.test(addr) ? null : v4(addr);
+  if (p4) return len <= 32 ? { bytes: [...p4], bits: len } : null;
+  const g = addr.includes(":") ? v6Groups(addr) : null;
+  return g && len <= 128 ? { bytes: v6Bytes(g), bits: len } : null;
+}
+
+/** Whether the address `ip` is in the network; an IPv4-mapped IPv6 address counts as its IPv4 address, as in Go. */
+function inCidr(c: Cidr, ip: string): boolean {
+  const p4 = v4(ip);
+  const g = p4 ? null : v6Groups(ip);
+  let bytes = p4 ? [...p4] : g ? v6Bytes(g) : null;
+  if (bytes?.length === 16 && c.bytes.length === 4 && bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255) bytes = bytes.slice(12);
+  if (!bytes || bytes.length !== c.bytes.length) return false;
+  for (let i = 0, left = c.bits; left > 0; i++, left -= 8) {
+    const mask = left >= 8 ? 0xff : (0xff << (8 - left)) & 0xff;
+    if ((bytes[i]! & mask) !== (c.bytes[i]! & mask)) return false; // !: i < bits / 8 ≤ length
+  }
+  return true;
+}
+
+const BUILTIN = new Set(["*", "external", "private", "loopback"]);
+/** A host-name pattern: a name, or a glob of one (`*.corp.example`). */
+const HOST_PATTERN = /^[a-z0-9*_.:-]+$/;
+
+/**
+ * Whether `entry` (trimmed, lower case) means something in an ALLOWED_HOST_LIST: a kind, a valid
+ * CIDR or a host-name pattern. Start-up refuses any other, so a typo in a prefix (`10.0.0.0/33`)
+ * cannot become a different network.
+ */
+export const isHostListEntry = (entry: string) => BUILTIN.has(entry) || (entry.includes("/") ? parseCidr(entry) !== null : HOST_PATTERN.test(entry));
 
 /** Whether `hostname` matches one entry of an ALLOWED_HOST_LIST. */
 function matches(entry: string, hostname: string, kind: Kind): boolean {
@@ -86,14 +125,10 @@ function matches(entry: string, hostname: string, kind: Kind): boolean {
   if (!e) return false;
   if (e === "*") return true;
   if (e === "external" || e === "private" || e === "loopback") return kind === e;
-  const cidr = /^(\d{1,3}(?:\.\d{1,3}){3})\/(\d{1,2})$/.exec(e);
-  if (cidr) {
-    const net = v4(cidr[1]!); // !: both groups always participate
-    const ip = v4(hostname);
-    if (!net || !ip) return false;
-    const bits = Number(cidr[2]);
-    const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-    return (ipToNumber(ip) & mask) === (ipToNumber(net) & mask);
+  if (e.includes("/")) {
+    // An entry that is not a valid CIDR matches nothing (never a wider network).
+    const cidr = parseCidr(e);
+    return cidr !== null && inCidr(cidr, hostname);
   }
   const re = new RegExp(`^${e.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`);
   return re.test(hostname.toLowerCase());
@@ -112,8 +147,7 @@ export function isAllowedHost(url: string, allowList: readonly string[]): boolea
   return allowList.some((e) => matches(e, u.hostname.replace(/^\[|\]$/g, ""), kind));
 }
 
-const BUILTIN = new Set(["*", "external", "private", "loopback"]);
-const isIpEntry = (e: string) => BUILTIN.has(e) || /^\d{1,3}(?:\.\d{1,3}){3}\/\d{1,2}$/.test(e);
+const isIpEntry = (e: string) => BUILTIN.has(e) || e.includes("/");
 
 /**
  * Whether a connection to `address` (what `hostname` resolved to) is allowed — Gitea's

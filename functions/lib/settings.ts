@@ -3,6 +3,7 @@
  * variables in Gitea's own form `GITEA__section__KEY` (Node: process.env; Worker: wrangler vars).
  * Every key is parsed and validated at start-up; an invalid value throws a SettingsError naming it.
  */
+import { isHostListEntry } from "./hosts.ts";
 
 export const UNIT_KEYS = [
   "repo.code",
@@ -197,7 +198,12 @@ export const SETTING_KEYS = {
     section: "webhook",
     key: "ALLOWED_HOST_LIST",
     def: "external",
-    parse: (raw: string) => raw.split(",").map((s) => s.trim()).filter(Boolean),
+    parse: (raw: string, name: string) =>
+      raw
+        .split(",")
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean)
+        .map((e) => (isHostListEntry(e) ? e : fail(name, `"${e}" is none of external, private, loopback, *, a CIDR (an IPv4 prefix of 0–32 bits, IPv6 0–128) or a host name pattern`))),
   },
   deliverTimeout: { section: "webhook", key: "DELIVER_TIMEOUT", def: "5", parse: int(1, 600) },
   noReplyAddress: { section: "service", key: "NO_REPLY_ADDRESS", def: "", parse: nullableText },

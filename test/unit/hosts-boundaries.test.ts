@@ -6,7 +6,7 @@
  * notation; and the NAT64 and 6to4 prefixes, which are refused whatever IPv4 address they wrap.
  */
 import { describe, expect, it } from "vitest";
-import { hostKind, isAllowedHost } from "../../functions/lib/hosts.ts";
+import { hostKind, isAllowedAddress, isAllowedHost, isHostListEntry } from "../../functions/lib/hosts.ts";
 
 type Kind = ReturnType<typeof hostKind>;
 
@@ -175,6 +175,33 @@ describe("ALLOWED_HOST_LIST entries", () => {
     expect(isAllowedHost("http://ten.example/", ["10.0.0.0/8"])).toBe(false);
     expect(isAllowedHost("http://[fd00::1]/", ["10.0.0.0/8"])).toBe(false);
     expect(isAllowedHost("http://10.0.0.1/", ["999.0.0.0/8"])).toBe(false);
+  });
+
+  it("a prefix out of range, a malformed network or a zero-led octet is no CIDR and matches nothing, never a wider network", () => {
+    // 10.0.0.0/33 was read as 0.0.0.0/1 (a shift by 33 - 32 bits wraps), which allowed 127.0.0.1.
+    for (const entry of ["10.0.0.0/33", "10.0.0.0/99", "0.0.0.0/33", "10.0.0.0/", "10.0.0/8", "010.0.0.0/8", "::1/129", "fd00::/200", "10.0.0.0/8/8"]) {
+      for (const url of ["http://127.0.0.1/", "http://10.0.0.1/", "http://8.8.8.8/", "http://[::1]/", "http://[fd00::1]/"]) {
+        expect(isAllowedHost(url, [entry]), `${entry} ${url}`).toBe(false);
+        expect(isAllowedAddress("hook.example", new URL(url).hostname.replace(/^\[|\]$/g, ""), [entry]), `${entry} ${url} at dial`).toBe(false);
+      }
+      expect(isHostListEntry(entry), entry).toBe(false);
+    }
+    for (const entry of ["10.0.0.0/8", "10.0.0.1/8", "0.0.0.0/0", "10.0.0.7/32", "fd00::/8", "::1/128", "::/0", "external", "*", "*.corp.example", "hooks"]) expect(isHostListEntry(entry), entry).toBe(true);
+  });
+
+  it("an IPv6 CIDR covers its addresses (and an IPv4 CIDR the IPv4-mapped form of its own), as Go's net.IPNet", () => {
+    expect(isAllowedHost("http://[fd00::1]/", ["fd00::/8"])).toBe(true);
+    expect(isAllowedHost("http://[fdff:ffff::1]/", ["fd00::/8"])).toBe(true);
+    expect(isAllowedHost("http://[fe00::1]/", ["fd00::/8"])).toBe(false);
+    expect(isAllowedHost("http://[fd12:3456::9]/", ["fd12:3456::/32"])).toBe(true);
+    expect(isAllowedHost("http://[fd12:3457::9]/", ["fd12:3456::/32"])).toBe(false);
+    expect(isAllowedHost("http://10.0.0.1/", ["fd00::/8"])).toBe(false);
+    expect(isAllowedHost("http://[::ffff:10.1.2.3]/", ["10.0.0.0/8"])).toBe(true);
+    expect(isAllowedHost("http://[::ffff:11.1.2.3]/", ["10.0.0.0/8"])).toBe(false);
+    expect(isAllowedAddress("hook.example", "fd00::5", ["fd00::/8"])).toBe(true);
+    expect(isAllowedAddress("hook.example", "fc00::5", ["fd00::/8"])).toBe(false);
+    // A name resolving into the network is matched at dial time by its address, not its name.
+    expect(isAllowedAddress("fd00.example", "8.8.8.8", ["fd00::/8"])).toBe(false);
   });
 
   it("a CIDR may allow a blocked address only with `*`; the kind entries allow exactly their kind", () => {

@@ -46,6 +46,9 @@ describe("loadSettings", () => {
     ["GITEA__server__ROOT_URL", "not a url"],
     ["GITEA__admin__EXTERNAL_USER_DISABLE_FEATURES", "everything"],
     ["GITEA__repository__DEFAULT_BRANCH", "bad..branch"],
+    ["GITEA__webhook__ALLOWED_HOST_LIST", "external,10.0.0.0/33"],
+    ["GITEA__webhook__ALLOWED_HOST_LIST", "fd00::/129"],
+    ["GITEA__webhook__ALLOWED_HOST_LIST", "http://hooks.example"],
   ])("an invalid %s stops start-up with a message naming the key", (key, value) => {
     expect(() => loadSettings({ [key]: value })).toThrow(SettingsError);
     expect(() => loadSettings({ [key]: value })).toThrow(key);
