@@ -26,7 +26,8 @@
  */
 import { createClient, type Client, type InArgs, type InStatement, type Replicated, type ResultSet, type Transaction, type TransactionMode } from "@libsql/client";
 import { AsyncLocalStorage } from "node:async_hooks";
-import { resolve } from "node:path";
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
 import { parseGoDuration, SettingsError, type SqliteSettings } from "../lib/settings.ts";
 import { DatabaseUnavailable, unreachable } from "./client.ts";
@@ -366,6 +367,8 @@ export interface Replica {
  * copy is opened read-only (`query_only`) with the server's SQLite settings.
  */
 export async function openReplica(config: ReplicaConfig, primary: Client, sqlite: SqliteSettings, opts: { readTimeoutMs: number }): Promise<Replica> {
+  // Its directory is made as DATA_DIR is (libSQL only says "No such file or directory" otherwise).
+  mkdirSync(dirname(config.path), { recursive: true });
   const syncer = await Syncer.start({ path: config.path, syncUrl: config.primaryUrl, authToken: config.authToken });
   await syncer.request();
   if (syncer.lastError) {

@@ -2,9 +2,14 @@
  * Issue 9 B.7: read replicas. Its own topology, started and stopped here: a sqld primary, a proxy
  * in front of it that counts, holds or cuts what reaches the primary, and two Node servers on
  * embedded replicas of it — `a` with its periodic sync off (it syncs only after its own writes),
- * `b` syncing every 200 ms.
+ * `b` syncing every 200 ms — sharing one DATA_DIR (git objects, the secret key) as docs/deploy.md
+ * says, each with its own replica file.
  */
+import { execFileSync } from "node:child_process";
+import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -30,11 +35,12 @@ beforeAll(async () => {
   const token = await cli(["generate-access-token", "--username", admin, "--scopes", "all", "--raw"]);
   h = tokenAuth(token.stdout.trim());
   const replica = (name: string, primary: string, interval: string) => ({
-    DATA_DIR: join(tmp, name),
+    DATA_DIR: join(tmp, "shared"),
     DATABASE_URL: primary,
     DATABASE_REPLICA_PATH: join(tmp, name, "replica.db"),
     DATABASE_REPLICA_SYNC_INTERVAL: interval,
     GITEA__database__QUERY_TIMEOUT: "2s",
+    GITEA__webhook__ALLOWED_HOST_LIST: "loopback",
   });
   a = await startNodeServer(replica("a", proxy.url, "0"));
   b = await startNodeServer(replica("b", sqld.url, "200ms"));
@@ -222,6 +228,48 @@ describe("Node on an embedded replica of a sqld primary", () => {
       proxy.resume();
     }
     expect((await call(a, "POST", "/api/v1/user/repos", { name: uniqName("resumed") })).status).toBe(201);
+  });
+
+  it("B.7 servers sharing DATA_DIR serve each other's git objects and sign with each other's webhook secrets", async () => {
+    // What one server pushed (auto_init's first commit, stored under DATA_DIR/git) is read and
+    // cloned through the other; before, each server had its own DATA_DIR and answered 500.
+    const name = uniqName("shared");
+    expect((await call(a, "POST", "/api/v1/user/repos", { name, auto_init: true, readme: "Default" })).status).toBe(201);
+    await eventually("b sees the repository", async () => (await call(b, "GET", `/api/v1/repos/${admin}/${name}`)).status === 200);
+    const readme = await call(b, "GET", `/api/v1/repos/${admin}/${name}/raw/README.md`);
+    expect(readme.status).toBe(200);
+    expect(await readme.text()).toContain(name);
+    const dir = join(tmp, "clone");
+    const url = new URL(`${b.url}/${admin}/${name}.git`);
+    url.username = admin;
+    url.password = h.Authorization!.replace(/^token /, ""); // !: tokenAuth sets it
+    execFileSync("git", ["clone", "-q", url.href, dir], { env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } });
+    expect(execFileSync("git", ["-C", dir, "log", "--format=%s"]).toString().trim()).toBe("Initial commit");
+
+    // A hook secret stored (encrypted) through a signs a delivery b makes.
+    const bodies: { body: string; signature: string | undefined }[] = [];
+    const receiver: Server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        bodies.push({ body, signature: req.headers["x-gitea-signature"] as string | undefined });
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((ok) => receiver.listen(0, "127.0.0.1", ok));
+    try {
+      const org = uniqName("sharedorg");
+      expect((await call(a, "POST", "/api/v1/orgs", { username: org })).status).toBe(201);
+      const hook = { type: "gitea", active: true, events: ["repository"], config: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`, content_type: "json", secret: "shared-secret" } };
+      expect((await call(a, "POST", `/api/v1/orgs/${org}/hooks`, hook)).status).toBe(201);
+      expect((await call(b, "POST", `/api/v1/orgs/${org}/repos`, { name: "hooked" })).status).toBe(201);
+      await eventually("the delivery", async () => bodies.length > 0);
+      const [got] = bodies;
+      expect(got!.signature).toBe(createHmac("sha256", "shared-secret").update(got!.body).digest("hex")); // !: one arrived
+      expect(JSON.parse(got!.body).repository.full_name).toBe(`${org}/hooked`);
+    } finally {
+      await new Promise((ok) => receiver.close(ok));
+    }
   });
 
   it("B.7 DATABASE_REPLICA_PATH without a primary in DATABASE_URL, or a bad DATABASE_REPLICA_SYNC_INTERVAL, stops start-up with a message naming the variable", async () => {
