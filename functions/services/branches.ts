@@ -175,9 +175,11 @@ export async function deleteBranch(ctx: Ctx, objects: ObjectStore, owner: string
     new ApiError(404, NOT_FOUND_MESSAGE, { body: { message: NOT_FOUND_MESSAGE, url: `${ctx.rootUrl}api/swagger`, errors: [`branch does not exist [name: ${branch}]`] } });
   if (!ref) throw missing();
   const event = await buildPushEvent(o.repo.commits, [{ name: ref.name, old: ref.oid, new: null }], [], eventLimits(o));
-  const { result } = await commitWith(ctx, o, { updates: [{ name: ref.name, old: ref.oid, new: null }], sizeDelta: 0, empty: false, event });
+  const { result } = await commitWith(ctx, o, { updates: [{ name: ref.name, old: ref.oid, new: null }], sizeDelta: 0, empty: false, event, protectHead: true });
   if (!result.ok) {
-    // Deleted (or moved) meanwhile: gone is gone; moved is a conflict to retry.
+    // Made the default branch meanwhile: refused as if it had been already. Deleted (or moved)
+    // meanwhile: gone is gone; moved is a conflict to retry.
+    if (result.rejected.some((r) => r.head)) throw forbidden("can not delete default branch");
     if (result.rejected.some((r) => r.actual === null)) throw missing();
     throw conflict(`branch ${branch} was updated by someone else; try again`);
   }
@@ -256,8 +258,10 @@ export async function renameBranch(ctx: Ctx, objects: ObjectStore, owner: string
     { name: `${HEADS}${to}`, old: null, new: ref.oid, peeled: null },
   ];
   const event = await buildPushEvent(repo.commits, updates, repo.branches().map((b) => b.oid), eventLimits(o));
-  const { result } = await commitWith(ctx, o, { updates, ...(isDefault ? { head: `${HEADS}${to}` } : {}), sizeDelta: 0, empty: false, event });
+  const { result } = await commitWith(ctx, o, { updates, ...(isDefault ? { head: `${HEADS}${to}` } : {}), sizeDelta: 0, empty: false, event, protectHead: true });
   if (!result.ok) {
+    // made the default branch meanwhile: renaming it needs the admin check above, so once more
+    if (result.rejected.some((r) => r.head)) throw conflict(`branch ${from} was made the default branch meanwhile; try again`);
     if (result.rejected.some((r) => r.name === ref.name)) throw notFound("Branch doesn't exist.");
     throw unprocessable(RENAME_TARGET_EXISTS);
   }

@@ -148,6 +148,22 @@ for (const name of ["memory", "native", "sqld"]) {
       expect((await store.read(forced)).unreachable).toBe(true);
     });
 
+    it("protectHead: a deletion of HEAD's branch as stored when the commit runs is refused, whatever HEAD was when the caller read it; nothing applies", async () => {
+      const { store } = impl();
+      const id = await impl().newRepo();
+      await store.commit(id, { updates: [{ name: "refs/heads/main", old: null, new: A }, { name: "refs/heads/x", old: null, new: A }, { name: "refs/heads/y", old: null, new: A }], sizeDelta: 0, empty: false });
+      // The caller read HEAD = main; then another request made x the default branch.
+      expect(await store.commit(id, { updates: [], head: "refs/heads/x", sizeDelta: 0, empty: false })).toEqual({ ok: true });
+      const r = await store.commit(id, { updates: [{ name: "refs/heads/x", old: A, new: null }, { name: "refs/heads/y", old: A, new: B }], sizeDelta: 0, empty: false, protectHead: true });
+      expect(r).toEqual({ ok: false, rejected: [{ name: "refs/heads/x", actual: A, head: true }] });
+      expect((await store.read(id)).refs.map((ref) => [ref.name, ref.oid])).toEqual([["refs/heads/main", A], ["refs/heads/x", A], ["refs/heads/y", A]]);
+      // The branch HEAD no longer names may go; HEAD's may go when the transaction moves HEAD, or without protectHead.
+      expect(await store.commit(id, { updates: [{ name: "refs/heads/main", old: A, new: null }], sizeDelta: 0, empty: false, protectHead: true })).toEqual({ ok: true });
+      expect(await store.commit(id, { updates: [{ name: "refs/heads/x", old: A, new: null }], head: "refs/heads/y", sizeDelta: 0, empty: false, protectHead: true })).toEqual({ ok: true });
+      expect(await store.commit(id, { updates: [{ name: "refs/heads/y", old: A, new: null }], sizeDelta: 0, empty: false })).toEqual({ ok: true });
+      expect((await store.read(id)).refs).toEqual([]);
+    });
+
     it("applies nothing when one compare-and-swap fails and reports every failing ref", async () => {
       const { store, row } = impl();
       const id = await impl().newRepo();

@@ -8,7 +8,7 @@
  */
 import type { BatchItem, Driver } from "../driver.ts";
 import { RefNames, refDirs } from "../../git/refname.ts";
-import { type CommitResult, type PackRecord, type Ref, type RefStore, type RefTransaction, type RepoState, refusals } from "../../git/storage/ref-store.ts";
+import { type CommitResult, type PackRecord, type Ref, type RefStore, type RefTransaction, type RepoState, protectsHead, refusals } from "../../git/storage/ref-store.ts";
 import type { PushEvent } from "../../git/events.ts";
 import { notFound } from "../../lib/errors.ts";
 
@@ -121,8 +121,8 @@ export function commitBatch(
   items.push(item(names.length ? `SELECT name, oid FROM git_ref WHERE repo_id = ? AND name IN ${IN_JSON}` : "SELECT NULL, NULL WHERE 0", names.length ? [repoId, JSON.stringify(names)] : []));
   // 1: the catalog rows compaction removes (all must exist)
   items.push(item(remove.length ? `SELECT id FROM git_pack WHERE catalog_repo_id = ? AND id IN ${IN_JSON}` : "SELECT NULL WHERE 0", remove.length ? [repoId, removeJson] : []));
-  // 2: the repository still exists (another request may have deleted it since the push read it)
-  items.push(item("SELECT 1 FROM repository WHERE id = ?", [repoId]));
+  // 2: the repository still exists (another request may have deleted it since the push read it), and its default branch
+  items.push(item("SELECT default_branch FROM repository WHERE id = ?", [repoId]));
   // 3: stored refs in the way of the created ones (directory/file rule; fills rejected[].conflict)
   const created = tx.updates.filter((u) => u.old === null && u.new !== null).map((u) => u.name);
   const conflictArgs = [JSON.stringify(created), repoId, JSON.stringify(deleted), repoId, JSON.stringify([...new Set(created.flatMap(refDirs))]), JSON.stringify(deleted)];
@@ -142,14 +142,18 @@ export function commitBatch(
   const packsExist = remove.length ? `(SELECT COUNT(*) FROM git_pack WHERE catalog_repo_id = ? AND id IN ${IN_JSON}) = ?` : "1";
   const noConflict = created.length ? `NOT EXISTS (${REF_CONFLICTS}) AND NOT ?` : "1";
   const noTwin = caseUnique.length ? `NOT EXISTS (${REF_CASE_TWINS})` : "1";
+  // HEAD's branch is the repository's default branch as stored now, not as the caller read it
+  const guardsHead = deleted.length > 0 && protectsHead(tx);
+  const keepsHead = guardsHead ? `NOT EXISTS (SELECT 1 FROM repository WHERE id = ? AND '${HEADS}' || default_branch IN (SELECT value FROM json_each(?)))` : "1";
   items.push(
-    item(`INSERT INTO git_tx (id, ok) SELECT ?, EXISTS (SELECT 1 FROM repository WHERE id = ?) AND (${expectations}) AND (${packsExist}) AND (${noConflict}) AND (${noTwin})`, [
+    item(`INSERT INTO git_tx (id, ok) SELECT ?, EXISTS (SELECT 1 FROM repository WHERE id = ?) AND (${expectations}) AND (${packsExist}) AND (${noConflict}) AND (${noTwin}) AND (${keepsHead})`, [
       id,
       repoId,
       ...(tx.updates.length ? [JSON.stringify(tx.updates.map((u) => [u.name, u.old])), repoId] : []),
       ...(remove.length ? [repoId, removeJson, remove.length] : []),
       ...(created.length ? [...conflictArgs, selfConflict ? 1 : 0] : []),
       ...(caseUnique.length ? caseArgs : []),
+      ...(guardsHead ? [repoId, JSON.stringify(deleted)] : []),
     ]),
   );
   const sets = tx.updates.filter((u) => u.new !== null);
@@ -203,7 +207,7 @@ export function commitBatch(
       const actual = new Map((rows[0] ?? []).map((r) => [String(r[0]), String(r[1])]));
       const inTheWay = new RefNames((rows[3] ?? []).map((r) => String(r[1])));
       const twins = new Map(caseUnique.length ? (rows[caseIdx] ?? []).map((r) => [String(r[0]), String(r[1])]) : []);
-      const rejected = refusals(tx, (name) => actual.get(name) ?? null, inTheWay, (name) => twins.get(name) ?? null);
+      const rejected = refusals(tx, (name) => actual.get(name) ?? null, inTheWay, (name) => twins.get(name) ?? null, `${HEADS}${String(rows[2]![0]![0])}`); // !: checked above
       if (rejected.length) return { ok: false, rejected };
       if ((rows[1] ?? []).length !== new Set(remove).size) return { ok: false, rejected: [] };
       return { ok: true };

@@ -205,7 +205,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
       continue;
     }
     if (c.new === null && ctx.protectHead !== false && c.name === state.head) {
-      c.error = `branch ${c.name.slice(11)} is the default branch and cannot be deleted`;
+      c.error = defaultBranchKept(c.name);
       continue;
     }
     if (ctx.denyNonFastForwards && c.old && c.new && isBranchRef(c.name)) {
@@ -232,7 +232,8 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
     let tx: RefTransaction;
     try {
-      tx = await transaction(ctx, state, pending, indexed, commits, pending.length < result.commands.length);
+      // HEAD's branch is checked again when the refs commit: a default branch changed since `state` was read still counts
+      tx = { ...(await transaction(ctx, state, pending, indexed, commits, pending.length < result.commands.length)), protectHead: ctx.protectHead !== false };
     } catch (e) {
       // an object the indexer let through but the push event cannot read (a malformed tree or
       // commit): the push is refused like a broken one, its pack is not kept
@@ -257,7 +258,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
     }
     for (const rej of r.rejected) {
       const c = pending.find((p) => p.name === rej.name);
-      if (c) c.error = rej.conflict !== undefined ? refConflictMessage(c.name, rej.conflict) : lockError(c.name, rej.actual, c.old);
+      if (c) c.error = rej.head ? defaultBranchKept(c.name) : rej.conflict !== undefined ? refConflictMessage(c.name, rej.conflict) : lockError(c.name, rej.actual, c.old);
     }
     if (atomic) {
       for (const c of result.commands) c.error ??= "atomic push failure";
@@ -288,6 +289,9 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   parts.push(FLUSH);
   return { response: new Response(asBody(concat(parts)), { headers }), result };
 }
+
+/** Gitea's pre-receive refusal of a push deleting the default branch. */
+const defaultBranchKept = (ref: string) => `branch ${ref.slice("refs/heads/".length)} is the default branch and cannot be deleted`;
 
 /** git's message when a ref is not what the client said it was. */
 function lockError(name: string, actual: string | null, expected: string | null): string {

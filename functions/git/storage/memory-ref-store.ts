@@ -47,7 +47,7 @@ export class MemoryRefStore implements RefStore {
     this.calls.commit++;
     const r = this.repo(repoId);
     const twin = (name: string) => [...r.refs.keys()].find((n) => n !== name && asciiLower(n) === asciiLower(name)) ?? null;
-    const rejected = refusals(tx, (name) => r.refs.get(name)?.oid ?? null, new RefNames(r.refs.keys()), twin);
+    const rejected = refusals(tx, (name) => r.refs.get(name)?.oid ?? null, new RefNames(r.refs.keys()), twin, r.head);
     if (rejected.length > 0) return { ok: false, rejected };
     if (tx.removePacks?.some((id) => !r.packs.some((p) => p.id === id))) return { ok: false, rejected: [] };
     if (tx.removePacks) r.packs = r.packs.filter((p) => !tx.removePacks!.includes(p.id));

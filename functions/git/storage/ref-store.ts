@@ -115,6 +115,12 @@ export interface RefTransaction {
   orphans?: boolean;
   /** Created refs that must not exist in another letter case either (rule 3). */
   caseUnique?: readonly string[];
+  /**
+   * HEAD's branch, as stored when the transaction commits, is not deleted unless `head` moves HEAD
+   * in the same transaction (Gitea's "default branch cannot be deleted"): checked at commit time, so
+   * a change of the default branch that lands after the caller read HEAD still protects it.
+   */
+  protectHead?: boolean;
 }
 
 /** A ref whose compare-and-swap failed, with what it really holds. */
@@ -123,6 +129,8 @@ export interface RejectedRef {
   actual: string | null;
   /** For a created ref refused by the directory/file rule: the existing ref in its way. */
   conflict?: string;
+  /** A deletion of HEAD's branch refused (`protectHead`). */
+  head?: true;
 }
 
 export type CommitResult = { ok: true } | { ok: false; rejected: RejectedRef[] };
@@ -138,20 +146,34 @@ export interface RefStore {
 /** A name with its ASCII letters lower-cased: SQLite's `lower()` (rule 3's letter case). */
 export const asciiLower = (name: string) => name.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 
+/** Whether the transaction's deletions must spare HEAD's branch (`protectHead`, HEAD not moved by it). */
+export const protectsHead = (tx: RefTransaction) => tx.protectHead === true && tx.head === undefined;
+
 /**
  * The refs a transaction cannot apply (contract rules 2 and 3), in update order: a failed
  * compare-and-swap against `actual`, or a created ref in the way of (or under) a ref of `stored`
  * (the stored names that matter; the transaction's deletes are taken out, its creates added in
- * order), or for a name of `caseUnique` the stored ref `caseTwin` finds in another letter case. Shared by the memory store and the libSQL store (which reads `actual` and the names that
+ * order), or for a name of `caseUnique` the stored ref `caseTwin` finds in another letter case, or a deletion
+ * of HEAD's branch `head` under `protectHead`. Shared by the memory store and the libSQL store (which reads `actual` and the names that
  * may conflict in its batch).
  */
-export function refusals(tx: RefTransaction, actual: (name: string) => string | null, stored: RefNames, caseTwin: (name: string) => string | null = () => null): RejectedRef[] {
+export function refusals(
+  tx: RefTransaction,
+  actual: (name: string) => string | null,
+  stored: RefNames,
+  caseTwin: (name: string) => string | null = () => null,
+  head: string | null = null,
+): RejectedRef[] {
   for (const u of tx.updates) if (u.new === null) stored.delete(u.name);
   const out: RejectedRef[] = [];
   for (const u of tx.updates) {
     const cur = actual(u.name);
     if (cur !== u.old) {
       out.push({ name: u.name, actual: cur });
+      continue;
+    }
+    if (u.new === null && protectsHead(tx) && u.name === head) {
+      out.push({ name: u.name, actual: cur, head: true });
       continue;
     }
     if (u.old !== null || u.new === null) continue;
