@@ -322,6 +322,9 @@ export async function createRepo(ctx: Ctx, form: CreateRepoOption, orgName: stri
   }
   if (!me.isAdmin && owner.maxRepoCreation >= 0 && owner.numRepos >= owner.maxRepoCreation) throw forbidden(`You have reached your limit of ${owner.maxRepoCreation} repositories.`);
   checkRepoName(form.name);
+  // Git here stores SHA-1 objects only: a repository promised as SHA-256 would take no SHA-256
+  // push and show a format its git side does not have (Gitea's git init fails: a 500 there).
+  if (form.object_format_name === "sha256") throw unprocessable("[ObjectFormatName]: sha256 is not supported by this server, only sha1");
   // Create rules 1–2: auto_init needs a readme template that exists (Default when empty).
   const autoInit = await checkAutoInit(form);
   const labels = form.issue_labels ? labelsFromTemplate(form.issue_labels) : [];

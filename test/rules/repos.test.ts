@@ -465,6 +465,17 @@ describe("create, get and fork: details the first mutation run found unpinned", 
     expect(await trust(uniq("tm"))).toBe(0);
   });
 
+  it("object_format_name sha256 is refused (git here stores SHA-1 only), nothing created; sha1 and empty are sha1", async () => {
+    const name = uniq("fmt");
+    await expectRefusal(post("/api/v1/user/repos", aliceTok, { name, object_format_name: "sha256" }), 422, "[ObjectFormatName]: sha256 is not supported by this server, only sha1");
+    expect((await t.db.select({ id: repository.id }).from(repository).where(eq(repository.lowerName, name.toLowerCase()))).length).toBe(0);
+    for (const object_format_name of ["sha1", ""]) {
+      const res = await post("/api/v1/user/repos", aliceTok, { name: uniq("fmt"), object_format_name });
+      expect(res.status).toBe(201);
+      expect((await res.json()).object_format_name).toBe("sha1");
+    }
+  });
+
   it("POST /orgs/{org}/repos with a user's name → 404, also for that user", async () => {
     await expectRefusal(post(`/api/v1/orgs/${alice.name}/repos`, aliceTok, { name: uniq("x") }), 404, NOT_FOUND);
   });
