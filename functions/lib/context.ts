@@ -32,6 +32,8 @@ export interface AppEnv {
     /** Input refused by the request's normalization (lib/request.ts), answered once the route's guards ran. */
     queryRefusal: ApiError;
     bodyRefusal: ApiError;
+    /** The request carried a body with content (not blank, `{}` nor `null`; a form with a field). */
+    bodySent: boolean;
     /** A form body's text fields (lib/form-body.ts), bound for the route's schema before its validator. */
     formBody: FormFields;
     exposeHeaders: string;
@@ -190,8 +192,12 @@ const requireAuth = (auth: RouteAuth, guard: BindGuard | undefined, body: z.ZodT
   c.set("routeAuth", auth);
   precheck(c.get("creds"), auth, c.get("settings"));
   if (guard) c.set("bindGuard", guard);
-  // a route without a body never reads one, as in Gitea
-  const refused = c.get("queryRefusal") ?? (hasBody ? c.get("bodyRefusal") : undefined);
+  // A route without a body never reads one, as in Gitea — but a DELETE that takes none refuses one:
+  // it is another route's request whose path a `..` segment resolved here (WHATWG URL parsers in
+  // clients, workerd and Cloudflare's edge resolve `…/contents/%2e%2e` to the repository itself, so
+  // a file delete would delete the repository).
+  const misrouted = !hasBody && c.req.method === "DELETE" && c.get("bodySent") ? unprocessable("[Body]: this request takes no body") : undefined;
+  const refused = c.get("queryRefusal") ?? (hasBody ? c.get("bodyRefusal") : misrouted);
   if (refused) {
     await beforeBind(c);
     throw refused;
