@@ -38,7 +38,8 @@ const GO_BOOL: Record<string, boolean> = { 1: true, t: true, T: true, TRUE: true
 
 function scalar(kind: Kind | undefined, v: string): unknown {
   if (kind === "boolean") return v in GO_BOOL ? GO_BOOL[v] : v;
-  if (kind === "number") return /^[+-]?\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v;
+  // strconv.ParseInt/ParseFloat: no space around the number
+  if (kind === "number") return /^[+-]?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
   return v;
 }
 

@@ -73,6 +73,32 @@ describe("form bodies bind as Gitea's form binding", () => {
     expect((await form("POST", "/api/v1/user/repos", new URLSearchParams({ name }), { ...auth, "Sec-Fetch-Site": "same-origin", Origin: "http://gitea.test" })).status).toBe(201);
   });
 
+  it("a number field reads as strconv.ParseInt would (a sign, digits, no space); text that is no number stays text, the schema's 422", async () => {
+    const admin = await seedUser(t.db, { admin: true });
+    const at = await admin.token();
+    const create = (source_id: string) =>
+      form("POST", "/api/v1/admin/users", new URLSearchParams({ username: uniq("fu"), email: `${uniq("fu")}@example.com`, password: "form-password-1", source_id, must_change_password: "false" }), token(at));
+    await expectRefusal(create("+3"), 422, "login source does not exist [id: 3]");
+    await expectRefusal(create("12"), 422, "login source does not exist [id: 12]");
+    for (const v of ["twelve", " 12", "0x1"]) {
+      const text = await create(v);
+      expect(text.status, v).toBe(422);
+      expect((await text.json()).message, v).toMatch(/^\[SourceID\]/);
+    }
+    expect((await create("0")).status).toBe(201);
+  });
+
+  it("a browser form from this origin binds: Sec-Fetch-Site same-origin or none, or only an Origin that is this site's", async () => {
+    const auth = basic(u.name, u.password);
+    for (const headers of [{ "Sec-Fetch-Site": "same-origin" }, { "Sec-Fetch-Site": "none" }, { Origin: "http://gitea.test" }] as Record<string, string>[]) {
+      const res = await form("POST", "/api/v1/user/repos", new URLSearchParams({ name: uniq("same") }), { ...auth, ...headers });
+      expect(res.status, JSON.stringify(headers)).toBe(201);
+    }
+    // Fetch Metadata decides when both are sent: a foreign Origin does not refuse a same-origin fetch, a local one does not admit a cross-site one
+    expect((await form("POST", "/api/v1/user/repos", new URLSearchParams({ name: uniq("same") }), { ...auth, "Sec-Fetch-Site": "same-origin", Origin: "https://evil.example" })).status).toBe(201);
+    await expectRefusal(form("POST", "/api/v1/user/repos", new URLSearchParams({ name: uniq("x") }), { ...auth, "Sec-Fetch-Site": "cross-site", Origin: "http://gitea.test" }), 422, "[]: Unsupported Content-Type");
+  });
+
   it("other media types are still Gitea's binding 422", async () => {
     await expectRefusal(t.request("/api/v1/user/repos", { method: "POST", headers: { ...token(tk), "Content-Type": "text/plain" }, body: "name=x" }), 422, "[]: Unsupported Content-Type");
   });
