@@ -8,7 +8,7 @@ import type { Context, ExecutionContext } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { metered, newMeter, type Driver } from "./db/driver.ts";
 import { credentials } from "./lib/auth.ts";
-import { conditionalRequests } from "./lib/etag.ts";
+import { CACHE_NONE, conditionalRequests, varyByCaller } from "./lib/etag.ts";
 import { hasDotSegment, servedMethods, withoutStraySlashes } from "./lib/paths.ts";
 import { normalizeRequest, setAnswerHeader } from "./lib/request.ts";
 import { createRouter, newOutbox, type AppEnv } from "./lib/context.ts";
@@ -144,6 +144,12 @@ export function createApp(deps: AppDeps) {
     c.set("driver", driver);
     if (dotted.has(c.req.raw)) c.res = renderError(notFound(), c);
     else await next();
+    // Every error, to any method, is answered for this request alone (the GETs' errors are also
+    // marked by conditionalRequests; writes, 405s and refusals before routing are not otherwise).
+    if (c.res.status >= 400) {
+      if (!c.res.headers.has("Cache-Control")) setAnswerHeader(c, "Cache-Control", CACHE_NONE);
+      if (c.req.path.startsWith("/api/v1/")) varyByCaller(c.res.headers);
+    }
     if (outbox.hookTasks && deps.deliverHooks) deps.deliverHooks(c.env ?? {}, waitUntilOf(c));
     if (outbox.compact.size > 0 && deps.compactGit) deps.compactGit([...outbox.compact], c.env ?? {}, waitUntilOf(c));
     setAnswerHeader(c, "X-Content-Type-Options", "nosniff");

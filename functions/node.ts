@@ -56,7 +56,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, ro
   const message = status === 431 ? "request header fields too large" : status === 408 ? "request timeout" : "bad request";
   const body = JSON.stringify({ message, url: `${rootUrl}api/swagger` });
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json;charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json;charset=utf-8\r\nCache-Control: no-store\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -68,7 +68,7 @@ const honoPath = (openApiPath: string) => `/api/v1${openApiPath.replace(/\{(\w+)
 const NO_STORE = new Set<string>(NO_STORE_ROUTES.map(honoPath));
 
 const VARY_VALUE = VARY.join(", ");
-const addVary = (headers: Headers) => {
+export const varyByCaller = (headers: Headers) => {
   const vary = headers.get("Vary");
   if (vary === null) {
     headers.set("Vary", VARY_VALUE);
@@ -113,7 +113,7 @@ export function conditionalRequests(): MiddlewareHandler {
       };
     }
     await next();
-    addVary(c.res.headers);
+    varyByCaller(c.res.headers);
     if (!conditional) return;
     const res = c.res;
     // A route that tags its own answers (raw files: the blob id) keeps its tag and its caching.

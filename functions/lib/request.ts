@@ -116,11 +116,13 @@ export function normalizeRequest(): MiddlewareHandler<AppEnv> {
     // Most reads have no escape in the path and no query: nothing to normalise.
     if (!readsBody && !href.includes("%") && !href.includes("?")) return next();
     const url = new URL(href);
-    let path = url.pathname;
+    let path: string;
     try {
-      path = decodeURIComponent(path);
+      path = decodeURIComponent(url.pathname);
     } catch {
-      // A malformed escape matches no route; the router answers 404.
+      // An escape that is not UTF-8 (`%ff`) or not an escape names nothing here: the router would
+      // keep it as literal text (a file named "%ff" instead of the byte), so it is a 404, as NUL is.
+      throw notFound();
     }
     if (path.includes(NUL)) throw notFound();
 

@@ -60,6 +60,34 @@ describe("bad input gets a clear 4xx in Gitea's shape", () => {
     expect(await res.json()).toEqual({ message: "The target couldn't be found.", url: "http://gitea.test/api/swagger", errors: [] });
   });
 
+  it("a path escape that is not UTF-8 (or no escape) names nothing: 404, nothing written (the router kept `%ff` as literal text)", async () => {
+    const me = await (await t.request("/api/v1/user", { headers: token(tok) })).json();
+    const repo = uniq("esc");
+    expect((await t.request("/api/v1/user/repos", { method: "POST", headers: token(tok), json: { name: repo, auto_init: true } })).status).toBe(201);
+    for (const file of ["%ff%fe", "a%c0%ae", "100%", "%e2%82"]) {
+      const res = await t.request(`/api/v1/repos/${me.login}/${repo}/contents/${file}`, { method: "POST", headers: token(tok), json: { content: "aGk=" } });
+      expect({ file, status: res.status, body: await res.json() }).toEqual({ file, status: 404, body: { message: "The target couldn't be found.", url: "http://gitea.test/api/swagger", errors: [] } });
+    }
+    const listed = await (await t.request(`/api/v1/repos/${me.login}/${repo}/contents`, { headers: token(tok) })).json();
+    expect(listed.map((e: { name: string }) => e.name)).toEqual(["README.md"]);
+    // an escaped percent sign is a name like any other
+    expect((await t.request(`/api/v1/repos/${me.login}/${repo}/contents/100%25`, { method: "POST", headers: token(tok), json: { content: "aGk=" } })).status).toBe(201);
+  });
+
+  it("every error, to any method, is not stored by caches and varies by caller", async () => {
+    const answers = [
+      await t.request("/api/v1/user/repos", { method: "POST", headers: token(tok), json: { name: "" } }),
+      await t.request("/api/v1/version", { method: "POST", headers: token(tok) }),
+      await t.request("/api/v1/repos/nobody/nothing", { method: "DELETE", headers: token(tok) }),
+      await t.request("/api/v1/no/such/route"),
+      await t.request("/api/v1/user"),
+    ];
+    for (const res of answers) {
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect([res.status, res.headers.get("Cache-Control"), res.headers.get("Vary")]).toEqual([res.status, "no-store", "Authorization, Sudo"]);
+    }
+  });
+
   it("a path served under other methods → 405 with `Allow` (Gitea's router), never running a route; a route that answers not found itself stays 404", async () => {
     const u = await seedUser(t.db);
     const repo = await t.request("/api/v1/user/repos", { method: "POST", headers: token(await u.token()), json: { name: "m405" } });
