@@ -5,7 +5,8 @@
  * and request bodies that claim gzip but are not.
  */
 import { spawn } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ZERO_OID } from "../../functions/git/bytes.ts";
 import { FLUSH, MAX_PKT, pkt } from "../../functions/git/pkt-line.ts";
 import { commitBarrier, makeHistory, Scratch } from "./helpers.ts";
@@ -322,5 +323,26 @@ describe("push options rule: at most 100 in one push; more are refused in the pu
     const refused = await s.gitFail(["push", ...opts(101), r.url, "main:refs/heads/over"], { cwd: src });
     expect(refused.stderr).toContain("too many push options (at most 100)");
     expect(await refNames(r.id)).toEqual(["refs/heads/fine"]);
+  });
+});
+
+describe("a storage failure while a pack is stored is reported without the server's paths", () => {
+  it("a repository whose directory cannot be made (a file in its place, as when it is deleted under a push): `unpack failed` names the error code, not the path", async () => {
+    const { id } = newRepo();
+    mkdirSync(s.path("data", "git"), { recursive: true });
+    writeFileSync(s.path("data", "git", id), "not a directory");
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const body = Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/main\0report-status\n`), FLUSH, pack]);
+      const res = await fetch(`${srv.url}/${id}.git/git-receive-pack`, { method: "POST", body, headers: { "Content-Type": "application/x-git-receive-pack-request" } });
+      const lines = pktLines(Buffer.from(await res.arrayBuffer()));
+      expect(lines[0]).toMatch(/^unpack unpack failed: the pack could not be stored \((ENOTDIR|EEXIST)\)$/);
+      expect(lines.join("\n")).not.toContain(s.path("data"));
+      expect(lines).toContain("ng refs/heads/main unpacker error");
+      expect(errors).toHaveBeenCalled();
+    } finally {
+      errors.mockRestore();
+    }
+    expect((await srv.refs.read(id)).refs).toEqual([]);
   });
 });

@@ -156,7 +156,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
     try {
       indexed = await indexPack(reader, { repoId: ctx.repoId, store: ctx.objects, existing: reader0, limits });
     } catch (e) {
-      result.unpackError = e instanceof GitError ? e.message : `unpack failed: ${String(e)}`;
+      result.unpackError = unpackFailure(e);
       // read the rest so the client gets our report instead of a broken pipe
       await drain(reader, limits.maxPackBytes * 2).catch(() => {});
     }
@@ -288,6 +288,21 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   if (!quiet && result.unpackError) parts.unshift(sidebandMessage(2, `error: ${result.unpackError}`));
   parts.push(FLUSH);
   return { response: new Response(asBody(concat(parts)), { headers }), result };
+}
+
+/**
+ * Why storing a pack failed, for the client: a system error of the storage (the repository's
+ * directory removed under a push, a full disk) is named by its code — its message holds the
+ * server's file paths and process id, which are logged instead.
+ */
+function unpackFailure(e: unknown): string {
+  if (e instanceof GitError) return e.message;
+  const sys = e as { code?: unknown; path?: unknown; syscall?: unknown } | null;
+  if (typeof sys?.code === "string" && (sys.path !== undefined || sys.syscall !== undefined)) {
+    console.error("receive-pack: storing a pack failed:", e);
+    return `unpack failed: the pack could not be stored (${sys.code})`;
+  }
+  return `unpack failed: ${String(e)}`;
 }
 
 /** Gitea's pre-receive refusal of a push deleting the default branch. */
