@@ -67,6 +67,29 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, ro
  * IDLE_SOCKET_MS is closed (`server.setTimeout`), so a client that stops sending holds nothing long.
  */
 export const HTTP_OPTIONS = { requestTimeout: 0, headersTimeout: 60_000 } as const satisfies ServerOptions;
+/** The innermost reason of an error (`cause` chain), with its code. */
+function rootCause(e: unknown): string {
+  let cur = e as { cause?: unknown; code?: unknown; message?: unknown } | undefined;
+  while (cur && typeof cur === "object" && cur.cause && typeof cur.cause === "object") cur = cur.cause as typeof cur;
+  // credentials in a URL the message quotes stay out of the log
+  const message = (typeof cur?.message === "string" ? cur.message : String(cur)).replace(/\/\/[^/@\s]+@/g, "//");
+  return typeof cur?.code === "string" && !message.includes(cur.code) ? `${cur.code}: ${message}` : message;
+}
+
+/** A database URL without credentials, for messages. */
+const redactedUrl = (url: string | undefined) => {
+  if (!url) return null;
+  try {
+    const u = new URL(url);
+    u.username = "";
+    u.password = "";
+    u.search = "";
+    return u.href;
+  } catch {
+    return "(unparsable DATABASE_URL)";
+  }
+};
+
 /** How long a connection may stay silent — no byte either way — before it is closed. */
 export const IDLE_SOCKET_MS = 120_000;
 
@@ -76,6 +99,9 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   try {
     settings = loadSettings(env);
     replicaOf = replicaConfig(env);
+    if (env.PORT !== undefined && (!/^\d{1,5}$/.test(env.PORT.trim()) || Number(env.PORT) > 65535)) {
+      throw new SettingsError(`invalid setting PORT: expected a TCP port (0–65535), got "${env.PORT}"`);
+    }
   } catch (e) {
     if (e instanceof SettingsError) {
       console.error(e.message);
@@ -87,7 +113,12 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   settings.security.secretKey ??= secretKeyFile(resolve(env.DATA_DIR ?? "./data"));
   // With DATABASE_REPLICA_PATH, DATABASE_URL is the primary: it is migrated, then replicated locally (issue 9 B.7).
   const primary = openDatabase(env, settings.database.sqlite);
-  await migrateDb(primary);
+  await migrateDb(primary).catch((e: unknown) => {
+    // The driver's own error wraps the reason (ECONNREFUSED, a bad token, a read-only file) in the
+    // failed statement's text: say what could not be reached, and why.
+    console.error(`cannot start: the database ${redactedUrl(env.DATABASE_URL) ?? "file"} could not be migrated: ${rootCause(e)}`);
+    process.exit(1);
+  });
   let replica: Replica | null = null;
   if (replicaOf) {
     const { queryTimeoutMs } = settings.database;
@@ -117,7 +148,13 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   const server = serve({ fetch, port, hostname, serverOptions: HTTP_OPTIONS });
   server.setTimeout(IDLE_SOCKET_MS);
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, settings.server.rootUrl ?? `http://${hostname}:${port}/`));
-  await new Promise<void>((ok) => server.once("listening", () => ok()));
+  await new Promise<void>((ok) => {
+    server.once("listening", () => ok());
+    server.once("error", (e: NodeJS.ErrnoException) => {
+      console.error(`cannot start: cannot listen on ${hostname}:${port}: ${e.code ?? e.message}`);
+      process.exit(1);
+    });
+  });
   // What a stopped server left undelivered, and replaced pack files past their grace period.
   deliverer.kick();
   maintainer.kick([]);

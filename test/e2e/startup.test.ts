@@ -23,6 +23,21 @@ describe("start-up", () => {
     expect(r.stderr).toContain("GITEA__api__MAX_RESPONSE_ITEMS");
   });
 
+  it("a bad PORT, an address it cannot listen on or a database it cannot reach stops start-up with a message saying which, not a stack trace", async () => {
+    const port = await runScript("functions/node.ts", [], { DATA_DIR: freshDir(), PORT: "abc" });
+    expect([port.code, port.stderr.trim()]).toEqual([1, 'invalid setting PORT: expected a TCP port (0–65535), got "abc"']);
+    const host = await runScript("functions/node.ts", [], { DATA_DIR: freshDir(), PORT: "0", HOST: "203.0.113.1" });
+    expect([host.code, host.stderr.trim()]).toEqual([1, "cannot start: cannot listen on 203.0.113.1:0: EADDRNOTAVAIL"]);
+    const db = await runScript("functions/node.ts", [], { DATA_DIR: freshDir(), PORT: "0", DATABASE_URL: "http://127.0.0.1:49/?authToken=secret-token" });
+    expect(db.code).toBe(1);
+    expect(db.stderr.trim()).toMatch(/^cannot start: the database http:\/\/127\.0\.0\.1:49\/ could not be migrated: .*ECONNREFUSED/);
+    expect(db.stderr).not.toContain("secret-token");
+    // a URL with credentials in it never reaches the log with them
+    const withPassword = await runScript("functions/node.ts", [], { DATA_DIR: freshDir(), PORT: "0", DATABASE_URL: "http://user:hunter2@127.0.0.1:49/" });
+    expect(withPassword.code).toBe(1);
+    expect(withPassword.stderr).not.toContain("hunter2");
+  });
+
   it("npm start serves the built bundle: migrated database, API documents, Swagger UI and its assets", async () => {
     const compileCache = freshDir();
     const server = await startNodeServer({ DATA_DIR: freshDir(), NODE_COMPILE_CACHE: compileCache }, { npmStart: true });
