@@ -5,7 +5,8 @@
  * node:http. Health and reflection services, an UNIMPLEMENTED in each protocol's own shape for
  * unknown paths, limits against misbehaving clients, and a draining shutdown.
  */
-import { chmod, chown, lstat, readFile, unlink } from "node:fs/promises";
+import { chmod, chown, lstat, readFile, stat, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -289,7 +290,12 @@ async function claimSocketPath(socket: string): Promise<void> {
     if (e.code === "ENOENT") return null;
     throw e;
   });
-  if (!st) return;
+  if (!st) {
+    // listen() would say EACCES for a missing directory, even to root
+    const parent = await stat(dirname(socket)).catch(() => null);
+    if (!parent?.isDirectory()) throw new Error(`the directory of ${socket} does not exist: create it (systemd's RuntimeDirectory= does) or choose another --socket path`);
+    return;
+  }
   if (!st.isSocket()) throw new Error(`${socket} exists and is not a socket: not removed (choose another --socket path)`);
   const live = await new Promise<boolean>((resolve) => {
     const c = net.connect(socket, () => {

@@ -60,4 +60,8 @@ describe("the socket path", () => {
     expect(await refusedStart(file)).toMatch(/exists and is not a socket/);
     expect(readFileSync(file, "utf8")).toBe("IMPORTANT DATA");
   });
+
+  it("a socket in a directory that does not exist stops start-up with a message saying so (listen() said EACCES)", async () => {
+    expect(await refusedStart(path.join(dir, "no-such-dir", "agent.sock"))).toMatch(/the directory of .*no-such-dir\/agent\.sock does not exist/);
+  });
 });
