@@ -346,3 +346,14 @@ describe("a storage failure while a pack is stored is reported without the serve
     expect((await srv.refs.read(id)).refs).toEqual([]);
   });
 });
+
+describe("AGit rule: a push to refs/for/<branch> (Gitea opens a pull request, stores no ref) is refused, nothing stored", () => {
+  it("the command answers ng with the reason; other refs of the push apply", async () => {
+    const { id } = newRepo();
+    const body = Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/main\0report-status\n`), pkt(`${ZERO_OID} ${tip} refs/for/main\n`), FLUSH, pack]);
+    const res = await fetch(`${srv.url}/${id}.git/git-receive-pack`, { method: "POST", body, headers: { "Content-Type": "application/x-git-receive-pack-request" } });
+    const lines = pktLines(Buffer.from(await res.arrayBuffer()));
+    expect(lines).toEqual(["unpack ok", "ok refs/heads/main", "ng refs/for/main pull requests (AGit refs/for/...) are not supported by this server"]);
+    expect((await srv.refs.read(id)).refs.map((r) => r.name)).toEqual(["refs/heads/main"]);
+  });
+});

@@ -138,6 +138,13 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
       c.error = "funny refname";
       continue;
     }
+    // Gitea's AGit flow: a push to refs/for/<branch> opens a pull request and stores no ref. Pull
+    // requests are not served here; stored as a ref, it would show in every clone as a branch-like
+    // ref nobody asked for. Deleting one pushed before this rule still works.
+    if (c.new !== null && c.name.startsWith("refs/for/")) {
+      c.error = "pull requests (AGit refs/for/...) are not supported by this server";
+      continue;
+    }
     // A second command for one ref (git's own clients never send one): git applies the first and
     // fails the second's compare-and-swap; here the second is refused before anything is applied.
     if (named.has(c.name)) {
