@@ -139,6 +139,12 @@ export async function encryptSecret(secretKey: string, plaintext: string): Promi
 export async function decryptSecret(secretKey: string, stored: string): Promise<string> {
   const [v, iv, ct] = stored.split(":");
   if (v !== "v1" || !iv || !ct) throw new Error("not an encrypted secret");
-  const pt = await crypto.subtle.decrypt({ name: "AES-GCM", iv: unb64(iv) }, await secretKeyOf(secretKey), unb64(ct));
+  let pt: ArrayBuffer;
+  try {
+    pt = await crypto.subtle.decrypt({ name: "AES-GCM", iv: unb64(iv) }, await secretKeyOf(secretKey), unb64(ct));
+  } catch {
+    // WebCrypto's own message ("The operation failed for an operation-specific reason") says nothing
+    throw new Error("cannot decrypt the stored secret: [security] SECRET_KEY differs from the key it was saved with");
+  }
   return new TextDecoder().decode(pt);
 }
