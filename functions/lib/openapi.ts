@@ -77,12 +77,13 @@ export const idPathParam = (name: string, description: string) =>
     .openapi({ param: { name, in: "path", required: true }, type: "integer", format: "int64", description } as never);
 
 /**
- * The id from an `idPathParam`. Anything that is not a positive int64 the database can hold
- * (`-1`, `abc`, `9223372036854775808`) becomes 0, which no row has: the route then authenticates
- * and answers 404 exactly as for a missing resource (Gitea parses such ids as 0 too).
+ * The id from an `idPathParam`, read as strconv.ParseInt reads it (a leading `+` too). Anything
+ * that is not a positive int64 the database can hold (`-1`, `abc`, `9223372036854775808`) becomes
+ * 0, which no row has: the route then authenticates and answers 404 exactly as for a missing
+ * resource (Gitea parses such ids as 0 too).
  */
 export function idOf(s: string): number {
-  if (!/^\d{1,18}$/.test(s)) return 0;
+  if (!/^\+?\d{1,18}$/.test(s)) return 0;
   const n = Number(s);
   return Number.isSafeInteger(n) ? n : 0;
 }

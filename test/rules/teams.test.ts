@@ -127,6 +127,10 @@ describe("rule 1: visibility filtering of lists, search and GET /teams/{id}", ()
     for (const v of ["private", "limited", "mine"]) await expectRefusal(t.request(`/api/v1/teams/${ids[v]}`, { headers: token(tk) }), 404, NOT_FOUND, v);
     expect((await t.request(`/api/v1/teams/${ids.limited}`, { headers: token(await member.token()) })).status).toBe(200);
     await expectRefusal(t.request("/api/v1/teams/not-a-number", { headers: token(tk) }), 404, NOT_FOUND);
+    // the id as strconv.ParseInt reads it: a leading + and zeros are the same id; a sign of - or a float is none
+    expect((await t.request(`/api/v1/teams/+${ids.public}`, { headers: token(tk) })).status).toBe(200);
+    expect((await t.request(`/api/v1/teams/00${ids.public}`, { headers: token(tk) })).status).toBe(200);
+    for (const v of [`-${ids.public}`, `${ids.public}.0`, `++${ids.public}`]) await expectRefusal(t.request(`/api/v1/teams/${v}`, { headers: token(tk) }), 404, NOT_FOUND, v);
   });
 
   it("search filters the same way, matches descriptions by default, answers {ok,data}", async () => {
