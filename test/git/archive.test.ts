@@ -77,6 +77,19 @@ describe("archives", () => {
     }
   });
 
+  it("zip rule: the zip's comment is the commit id, as in `git archive --format=zip` (unzip -z shows the same), and unzip finds no error", async () => {
+    const repo = await Repository.open({ repoId: "ar", objects: srv.objects, refs: srv.refs });
+    const commit = await s.gitText(["rev-parse", "main"], { cwd: src });
+    const ours = s.path("comment-ours.zip");
+    const gits = s.path("comment-git.zip");
+    writeFileSync(ours, await bytesOf(zipArchive(repo, commit, "ar/")));
+    writeFileSync(gits, (await s.git(["archive", "--format=zip", "--prefix=ar/", commit], { cwd: src })).stdout);
+    const comment = (file: string) => execFileSync("unzip", ["-z", file]).toString().split("\n").slice(1).join("\n").trim();
+    expect(comment(gits)).toBe(commit);
+    expect(comment(ours)).toBe(commit);
+    expect(execFileSync("unzip", ["-tq", ours]).toString()).toContain("No errors");
+  });
+
   it("path rule: with paths, the tar is what `git archive <commit> -- <paths>` writes (their directories along, nothing else)", async () => {
     const repo = await Repository.open({ repoId: "ar", objects: srv.objects, refs: srv.refs });
     const commit = await s.gitText(["rev-parse", "main"], { cwd: src });

@@ -508,8 +508,11 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
   const pause = yielder(ZIP_MEMBERS_PER_TURN);
   const zip = new Zip((err, chunk, final) => {
     if (err) throw err;
-    pending.push(chunk);
-    pendingBytes += chunk.length;
+    // git's zip ends with the commit id as the archive's comment (`unzip -z`, `zipinfo` show it):
+    // the end-of-central-directory record is the last 22 bytes, its comment length the last 2
+    const data = final ? withZipComment(chunk, utf8(commit)) : chunk;
+    pending.push(data);
+    pendingBytes += data.length;
     if (final) finished = true;
   });
   return new ReadableStream<Uint8Array>({
@@ -552,6 +555,15 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
       zip.terminate();
     },
   });
+}
+
+/** The zip's last chunk (ending with an end-of-central-directory record without comment) with `comment` added. */
+function withZipComment(last: Uint8Array, comment: Uint8Array): Uint8Array {
+  const out = new Uint8Array(last.length + comment.length);
+  out.set(last);
+  out.set(comment, last.length);
+  new DataView(out.buffer).setUint16(last.length - 2, comment.length, true);
+  return out;
 }
 
 // ---------------------------------------------------------------- bundle
