@@ -91,15 +91,25 @@ function parseCidr(entry: string): Cidr | null {
   const p4 = /(^|\.)0\d/.test(addr) ? null : v4(addr);
   if (p4) return len <= 32 ? { bytes: [...p4], bits: len } : null;
   const g = addr.includes(":") ? v6Groups(addr) : null;
-  return g && len <= 128 ? { bytes: v6Bytes(g), bits: len } : null;
+  if (!g || len > 128) return null;
+  // Go's IPNet on an IPv4-mapped network (`::ffff:10.0.0.0/104`) is the IPv4 network under the
+  // mask's last 32 bits (10.0.0.0/8); a shorter prefix leaves none of them (every IPv4 address)
+  const bytes = v6Bytes(g);
+  return mapped(bytes) ? { bytes: bytes.slice(12), bits: Math.max(0, len - 96) } : { bytes, bits: len };
 }
 
-/** Whether the address `ip` is in the network; an IPv4-mapped IPv6 address counts as its IPv4 address, as in Go. */
+/** An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`), which Go's To4 turns into its IPv4 address. */
+const mapped = (b: number[]) => b.length === 16 && b.slice(0, 10).every((x) => x === 0) && b[10] === 255 && b[11] === 255;
+
+/**
+ * Whether the address `ip` is in the network, as Go's net.IPNet.Contains: an IPv4-mapped address
+ * is its IPv4 address, and an IPv4 address is never in an IPv6 network (`::/0` holds no IPv4).
+ */
 function inCidr(c: Cidr, ip: string): boolean {
   const p4 = v4(ip);
   const g = p4 ? null : v6Groups(ip);
   let bytes = p4 ? [...p4] : g ? v6Bytes(g) : null;
-  if (bytes?.length === 16 && c.bytes.length === 4 && bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255) bytes = bytes.slice(12);
+  if (bytes && mapped(bytes)) bytes = bytes.slice(12);
   if (!bytes || bytes.length !== c.bytes.length) return false;
   for (let i = 0, left = c.bits; left > 0; i++, left -= 8) {
     const mask = left >= 8 ? 0xff : (0xff << (8 - left)) & 0xff;

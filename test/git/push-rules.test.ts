@@ -357,3 +357,18 @@ describe("AGit rule: a push to refs/for/<branch> (Gitea opens a pull request, st
     expect((await srv.refs.read(id)).refs.map((r) => r.name)).toEqual(["refs/heads/main"]);
   });
 });
+
+describe("shallow rule: a push from a shallow clone whose history the repository lacks is refused as git's receive-pack refuses it", () => {
+  it("with `shallow` lines and missing history: `shallow update not allowed`; without them: `missing necessary objects`; nothing stored", async () => {
+    const parent = await s.gitText(["rev-parse", "main~1"], { cwd: src });
+    // the tip commit's own objects, not its parent's: what a depth-1 clone has
+    const cut = (await s.git(["pack-objects", "--stdout", "--revs", "-q"], { cwd: src, input: `main\n^${parent}\n` })).stdout;
+    for (const [shallow, reason] of [[true, "shallow update not allowed"], [false, "missing necessary objects"]] as const) {
+      const { id } = newRepo();
+      const body = Buffer.concat([...(shallow ? [pkt(`shallow ${parent}\n`)] : []), pkt(`${ZERO_OID} ${tip} refs/heads/main\0report-status\n`), FLUSH, cut]);
+      const res = await fetch(`${srv.url}/${id}.git/git-receive-pack`, { method: "POST", body, headers: { "Content-Type": "application/x-git-receive-pack-request" } });
+      expect(pktLines(Buffer.from(await res.arrayBuffer()))).toEqual(["unpack ok", `ng refs/heads/main ${reason}`]);
+      expect((await srv.refs.read(id)).refs).toEqual([]);
+    }
+  });
+});

@@ -198,6 +198,19 @@ describe("ALLOWED_HOST_LIST entries", () => {
     expect(isAllowedHost("http://10.0.0.1/", ["fd00::/8"])).toBe(false);
     expect(isAllowedHost("http://[::ffff:10.1.2.3]/", ["10.0.0.0/8"])).toBe(true);
     expect(isAllowedHost("http://[::ffff:11.1.2.3]/", ["10.0.0.0/8"])).toBe(false);
+    // an IPv6 network holds no IPv4 address, mapped or not: `::/0` never reaches 127.0.0.1
+    for (const entry of ["::/0", "::/1", "::ffff:0:0/96", "::ffff:0:0/80"]) {
+      for (const url of ["http://[::ffff:127.0.0.1]/", "http://[::ffff:7f00:1]/", "http://127.0.0.1/", "http://10.0.0.1/"]) {
+        const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+        const ipv4Net = entry.startsWith("::ffff:0:0/");
+        expect(isAllowedHost(url, [entry]), `${entry} ${url}`).toBe(ipv4Net);
+        expect(isAllowedAddress("hook.example", host, [entry]), `${entry} ${url} at dial`).toBe(ipv4Net);
+      }
+    }
+    // ... but an IPv4-mapped network is the IPv4 network under its last 32 bits, as in Go
+    expect(isAllowedAddress("hook.example", "10.9.9.9", ["::ffff:10.0.0.0/104"])).toBe(true);
+    expect(isAllowedAddress("hook.example", "11.9.9.9", ["::ffff:10.0.0.0/104"])).toBe(false);
+    expect(isAllowedAddress("hook.example", "::ffff:10.9.9.9", ["::ffff:10.0.0.0/104"])).toBe(true);
     expect(isAllowedAddress("hook.example", "fd00::5", ["fd00::/8"])).toBe(true);
     expect(isAllowedAddress("hook.example", "fc00::5", ["fd00::/8"])).toBe(false);
     // A name resolving into the network is matched at dial time by its address, not its name.

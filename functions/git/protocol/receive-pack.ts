@@ -65,6 +65,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   let caps: string[] = [];
   // names that are not UTF-8, by their bytes: the report must name them exactly as the client sent them
   const rawNames = new Map<PushCommand, Uint8Array>();
+  let shallowClient = false;
   for (;;) {
     const p = await pkts.next().catch((e: unknown) => {
       throw e instanceof GitError ? e : new GitError("bad-request", String(e));
@@ -73,7 +74,11 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
     if (p.kind !== "data") continue;
     const d = p.data.length > 0 && p.data[p.data.length - 1] === 10 ? p.data.subarray(0, p.data.length - 1) : p.data;
     const l = latin1(d); // one char per byte: offsets are byte offsets
-    if (l.startsWith("shallow ")) continue; // a shallow client; connectivity still decides
+    // a shallow client; connectivity still decides, and names the cause as git does when it fails
+    if (l.startsWith("shallow ")) {
+      shallowClient = true;
+      continue;
+    }
     if (l.startsWith("push-cert")) throw new GitError("bad-request", "push certificates are not supported");
     const nul = l.indexOf("\0");
     const cmd = nul >= 0 ? l.slice(0, nul) : l;
@@ -185,7 +190,8 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
     }
     if (c.new !== null) {
       if (indexed && (indexed.missing.length > 0 || hiddenBase !== null)) {
-        c.error = "missing necessary objects";
+        // git's receive-pack (receive.shallowUpdate off): history cut at the client's shallow boundary
+        c.error = shallowClient && indexed.missing.length > 0 ? "shallow update not allowed" : "missing necessary objects";
         continue;
       }
       // an object the refs left behind counts as missing unless this push brought it: a ref
