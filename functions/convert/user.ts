@@ -109,12 +109,12 @@ export function toHiddenUser(u: UserRow, site: Site) {
 }
 
 /** Gitea's convert.ToOrganization. */
-export function toOrganization(o: UserRow, site: Site) {
+export function toOrganization(o: UserRow, site: Site, show: { email: boolean } = { email: true }) {
   return {
     id: o.id,
     name: o.name,
     full_name: o.fullName,
-    email: o.email,
+    email: show.email ? o.email : "",
     avatar_url: avatarUrl(site, o),
     description: o.description,
     website: o.website,

@@ -95,8 +95,9 @@ export async function createOrg(ctx: Ctx, form: CreateOrgOption) {
 
 /** GET /orgs/{org} (orgGet). */
 export async function getOrg(ctx: Ctx, name: string) {
-  const { o } = await read(ctx, { o: orgRead(ctx, name) });
-  return toOrganization(assignOrg(o).org, site(ctx));
+  const { caller, o } = await read(ctx, { o: orgRead(ctx, name) });
+  // Gitea's org.Get: the organization's e-mail is for signed-in callers only
+  return toOrganization(assignOrg(o).org, site(ctx), { email: caller !== null });
 }
 
 /** PATCH /orgs/{org} (orgEdit): owners only; present fields only. */

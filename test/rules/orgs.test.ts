@@ -88,6 +88,14 @@ describe("GET /orgs/{org} and visibility", () => {
     expect((await t.request(`/api/v1/orgs/${limited.name}`, { headers: token(await bob.token()) })).status).toBe(200);
   });
 
+  it("a public org's e-mail is shown to signed-in callers only (Gitea's org.Get blanks it for anonymous ones)", async () => {
+    const name = uniq("mail");
+    const tk = await alice.token();
+    expect((await t.request("/api/v1/orgs", { method: "POST", headers: token(tk), json: { username: name, email: "contact@acme.example" } })).status).toBe(201);
+    expect((await (await t.request(`/api/v1/orgs/${name}`)).json()).email).toBe("");
+    expect((await (await t.request(`/api/v1/orgs/${name}`, { headers: token(await bob.token()) })).json()).email).toBe("contact@acme.example");
+  });
+
   it("a user name is not an organization (404)", async () => {
     await expectRefusal(t.request(`/api/v1/orgs/${alice.name}`), 404, NOT_FOUND);
   });
