@@ -135,12 +135,19 @@ export async function deleteOrg(ctx: Ctx, name: string) {
   const { caller, o: found, repos } = await read(ctx, { o: orgRead(ctx, name), repos: repoCountOfOrg.bind({ org: name.toLowerCase() }) });
   const o = assignOrg(found);
   reqOrgOwnership(caller, o);
-  // As Gitea: an organization that still owns repositories is not deleted.
-  if ((repos[0] ?? 0) > 0) throw unprocessable(`organization still owns repositories [uid: ${o.org.id}]`);
-  await write(
-    ctx,
-    DELETE_ORG.map((s) => s.bind({ id: o.org.id })),
-  );
+  // As Gitea: an organization that still owns repositories is not deleted — also one that got a
+  // repository after the read (the batch's guard). Gitea's text; its status is a 500.
+  const owns = unprocessable(`user still has ownership of repositories [uid: ${o.org.id}]`);
+  if ((repos[0] ?? 0) > 0) throw owns;
+  try {
+    await write(
+      ctx,
+      DELETE_ORG.map((s) => s.bind({ id: o.org.id })),
+    );
+  } catch (err) {
+    if (isGuardTrip(err)) throw owns;
+    throw err;
+  }
 }
 
 /** GET /user/orgs (orgListCurrentUserOrgs): a public-only token sees public organizations only. */

@@ -7,11 +7,13 @@ import { sharedPacksOfOwner } from "../db/queries/storage.ts";
 import {
   DELETE_USER_ROWS,
   deleteUserGuard,
+  deleteUserKeepsOwnership,
   EDIT_EMAIL,
   guardLastAdmin,
   insertUser,
   loginSourceById,
   orgCountOfUser,
+  purgeUserNewRepos,
   repoIdsOfOwner,
   searchStatements,
 } from "../db/queries/users.ts";
@@ -19,7 +21,7 @@ import type { UserRow } from "../db/schema.ts";
 import { only, patchKeys, type Bound } from "../db/sql.ts";
 import { pseudoUser, toUser, visibilityCode } from "../convert/user.ts";
 import { read, write, type BindGuard, type Ctx } from "../lib/context.ts";
-import { badRequest, notFound, unprocessable } from "../lib/errors.ts";
+import { badRequest, conflict, notFound, unprocessable } from "../lib/errors.ts";
 import { reqPublicAccount } from "../lib/guards.ts";
 import { hashPassword } from "../lib/crypto.ts";
 import type { Page } from "../lib/pagination.ts";
@@ -215,11 +217,18 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
   if ((orgs[0] ?? 0) > 0 && !purge) throw unprocessable(`user still has membership of organizations [uid: ${target.id}]`);
   const id = target.id;
   const repoint = await releaseSharedPacks(ctx, objects, shared);
+  // what was read is checked again when the batch commits (a repository or membership since)
+  const asRead = purge ? purgeUserNewRepos.bind({ id, ids: JSON.stringify(repoIds) }) : deleteUserKeepsOwnership.bind({ id });
   try {
-    await write(ctx, [deleteUserGuard.bind({ id }), ...repoint, ...DELETE_USER_ROWS.map((s) => s.bind({ id }))]);
+    await write(ctx, [asRead, deleteUserGuard.bind({ id }), ...repoint, ...DELETE_USER_ROWS.map((s) => s.bind({ id }))]);
   } catch (err) {
-    if (isGuardTrip(err)) throw unprocessable("can not delete the last admin user or the last owner of an organization");
-    throw err;
+    if (!isGuardTrip(err)) throw err;
+    // Which guard stopped it: read again (one more round trip, on this refusal only).
+    const now = await read(ctx, { orgs: orgCountOfUser.bind({ name }), repos: repoIdsOfOwner.bind({ name }) });
+    if (purge && now.repos.some((r) => !repoIds.includes(r))) throw conflict("the user got a repository while being deleted; try again");
+    if (!purge && now.repos.length > 0) throw unprocessable(`user still has ownership of repositories [uid: ${id}]`);
+    if (!purge && (now.orgs[0] ?? 0) > 0) throw unprocessable(`user still has membership of organizations [uid: ${id}]`);
+    throw unprocessable("can not delete the last admin user or the last owner of an organization");
   }
   await deleteStorage(objects, repoIds);
 }

@@ -139,8 +139,19 @@ describe("PATCH and DELETE /orgs/{org}", () => {
     const org = await seedOrg(t, alice);
     await apiRepo(t, await alice.token(), { name: uniq("keep") }, org.name);
     const res = await t.request(`/api/v1/orgs/${org.name}`, { method: "DELETE", headers: token(await alice.token()) });
-    await expectRefusal(res, 422, `organization still owns repositories [uid: ${org.id}]`);
+    await expectRefusal(res, 422, `user still has ownership of repositories [uid: ${org.id}]`);
     expect((await t.request(`/api/v1/orgs/${org.name}`)).status).toBe(200);
+  });
+
+  it("an organization that got a repository after the delete read it is not deleted either (the write batch's guard): 422, both stay", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const o = await seedOrg(t2, await seedUser(t2.db));
+    // the repository a concurrent POST /orgs/{org}/repos creates, committed just before the delete's batch
+    w.beforeNextWrite(() => t2.request(`/api/v1/orgs/${o.name}/repos`, { method: "POST", headers: token(o.ownerToken), json: { name: "late" } }).then((r) => expect(r.status).toBe(201)));
+    await expectRefusal(t2.request(`/api/v1/orgs/${o.name}`, { method: "DELETE", headers: token(o.ownerToken) }), 422, `user still has ownership of repositories [uid: ${o.id}]`);
+    expect((await t2.request(`/api/v1/repos/${o.name}/late`, { headers: token(o.ownerToken) })).status).toBe(200);
+    t2.close();
   });
 
   it("deleting removes the org with its teams and memberships", async () => {

@@ -403,6 +403,29 @@ describe("DELETE /admin/users/{username}", () => {
     expect(await t.db.select().from(label).where(eq(label.repoId, r.id))).toEqual([]);
   });
 
+  it("what the delete read is checked again when it commits: a repository or membership got since → the same refusal, a purge racing a new repository → 409; nothing deleted", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const admin2 = await (await seedUser(t2.db, { admin: true })).token();
+    for (const [what, purge, status, message] of [
+      ["repo", false, 422, (id: number) => `user still has ownership of repositories [uid: ${id}]`],
+      ["org", false, 422, (id: number) => `user still has membership of organizations [uid: ${id}]`],
+      ["repo", true, 409, () => "the user got a repository while being deleted; try again"],
+    ] as const) {
+      const u = await seedUser(t2.db);
+      const tk = await u.token();
+      w.beforeNextWrite(() =>
+        what === "repo"
+          ? t2.request("/api/v1/user/repos", { method: "POST", headers: token(tk), json: { name: uniq("late"), auto_init: true } }).then((r) => expect(r.status).toBe(201))
+          : t2.request("/api/v1/orgs", { method: "POST", headers: token(tk), json: { username: uniq("lateorg") } }).then((r) => expect(r.status).toBe(201)),
+      );
+      await expectRefusal(t2.request(`/api/v1/admin/users/${u.name}${purge ? "?purge=true" : ""}`, { method: "DELETE", headers: token(admin2) }), status, message(u.id), `${what} purge=${purge}`);
+      expect(await t2.db.select().from(user).where(eq(user.id, u.id)), what).toHaveLength(1);
+      expect((await t2.db.select().from(repository).where(eq(repository.ownerId, u.id))).length, what).toBe(what === "repo" ? 1 : 0);
+    }
+    t2.close();
+  });
+
   it("the sole owner of an organization cannot be purged", async () => {
     const o = await seedUser(t.db);
     await seedOrg(t, o);

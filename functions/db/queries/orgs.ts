@@ -67,19 +67,23 @@ export const repoCountOfOrg = query<number, { org: string }>("repoCountOfOrg", s
 
 /** Deleting organization :id: teams, memberships, blocks, hooks, its feed, labels and old repository names go with it (issue 8 C.2). */
 export const DELETE_ORG = [
-  sql`DELETE FROM team_unit WHERE org_id = ${p("id")}`,
-  sql`DELETE FROM team_repo WHERE org_id = ${p("id")}`,
-  sql`DELETE FROM team_user WHERE org_id = ${p("id")}`,
-  sql`DELETE FROM team WHERE org_id = ${p("id")}`,
-  sql`DELETE FROM org_user WHERE org_id = ${p("id")}`,
-  sql`DELETE FROM user_blocking WHERE blocker_id = ${p("id")}`,
-  sql`DELETE FROM hook_task WHERE hook_id IN (SELECT id FROM webhook WHERE owner_id = ${p("id")})`,
-  sql`DELETE FROM webhook WHERE owner_id = ${p("id")}`,
-  sql`DELETE FROM action WHERE user_id = ${p("id")} OR act_user_id = ${p("id")}`,
-  sql`DELETE FROM label WHERE org_id = ${p("id")}`,
-  sql`DELETE FROM repo_redirect WHERE owner_id = ${p("id")}`,
-  sql`DELETE FROM user WHERE id = ${p("id")} AND type = 1`,
-].map((q, i) => command<{ id: number }>(`deleteOrg${i}`, q));
+  // an organization that owns a repository when the delete commits (one created since the read) stays
+  guardCommand<{ id: number }>("deleteOrgOwnsRepos", sql`EXISTS (SELECT 1 FROM repository WHERE owner_id = ${p("id")})`),
+  ...[
+    sql`DELETE FROM team_unit WHERE org_id = ${p("id")}`,
+    sql`DELETE FROM team_repo WHERE org_id = ${p("id")}`,
+    sql`DELETE FROM team_user WHERE org_id = ${p("id")}`,
+    sql`DELETE FROM team WHERE org_id = ${p("id")}`,
+    sql`DELETE FROM org_user WHERE org_id = ${p("id")}`,
+    sql`DELETE FROM user_blocking WHERE blocker_id = ${p("id")}`,
+    sql`DELETE FROM hook_task WHERE hook_id IN (SELECT id FROM webhook WHERE owner_id = ${p("id")})`,
+    sql`DELETE FROM webhook WHERE owner_id = ${p("id")}`,
+    sql`DELETE FROM action WHERE user_id = ${p("id")} OR act_user_id = ${p("id")}`,
+    sql`DELETE FROM label WHERE org_id = ${p("id")}`,
+    sql`DELETE FROM repo_redirect WHERE owner_id = ${p("id")}`,
+    sql`DELETE FROM user WHERE id = ${p("id")} AND type = 1`,
+  ].map((q, i) => command<{ id: number }>(`deleteOrg${i}`, q)),
+];
 
 // ---- the viewer's organizations ----
 

@@ -111,6 +111,21 @@ export const deleteUserGuard = guardCommand<{ id: number }>(
     WHERE tu.uid = ${p("id")} AND (SELECT COUNT(*) FROM team_user tu2 WHERE tu2.team_id = t.id) = 1)`,
 );
 
+/**
+ * What the delete was told when it read (ADMIN delete, issue 9's read-then-write class): without
+ * purge, a user who owns a repository or belongs to an organization when the batch commits is not
+ * deleted; with purge, one who got a repository the read did not list (its files would be left
+ * behind). Either aborts the batch as the guard above does.
+ */
+export const deleteUserKeepsOwnership = guardCommand<{ id: number }>(
+  "deleteUserKeepsOwnership",
+  sql`EXISTS (SELECT 1 FROM repository WHERE owner_id = ${p("id")}) OR EXISTS (SELECT 1 FROM org_user WHERE uid = ${p("id")})`,
+);
+export const purgeUserNewRepos = guardCommand<{ id: number; ids: string }>(
+  "purgeUserNewRepos",
+  sql`EXISTS (SELECT 1 FROM repository WHERE owner_id = ${p("id")} AND id NOT IN (SELECT value FROM json_each(${p("ids")})))`,
+);
+
 /** The statements after the guard and the re-pointed packs. */
 export const DELETE_USER_ROWS = [
   sql`UPDATE team SET num_members = num_members - 1 WHERE id IN (SELECT team_id FROM team_user WHERE uid = ${p("id")})`,
