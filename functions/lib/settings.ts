@@ -65,6 +65,14 @@ const fail = (name: string, why: string): never => {
   throw new SettingsError(`invalid setting ${name}: ${why}`);
 };
 
+/** An ALLOWED_HOST_LIST: its entries trimmed and lower-cased, each one that means something (lib/hosts.ts). */
+const hostList = (raw: string, name: string) =>
+  raw
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean)
+    .map((e) => (isHostListEntry(e) ? e : fail(name, `"${e}" is none of external, private, loopback, *, a CIDR (an IPv4 prefix of 0–32 bits, IPv6 0–128) or a host name pattern`)));
+
 const bool = (raw: string, name: string) => {
   const v = raw.trim().toLowerCase();
   if (["true", "1", "yes", "on"].includes(v)) return true;
@@ -194,17 +202,10 @@ export const SETTING_KEYS = {
     def: "",
     parse: (raw: string, name: string) => (raw.trim() === "" ? null : raw.trim().length < 16 ? fail(name, "must be at least 16 characters") : raw.trim()),
   },
-  allowedHostList: {
-    section: "webhook",
-    key: "ALLOWED_HOST_LIST",
-    def: "external",
-    parse: (raw: string, name: string) =>
-      raw
-        .split(",")
-        .map((s) => s.trim().toLowerCase())
-        .filter(Boolean)
-        .map((e) => (isHostListEntry(e) ? e : fail(name, `"${e}" is none of external, private, loopback, *, a CIDR (an IPv4 prefix of 0–32 bits, IPv6 0–128) or a host name pattern`))),
-  },
+  // The spec's key for outbound requests is [security] ALLOWED_HOST_LIST; [webhook]'s, Gitea's
+  // older one, is honoured when it is not set.
+  securityAllowedHostList: { section: "security", key: "ALLOWED_HOST_LIST", def: "", parse: (raw: string, name: string) => (raw.trim() === "" ? null : hostList(raw, name)) },
+  allowedHostList: { section: "webhook", key: "ALLOWED_HOST_LIST", def: "external", parse: hostList },
   deliverTimeout: { section: "webhook", key: "DELIVER_TIMEOUT", def: "5", parse: int(1, 600) },
   noReplyAddress: { section: "service", key: "NO_REPLY_ADDRESS", def: "", parse: nullableText },
   defaultUserVisibility: { section: "service", key: "DEFAULT_USER_VISIBILITY", def: "public", parse: oneOf(["public", "limited", "private"] as const) },
@@ -248,7 +249,7 @@ export function loadSettings(env: Env): Settings {
       minPasswordLength: v.minPasswordLength,
       secretKey: v.secretKey,
     },
-    webhook: { allowedHostList: v.allowedHostList, deliverTimeoutMs: v.deliverTimeout * 1000 },
+    webhook: { allowedHostList: v.securityAllowedHostList ?? v.allowedHostList, deliverTimeoutMs: v.deliverTimeout * 1000 },
     service: { noReplyAddress: v.noReplyAddress, defaultUserVisibility: v.defaultUserVisibility, requireSignInView: v.requireSignInView },
     admin: { userDisabledFeatures: v.userDisabledFeatures, externalUserDisableFeatures: v.externalUserDisableFeatures },
   };

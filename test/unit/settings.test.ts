@@ -54,6 +54,14 @@ describe("loadSettings", () => {
     expect(() => loadSettings({ [key]: value })).toThrow(key);
   });
 
+  it("the webhook allow list is [security] ALLOWED_HOST_LIST (the spec's key), else the older [webhook] one, else external", () => {
+    expect(loadSettings({}).webhook.allowedHostList).toEqual(["external"]);
+    expect(loadSettings({ GITEA__webhook__ALLOWED_HOST_LIST: "loopback" }).webhook.allowedHostList).toEqual(["loopback"]);
+    expect(loadSettings({ GITEA__security__ALLOWED_HOST_LIST: "Private, *.corp.example" }).webhook.allowedHostList).toEqual(["private", "*.corp.example"]);
+    expect(loadSettings({ GITEA__security__ALLOWED_HOST_LIST: "private", GITEA__webhook__ALLOWED_HOST_LIST: "loopback" }).webhook.allowedHostList).toEqual(["private"]);
+    expect(() => loadSettings({ GITEA__security__ALLOWED_HOST_LIST: "10.0.0.0/33" })).toThrow("GITEA__security__ALLOWED_HOST_LIST");
+  });
+
   it("MAX_RESPONSE_ITEMS below DEFAULT_PAGING_NUM is refused", () => {
     expect(() => loadSettings({ GITEA__api__DEFAULT_PAGING_NUM: "40", GITEA__api__MAX_RESPONSE_ITEMS: "20" })).toThrow("GITEA__api__MAX_RESPONSE_ITEMS");
   });
