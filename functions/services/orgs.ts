@@ -236,33 +236,51 @@ const blockerReads = (ctx: Ctx, blocker: Blocker) => ({
   values: { ...ctx.vv, org: blocker.kind === "org" ? blocker.name.toLowerCase() : "" },
 });
 
-/** PUT …/blocks/{username} (userBlockUser / organizationBlockUser): idempotent; note updated. */
+/**
+ * PUT …/blocks/{username} (userBlockUser / organizationBlockUser), as Gitea's BlockUser: an
+ * organization cannot be blocked; the blocker itself, a member of the blocking organization and a
+ * user already blocked are 400 "cannot block the user" (a second PUT is no note update).
+ */
 export async function blockUser(ctx: Ctx, blocker: Blocker, username: string, note: string) {
   const { o, values } = blockerReads(ctx, blocker);
   const name = username.toLowerCase();
   const out = await read(ctx, {
     ...(o.length ? { o: o[0], member: isMemberOfOrg.bind({ org: values.org, name }) } : {}),
     blockee: accountByNameForWrite.bind({ ...ctx.vv, name }),
+    blocked: BLOCKS[blocker.kind].blocks.bind({ ...values, name }),
   });
   const { blockerId, blockerIsOrg } = blockerOf(out.caller, blocker, out.o ?? []);
   const blockee = out.blockee[0];
   if (!blockee || !blockee.visible) throw notFound();
-  if (blockee.u.id === blockerId) throw badRequest("user can not be blocked");
   if (blockee.u.type === 1) throw badRequest("cannot block an organization");
-  if (blockerIsOrg && (out.member?.[0] ?? 0) > 0) throw badRequest("user can not be blocked");
+  const cannot = badRequest("cannot block the user");
+  if (blockee.u.id === blockerId || blockee.u.id === out.caller?.id) throw cannot;
+  if ((out.blocked[0] ?? 0) > 0) throw cannot;
+  if (blockerIsOrg && (out.member?.[0] ?? 0) > 0) throw cannot;
   const v = { blockerId, blockeeId: blockee.u.id, note, now: nowUnix() };
-  await write(ctx, BLOCK_USER.map((c) => c.bind(v)));
+  try {
+    await write(ctx, BLOCK_USER.map((c) => c.bind(v)));
+  } catch (err) {
+    // blocked by a request that landed since the read
+    if (uniqueViolation(err)) throw cannot;
+    throw err;
+  }
 }
 
-/** DELETE …/blocks/{username}: idempotent; unblocking oneself is a 400 as in Gitea. */
+/** DELETE …/blocks/{username}, as Gitea's UnblockUser: a user that is not blocked (or oneself) is 400 "cannot unblock the user". */
 export async function unblockUser(ctx: Ctx, blocker: Blocker, username: string) {
-  const { o } = blockerReads(ctx, blocker);
-  const out = await read(ctx, { ...(o.length ? { o: o[0] } : {}), blockee: accountByNameForWrite.bind({ ...ctx.vv, name: username.toLowerCase() }) });
+  const { o, values } = blockerReads(ctx, blocker);
+  const name = username.toLowerCase();
+  const out = await read(ctx, {
+    ...(o.length ? { o: o[0] } : {}),
+    blockee: accountByNameForWrite.bind({ ...ctx.vv, name }),
+    blocked: BLOCKS[blocker.kind].blocks.bind({ ...values, name }),
+  });
   const { blockerId } = blockerOf(out.caller, blocker, out.o ?? []);
   const blockee = out.blockee[0];
   if (!blockee || !blockee.visible) throw notFound();
-  if (blockee.u.id === blockerId) throw badRequest("user can not be unblocked");
   if (blockee.u.type === 1) throw badRequest("cannot block an organization");
+  if (blockee.u.id === out.caller?.id || (out.blocked[0] ?? 0) === 0) throw badRequest("cannot unblock the user");
   await write(ctx, [unblockUserCmd.bind({ blockerId, blockeeId: blockee.u.id })]);
 }
 

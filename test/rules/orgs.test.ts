@@ -239,20 +239,24 @@ describe("blocks", () => {
     const put = await t.request(`/api/v1/user/blocks/${bob.name}?note=spam`, { method: "PUT", headers: token(tk) });
     expect(put.status).toBe(204);
     expect(roundTrips(put)).toBe(2);
-    expect((await t.request(`/api/v1/user/blocks/${bob.name}?note=again`, { method: "PUT", headers: token(tk) })).status).toBe(204);
+    // blocking again is Gitea's 400 (CanBlockUser), not a note update
+    await expectRefusal(t.request(`/api/v1/user/blocks/${bob.name}?note=again`, { method: "PUT", headers: token(tk) }), 400, "cannot block the user");
     const [row] = await t.db.select().from(userBlocking).where(eq(userBlocking.blockerId, u.id));
-    expect(row).toMatchObject({ blockeeId: bob.id, note: "again" });
+    expect(row).toMatchObject({ blockeeId: bob.id, note: "spam" });
     const list = await t.request("/api/v1/user/blocks", { headers: token(tk) });
     expect(list.headers.get("X-Total-Count")).toBe("1");
     expect((await list.json()).map((x: { login: string }) => x.login)).toEqual([bob.name]);
     expect((await t.request(`/api/v1/user/blocks/${bob.name}`, { headers: token(tk) })).status).toBe(204);
     expect((await t.request(`/api/v1/user/blocks/${bob.name}`, { method: "DELETE", headers: token(tk) })).status).toBe(204);
     await expectRefusal(t.request(`/api/v1/user/blocks/${bob.name}`, { headers: token(tk) }), 404, NOT_FOUND);
+    // unblocking a user that is not blocked is Gitea's 400 (CanUnblockUser)
+    await expectRefusal(t.request(`/api/v1/user/blocks/${bob.name}`, { method: "DELETE", headers: token(tk) }), 400, "cannot unblock the user");
   });
 
-  it("blocking yourself or an organization → 400; an unknown user → 404", async () => {
+  it("blocking yourself or an organization → 400 with Gitea's texts; an unknown user → 404", async () => {
     const tk = await alice.token();
-    await expectRefusal(t.request(`/api/v1/user/blocks/${alice.name}`, { method: "PUT", headers: token(tk) }), 400, "user can not be blocked");
+    await expectRefusal(t.request(`/api/v1/user/blocks/${alice.name}`, { method: "PUT", headers: token(tk) }), 400, "cannot block the user");
+    await expectRefusal(t.request(`/api/v1/user/blocks/${alice.name}`, { method: "DELETE", headers: token(tk) }), 400, "cannot unblock the user");
     const org = await seedOrg(t, bob);
     await expectRefusal(t.request(`/api/v1/user/blocks/${org.name}`, { method: "PUT", headers: token(tk) }), 400, "cannot block an organization");
     await expectRefusal(t.request("/api/v1/user/blocks/nobody-xyz", { method: "PUT", headers: token(tk) }), 404, NOT_FOUND);
@@ -307,7 +311,7 @@ describe("blocks", () => {
     const m = await seedUser(t.db);
     await seedMember(t, org, m);
     await expectRefusal(t.request(`/api/v1/orgs/${org.name}/blocks/${bob.name}`, { method: "PUT", headers: token(await m.token()) }), 403, "Must be an organization owner");
-    await expectRefusal(t.request(`/api/v1/orgs/${org.name}/blocks/${m.name}`, { method: "PUT", headers: token(await alice.token()) }), 400, "user can not be blocked");
+    await expectRefusal(t.request(`/api/v1/orgs/${org.name}/blocks/${m.name}`, { method: "PUT", headers: token(await alice.token()) }), 400, "cannot block the user");
     expect((await t.request(`/api/v1/orgs/${org.name}/blocks/${bob.name}`, { method: "PUT", headers: token(await alice.token()) })).status).toBe(204);
     const list = await (await t.request(`/api/v1/orgs/${org.name}/blocks`, { headers: token(await alice.token()) })).json();
     expect(list.map((x: { login: string }) => x.login)).toEqual([bob.name]);

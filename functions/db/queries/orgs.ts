@@ -166,8 +166,7 @@ export const blockTargetsExist = whileExists<{ blockerId: number; blockeeId: num
 
 export const blockUser = command<{ blockerId: number; blockeeId: number; note: string; now: number }>(
   "blockUser",
-  sql`INSERT INTO user_blocking (blocker_id, blockee_id, note, created_unix) VALUES (${p("blockerId")}, ${p("blockeeId")}, ${p("note")}, ${p("now")})
-      ON CONFLICT (blocker_id, blockee_id) DO UPDATE SET note = excluded.note`,
+  sql`INSERT INTO user_blocking (blocker_id, blockee_id, note, created_unix) VALUES (${p("blockerId")}, ${p("blockeeId")}, ${p("note")}, ${p("now")})`,
 );
 
 type BlockPair = { blockerId: number; blockeeId: number };
