@@ -32,7 +32,7 @@ export interface AppEnv {
     /** Input refused by the request's normalization (lib/request.ts), answered once the route's guards ran. */
     queryRefusal: ApiError;
     bodyRefusal: ApiError;
-    /** The request carried a body with content (not blank, `{}` nor `null`; a form with a field). */
+    /** The request carried a body another route would take: a JSON object with a member, or a form field with a value. */
     bodySent: boolean;
     /** A form body's text fields (lib/form-body.ts), bound for the route's schema before its validator. */
     formBody: FormFields;

@@ -158,13 +158,12 @@ export function normalizeRequest(): MiddlewareHandler<AppEnv> {
       const bad = fields.find(([k, v]) => k.includes(NUL) || v.includes(NUL));
       if (bad) c.set("bodyRefusal", nulRefused(bad[0].replace(/\0/g, "")));
       c.set("formBody", fields);
-      if (fields.length) c.set("bodySent", true);
+      // a field with a value (`curl -d '{}'` sends the field "{}" with none)
+      if (fields.some(([, v]) => v !== "")) c.set("bodySent", true);
     }
     // A body that is not JSON nor a form is refused (422) without being parsed, but it is read first:
     // workerd drops a connection whose request body the Worker left unread, taking the answer with it.
-    else if (readsBody && !JSON_TYPE.test(type) && c.req.raw.body) {
-      if (((await c.req.arrayBuffer().catch(() => undefined))?.byteLength ?? 0) > 0) c.set("bodySent", true);
-    }
+    else if (readsBody && !JSON_TYPE.test(type) && c.req.raw.body) await c.req.arrayBuffer().catch(() => undefined);
     if (readsBody && JSON_TYPE.test(type)) {
       const text = await c.req.text();
       if (text.trim() === "") {
@@ -178,7 +177,8 @@ export function normalizeRequest(): MiddlewareHandler<AppEnv> {
         } catch {
           parsed = undefined;
         }
-        if (parsed !== null && !(typeof parsed === "object" && !Array.isArray(parsed) && Object.keys(parsed).length === 0)) c.set("bodySent", true);
+        // what another route's body looks like: an object with a member (`[]`, `""`, `{}` and `null` say nothing)
+        if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length > 0) c.set("bodySent", true);
         if (parsed === undefined) {
           c.set("bodyRefusal", unprocessable(`[Body]: DeserializationError: ${deep ? "exceeded max depth" : "Malformed JSON in request body"}`));
         } else if (parsed === null) {
