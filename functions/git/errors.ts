@@ -25,3 +25,19 @@ export class GitError extends Error {
 export function check(cond: unknown, message: string): asserts cond {
   if (!cond) throw new GitError("corrupt", message);
 }
+
+/**
+ * What a failure says to a git client (an `unpack` status, the error band): the engine's own
+ * messages as they are; a system error of the storage (a directory gone under a push, EACCES, a
+ * full disk) by its code only — its message holds the server's file paths and process id, which
+ * go to the log instead.
+ */
+export function clientReason(e: unknown): string {
+  if (e instanceof GitError) return e.message;
+  const sys = e as { code?: unknown; path?: unknown; syscall?: unknown } | null;
+  if (typeof sys?.code === "string" && (sys.path !== undefined || sys.syscall !== undefined)) {
+    console.error("git: object storage failed:", e);
+    return `object storage failed (${sys.code})`;
+  }
+  return e instanceof Error ? e.message : String(e);
+}

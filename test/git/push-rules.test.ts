@@ -5,7 +5,8 @@
  * and request bodies that claim gzip but are not.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ZERO_OID } from "../../functions/git/bytes.ts";
 import { FLUSH, MAX_PKT, pkt } from "../../functions/git/pkt-line.ts";
@@ -336,7 +337,7 @@ describe("a storage failure while a pack is stored is reported without the serve
       const body = Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/main\0report-status\n`), FLUSH, pack]);
       const res = await fetch(`${srv.url}/${id}.git/git-receive-pack`, { method: "POST", body, headers: { "Content-Type": "application/x-git-receive-pack-request" } });
       const lines = pktLines(Buffer.from(await res.arrayBuffer()));
-      expect(lines[0]).toMatch(/^unpack unpack failed: the pack could not be stored \((ENOTDIR|EEXIST)\)$/);
+      expect(lines[0]).toMatch(/^unpack unpack failed: object storage failed \((ENOTDIR|EEXIST)\)$/);
       expect(lines.join("\n")).not.toContain(s.path("data"));
       expect(lines).toContain("ng refs/heads/main unpacker error");
       expect(errors).toHaveBeenCalled();
@@ -344,6 +345,28 @@ describe("a storage failure while a pack is stored is reported without the serve
       errors.mockRestore();
     }
     expect((await srv.refs.read(id)).refs).toEqual([]);
+  });
+
+  it("a fetch whose pack cannot be read (a directory in its place) reports the error code on the error band, not the path", async () => {
+    const { id, url } = newRepo();
+    await s.git(["push", "-q", url, "main"], { cwd: src });
+    // the index stays readable, the pack is a directory: the failure comes while the pack streams
+    const packDir = s.path("data", "git", id, "pack");
+    for (const f of readdirSync(packDir).filter((n) => n.endsWith(".pack"))) {
+      rmSync(join(packDir, f));
+      mkdirSync(join(packDir, f));
+    }
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const failed = await s.git(["clone", "-q", url, s.path(`clone-${id}`)]).then(
+        () => null,
+        (e: { stderr?: string }) => e.stderr ?? "",
+      );
+      expect(failed).toMatch(/object storage failed \(EISDIR\)/);
+      expect(failed).not.toContain(s.path("data"));
+    } finally {
+      errors.mockRestore();
+    }
   });
 });
 

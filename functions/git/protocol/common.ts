@@ -3,7 +3,7 @@
  * decoding (git gzips large negotiation requests), side-band framing, and ref peeling.
  */
 import { concat, utf8 } from "../bytes.ts";
-import { GitError } from "../errors.ts";
+import { clientReason, GitError } from "../errors.ts";
 import { DEFAULT_INDEX_LIMITS, type IndexLimits } from "../pack/indexer.ts";
 import { MAX_PKT_DATA, pkt } from "../pkt-line.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
@@ -125,7 +125,7 @@ export function sidebandStream(src: ReadableStream<Uint8Array>, max = MAX_PKT_DA
         if (done) ctl.close();
         else if (value.length > 0) ctl.enqueue(sideband(1, value, max));
       } catch (e) {
-        ctl.enqueue(sideband(3, utf8(`${e instanceof Error ? e.message : String(e)}\n`), max));
+        ctl.enqueue(sideband(3, utf8(`${clientReason(e)}\n`), max));
         ctl.close();
       }
     },

@@ -7,7 +7,7 @@
  * ref lost a race (non-atomic pushes only).
  */
 import { ByteReader, concat, latin1, text, utf8, ZERO_OID } from "../bytes.ts";
-import { GitError } from "../errors.ts";
+import { clientReason, GitError } from "../errors.ts";
 import { type AppliedUpdate, buildPushEvent, type PushEvent } from "../events.ts";
 import { indexPack, type IndexedPack } from "../pack/indexer.ts";
 import { ObjectReader } from "../pack/reader.ts";
@@ -168,7 +168,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
     try {
       indexed = await indexPack(reader, { repoId: ctx.repoId, store: ctx.objects, existing: reader0, limits });
     } catch (e) {
-      result.unpackError = unpackFailure(e);
+      result.unpackError = e instanceof GitError ? e.message : `unpack failed: ${clientReason(e)}`;
       // read the rest so the client gets our report instead of a broken pipe
       await drain(reader, limits.maxPackBytes * 2).catch(() => {});
     }
@@ -301,21 +301,6 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   if (!quiet && result.unpackError) parts.unshift(sidebandMessage(2, `error: ${result.unpackError}`));
   parts.push(FLUSH);
   return { response: new Response(asBody(concat(parts)), { headers }), result };
-}
-
-/**
- * Why storing a pack failed, for the client: a system error of the storage (the repository's
- * directory removed under a push, a full disk) is named by its code — its message holds the
- * server's file paths and process id, which are logged instead.
- */
-function unpackFailure(e: unknown): string {
-  if (e instanceof GitError) return e.message;
-  const sys = e as { code?: unknown; path?: unknown; syscall?: unknown } | null;
-  if (typeof sys?.code === "string" && (sys.path !== undefined || sys.syscall !== undefined)) {
-    console.error("receive-pack: storing a pack failed:", e);
-    return `unpack failed: the pack could not be stored (${sys.code})`;
-  }
-  return `unpack failed: ${String(e)}`;
 }
 
 /** Gitea's pre-receive refusal of a push deleting the default branch. */

@@ -11,7 +11,7 @@
  * otherwise every stored object copied raw; anything else walks history and copies what is needed.
  */
 import { ByteReader, concat, isOid, utf8 } from "../bytes.ts";
-import { GitError } from "../errors.ts";
+import { clientReason, GitError } from "../errors.ts";
 import { ObjectReader } from "../pack/reader.ts";
 import { parseTag } from "../objects/commit.ts";
 import { firstUnreached } from "../reachable.ts";
@@ -417,7 +417,7 @@ async function packFor(
   } catch (e) {
     // the response has begun: tell the client why on the error band rather than cutting it off
     if (f.sideband === 0) throw e;
-    const msg = sideband(3, utf8(`${e instanceof Error ? e.message : String(e)}\n`));
+    const msg = sideband(3, utf8(`${clientReason(e)}\n`));
     return new ReadableStream({
       start(c) {
         c.enqueue(msg);
