@@ -20,7 +20,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context.ts";
-import { goFieldName, notFound, unprocessable } from "./errors.ts";
+import { type ApiError, badRequest, goFieldName, notFound, unprocessable } from "./errors.ts";
 import { FORM_TYPE } from "./form-body.ts";
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
@@ -116,15 +116,24 @@ export function normalizeRequest(): MiddlewareHandler<AppEnv> {
     // Most reads have no escape in the path and no query: nothing to normalise.
     if (!readsBody && !href.includes("%") && !href.includes("?")) return next();
     const url = new URL(href);
+    // A refusal before the body is read reads it first: workerd drops a connection whose request
+    // body the Worker left unread, taking the answer with it.
+    const refuse = async (e: ApiError) => {
+      if (readsBody && c.req.raw.body) await c.req.arrayBuffer().catch(() => undefined);
+      return e;
+    };
+    // What is no escape (`%zz`, a lone `%`) is Go's "invalid URL escape", a 400 before Gitea's router.
+    const bad = /%(?![0-9a-fA-F]{2}).{0,2}/.exec(url.pathname);
+    if (bad) throw await refuse(badRequest(`invalid URL escape "${bad[0]}"`));
     let path: string;
     try {
       path = decodeURIComponent(url.pathname);
     } catch {
-      // An escape that is not UTF-8 (`%ff`) or not an escape names nothing here: the router would
-      // keep it as literal text (a file named "%ff" instead of the byte), so it is a 404, as NUL is.
-      throw notFound();
+      // An escape that is not UTF-8 (`%ff`) names nothing here: the router would keep it as literal
+      // text (a file named "%ff" instead of the byte), so it is a 404, as NUL is.
+      throw await refuse(notFound());
     }
-    if (path.includes(NUL)) throw notFound();
+    if (path.includes(NUL)) throw await refuse(notFound());
 
     const first = new URLSearchParams();
     let repeated = false;

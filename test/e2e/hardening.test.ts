@@ -385,6 +385,10 @@ for (const target of targets()) {
       await expectRefusal(call("POST", "/api/v1/user/repos", { headers: a.h, json: { name: `${name}\u0000x` } }), 422, "[Name]: invalid character NUL");
       // A NUL in the path can match nothing — not a prefix of an existing name either.
       await expectRefusal(call("GET", `/api/v1/users/${a.name}%00suffix`, { headers: a.h }), 404, NOT_FOUND);
+      // refused before routing with a body sent (600 KB): the answer still arrives (workerd drops a connection whose body was left unread)
+      await expectRefusal(call("POST", `/api/v1/repos/${a.name}/x/contents/%00`, { headers: a.h, json: { content: "aGk=" } }), 404, NOT_FOUND);
+      await expectRefusal(call("POST", `/api/v1/repos/${a.name}/x/contents/%ff%fe`, { headers: a.h, json: { content: "aGk=".repeat(150_000) } }), 404, NOT_FOUND);
+      await expectRefusal(call("POST", `/api/v1/repos/${a.name}/x/contents/a%zz`, { headers: a.h, json: { content: "aGk=" } }), 400, 'invalid URL escape "%zz"');
       const query = await call("GET", "/api/v1/repos/search?q=a%00b", { headers: a.h });
       expect(query.status).toBe(422);
       expect((await query.json()).message).toBe("[Q]: invalid character NUL");
