@@ -7,6 +7,7 @@
  */
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments } from "yaml";
 import type { Document, Node as YamlNode } from "yaml";
+import { parseGoInt } from "./query.ts";
 import { goTrimSpace } from "./template-expansion.ts";
 
 export interface RepoFile {
@@ -174,35 +175,6 @@ class YamlFatal extends Error {}
 type Tag = "!!null" | "!!bool" | "!!int" | "!!float" | "!!str" | "!!seq" | "!!map" | "!!binary" | "!!timestamp" | string;
 
 const FLOAT_RE = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
-
-/** Go's strconv.ParseInt(s, 0, 64) acceptance (sign, 0x/0o/0b/0 prefixes, underscores after a prefix). */
-function parseGoInt(s: string): number | bigint | null {
-  let t = s;
-  let neg = false;
-  if (t[0] === "+" || t[0] === "-") {
-    neg = t[0] === "-";
-    t = t.slice(1);
-  }
-  if (t === "") return null;
-  let base = 10;
-  let digits = t;
-  if (/^0[xX]/.test(t)) (base = 16), (digits = t.slice(2));
-  else if (/^0[oO]/.test(t)) (base = 8), (digits = t.slice(2));
-  else if (/^0[bB]/.test(t)) (base = 2), (digits = t.slice(2));
-  else if (t.length > 1 && t[0] === "0") (base = 8), (digits = t.slice(1));
-  // underscores only with a base prefix (base 0), between digits
-  if (digits.includes("_")) {
-    if (base === 10 || /__|_$/.test(digits) || (digits.startsWith("_") && !/^0[xXoObB]/.test(t))) return null;
-    digits = digits.replace(/_/g, "");
-  }
-  const re = base === 16 ? /^[0-9a-fA-F]+$/ : base === 8 ? /^[0-7]+$/ : base === 2 ? /^[01]+$/ : /^[0-9]+$/;
-  if (!re.test(digits)) return null;
-  const prefix = base === 16 ? "0x" : base === 8 ? "0o" : base === 2 ? "0b" : "";
-  let v = BigInt(prefix + digits);
-  if (neg) v = -v;
-  if (v > 9223372036854775807n || v < -9223372036854775808n) return null;
-  return Number.isSafeInteger(Number(v)) ? Number(v) : v;
-}
 
 interface Resolved {
   tag: Tag;

@@ -1,5 +1,6 @@
 /** Shared pieces of route declarations: path parameters and Gitea's document-level settings. */
 import { z } from "@hono/zod-openapi";
+import { parseGoInt } from "./query.ts";
 
 /**
  * A string path parameter with Gitea's description. No length limit: a name longer than any
@@ -83,9 +84,8 @@ export const idPathParam = (name: string, description: string) =>
  * resource (Gitea parses such ids as 0 too).
  */
 export function idOf(s: string): number {
-  if (!/^\+?\d{1,18}$/.test(s)) return 0;
-  const n = Number(s);
-  return Number.isSafeInteger(n) ? n : 0;
+  const n = parseGoInt(s, 10);
+  return typeof n === "number" && n > 0 ? n : 0;
 }
 
 /**

@@ -7,6 +7,7 @@ import { notFound, unprocessable } from "../lib/errors.ts";
 import { reqRepoReader, reqRepoWriter } from "../lib/guards.ts";
 import { normalizeColor } from "../lib/labels.ts";
 import type { Page } from "../lib/pagination.ts";
+import { parseGoInt } from "../lib/query.ts";
 import { UNIT } from "../lib/permissions.ts";
 import { nowUnix } from "./common.ts";
 import { assignRepo, repoGuard, type Assigned } from "./repos.ts";
@@ -55,10 +56,20 @@ export async function listLabels(ctx: Ctx, owner: string, name: string, sort: st
   return { total: a.named.total[0] ?? 0, labels: a.named.labels.map((l) => toLabel(l, url)) };
 }
 
+/**
+ * The label id a path value names, as Gitea reads it (strconv.ParseInt, base 10: `+1` is 1, `-1`
+ * an id no label has); null when it is no integer, and the value is then a name.
+ */
+const labelIdOf = (ref: string): number | null => {
+  const id = parseGoInt(ref, 10);
+  return id === null ? null : typeof id === "number" ? id : 0;
+};
+
 /** A label of this repository by id, or by name when the path value is not an integer. */
 const labelByRef = (ctx: Ctx, owner: string, name: string, ref: string) => {
   const path = { ...ctx.vv, ...repoPath(owner, name) };
-  return /^\d{1,18}$/.test(ref) ? labelOfRepo.byId.bind({ ...path, id: Number(ref) }) : labelOfRepo.byName.bind({ ...path, label: ref });
+  const id = labelIdOf(ref);
+  return id !== null ? labelOfRepo.byId.bind({ ...path, id }) : labelOfRepo.byName.bind({ ...path, label: ref });
 };
 
 /** GET /repos/{owner}/{repo}/labels/{id} (issueGetLabel): ids from other repositories answer like absent ones. */
@@ -115,5 +126,6 @@ export async function deleteLabel(ctx: Ctx, owner: string, name: string, ref: st
   const a = await assignRepo(ctx, owner, name);
   reqLabelWriter(a);
   const repoId = a.facts.repo.id;
-  await write(ctx, [/^\d{1,18}$/.test(ref) ? deleteLabelCmd.byId.bind({ repoId, id: Number(ref) }) : deleteLabelCmd.byName.bind({ repoId, label: ref })]);
+  const id = labelIdOf(ref);
+  await write(ctx, [id !== null ? deleteLabelCmd.byId.bind({ repoId, id }) : deleteLabelCmd.byName.bind({ repoId, label: ref })]);
 }

@@ -8,6 +8,7 @@ import { reqSelfOrAdmin } from "../lib/guards.ts";
 import { read, write, type BindGuard, type Ctx } from "../lib/context.ts";
 import { badRequest, forbidden, notFound, unprocessable } from "../lib/errors.ts";
 import { newToken, tokenHash } from "../lib/crypto.ts";
+import { parseGoInt } from "../lib/query.ts";
 import { only } from "../db/sql.ts";
 import type { Page } from "../lib/pagination.ts";
 import { featureDisabled, nowUnix } from "./common.ts";
@@ -80,10 +81,12 @@ export async function createAccessToken(ctx: Ctx, username: string, form: { name
 /** DELETE /users/{username}/tokens/{token} (userDeleteAccessToken): by id, else by name (422 when ambiguous). */
 export async function deleteAccessToken(ctx: Ctx, username: string, ref: string) {
   const name = username.toLowerCase();
-  const byId = /^\d+$/.test(ref) && Number.isSafeInteger(Number(ref));
+  // Gitea: strconv.ParseInt(ref, 0, 64) — `0x1a`, `0o7`, `010` (octal) are ids; 0 or what does not parse is a name
+  const parsed = parseGoInt(ref, 0);
+  const refId = parsed === null ? 0 : typeof parsed === "number" ? parsed : -1;
   const { caller, account, matches } = await read(ctx, {
     account: accountByName(ctx, username),
-    matches: byId ? tokenIdsById.bind({ name, id: Number(ref) }) : tokenIdsByName.bind({ name, tokenName: ref }),
+    matches: refId !== 0 ? tokenIdsById.bind({ name, id: refId }) : tokenIdsByName.bind({ name, tokenName: ref }),
   });
   const target = account[0];
   if (!target) throw notFound();

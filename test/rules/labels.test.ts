@@ -52,6 +52,10 @@ describe("get by id or name, confined to the repository", () => {
     expect(byId.status).toBe(200);
     expect(roundTrips(byId)).toBe(1);
     expect((await (await t.request(`${base()}/by-name`)).json()).id).toBe(l.id);
+    // the id as Gitea's strconv.ParseInt(…, 10, 64) reads it: `+id` is the id; `-1` is an id no label has, not the name "-1"
+    expect((await (await t.request(`${base()}/+${l.id}`)).json()).id).toBe(l.id);
+    expect((await create({ name: "-1", color: "00ff00" })).status).toBe(201);
+    await expectRefusal(t.request(`${base()}/-1`), 404, NOT_FOUND);
   });
 
   it("a label id of another repository answers exactly like an absent id (GHSA-pgqf-926r-548m)", async () => {

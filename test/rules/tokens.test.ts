@@ -144,6 +144,13 @@ describe("DELETE /users/{username}/tokens/{token}", () => {
     expect((await t.request(`/api/v1/users/${u.name}/tokens/by-name`, { method: "DELETE", headers: h })).status).toBe(204);
     await expectRefusal(t.request("/api/v1/user", { headers: token(a.sha1) }), 401, "invalid username, password or token");
     await expectRefusal(t.request("/api/v1/user", { headers: token(b.sha1) }), 401, "invalid username, password or token");
+    // the path value as Gitea's strconv.ParseInt(…, 0, 64) reads it: hex and octal are ids; "0" is a name
+    const c = await (await t.request(`/api/v1/users/${u.name}/tokens`, { method: "POST", headers: h, json: { name: "0", scopes: ["all"] } })).json();
+    const d = await (await t.request(`/api/v1/users/${u.name}/tokens`, { method: "POST", headers: h, json: { name: "hex", scopes: ["all"] } })).json();
+    expect((await t.request(`/api/v1/users/${u.name}/tokens/0x${d.id.toString(16)}`, { method: "DELETE", headers: h })).status).toBe(204);
+    await expectRefusal(t.request("/api/v1/user", { headers: token(d.sha1) }), 401, "invalid username, password or token");
+    expect((await t.request(`/api/v1/users/${u.name}/tokens/0`, { method: "DELETE", headers: h })).status).toBe(204);
+    await expectRefusal(t.request("/api/v1/user", { headers: token(c.sha1) }), 401, "invalid username, password or token");
   });
 
   it("another user's token id answers exactly like a missing one (404)", async () => {
