@@ -148,7 +148,13 @@ export function createApp(deps: AppDeps) {
     // marked by conditionalRequests; writes, 405s and refusals before routing are not otherwise).
     if (c.res.status >= 400) {
       if (!c.res.headers.has("Cache-Control")) setAnswerHeader(c, "Cache-Control", CACHE_NONE);
-      if (c.req.path.startsWith("/api/v1/")) varyByCaller(c.res.headers);
+      if (c.req.path.startsWith("/api/v1/")) {
+        try {
+          varyByCaller(c.res.headers);
+        } catch {
+          // an answer passed through with immutable headers keeps them
+        }
+      }
     }
     if (outbox.hookTasks && deps.deliverHooks) deps.deliverHooks(c.env ?? {}, waitUntilOf(c));
     if (outbox.compact.size > 0 && deps.compactGit) deps.compactGit([...outbox.compact], c.env ?? {}, waitUntilOf(c));

@@ -6,7 +6,7 @@ import { serve } from "@hono/node-server";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { STATUS_CODES, type ServerOptions } from "node:http";
 import type { Duplex } from "node:stream";
 import { dirname, join, resolve } from "node:path";
@@ -33,10 +33,16 @@ export function secretKeyFile(dataDir: string): string {
   const file = join(dataDir, "secret.key");
   if (!existsSync(file)) {
     mkdirSync(dataDir, { recursive: true });
+    // Written whole under another name, then linked into place: a server starting at the same
+    // moment on a shared DATA_DIR reads either no file or the whole key, never a half-written one.
+    const tmp = join(dataDir, `.secret.key.${process.pid}.${randomBytes(4).toString("hex")}`);
+    writeFileSync(tmp, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
     try {
-      writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
+      linkSync(tmp, file);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    } finally {
+      unlinkSync(tmp);
     }
   }
   return readFileSync(file, "utf8").trim();
@@ -149,10 +155,14 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   server.setTimeout(IDLE_SOCKET_MS);
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, settings.server.rootUrl ?? `http://${hostname}:${port}/`));
   await new Promise<void>((ok) => {
-    server.once("listening", () => ok());
-    server.once("error", (e: NodeJS.ErrnoException) => {
+    const failed = (e: NodeJS.ErrnoException) => {
       console.error(`cannot start: cannot listen on ${hostname}:${port}: ${e.code ?? e.message}`);
       process.exit(1);
+    };
+    server.once("error", failed);
+    server.once("listening", () => {
+      server.off("error", failed);
+      ok();
     });
   });
   // What a stopped server left undelivered, and replaced pack files past their grace period.

@@ -144,7 +144,7 @@ export async function decryptSecret(secretKey: string, stored: string): Promise<
     pt = await crypto.subtle.decrypt({ name: "AES-GCM", iv: unb64(iv) }, await secretKeyOf(secretKey), unb64(ct));
   } catch {
     // WebCrypto's own message ("The operation failed for an operation-specific reason") says nothing
-    throw new Error("cannot decrypt the stored secret: [security] SECRET_KEY differs from the key it was saved with");
+    throw new Error("cannot decrypt the stored secret: [security] SECRET_KEY differs from the key it was saved with (or the stored value is damaged)");
   }
   return new TextDecoder().decode(pt);
 }

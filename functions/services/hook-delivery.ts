@@ -138,6 +138,8 @@ async function deliverOne(deps: DeliveryDeps, claim: string, c: ClaimedTask): Pr
   let ok = false;
   let response: { status: number; headers: Record<string, string>; body: string } = { status: 0, headers: {}, body: "" };
   try {
+    // a secret saved under a key this server does not have is a failed delivery, never an unsigned one
+    if ((hook.secretEnc || hook.authHeaderEnc) && !key) throw new Error("cannot decrypt the stored secret: no [security] SECRET_KEY is set");
     const secret = hook.secretEnc && key ? await decryptSecret(key, hook.secretEnc) : "";
     const auth = hook.authHeaderEnc && key ? await decryptSecret(key, hook.authHeaderEnc) : "";
     req = hookRequest(t, hook, secret, auth);

@@ -142,6 +142,21 @@ describe("what is delivered", () => {
     expect(rows[0]!.requestContent).not.toContain("hook-auth");
   });
 
+  it("a hook whose secret this server cannot decrypt (another SECRET_KEY, or none) is a failed delivery saying so, never sent unsigned", async () => {
+    for (const [key, why] of [
+      ["another-secret-key-0123456789", "cannot decrypt the stored secret: [security] SECRET_KEY differs from the key it was saved with (or the stored value is damaged)"],
+      ["", "cannot decrypt the stored secret: no [security] SECRET_KEY is set"],
+    ] as const) {
+      const o = await seedOrg(t, owner);
+      const h = await hook(o, { events: ["repository"], config: { secret: "hook-secret-2" } });
+      const repo = await orgRepo(o, {});
+      await deliver({ ...ENV, GITEA__security__SECRET_KEY: key });
+      expect(rx.of("repository").filter((r) => r.json.repository.full_name === repo.full_name), key).toEqual([]);
+      const rows = await t.db.select().from(hookTask).where(eq(hookTask.hookId, h.id));
+      expect(rows.map((r) => [r.isDelivered, r.isSucceed, JSON.parse(r.responseContent).body]), key).toEqual([[true, false, `Delivery: ${why}`]]);
+    }
+  });
+
   it("a repository created with an initial commit is announced as the batch left it: not empty, with its size", async () => {
     const o = await seedOrg(t, owner);
     await hook(o, { events: ["repository"] });

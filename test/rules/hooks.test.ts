@@ -41,7 +41,7 @@ describe("create", () => {
     expect(row!.secretEnc).not.toContain("s3cr3t-value");
     expect(row!.authHeaderEnc).not.toContain("very-secret");
     expect(await decryptSecret("test-secret-key-0123456789", row!.secretEnc)).toBe("s3cr3t-value");
-    await expect(decryptSecret("another-key-0123456789", row!.secretEnc)).rejects.toThrow("cannot decrypt the stored secret: [security] SECRET_KEY differs from the key it was saved with");
+    await expect(decryptSecret("another-key-0123456789", row!.secretEnc)).rejects.toThrow("cannot decrypt the stored secret: [security] SECRET_KEY differs from the key it was saved with (or the stored value is damaged)");
     const listed = await (await t.request(base(), { headers: token(tk) })).text();
     expect(listed).not.toContain("s3cr3t-value");
   });
