@@ -6,31 +6,17 @@
  * the state read first, so the repository was left with a default branch that did not exist.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Driver } from "../../functions/db/driver.ts";
 import { ZERO_OID } from "../../functions/git/bytes.ts";
 import { FLUSH, pkt } from "../../functions/git/pkt-line.ts";
-import { basic, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { basic, interleavedWrites, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let owner: SeededUser;
 let tok: string;
-/** Run once, just before the next write batch reaches the database. */
-let beforeWrite: (() => Promise<void>) | null = null;
+const writes = interleavedWrites();
 
 beforeAll(async () => {
-  t = await testApp({}, {
-    wrap: (d: Driver): Driver => ({
-      ...d,
-      async batch(items, mode) {
-        const hook = mode === "write" ? beforeWrite : null;
-        if (hook) {
-          beforeWrite = null;
-          await hook();
-        }
-        return d.batch(items, mode);
-      },
-    }),
-  });
+  t = await testApp({}, { wrap: writes.wrap });
   owner = await seedUser(t.db);
   tok = await owner.token();
 });
@@ -50,11 +36,7 @@ async function repoWith(names: string[]): Promise<{ name: string; id: number; ti
 }
 
 /** Makes `branch` the default branch of repository `id` the moment the next write batch is sent. */
-const defaultBecomes = (id: number, branch: string) => {
-  beforeWrite = async () => {
-    await t.driver.batch([{ text: "UPDATE repository SET default_branch = ? WHERE id = ?", args: [branch, id] }], "write");
-  };
-};
+const defaultBecomes = (id: number, branch: string) => writes.beforeNextWrite("UPDATE repository SET default_branch = ? WHERE id = ?", [branch, id]);
 
 async function state(repo: string) {
   const r = await (await api(`/repos/${owner.name}/${repo}`)).json();
