@@ -259,8 +259,8 @@ export class ScopeError extends Error {}
 /** Normalizes a scope list as Gitea stores it: public-only first, write implies read, full write set → `all`. */
 export function normalizeScope(scopes: string[]): string {
   const set = new Set<string>();
-  for (const raw of scopes.flatMap((s) => s.split(","))) {
-    const s = raw.trim();
+  // each comma-separated part as it is (Gitea's AccessTokenScope.parse does not trim: " write:issue" is no scope)
+  for (const s of scopes.flatMap((part) => part.split(","))) {
     if (!s) continue;
     if (!KNOWN.has(s)) throw new ScopeError(`invalid access token scope: ${s}`);
     if (s === "all") for (const c of SCOPE_CATEGORIES) set.add(`write:${c}`);

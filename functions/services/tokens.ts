@@ -46,13 +46,22 @@ export const tokenOwnerGuard: BindGuard = async (ctx, params) => {
 
 /** POST /users/{username}/tokens (userCreateToken): name unique per user, a non-empty valid scope. */
 export async function createAccessToken(ctx: Ctx, username: string, form: { name: string; scopes?: string[] }) {
-  const { caller, target } = await assignTokenOwner(ctx, username);
+  const { caller, account, taken } = await read(ctx, {
+    account: accountByName(ctx, username),
+    taken: tokenIdsByName.bind({ name: username.toLowerCase(), tokenName: form.name }),
+  });
+  const target = account[0];
+  if (!target) throw notFound();
+  reqSelfOrAdmin(caller, target);
   if (featureDisabled(ctx, target, "manage_credentials")) throw forbidden("managing credentials is disabled for this account");
+  // Gitea's order: the name, then the scopes
+  const nameTaken = badRequest("access token name has been used already");
+  if (taken.length > 0) throw nameTaken;
   let scope: string;
   try {
     scope = normalizeScope(form.scopes ?? []);
   } catch (e) {
-    if (e instanceof ScopeError) throw badRequest(`AccessTokenScope.Normalize: ${e.message}`);
+    if (e instanceof ScopeError) throw badRequest(`invalid access token scope provided: ${e.message}`);
     throw e;
   }
   // Gitea's HasPermissionScope: `public-only` alone grants nothing, so it is no scope (issue 8 A.2).
@@ -73,7 +82,8 @@ export async function createAccessToken(ctx: Ctx, username: string, form: { name
     const { found } = await write(ctx, [userExists.bind(values), insertToken.bind(values)], { found: tokenByName.bind({ uid: target.id, name: form.name }) });
     return toAccessToken(only(found, "tokenByName"), plain);
   } catch (err) {
-    if (uniqueViolation(err)?.includes("access_token.uid")) throw badRequest("access token name has been used already");
+    // taken by a request that landed since the read
+    if (uniqueViolation(err)?.includes("access_token.uid")) throw nameTaken;
     throw err;
   }
 }
