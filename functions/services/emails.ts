@@ -11,7 +11,22 @@ import { featureDisabled } from "./common.ts";
 const toEmail = (e: EmailRow) => ({ email: e.email, verified: e.isActivated, primary: e.isPrimary, user_id: 0, username: "" });
 
 /** Gitea's ValidateEmail: a plausible address made of the characters e-mail allows. */
-const VALID_EMAIL = /^[\w.!#$%&'*+/=?^`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;
+/** Gitea's emailRegexp (models/user/email_address.go): its `+-/` is a range, so `,` passes it. */
+const GITEA_EMAIL = /^[a-zA-Z0-9.!#$%&'*+,\-./=?^_`{|}~]*@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
+
+/**
+ * Gitea's validateEmailBasic: "unsupported" for a character its pattern refuses, "invalid" for an
+ * empty address, one starting with `-`, or one Go's net/mail.ParseAddress refuses (a local part
+ * that is empty, starts or ends with a dot, has two dots in a row, or a comma); null when valid.
+ */
+export function emailProblem(email: string): "invalid" | "unsupported" | null {
+  if (email === "") return "invalid";
+  if (!GITEA_EMAIL.test(email)) return "unsupported";
+  if (email.startsWith("-")) return "invalid";
+  const local = email.slice(0, email.indexOf("@"));
+  if (local === "" || local.startsWith(".") || local.endsWith(".") || local.includes("..") || local.includes(",")) return "invalid";
+  return null;
+}
 
 /** POST and DELETE answer 404 when credential management is disabled for the caller's login type. */
 function reqManageCredentials(ctx: Ctx, caller: Caller) {
@@ -28,9 +43,11 @@ export async function listEmails(ctx: Ctx) {
 export async function addEmails(ctx: Ctx, emails: string[]) {
   const { caller } = await read(ctx, {});
   reqManageCredentials(ctx, caller!);
-  const list = [...new Set(emails.map((e) => e.trim()).filter(Boolean))];
+  // as sent (Gitea trims nothing): " a@x.io" is an address with a space, refused
+  const list = emails.filter((e) => e !== "");
   if (list.length === 0) throw unprocessable("Email list empty");
-  for (const e of list) if (e.length > 254 || !VALID_EMAIL.test(e)) throw unprocessable(`Email address "${e}" invalid`);
+  for (const e of list) if (e.length > 254 || emailProblem(e) !== null) throw unprocessable(`Email address "${e}" invalid`);
+  // the same address twice in one request is "used" by the first, as in Gitea
   const seen = new Set<string>();
   for (const e of list) {
     if (seen.has(e.toLowerCase())) throw unprocessable(`Email address has been used: ${e}`);

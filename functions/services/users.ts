@@ -2,6 +2,7 @@
 import { uniqueViolation } from "../db/client.ts";
 import { accountByLowerName, accountByName, individualByName, updateAccount, userById } from "../db/queries/accounts.ts";
 import { addPrimaryEmail, emailByLower } from "../db/queries/emails.ts";
+import { emailProblem } from "./emails.ts";
 import { forkVisibilityOfOwner } from "../db/queries/forks.ts";
 import { sharedPacksOfOwner } from "../db/queries/storage.ts";
 import {
@@ -60,6 +61,13 @@ export async function searchUsers(ctx: Ctx, q: { q?: string; uid?: number }, pag
   return { total: total[0] ?? 0, data: users.map((u) => toUser(u, viewer, site(ctx))) };
 }
 
+/** Gitea's ValidateEmailForAdmin texts (422 on create, 400 on edit, as its handlers answer them). */
+function checkEmail(email: string, as: (message: string) => Error) {
+  const problem = emailProblem(email);
+  if (problem === "invalid") throw as(`e-mail invalid [email: ${email}]`);
+  if (problem === "unsupported") throw as(`e-mail address contains unsupported character [email: ${email}]`);
+}
+
 const PASSWORD_TOO_SHORT = (min: number) => badRequest(`PasswordIsRequired: the password must be at least ${min} characters`);
 
 /** Maps unique-constraint failures of user writes to Gitea's 422 messages. */
@@ -75,6 +83,7 @@ export async function adminCreateUser(ctx: Ctx, form: CreateUserOption) {
   const sourceId = form.source_id ?? 0;
   const { caller, sources } = await read(ctx, { ...(sourceId > 0 ? { sources: loginSourceById.bind({ id: sourceId }) } : {}) });
   checkUsableUsername(form.username);
+  checkEmail(form.email, unprocessable);
   const source = sources?.[0];
   if (sourceId > 0 && !source) throw unprocessable(`login source does not exist [id: ${sourceId}]`);
   const password = form.password ?? "";
@@ -122,7 +131,8 @@ export const adminEditGuard: BindGuard = async (ctx, params) => {
 /** PATCH /admin/users/{username} (adminEditUser): applies present fields only; never removes the last admin. */
 export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOption) {
   const sourceId = form.source_id ?? 0;
-  const email = form.email?.trim();
+  // as sent: Gitea binds only its size and validates it in the service (400)
+  const email = form.email;
   const out = await read(ctx, {
     target: individualByName.bind({ name: username.toLowerCase() }),
     ...(sourceId > 0 ? { sources: loginSourceById.bind({ id: sourceId }) } : {}),
@@ -134,6 +144,7 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
   reqPublicAccount(caller, target);
   const source = out.sources?.[0];
   if (sourceId > 0 && !source) throw unprocessable(`login source does not exist [id: ${sourceId}]`);
+  if (email !== undefined) checkEmail(email, badRequest);
   const existingEmail = out.emails?.[0];
   if (existingEmail && existingEmail.uid !== target.id) throw badRequest(`e-mail already in use [email: ${email}]`);
 

@@ -112,7 +112,8 @@ export const EditUserOptionSchema = z
   .object({
     source_id: int64.min(0).optional(),
     login_name: z.string().max(255).optional(),
-    email: z.email().max(254).optional(),
+    // validated by the service (400, Gitea ValidateEmailForAdmin), documented as Gitea documents it
+    email: z.string().max(254).openapi({ format: "email" }).optional(),
     full_name: z.string().max(100).optional(),
     password: z.string().max(255).optional(),
     must_change_password: z.boolean().optional(),

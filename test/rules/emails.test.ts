@@ -60,11 +60,18 @@ describe("POST /user/emails", () => {
 
   it("an invalid address or an unsupported character → 422", async () => {
     const u = await seedUser(t.db);
-    for (const bad of ["not-an-email", "a b@example.com", "x@", "ü@example.com"]) {
+    // Gitea's validateEmailBasic: its pattern, no leading "-", and what net/mail.ParseAddress takes (no dot at either end of the local part, no two in a row, no comma, no space around)
+    for (const bad of ["not-an-email", "a b@example.com", "x@", "ü@example.com", "-a@example.com", ".a@example.com", "a.@example.com", "a..b@example.com", "a,b@example.com", " c@example.com", "@example.com"]) {
       const res = await add(await u.token(), [bad]);
       expect(res.status, bad).toBe(422);
       expect((await res.json()).message).toBe(`Email address "${bad}" invalid`);
     }
+    // a host without a dot is an address to Gitea
+    expect((await add(await u.token(), [`${uniq("m")}@localhost`])).status).toBe(201);
+    // the same address twice in one request: the second is "used" by the first, nothing added
+    const twice = `${uniq("m")}@example.com`;
+    await expectRefusal(add(await u.token(), [twice, twice.toUpperCase()]), 422, `Email address has been used: ${twice.toUpperCase()}`);
+    expect(await t.db.select().from(emailAddress).where(eq(emailAddress.lowerEmail, twice))).toEqual([]);
   });
 
   it("404 when credential management is disabled for the caller's login type", async () => {

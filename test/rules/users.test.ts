@@ -426,6 +426,25 @@ describe("DELETE /admin/users/{username}", () => {
     t2.close();
   });
 
+  it("admin create and edit check the e-mail as Gitea's ValidateEmailForAdmin: 422 on create, 400 on edit, nothing written", async () => {
+    const name = uniq("mail");
+    await expectRefusal(
+      t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: name, email: "-d@example.com", password: "password-123", must_change_password: false } }),
+      422,
+      "e-mail invalid [email: -d@example.com]",
+    );
+    expect(await t.db.select().from(user).where(eq(user.lowerName, name))).toEqual([]);
+    const u = await seedUser(t.db);
+    for (const [email, message] of [
+      ["", "e-mail invalid [email: ]"],
+      ["a..b@example.com", "e-mail invalid [email: a..b@example.com]"],
+      ["bad mail@example.com", "e-mail address contains unsupported character [email: bad mail@example.com]"],
+    ] as const) {
+      await expectRefusal(t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { email } }), 400, message, email);
+    }
+    expect((await t.db.select().from(user).where(eq(user.id, u.id)))[0]!.email).toBe(`${u.name.toLowerCase()}@example.com`);
+  });
+
   it("the sole owner of an organization cannot be purged", async () => {
     const o = await seedUser(t.db);
     await seedOrg(t, o);
