@@ -146,7 +146,9 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
   if (sourceId > 0 && !source) throw unprocessable(`login source does not exist [id: ${sourceId}]`);
   if (email !== undefined) checkEmail(email, badRequest);
   const existingEmail = out.emails?.[0];
-  if (existingEmail && existingEmail.uid !== target.id) throw badRequest(`e-mail already in use [email: ${email}]`);
+  const changesEmail = email !== undefined && email.toLowerCase() !== target.email.toLowerCase();
+  // Gitea's ReplacePrimaryEmailAddress: an address that exists — another user's, or this user's own secondary one — is in use
+  if (changesEmail && existingEmail) throw badRequest(`e-mail already in use [email: ${email}]`);
 
   const patch: Partial<UserRow> = { updatedUnix: nowUnix() };
   if (source) {
@@ -176,10 +178,9 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
   if (form.restricted !== undefined) patch.isRestricted = form.restricted;
 
   const emailStmts: Bound<number>[] = [];
-  if (email !== undefined && email.toLowerCase() !== target.email.toLowerCase()) {
-    emailStmts.push(EDIT_EMAIL.demote.bind({ uid: target.id }));
-    if (existingEmail) emailStmts.push(EDIT_EMAIL.promote.bind({ id: existingEmail.id }));
-    else emailStmts.push(EDIT_EMAIL.add.bind({ uid: target.id, email, lowerEmail: email.toLowerCase() }));
+  if (changesEmail) {
+    emailStmts.push(EDIT_EMAIL.dropPrimary.bind({ uid: target.id }));
+    emailStmts.push(EDIT_EMAIL.add.bind({ uid: target.id, email, lowerEmail: email.toLowerCase() }));
   }
   const id = target.id;
   try {
