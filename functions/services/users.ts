@@ -4,7 +4,8 @@ import { accountByLowerName, accountByName, individualByName, updateAccount, use
 import { addPrimaryEmail, emailByLower } from "../db/queries/emails.ts";
 import { emailProblem } from "./emails.ts";
 import { forkVisibilityOfOwner } from "../db/queries/forks.ts";
-import { sharedPacksOfOwner } from "../db/queries/storage.ts";
+import { sharedPacksOfOwner, sharedPacksOfSoleOwnedOrgs } from "../db/queries/storage.ts";
+import { DELETE_ORG } from "../db/queries/orgs.ts";
 import {
   DELETE_USER_ROWS,
   deleteUserGuard,
@@ -14,8 +15,12 @@ import {
   insertUser,
   loginSourceById,
   orgCountOfUser,
+  purgeOrgRepos,
+  purgeOrgStillSole,
   purgeUserNewRepos,
   repoIdsOfOwner,
+  repoIdsOfSoleOwnedOrgs,
+  soleOwnedOrgsOf,
   searchStatements,
 } from "../db/queries/users.ts";
 import type { UserRow } from "../db/schema.ts";
@@ -213,11 +218,15 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
  */
 export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean, objects?: ObjectStore) {
   const name = username.toLowerCase();
-  const { caller, account, orgs, repos, shared } = await read(ctx, {
+  const { caller, account, orgs, repos, shared, soleOrgs, orgRepos, orgShared } = await read(ctx, {
     account: accountByLowerName.bind({ name }),
     orgs: orgCountOfUser.bind({ name }),
     repos: repoIdsOfOwner.bind({ name }),
     shared: sharedPacksOfOwner.bind({ name }),
+    // Gitea's purge deletes the organizations the user alone owns, with their repositories
+    soleOrgs: soleOwnedOrgsOf.bind({ name }),
+    orgRepos: repoIdsOfSoleOwnedOrgs.bind({ name }),
+    orgShared: sharedPacksOfSoleOwnedOrgs.bind({ name }),
   });
   const target = account[0];
   if (!target) throw notFound();
@@ -228,19 +237,26 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
   if (repoIds.length > 0 && !purge) throw unprocessable(`user still has ownership of repositories [uid: ${target.id}]`);
   if ((orgs[0] ?? 0) > 0 && !purge) throw unprocessable(`user still has membership of organizations [uid: ${target.id}]`);
   const id = target.id;
-  const repoint = await releaseSharedPacks(ctx, objects, shared);
+  const purgedOrgs = purge ? soleOrgs : [];
+  const repoint = await releaseSharedPacks(ctx, objects, purge ? [...shared, ...orgShared] : shared);
   // what was read is checked again when the batch commits (a repository or membership since)
   const asRead = purge ? purgeUserNewRepos.bind({ id, ids: JSON.stringify(repoIds) }) : deleteUserKeepsOwnership.bind({ id });
+  const orgDeletes = purgedOrgs.flatMap((orgId) => [
+    purgeOrgStillSole.bind({ id, orgId }),
+    ...purgeOrgRepos.map((s) => s.bind({ orgId })),
+    ...DELETE_ORG.map((s) => s.bind({ id: orgId })),
+  ]);
   try {
-    await write(ctx, [asRead, deleteUserGuard.bind({ id }), ...repoint, ...DELETE_USER_ROWS.map((s) => s.bind({ id }))]);
+    await write(ctx, [asRead, ...repoint, ...orgDeletes, deleteUserGuard.bind({ id }), ...DELETE_USER_ROWS.map((s) => s.bind({ id }))]);
   } catch (err) {
     if (!isGuardTrip(err)) throw err;
     // Which guard stopped it: read again (one more round trip, on this refusal only).
-    const now = await read(ctx, { orgs: orgCountOfUser.bind({ name }), repos: repoIdsOfOwner.bind({ name }) });
+    const now = await read(ctx, { orgs: orgCountOfUser.bind({ name }), repos: repoIdsOfOwner.bind({ name }), soleOrgs: soleOwnedOrgsOf.bind({ name }) });
     if (purge && now.repos.some((r) => !repoIds.includes(r))) throw conflict("the user got a repository while being deleted; try again");
+    if (purge && now.soleOrgs.join() !== purgedOrgs.join()) throw conflict("the user's organizations changed while it was being deleted; try again");
     if (!purge && now.repos.length > 0) throw unprocessable(`user still has ownership of repositories [uid: ${id}]`);
     if (!purge && (now.orgs[0] ?? 0) > 0) throw unprocessable(`user still has membership of organizations [uid: ${id}]`);
     throw unprocessable("can not delete the last admin user or the last owner of an organization");
   }
-  await deleteStorage(objects, repoIds);
+  await deleteStorage(objects, purge ? [...repoIds, ...orgRepos] : repoIds);
 }

@@ -1,7 +1,9 @@
 /** Users: GET /user, GET /users/{username}, /users/search and the admin verbs (Gitea's rules). */
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accessToken, emailAddress, label, loginSource, repository, user } from "../../functions/db/schema.ts";
+import { accessToken, emailAddress, label, loginSource, repository, team, user } from "../../functions/db/schema.ts";
 import { expectRefusal, NOT_FOUND, apiRepo, basic, interleavedWrites, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
@@ -461,12 +463,23 @@ describe("DELETE /admin/users/{username}", () => {
     expect((await t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: other, email: old, password: "password-123", must_change_password: false } })).status).toBe(201);
   });
 
-  it("the sole owner of an organization cannot be purged", async () => {
+  it("a purge deletes the organizations the user alone owns, with their repositories, as Gitea's DeleteUser; one with another owner stays, without the user", async () => {
     const o = await seedUser(t.db);
-    await seedOrg(t, o);
+    const sole = await seedOrg(t, o);
+    const soleRepo = await apiRepo(t, await o.token(), { name: uniq("orgrepo"), auto_init: true }, sole.name);
+    const shared = await seedOrg(t, o);
+    const other = await seedUser(t.db);
+    // a second owner: other joins shared's owner team
+    const [ownerTeam] = await t.db.select().from(team).where(and(eq(team.orgId, shared.id), eq(team.authorize, 4)));
+    expect((await t.request(`/api/v1/teams/${ownerTeam!.id}/members/${other.name}`, { method: "PUT", headers: token(adminTok) })).status).toBe(204);
     const res = await t.request(`/api/v1/admin/users/${o.name}?purge=true`, { method: "DELETE", headers: token(adminTok) });
-    await expectRefusal(res, 422, "can not delete the last admin user or the last owner of an organization");
-    expect(await t.db.select().from(user).where(eq(user.id, o.id))).toHaveLength(1);
+    expect(res.status).toBe(204);
+    expect(await t.db.select().from(user).where(eq(user.id, o.id))).toEqual([]);
+    expect(await t.db.select().from(user).where(eq(user.id, sole.id))).toEqual([]);
+    expect(await t.db.select().from(repository).where(eq(repository.id, soleRepo.id))).toEqual([]);
+    expect(existsSync(join(t.objects.root, String(soleRepo.id)))).toBe(false);
+    expect(await t.db.select().from(user).where(eq(user.id, shared.id))).toHaveLength(1);
+    expect((await t.request(`/api/v1/orgs/${shared.name}/members/${o.name}`, { headers: token(adminTok) })).status).toBe(404);
   });
 });
 

@@ -31,6 +31,14 @@ export const sharedPacksOfOwner = query<SharedPack, { name: string }>(
   sharedPack,
 );
 
+/** The shared packs of the repositories of the organizations user :name is the sole owner of (a purge deletes them). */
+export const sharedPacksOfSoleOwnedOrgs = query<SharedPack, { name: string }>(
+  "sharedPacksOfSoleOwnedOrgs",
+  sharedPacksSql(sql`(SELECT id FROM repository WHERE owner_id IN (SELECT t.org_id FROM team t JOIN team_user tu ON tu.team_id = t.id
+    AND tu.uid = (SELECT id FROM user WHERE lower_name = ${p("name")}) WHERE t.authorize = 4 AND (SELECT COUNT(*) FROM team_user tu2 WHERE tu2.team_id = t.id) = 1))`),
+  sharedPack,
+);
+
 /** The shared packs of the repository at :owner/:name (a repository delete). */
 export const sharedPacksOfRepo = query<SharedPack, RepoPath>("sharedPacksOfRepo", sharedPacksSql(sql`(${REPO_ID_BY_PATH})`), sharedPack);
 

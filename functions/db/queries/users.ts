@@ -1,5 +1,5 @@
 /** Users (`/users/…` and the admin verbs): search once per filter shape, the admin writes built once. */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { loginSource, user } from "../schema.ts";
 import { reachedUserIdsSql, userClassVisibleSql } from "../../lib/auth.ts";
 import { columnsOf, command, guardCommand, insertSql, num, p, query, shaped, V, viewerQuery, type InsertKey, type Row } from "../sql.ts";
@@ -124,6 +124,32 @@ export const deleteUserKeepsOwnership = guardCommand<{ id: number }>(
 export const purgeUserNewRepos = guardCommand<{ id: number; ids: string }>(
   "purgeUserNewRepos",
   sql`EXISTS (SELECT 1 FROM repository WHERE owner_id = ${p("id")} AND id NOT IN (SELECT value FROM json_each(${p("ids")})))`,
+);
+
+/** SQL: the organizations whose owner team has user :uid as its only member. */
+const soleOwnedOrgIds = (uid: SQL) =>
+  sql`SELECT t.org_id FROM team t JOIN team_user tu ON tu.team_id = t.id AND tu.uid = ${uid} WHERE t.authorize = 4 AND (SELECT COUNT(*) FROM team_user tu2 WHERE tu2.team_id = t.id) = 1`;
+const USER_BY_NAME = sql`(SELECT id FROM user WHERE lower_name = ${p("name")})`;
+
+/** The organizations user :name is the sole owner of: a purge deletes them with their repositories, as Gitea's DeleteUser. */
+export const soleOwnedOrgsOf = query<number, { name: string }>("soleOwnedOrgsOf", soleOwnedOrgIds(USER_BY_NAME), (r) => num(r[0]));
+
+/** The ids of the repositories of the organizations user :name is the sole owner of. */
+export const repoIdsOfSoleOwnedOrgs = query<number, { name: string }>(
+  "repoIdsOfSoleOwnedOrgs",
+  sql`SELECT id FROM repository WHERE owner_id IN (${soleOwnedOrgIds(USER_BY_NAME)})`,
+  (r) => num(r[0]),
+);
+
+/**
+ * A purge deletes organization :orgId, which user :id was the sole owner of when read: aborts when
+ * that no longer holds (an owner added since) — the org then stays and the purge is refused.
+ */
+export const purgeOrgStillSole = guardCommand<{ id: number; orgId: number }>("purgeOrgStillSole", sql`${p("orgId")} NOT IN (${soleOwnedOrgIds(sql`${p("id")}`)})`);
+
+/** A purged organization's repositories (before DELETE_ORG, whose guard wants none left). */
+export const purgeOrgRepos = [...repoCascadeSql(sql`(SELECT id FROM repository WHERE owner_id = ${p("orgId")})`), sql`DELETE FROM repository WHERE owner_id = ${p("orgId")}`].map((q, i) =>
+  command<{ orgId: number }>(`purgeOrgRepos${i}`, q),
 );
 
 /** The statements after the guard and the re-pointed packs. */
