@@ -746,9 +746,9 @@ const WRITE_PROBES: Probe[] = [
               if (!w.sees(c, o.name)) return { status: 404, twin: `/api/v1/orgs/${w.tag}${MISSING}/blocks/${u}` };
               if (!w.ownsOrg(c, o.name)) return { status: 403, message: OWNER_ONLY };
               if (!w.sees(c, u)) return { status: 404, twin: `/api/v1/orgs/${o.name}/blocks/${w.tag}${MISSING}` };
-              // Nobody is blocked: unblocking changes nothing; a member cannot be blocked (400).
-              if (method === "DELETE") return { status: 204 };
-              return w.isMember(u, o.name) ? { status: 400, message: "user can not be blocked" } : null;
+              // Nobody is blocked: unblocking is Gitea's 400; a member cannot be blocked (400).
+              if (method === "DELETE") return { status: 400, message: "cannot unblock the user" };
+              return w.isMember(u, o.name) ? { status: 400, message: "cannot block the user" } : null;
             },
           })),
         ),
@@ -764,9 +764,10 @@ const WRITE_PROBES: Probe[] = [
           path: `/api/v1/user/blocks/${a.name}`,
           expect: (c): Expect | null => {
             if (!w.sees(c, a.name)) return { status: 404, twin: `/api/v1/user/blocks/${w.tag}${MISSING}` };
-            if (a.name === c.user) return { status: 400, message: method === "PUT" ? "user can not be blocked" : "user can not be unblocked" };
             if (a.org) return { status: 400, message: "cannot block an organization" };
-            return method === "DELETE" ? { status: 204 } : null;
+            // nobody is blocked: unblocking is Gitea's 400, as is blocking oneself
+            if (a.name === c.user || method === "DELETE") return { status: 400, message: method === "PUT" ? "cannot block the user" : "cannot unblock the user" };
+            return null;
           },
         })),
     }),

@@ -127,8 +127,9 @@ describe("token scopes", () => {
     expect(limitsOf(true, "write:repository,read:secrets")).toEqual({ repository: true, organization: true, user: true });
   });
 
-  it("normalizeScope trims, skips empty entries, keeps public-only before all", () => {
-    expect(normalizeScope([" read:user , ,write:issue ", ""])).toBe("write:issue,read:user");
+  it("normalizeScope takes each comma-separated part as it is (Gitea does not trim), skips empty entries, keeps public-only before all", () => {
+    expect(normalizeScope(["read:user,,write:issue", ""])).toBe("write:issue,read:user");
+    expect(() => normalizeScope([" read:user"])).toThrow(new ScopeError("invalid access token scope:  read:user"));
     expect(normalizeScope(["all", "public-only"])).toBe("public-only,all");
     expect(normalizeScope(["public-only"])).toBe("public-only");
     expect(normalizeScope(["read:admin", "write:activitypub", "read:package"])).toBe("write:activitypub,read:admin,read:package");
