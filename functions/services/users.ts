@@ -149,11 +149,10 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
   reqPublicAccount(caller, target);
   const source = out.sources?.[0];
   if (sourceId > 0 && !source) throw unprocessable(`login source does not exist [id: ${sourceId}]`);
-  if (email !== undefined) checkEmail(email, badRequest);
+  // Gitea's AdminAddOrSetPrimaryEmailAddress: the current address in any letter case changes nothing and is not checked again
+  if (email !== undefined && email.toLowerCase() !== target.email.toLowerCase()) checkEmail(email, badRequest);
   const existingEmail = out.emails?.[0];
-  const changesEmail = email !== undefined && email.toLowerCase() !== target.email.toLowerCase();
-  // Gitea's ReplacePrimaryEmailAddress: an address that exists — another user's, or this user's own secondary one — is in use
-  if (changesEmail && existingEmail) throw badRequest(`e-mail already in use [email: ${email}]`);
+  if (existingEmail && existingEmail.uid !== target.id) throw badRequest(`e-mail already in use [email: ${email}]`);
 
   const patch: Partial<UserRow> = { updatedUnix: nowUnix() };
   if (source) {
@@ -183,9 +182,10 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
   if (form.restricted !== undefined) patch.isRestricted = form.restricted;
 
   const emailStmts: Bound<number>[] = [];
-  if (changesEmail) {
-    emailStmts.push(EDIT_EMAIL.dropPrimary.bind({ uid: target.id }));
-    emailStmts.push(EDIT_EMAIL.add.bind({ uid: target.id, email, lowerEmail: email.toLowerCase() }));
+  if (email !== undefined && email.toLowerCase() !== target.email.toLowerCase()) {
+    emailStmts.push(EDIT_EMAIL.demote.bind({ uid: target.id }));
+    if (existingEmail) emailStmts.push(EDIT_EMAIL.promote.bind({ id: existingEmail.id }));
+    else emailStmts.push(EDIT_EMAIL.add.bind({ uid: target.id, email, lowerEmail: email.toLowerCase() }));
   }
   const id = target.id;
   try {

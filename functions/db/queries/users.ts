@@ -78,9 +78,9 @@ const LAST_ADMIN = sql`(NOT EXISTS (SELECT 1 FROM user WHERE is_admin = 1 AND id
 export const guardLastAdmin = guardCommand<{ id: number }>("guardLastAdmin", LAST_ADMIN);
 
 /** The e-mail statements of an admin edit of user :uid's address. */
-/** PATCH /admin/users/{username} with a new e-mail, as Gitea's ReplacePrimaryEmailAddress: the old primary address goes, the new one is added as primary. */
 export const EDIT_EMAIL = {
-  dropPrimary: command<{ uid: number }>("emailDropPrimary", sql`DELETE FROM email_address WHERE uid = ${p("uid")} AND is_primary = 1`),
+  demote: command<{ uid: number }>("emailsNotPrimary", sql`UPDATE email_address SET is_primary = 0 WHERE uid = ${p("uid")}`),
+  promote: command<{ id: number }>("emailMakePrimary", sql`UPDATE email_address SET is_primary = 1, is_activated = 1 WHERE id = ${p("id")}`),
   add: command<{ uid: number; email: string; lowerEmail: string }>(
     "emailAddPrimary",
     // Only while the user exists: an edit racing a deletion leaves no orphan address.
