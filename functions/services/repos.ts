@@ -38,9 +38,9 @@ import { withoutQueryCredentials } from "../lib/request.ts";
 import { parseGoDuration } from "../lib/settings.ts";
 import { labelTemplate } from "../lib/labels.ts";
 import type { CreateRepoOption, EditRepoOption, GenerateRepoOption } from "../wire/repo.ts";
-import { indexedKeyword, likePattern, nowUnix, site, viewerOf } from "./common.ts";
+import { indexedKeyword, isGuardTrip, likePattern, nowUnix, site, viewerOf } from "./common.ts";
 import { deleteStorage, releaseSharedPacks } from "./repo-storage.ts";
-import { sharedPacksOfRepo } from "../db/queries/storage.ts";
+import { knownShared, sharedPacksOfRepo, sharedPacksUnchanged } from "../db/queries/storage.ts";
 import { eventStatements } from "../events/index.ts";
 import { pendingRepoRow, repositoryCreatedTasks, repositoryDeletedTasks, type HookRepo, type HookSource } from "../events/hooks.ts";
 import { checkAutoInit, prepareAutoInit, signatureOf, type InitTarget, type PreparedInit } from "./git-init.ts";
@@ -726,7 +726,14 @@ export async function deleteRepo(ctx: Ctx, owner: string, name: string, objects?
   const src: HookSource = { repo: { repo: r, owner: a.facts.owner, units: a.units }, doer: me.row, site: site(ctx) };
   const hooks = repositoryDeletedTasks(src, nowUnix());
   if (hooks.length) ctx.outbox.hookTasks = true;
-  await write(ctx, [...hooks, ...REPO_DELETE.map((c) => c.bind({ id: r.id, ownerId: r.ownerId })), ...repoint]);
+  try {
+    // a fork made since the read reads packs whose copies were not made: the delete waits for another try
+    const unchanged = sharedPacksUnchanged.bind({ ids: JSON.stringify([r.id]), known: knownShared(a.named.shared) });
+    await write(ctx, [unchanged, ...hooks, ...REPO_DELETE.map((c) => c.bind({ id: r.id, ownerId: r.ownerId })), ...repoint]);
+  } catch (err) {
+    if (isGuardTrip(err)) throw conflict("the repository was forked while it was being deleted; try again");
+    throw err;
+  }
   await deleteStorage(objects, [r.id]);
 }
 

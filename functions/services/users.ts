@@ -4,7 +4,7 @@ import { accountByLowerName, accountByName, individualByName, updateAccount, use
 import { addPrimaryEmail, emailByLower } from "../db/queries/emails.ts";
 import { emailProblem } from "./emails.ts";
 import { forkVisibilityOfOwner } from "../db/queries/forks.ts";
-import { sharedPacksOfOwner, sharedPacksOfSoleOwnedOrgs } from "../db/queries/storage.ts";
+import { knownShared, sharedPacksOfOwner, sharedPacksOfSoleOwnedOrgs, sharedPacksUnchanged } from "../db/queries/storage.ts";
 import { DELETE_ORG } from "../db/queries/orgs.ts";
 import {
   DELETE_USER_ROWS,
@@ -15,6 +15,7 @@ import {
   insertUser,
   loginSourceById,
   orgCountOfUser,
+  purgeOrgNewRepos,
   purgeOrgRepos,
   purgeOrgStillSole,
   purgeUserNewRepos,
@@ -238,25 +239,32 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
   if ((orgs[0] ?? 0) > 0 && !purge) throw unprocessable(`user still has membership of organizations [uid: ${target.id}]`);
   const id = target.id;
   const purgedOrgs = purge ? soleOrgs : [];
-  const repoint = await releaseSharedPacks(ctx, objects, purge ? [...shared, ...orgShared] : shared);
-  // what was read is checked again when the batch commits (a repository or membership since)
-  const asRead = purge ? purgeUserNewRepos.bind({ id, ids: JSON.stringify(repoIds) }) : deleteUserKeepsOwnership.bind({ id });
+  const deletedRepos = purge ? [...repoIds, ...orgRepos] : [];
+  const sharedRead = purge ? [...shared, ...orgShared] : shared;
+  const repoint = await releaseSharedPacks(ctx, objects, sharedRead);
+  // What was read is checked again when the batch commits: without purge, a repository or
+  // membership gained since; with it, a repository (the user's or a purged organization's), a
+  // co-owner or a fork reading the deleted packs gained since.
+  const asRead = purge
+    ? [purgeUserNewRepos.bind({ id, ids: JSON.stringify(repoIds) }), sharedPacksUnchanged.bind({ ids: JSON.stringify(deletedRepos), known: knownShared(sharedRead) })]
+    : [deleteUserKeepsOwnership.bind({ id })];
   const orgDeletes = purgedOrgs.flatMap((orgId) => [
     purgeOrgStillSole.bind({ id, orgId }),
+    purgeOrgNewRepos.bind({ orgId, ids: JSON.stringify(orgRepos) }),
     ...purgeOrgRepos.map((s) => s.bind({ orgId })),
     ...DELETE_ORG.map((s) => s.bind({ id: orgId })),
   ]);
   try {
-    await write(ctx, [asRead, ...repoint, ...orgDeletes, deleteUserGuard.bind({ id }), ...DELETE_USER_ROWS.map((s) => s.bind({ id }))]);
+    await write(ctx, [...asRead, ...repoint, ...orgDeletes, deleteUserGuard.bind({ id }), ...DELETE_USER_ROWS.map((s) => s.bind({ id }))]);
   } catch (err) {
     if (!isGuardTrip(err)) throw err;
+    // With purge, only a change since the read trips a guard (the caller is another admin; sole-owned organizations go first).
+    if (purge) throw conflict("the user's repositories or organizations changed while it was being deleted; try again");
     // Which guard stopped it: read again (one more round trip, on this refusal only).
-    const now = await read(ctx, { orgs: orgCountOfUser.bind({ name }), repos: repoIdsOfOwner.bind({ name }), soleOrgs: soleOwnedOrgsOf.bind({ name }) });
-    if (purge && now.repos.some((r) => !repoIds.includes(r))) throw conflict("the user got a repository while being deleted; try again");
-    if (purge && now.soleOrgs.join() !== purgedOrgs.join()) throw conflict("the user's organizations changed while it was being deleted; try again");
-    if (!purge && now.repos.length > 0) throw unprocessable(`user still has ownership of repositories [uid: ${id}]`);
-    if (!purge && (now.orgs[0] ?? 0) > 0) throw unprocessable(`user still has membership of organizations [uid: ${id}]`);
+    const now = await read(ctx, { orgs: orgCountOfUser.bind({ name }), repos: repoIdsOfOwner.bind({ name }) });
+    if (now.repos.length > 0) throw unprocessable(`user still has ownership of repositories [uid: ${id}]`);
+    if ((now.orgs[0] ?? 0) > 0) throw unprocessable(`user still has membership of organizations [uid: ${id}]`);
     throw unprocessable("can not delete the last admin user or the last owner of an organization");
   }
-  await deleteStorage(objects, purge ? [...repoIds, ...orgRepos] : repoIds);
+  await deleteStorage(objects, purge ? deletedRepos : repoIds);
 }

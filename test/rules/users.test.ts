@@ -412,7 +412,7 @@ describe("DELETE /admin/users/{username}", () => {
     for (const [what, purge, status, message] of [
       ["repo", false, 422, (id: number) => `user still has ownership of repositories [uid: ${id}]`],
       ["org", false, 422, (id: number) => `user still has membership of organizations [uid: ${id}]`],
-      ["repo", true, 409, () => "the user got a repository while being deleted; try again"],
+      ["repo", true, 409, () => "the user's repositories or organizations changed while it was being deleted; try again"],
     ] as const) {
       const u = await seedUser(t2.db);
       const tk = await u.token();
@@ -458,6 +458,32 @@ describe("DELETE /admin/users/{username}", () => {
     expect(rows.map((r) => [r.email, r.isPrimary]).sort()).toEqual([[old, false], [secondary, true]].sort());
     const other = await seedUser(t.db);
     await expectRefusal(t.request(`/api/v1/admin/users/${u.name}`, { method: "PATCH", headers: token(adminTok), json: { email: `${other.name.toLowerCase()}@example.com` } }), 400, `e-mail already in use [email: ${other.name.toLowerCase()}@example.com]`);
+  });
+
+  it("a purge checks what it read when it commits: a repository in a sole-owned organization, a co-owner, or a fork reading a deleted repository's packs gained since → 409, nothing deleted, the fork still reads", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const admin2 = await (await seedUser(t2.db, { admin: true })).token();
+    for (const what of ["org repo", "co-owner", "fork"] as const) {
+      const u = await seedUser(t2.db);
+      const tk = await u.token();
+      const org = await seedOrg(t2, u);
+      const base = await apiRepo(t2, tk, { name: uniq("base"), auto_init: true }, org.name);
+      const other = await seedUser(t2.db);
+      w.beforeNextWrite(async () => {
+        if (what === "org repo") expect((await t2.request(`/api/v1/orgs/${org.name}/repos`, { method: "POST", headers: token(tk), json: { name: uniq("late"), auto_init: true } })).status).toBe(201);
+        if (what === "co-owner") {
+          const [owners] = await t2.db.select().from(team).where(and(eq(team.orgId, org.id), eq(team.authorize, 4)));
+          expect((await t2.request(`/api/v1/teams/${owners!.id}/members/${other.name}`, { method: "PUT", headers: token(tk) })).status).toBe(204);
+        }
+        if (what === "fork") expect((await t2.request(`/api/v1/repos/${org.name}/${base.name}/forks`, { method: "POST", headers: token(await other.token()), json: {} })).status).toBe(202);
+      });
+      await expectRefusal(t2.request(`/api/v1/admin/users/${u.name}?purge=true`, { method: "DELETE", headers: token(admin2) }), 409, "the user's repositories or organizations changed while it was being deleted; try again", what);
+      expect(await t2.db.select().from(user).where(eq(user.id, u.id)), what).toHaveLength(1);
+      expect((await t2.request(`/api/v1/repos/${org.name}/${base.name}/raw/README.md`, { headers: token(tk) })).status, what).toBe(200);
+      if (what === "fork") expect((await t2.request(`/api/v1/repos/${other.name}/${base.name}/raw/README.md`, { headers: token(tk) })).status).toBe(200);
+    }
+    t2.close();
   });
 
   it("a purge deletes the organizations the user alone owns, with their repositories, as Gitea's DeleteUser; one with another owner stays, without the user", async () => {

@@ -311,3 +311,21 @@ describe("a write whose row another request deleted between the route's read and
     await expectGone(t, t.request(`/api/v1/user/blocks/${bob.name}`, PUT(a.tk)), () => t.db.select().from(userBlocking).where(eq(userBlocking.blockerId, a.id)));
   });
 });
+
+describe("a delete that a fork raced: the fork would read packs whose copies were not made", () => {
+  it("DELETE /repos/{owner}/{repo} while it is forked → 409 try again, both repositories read their files; deleted on the next try, the fork still reads", async () => {
+    const w = interleavedWrites();
+    const t = await testApp({}, { wrap: w.wrap });
+    const a = await account(t);
+    const b = await account(t);
+    const base = await apiRepo(t, a.tk, { name: uniq("base"), auto_init: true });
+    w.beforeNextWrite(async () => expect((await t.request(`/api/v1/repos/${a.name}/${base.name}/forks`, POST(b.tk, {}))).status).toBe(202));
+    await expectRefusal(t.request(`/api/v1/repos/${a.name}/${base.name}`, { method: "DELETE", headers: token(a.tk) }), 409, "the repository was forked while it was being deleted; try again");
+    const readme = (owner: string) => t.request(`/api/v1/repos/${owner}/${base.name}/raw/README.md`, { headers: token(b.tk) });
+    expect((await readme(a.name)).status).toBe(200);
+    expect((await readme(b.name)).status).toBe(200);
+    expect((await t.request(`/api/v1/repos/${a.name}/${base.name}`, { method: "DELETE", headers: token(a.tk) })).status).toBe(204);
+    expect((await readme(b.name)).status).toBe(200);
+    t.close();
+  });
+});

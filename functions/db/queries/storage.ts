@@ -4,7 +4,7 @@
  * re-pointing them at the forks' own copies.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { command, num, p, query, str } from "../sql.ts";
+import { command, guardCommand, num, p, query, str } from "../sql.ts";
 import { REPO_ID_BY_PATH, type RepoPath } from "./repos.ts";
 
 /** A catalog row of another repository (a fork) that reads a deleted repository's storage. */
@@ -13,6 +13,20 @@ export type SharedPack = { catalogRepoId: number; id: string; repoId: number; ob
 /** SQL: the catalog rows of repositories outside `ids` (an SQL list) whose files live under one in `ids`. */
 export const sharedPacksSql = (ids: SQL) =>
   sql`SELECT catalog_repo_id, id, repo_id, objects, size, idx_size, checksum FROM git_pack WHERE repo_id IN ${ids} AND catalog_repo_id NOT IN ${ids}`;
+
+/**
+ * Aborts a delete of the repositories :ids (a JSON array) when another repository reads one of
+ * their packs that the delete's read did not list (:known, `catalog:pack` strings) — a fork made
+ * since, whose copy was not made: deleting the files would leave it reading nothing.
+ */
+export const sharedPacksUnchanged = guardCommand<{ ids: string; known: string }>(
+  "sharedPacksUnchanged",
+  sql`EXISTS (SELECT 1 FROM git_pack WHERE repo_id IN (SELECT value FROM json_each(${p("ids")})) AND catalog_repo_id NOT IN (SELECT value FROM json_each(${p("ids")}))
+    AND (catalog_repo_id || ':' || id) NOT IN (SELECT value FROM json_each(${p("known")})))`,
+);
+
+/** The `known` argument of `sharedPacksUnchanged`. */
+export const knownShared = (packs: readonly SharedPack[]) => JSON.stringify(packs.map((s) => `${s.catalogRepoId}:${s.id}`));
 
 const sharedPack = (r: readonly unknown[]): SharedPack => ({
   catalogRepoId: num(r[0]),

@@ -147,6 +147,12 @@ export const repoIdsOfSoleOwnedOrgs = query<number, { name: string }>(
  */
 export const purgeOrgStillSole = guardCommand<{ id: number; orgId: number }>("purgeOrgStillSole", sql`${p("orgId")} NOT IN (${soleOwnedOrgIds(sql`${p("id")}`)})`);
 
+/** A purge of organization :orgId aborts when it got a repository the read did not list (:ids), whose files would stay. */
+export const purgeOrgNewRepos = guardCommand<{ orgId: number; ids: string }>(
+  "purgeOrgNewRepos",
+  sql`EXISTS (SELECT 1 FROM repository WHERE owner_id = ${p("orgId")} AND id NOT IN (SELECT value FROM json_each(${p("ids")})))`,
+);
+
 /** A purged organization's repositories (before DELETE_ORG, whose guard wants none left). */
 export const purgeOrgRepos = [...repoCascadeSql(sql`(SELECT id FROM repository WHERE owner_id = ${p("orgId")})`), sql`DELETE FROM repository WHERE owner_id = ${p("orgId")}`].map((q, i) =>
   command<{ orgId: number }>(`purgeOrgRepos${i}`, q),
