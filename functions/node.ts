@@ -36,11 +36,20 @@ export function secretKeyFile(dataDir: string): string {
     // Written whole under another name, then linked into place: a server starting at the same
     // moment on a shared DATA_DIR reads either no file or the whole key, never a half-written one.
     const tmp = join(dataDir, `.secret.key.${process.pid}.${randomBytes(4).toString("hex")}`);
-    writeFileSync(tmp, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
+    const key = randomBytes(32).toString("hex");
+    writeFileSync(tmp, key, { mode: 0o600, flag: "wx" });
     try {
       linkSync(tmp, file);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      const code = (e as NodeJS.ErrnoException).code;
+      // a filesystem without hard links (some SMB and FUSE mounts): an exclusive create instead
+      if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "ENOSYS") {
+        try {
+          writeFileSync(file, key, { mode: 0o600, flag: "wx" });
+        } catch (e2) {
+          if ((e2 as NodeJS.ErrnoException).code !== "EEXIST") throw e2;
+        }
+      } else if (code !== "EEXIST") throw e;
     } finally {
       unlinkSync(tmp);
     }

@@ -50,9 +50,11 @@ export function formInt64(v: string | undefined): number {
 
 /**
  * Go's strconv.ParseInt(s, base, 64): with base 0 a sign, the 0x/0o/0b/0 prefixes and underscores
- * after a prefix; with base 10 a sign and decimal digits. Null where Go fails (out of range too).
+ * between digits (Go's underscoreOK); with base 10 a sign and decimal digits. Null where Go fails
+ * with a syntax error; out of range, null too — or, with `saturate`, the bound Go returns beside
+ * its range error (Gitea's `v, _ := strconv.ParseInt(…)` keeps that value).
  */
-export function parseGoInt(s: string, goBase: 0 | 10 = 0): number | bigint | null {
+export function parseGoInt(s: string, goBase: 0 | 10 = 0, saturate = false): number | bigint | null {
   let t = s;
   let neg = false;
   if (t[0] === "+" || t[0] === "-") {
@@ -64,20 +66,52 @@ export function parseGoInt(s: string, goBase: 0 | 10 = 0): number | bigint | nul
   let digits = t;
   if (goBase === 10) {
     if (!/^[0-9]+$/.test(t)) return null;
-  } else if (/^0[xX]/.test(t)) (base = 16), (digits = t.slice(2));
-  else if (/^0[oO]/.test(t)) (base = 8), (digits = t.slice(2));
-  else if (/^0[bB]/.test(t)) (base = 2), (digits = t.slice(2));
-  else if (t.length > 1 && t[0] === "0") (base = 8), (digits = t.slice(1));
-  // underscores only with a base prefix (base 0), between digits
-  if (digits.includes("_")) {
-    if (base === 10 || /__|_$/.test(digits) || (digits.startsWith("_") && !/^0[xXoObB]/.test(t))) return null;
-    digits = digits.replace(/_/g, "");
+  } else {
+    if (t.length >= 3 && t[0] === "0" && /[bBoOxX]/.test(t[1]!)) {
+      base = /[xX]/.test(t[1]!) ? 16 : /[oO]/.test(t[1]!) ? 8 : 2;
+      digits = t.slice(2);
+    } else if (t[0] === "0" && t.length > 1) {
+      base = 8;
+      digits = t.slice(1);
+    }
+    if (t.includes("_")) {
+      if (!underscoreOK(t)) return null;
+      digits = digits.replace(/_/g, "");
+    }
   }
   const re = base === 16 ? /^[0-9a-fA-F]+$/ : base === 8 ? /^[0-7]+$/ : base === 2 ? /^[01]+$/ : /^[0-9]+$/;
   if (!re.test(digits)) return null;
   const prefix = base === 16 ? "0x" : base === 8 ? "0o" : base === 2 ? "0b" : "";
   let v = BigInt(prefix + digits);
   if (neg) v = -v;
-  if (v > 9223372036854775807n || v < -9223372036854775808n) return null;
+  if (v > 9223372036854775807n) return saturate ? 9223372036854775807n : null;
+  if (v < -9223372036854775808n) return saturate ? -9223372036854775808n : null;
   return Number.isSafeInteger(Number(v)) ? Number(v) : v;
+}
+
+/** Go's underscoreOK (sign already removed): underscores only between digits, or right after a base prefix. */
+function underscoreOK(t: string): boolean {
+  let saw = "^";
+  let i = 0;
+  let hex = false;
+  if (t.length >= 2 && t[0] === "0" && /[bBoOxX]/.test(t[1]!)) {
+    i = 2;
+    saw = "0";
+    hex = /[xX]/.test(t[1]!);
+  }
+  for (; i < t.length; i++) {
+    const c = t[i]!;
+    if ((c >= "0" && c <= "9") || (hex && /[a-fA-F]/.test(c))) {
+      saw = "0";
+      continue;
+    }
+    if (c === "_") {
+      if (saw !== "0") return false;
+      saw = "_";
+      continue;
+    }
+    if (saw === "_") return false;
+    saw = "!";
+  }
+  return saw !== "_";
 }

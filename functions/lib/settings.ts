@@ -204,7 +204,7 @@ export const SETTING_KEYS = {
   },
   // The spec's key for outbound requests is [security] ALLOWED_HOST_LIST; [webhook]'s, Gitea's
   // older one, is honoured when it is not set.
-  securityAllowedHostList: { section: "security", key: "ALLOWED_HOST_LIST", def: "", parse: (raw: string, name: string) => (raw.trim() === "" ? null : hostList(raw, name)) },
+  securityAllowedHostList: { section: "security", key: "ALLOWED_HOST_LIST", def: "", parse: (raw: string, name: string) => (raw.split(",").every((s) => s.trim() === "") ? null : hostList(raw, name)) },
   allowedHostList: { section: "webhook", key: "ALLOWED_HOST_LIST", def: "external", parse: hostList },
   deliverTimeout: { section: "webhook", key: "DELIVER_TIMEOUT", def: "5", parse: int(1, 600) },
   noReplyAddress: { section: "service", key: "NO_REPLY_ADDRESS", def: "", parse: nullableText },

@@ -44,7 +44,7 @@ export async function addEmails(ctx: Ctx, emails: string[]) {
   const { caller } = await read(ctx, {});
   reqManageCredentials(ctx, caller!);
   // as sent (Gitea trims nothing): " a@x.io" is an address with a space, refused
-  const list = emails.filter((e) => e !== "");
+  const list = emails;
   if (list.length === 0) throw unprocessable("Email list empty");
   for (const e of list) if (e.length > 254 || emailProblem(e) !== null) throw unprocessable(`Email address "${e}" invalid`);
   // the same address twice in one request is "used" by the first, as in Gitea

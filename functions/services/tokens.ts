@@ -92,7 +92,7 @@ export async function createAccessToken(ctx: Ctx, username: string, form: { name
 export async function deleteAccessToken(ctx: Ctx, username: string, ref: string) {
   const name = username.toLowerCase();
   // Gitea: strconv.ParseInt(ref, 0, 64) — `0x1a`, `0o7`, `010` (octal) are ids; 0 or what does not parse is a name
-  const parsed = parseGoInt(ref, 0);
+  const parsed = parseGoInt(ref, 0, true);
   const refId = parsed === null ? 0 : typeof parsed === "number" ? parsed : -1;
   const { caller, account, matches } = await read(ctx, {
     account: accountByName(ctx, username),

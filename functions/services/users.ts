@@ -67,6 +67,9 @@ export async function searchUsers(ctx: Ctx, q: { q?: string; uid?: number }, pag
   return { total: total[0] ?? 0, data: users.map((u) => toUser(u, viewer, site(ctx))) };
 }
 
+/** go-chi binding's `Email` rule: the pattern anywhere in the value (it is not anchored). */
+const BINDING_EMAIL = /[\w!#$%&'*+/=?^`{|}~-]+(?:\.[\w!#$%&'*+/=?^`{|}~-]+)*@(?:\w(?:[\w-]*\w)?\.)+[a-zA-Z0-9](?:[\w-]*\w)?/;
+
 /** Gitea's ValidateEmailForAdmin texts (422 on create, 400 on edit, as its handlers answer them). */
 function checkEmail(email: string, as: (message: string) => Error) {
   const problem = emailProblem(email);
@@ -89,6 +92,7 @@ export async function adminCreateUser(ctx: Ctx, form: CreateUserOption) {
   const sourceId = form.source_id ?? 0;
   const { caller, sources } = await read(ctx, { ...(sourceId > 0 ? { sources: loginSourceById.bind({ id: sourceId }) } : {}) });
   checkUsableUsername(form.username);
+  if (!BINDING_EMAIL.test(form.email)) throw unprocessable("[Email]: Email");
   checkEmail(form.email, unprocessable);
   const source = sources?.[0];
   if (sourceId > 0 && !source) throw unprocessable(`login source does not exist [id: ${sourceId}]`);

@@ -95,7 +95,8 @@ const webUrl = z
 export const CreateUserOptionSchema = z
   .object({
     username: usernameRule(40),
-    email: z.email().max(254),
+    // Gitea's binding `Email` (an unanchored pattern), then ValidateEmailForAdmin: both in the service
+    email: z.string().max(254).openapi({ format: "email" }),
     full_name: z.string().max(100).optional(),
     password: z.string().max(255).optional(),
     login_name: z.string().max(255).optional(),

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessToken } from "../../functions/db/schema.ts";
 import { tokenHash } from "../../functions/lib/crypto.ts";
-import { expectRefusal, basic, roundTrips, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
+import { expectRefusal, basic, NOT_FOUND, roundTrips, seedUser, testApp, token, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
 let alice: SeededUser;
@@ -156,6 +156,13 @@ describe("DELETE /users/{username}/tokens/{token}", () => {
     expect((await t.request(`/api/v1/users/${u.name}/tokens/0x${d.id.toString(16)}`, { method: "DELETE", headers: h })).status).toBe(204);
     await expectRefusal(t.request("/api/v1/user", { headers: token(d.sha1) }), 401, "invalid username, password or token");
     expect((await t.request(`/api/v1/users/${u.name}/tokens/0`, { method: "DELETE", headers: h })).status).toBe(204);
+    // Go's underscores between digits make an id; out of range is the bound Go returns (an id, so 404), never the name
+    const e = await (await t.request(`/api/v1/users/${u.name}/tokens`, { method: "POST", headers: h, json: { name: "99999999999999999999", scopes: ["all"] } })).json();
+    await expectRefusal(t.request(`/api/v1/users/${u.name}/tokens/99999999999999999999`, { method: "DELETE", headers: h }), 404, NOT_FOUND);
+    const f = await (await t.request(`/api/v1/users/${u.name}/tokens`, { method: "POST", headers: h, json: { name: "under", scopes: ["all"] } })).json();
+    const digits = String(f.id);
+    expect((await t.request(`/api/v1/users/${u.name}/tokens/${digits.length > 1 ? `${digits[0]}_${digits.slice(1)}` : digits}`, { method: "DELETE", headers: h })).status).toBe(204);
+    expect((await t.request(`/api/v1/users/${u.name}/tokens/${e.id}`, { method: "DELETE", headers: h })).status).toBe(204);
     await expectRefusal(t.request("/api/v1/user", { headers: token(c.sha1) }), 401, "invalid username, password or token");
   });
 

@@ -60,6 +60,7 @@ describe("loadSettings", () => {
     expect(loadSettings({ GITEA__security__ALLOWED_HOST_LIST: "Private, *.corp.example" }).webhook.allowedHostList).toEqual(["private", "*.corp.example"]);
     expect(loadSettings({ GITEA__security__ALLOWED_HOST_LIST: "private", GITEA__webhook__ALLOWED_HOST_LIST: "loopback" }).webhook.allowedHostList).toEqual(["private"]);
     expect(() => loadSettings({ GITEA__security__ALLOWED_HOST_LIST: "10.0.0.0/33" })).toThrow("GITEA__security__ALLOWED_HOST_LIST");
+    expect(loadSettings({ GITEA__security__ALLOWED_HOST_LIST: " , ", GITEA__webhook__ALLOWED_HOST_LIST: "loopback" }).webhook.allowedHostList).toEqual(["loopback"]);
   });
 
   it("MAX_RESPONSE_ITEMS below DEFAULT_PAGING_NUM is refused", () => {
