@@ -100,6 +100,9 @@ const nulRefused = (field: string | undefined) => unprocessable(`[${field ? goFi
 /** Query parameters a route reads every value of (Gitea's FormStrings): repeated, they all stay. */
 const LIST_PARAMS: readonly { route: RegExp; key: string }[] = [{ route: /^\/api\/v1\/repos\/[^/]+\/[^/]+\/archive\//, key: "path" }];
 
+/** What another route's body looks like: an object with a member (`[]`, `""`, `{}` and `null` say nothing). */
+const anotherRoutesBody = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length > 0;
+
 /** A browser request made by a page of another site (Fetch Metadata, else the Origin header). */
 function crossSite(c: Context<AppEnv>): boolean {
   const site = c.req.header("Sec-Fetch-Site");
@@ -179,7 +182,7 @@ export function normalizeRequest(): MiddlewareHandler<AppEnv> {
       if (text.trimStart().startsWith("{") && text.length <= 1 << 20) {
         try {
           const parsed: unknown = JSON.parse(text);
-          if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length > 0) c.set("bodySent", true);
+          if (anotherRoutesBody(parsed)) c.set("bodySent", true);
         } catch {
           // not JSON: no route's body
         }
@@ -198,8 +201,7 @@ export function normalizeRequest(): MiddlewareHandler<AppEnv> {
         } catch {
           parsed = undefined;
         }
-        // what another route's body looks like: an object with a member (`[]`, `""`, `{}` and `null` say nothing)
-        if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length > 0) c.set("bodySent", true);
+        if (anotherRoutesBody(parsed)) c.set("bodySent", true);
         if (parsed === undefined) {
           c.set("bodyRefusal", unprocessable(`[Body]: DeserializationError: ${deep ? "exceeded max depth" : "Malformed JSON in request body"}`));
         } else if (parsed === null) {
