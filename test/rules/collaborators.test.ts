@@ -66,6 +66,19 @@ describe("rule 2: add or update", () => {
     expect(await t.db.select().from(collaboration).where(eq(collaboration.userId, u.id))).toEqual([]);
   });
 
+  it("a block of a site admin counts for nothing (Gitea's IsUserBlockedBy): the owner adds an admin it blocked, and an admin adds a user who blocks the admin", async () => {
+    const admin = await seedUser(t.db, { admin: true });
+    await t.db.insert(userBlocking).values({ blockerId: owner.id, blockeeId: admin.id });
+    expect((await put(admin.name, ownerTok)).status).toBe(204);
+    const u = await seedUser(t.db);
+    await t.db.insert(userBlocking).values({ blockerId: u.id, blockeeId: admin.id });
+    expect((await put(u.name, await admin.token())).status).toBe(204);
+    // … while the same blocks between two non-admins refuse
+    const v = await seedUser(t.db);
+    await t.db.insert(userBlocking).values({ blockerId: owner.id, blockeeId: v.id });
+    await expectRefusal(put(v.name, ownerTok), 403, "user is blocked by the repository owner or blocks the doer");
+  });
+
   it("only repository admins may add: a write collaborator gets 403", async () => {
     const w = await seedUser(t.db);
     await put(w.name, ownerTok, { permission: "write" });

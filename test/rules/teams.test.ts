@@ -217,6 +217,10 @@ describe("members (rule 6) and delete", () => {
     const blocked = await seedUser(t.db);
     await t.db.insert(userBlocking).values({ blockerId: org.id, blockeeId: blocked.id });
     await expectRefusal(t.request(`/api/v1/teams/${tm.id}/members/${blocked.name}`, { method: "PUT", headers: token(ownerTok) }), 403, "user is blocked by the organization");
+    // a block of a site admin counts for nothing (Gitea's IsUserBlockedBy)
+    const admin = await seedUser(t.db, { admin: true });
+    await t.db.insert(userBlocking).values({ blockerId: org.id, blockeeId: admin.id });
+    expect((await t.request(`/api/v1/teams/${tm.id}/members/${admin.name}`, { method: "PUT", headers: token(ownerTok) })).status).toBe(204);
     expect((await t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
     expect(await t.db.select().from(orgUser).where(and(eq(orgUser.orgId, org.id), eq(orgUser.uid, u.id)))).toEqual([]);
     await expectRefusal(t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { headers: token(ownerTok) }), 404, NOT_FOUND);

@@ -43,14 +43,15 @@ export const collaboratorAt = viewerQuery<{ u: UserRow; isCollaborator: boolean 
 
 /**
  * The target of a collaborator write (only public-only limits it), with whether a block forbids
- * adding it: either way between it and the viewer, or the repository owner blocking it.
+ * adding it: either way between it and the viewer, or the repository owner blocking it. A block of
+ * a site admin counts for nothing, as in Gitea's IsUserBlockedBy.
  */
 export const collaboratorForWrite = viewerQuery<{ u: UserRow; blocked: boolean }, RepoPath & { login: string }>(
   "collaboratorForWrite",
   userAt(
     publicOnlyViewer(V),
-    sql`, EXISTS (SELECT 1 FROM user_blocking b WHERE (b.blocker_id = user.id AND b.blockee_id = ${V.id})
-      OR (b.blockee_id = user.id AND b.blocker_id IN (${V.id}, (SELECT owner_id FROM repository WHERE id = ${REPO_ID_BY_PATH}))))`,
+    sql`, EXISTS (SELECT 1 FROM user_blocking b WHERE (b.blocker_id = user.id AND b.blockee_id = ${V.id} AND NOT ${V.isAdmin})
+      OR (b.blockee_id = user.id AND NOT user.is_admin AND b.blocker_id IN (${V.id}, (SELECT owner_id FROM repository WHERE id = ${REPO_ID_BY_PATH}))))`,
   ),
   (r) => ({ u: U.read(r, 0), blocked: bool(r[U.width]) }),
 );

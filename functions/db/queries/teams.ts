@@ -220,7 +220,8 @@ export const memberOfTeamForWrite = viewerQuery<MemberRow & { blocked: boolean }
   "memberOfTeamForWrite",
   memberOf(
     userVisibleSql(publicOnlyViewer(V), sql`user.id`, sql`user.visibility`, sql`user.type`),
-    sql`, EXISTS (SELECT 1 FROM user_blocking b WHERE b.blocker_id = (SELECT org_id FROM team WHERE id = ${p("id")}) AND b.blockee_id = user.id)`,
+    // a block of a site admin counts for nothing (Gitea's IsUserBlockedBy)
+    sql`, EXISTS (SELECT 1 FROM user_blocking b WHERE b.blocker_id = (SELECT org_id FROM team WHERE id = ${p("id")}) AND b.blockee_id = user.id AND NOT user.is_admin)`,
   ),
   (r) => ({ ...memberRow(r), blocked: bool(r[U.width + 1]) }),
 );
