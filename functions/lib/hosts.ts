@@ -170,6 +170,6 @@ export function isAllowedAddress(hostname: string, address: string, allowList: r
   const entries = allowList.map((e) => e.trim().toLowerCase()).filter(Boolean);
   if (entries.includes("*")) return true;
   if (kind === "blocked") return false;
-  const ip = address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, "$1");
-  return entries.some((e) => (isIpEntry(e) ? matches(e, ip, kind) : matches(e, hostname.toLowerCase().replace(/^\[|\]$/g, ""), kind)));
+  // (an IPv4-mapped address is its IPv4 address to a CIDR: inCidr)
+  return entries.some((e) => (isIpEntry(e) ? matches(e, address, kind) : matches(e, hostname.toLowerCase().replace(/^\[|\]$/g, ""), kind)));
 }

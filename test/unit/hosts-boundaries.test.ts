@@ -179,7 +179,7 @@ describe("ALLOWED_HOST_LIST entries", () => {
 
   it("a prefix out of range, a malformed network or a zero-led octet is no CIDR and matches nothing, never a wider network", () => {
     // 10.0.0.0/33 was read as 0.0.0.0/1 (a shift by 33 - 32 bits wraps), which allowed 127.0.0.1.
-    for (const entry of ["10.0.0.0/33", "10.0.0.0/99", "0.0.0.0/33", "10.0.0.0/", "10.0.0/8", "010.0.0.0/8", "::1/129", "fd00::/200", "10.0.0.0/8/8"]) {
+    for (const entry of ["10.0.0.0/33", "10.0.0.0/99", "0.0.0.0/33", "10.0.0.0/", "10.0.0/8", "010.0.0.0/8", "::1/129", "fd00::/200", "10.0.0.0/8/8", "x/10.0.0.0/8"]) {
       for (const url of ["http://127.0.0.1/", "http://10.0.0.1/", "http://8.8.8.8/", "http://[::1]/", "http://[fd00::1]/"]) {
         expect(isAllowedHost(url, [entry]), `${entry} ${url}`).toBe(false);
         expect(isAllowedAddress("hook.example", new URL(url).hostname.replace(/^\[|\]$/g, ""), [entry]), `${entry} ${url} at dial`).toBe(false);
@@ -215,6 +215,21 @@ describe("ALLOWED_HOST_LIST entries", () => {
     expect(isAllowedAddress("hook.example", "fc00::5", ["fd00::/8"])).toBe(false);
     // A name resolving into the network is matched at dial time by its address, not its name.
     expect(isAllowedAddress("fd00.example", "8.8.8.8", ["fd00::/8"])).toBe(false);
+    // only ::ffff:a.b.c.d is an IPv4 address: other IPv6 addresses whose low 32 bits spell one are not
+    for (const v6 of ["2001:db8::a00:1", "::a00:1", "::fffe:a00:1", "1::ffff:a00:1"]) expect(isAllowedAddress("hook.example", v6, ["10.0.0.0/8"]), v6).toBe(false);
+    expect(isAllowedAddress("hook.example", "::ffff:a00:1", ["10.0.0.0/8"])).toBe(true);
+  });
+
+  it("at dial time a blocked address (link-local, the cloud metadata service, NAT64, …) passes only `*`, whatever entry names the host or covers the address (a name that resolves there: DNS rebinding)", () => {
+    for (const address of ["169.254.169.254", "fe80::1", "64:ff9b::a9fe:a9fe", "0.0.0.0", "::ffff:169.254.169.254"]) {
+      for (const entry of ["hooks.example.com", "*.example.com", "169.254.0.0/16", "::/0", "0.0.0.0/0", "external", "private", "loopback"]) {
+        expect(isAllowedAddress("hooks.example.com", address, [entry]), `${address} ${entry}`).toBe(false);
+      }
+      expect(isAllowedAddress("hooks.example.com", address, ["*"]), address).toBe(true);
+    }
+    // a host entry admits the name it names at any address that is not blocked
+    expect(isAllowedAddress("hooks.example.com", "10.0.0.5", ["hooks.example.com"])).toBe(true);
+    expect(isAllowedAddress("other.example.com", "10.0.0.5", ["hooks.example.com"])).toBe(false);
   });
 
   it("a CIDR may allow a blocked address only with `*`; the kind entries allow exactly their kind", () => {
