@@ -91,8 +91,10 @@ function userWriteError(err: unknown, name: string, email?: string): never {
 export async function adminCreateUser(ctx: Ctx, form: CreateUserOption) {
   const sourceId = form.source_id ?? 0;
   const { caller, sources } = await read(ctx, { ...(sourceId > 0 ? { sources: loginSourceById.bind({ id: sourceId }) } : {}) });
-  checkUsableUsername(form.username);
+  // Gitea's binding (`Required;Email`) runs before the handler's own checks
+  if (form.email === "") throw unprocessable("[Email]: Required");
   if (!BINDING_EMAIL.test(form.email)) throw unprocessable("[Email]: Email");
+  checkUsableUsername(form.username);
   checkEmail(form.email, unprocessable);
   const source = sources?.[0];
   if (sourceId > 0 && !source) throw unprocessable(`login source does not exist [id: ${sourceId}]`);

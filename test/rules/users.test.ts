@@ -442,6 +442,9 @@ describe("DELETE /admin/users/{username}", () => {
       expect(res.status, email).toBe(201);
     }
     await expectRefusal(t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: uniq("no"), email: "nothing", password: "password-123" } }), 422, "[Email]: Email");
+    await expectRefusal(t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: uniq("no"), email: "", password: "password-123" } }), 422, "[Email]: Required");
+    // the binding's refusal comes before the handler's (a reserved name)
+    await expectRefusal(t.request("/api/v1/admin/users", { method: "POST", headers: token(adminTok), json: { username: "admin", email: "nothing", password: "password-123" } }), 422, "[Email]: Email");
     const u = await seedUser(t.db);
     for (const [email, message] of [
       ["", "e-mail invalid [email: ]"],
