@@ -77,6 +77,10 @@ describe("rule 2: add or update", () => {
     const v = await seedUser(t.db);
     await t.db.insert(userBlocking).values({ blockerId: owner.id, blockeeId: v.id });
     await expectRefusal(put(v.name, ownerTok), 403, "user is blocked by the repository owner or blocks the doer");
+    // a user who blocks the repository's owner is refused whoever adds them (Gitea's AddOrUpdateCollaborator: owner ↔ target)
+    const w = await seedUser(t.db);
+    await t.db.insert(userBlocking).values({ blockerId: w.id, blockeeId: owner.id });
+    await expectRefusal(put(w.name, await admin.token()), 403, "user is blocked by the repository owner or blocks the doer");
   });
 
   it("only repository admins may add: a write collaborator gets 403", async () => {

@@ -43,14 +43,16 @@ export const collaboratorAt = viewerQuery<{ u: UserRow; isCollaborator: boolean 
 
 /**
  * The target of a collaborator write (only public-only limits it), with whether a block forbids
- * adding it: either way between it and the viewer, or the repository owner blocking it. A block of
- * a site admin counts for nothing, as in Gitea's IsUserBlockedBy.
+ * adding it: either way between it and the viewer (the spec), or either way between it and the
+ * repository owner (Gitea's AddOrUpdateCollaborator). A block of a site admin counts for nothing,
+ * as in Gitea's IsUserBlockedBy (an admin by account, whatever its token).
  */
 export const collaboratorForWrite = viewerQuery<{ u: UserRow; blocked: boolean }, RepoPath & { login: string }>(
   "collaboratorForWrite",
   userAt(
     publicOnlyViewer(V),
-    sql`, EXISTS (SELECT 1 FROM user_blocking b WHERE (b.blocker_id = user.id AND b.blockee_id = ${V.id} AND NOT ${V.isAdmin})
+    sql`, EXISTS (SELECT 1 FROM user_blocking b WHERE (b.blocker_id = user.id AND b.blockee_id = ${V.id} AND NOT COALESCE((SELECT is_admin FROM user WHERE id = ${V.id}), 0))
+      OR (b.blocker_id = user.id AND b.blockee_id = (SELECT r.owner_id FROM repository r JOIN user o ON o.id = r.owner_id AND o.is_admin = 0 WHERE r.id = ${REPO_ID_BY_PATH}))
       OR (b.blockee_id = user.id AND NOT user.is_admin AND b.blocker_id IN (${V.id}, (SELECT owner_id FROM repository WHERE id = ${REPO_ID_BY_PATH}))))`,
   ),
   (r) => ({ u: U.read(r, 0), blocked: bool(r[U.width]) }),
