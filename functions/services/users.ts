@@ -225,16 +225,19 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
  */
 export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean, objects?: ObjectStore) {
   const name = username.toLowerCase();
-  const { caller, account, orgs, repos, shared, soleOrgs, orgRepos, orgShared } = await read(ctx, {
+  const { caller, account, orgs, repos, shared, ...sole } = await read(ctx, {
     account: accountByLowerName.bind({ name }),
     orgs: orgCountOfUser.bind({ name }),
     repos: repoIdsOfOwner.bind({ name }),
     shared: sharedPacksOfOwner.bind({ name }),
-    // Gitea's purge deletes the organizations the user alone owns, with their repositories
-    soleOrgs: soleOwnedOrgsOf.bind({ name }),
-    orgRepos: repoIdsOfSoleOwnedOrgs.bind({ name }),
-    orgShared: sharedPacksOfSoleOwnedOrgs.bind({ name }),
+    // Gitea's purge deletes the organizations the user alone owns, with their repositories (read only for a purge)
+    ...(purge
+      ? { soleOrgs: soleOwnedOrgsOf.bind({ name }), orgRepos: repoIdsOfSoleOwnedOrgs.bind({ name }), orgShared: sharedPacksOfSoleOwnedOrgs.bind({ name }) }
+      : {}),
   });
+  const soleOrgs = sole.soleOrgs ?? [];
+  const orgRepos = sole.orgRepos ?? [];
+  const orgShared = sole.orgShared ?? [];
   const target = account[0];
   if (!target) throw notFound();
   reqPublicAccount(caller, target);
@@ -244,9 +247,9 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
   if (repoIds.length > 0 && !purge) throw unprocessable(`user still has ownership of repositories [uid: ${target.id}]`);
   if ((orgs[0] ?? 0) > 0 && !purge) throw unprocessable(`user still has membership of organizations [uid: ${target.id}]`);
   const id = target.id;
-  const purgedOrgs = purge ? soleOrgs : [];
+  const purgedOrgs = soleOrgs;
   const deletedRepos = purge ? [...repoIds, ...orgRepos] : [];
-  const sharedRead = purge ? [...shared, ...orgShared] : shared;
+  const sharedRead = [...shared, ...orgShared];
   const repoint = await releaseSharedPacks(ctx, objects, sharedRead);
   // What was read is checked again when the batch commits: without purge, a repository or
   // membership gained since; with it, a repository (the user's or a purged organization's), a
