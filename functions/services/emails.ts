@@ -10,7 +10,6 @@ import { featureDisabled } from "./common.ts";
 /** Gitea's Email JSON for /user/emails (user_id 0 and username "" as Gitea answers there). */
 const toEmail = (e: EmailRow) => ({ email: e.email, verified: e.isActivated, primary: e.isPrimary, user_id: 0, username: "" });
 
-/** Gitea's ValidateEmail: a plausible address made of the characters e-mail allows. */
 /** Gitea's emailRegexp (models/user/email_address.go): its `+-/` is a range, so `,` passes it. */
 const GITEA_EMAIL = /^[a-zA-Z0-9.!#$%&'*+,\-./=?^_`{|}~]*@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
 
