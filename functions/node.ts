@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
-import { STATUS_CODES, type ServerOptions } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type ServerOptions } from "node:http";
 import type { Duplex } from "node:stream";
 import { dirname, join, resolve } from "node:path";
 import { createApp } from "./app.ts";
@@ -73,6 +73,35 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, ro
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json;charset=utf-8\r\nCache-Control: no-store\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * A CONNECT request is no tunnel here: it gets what any method no route serves gets (405 with
+ * `Allow`, or 404 for a path nothing serves), as Gitea's router answers it. Node hands such a
+ * request to a `connect` listener, and without one drops the connection unanswered; the answer is
+ * the app's own for the same request with a method no route takes (WHATWG `Request` refuses CONNECT).
+ */
+export async function answerConnect(fetch: (req: Request) => Response | Promise<Response>, req: IncomingMessage, socket: Duplex, origin: string) {
+  socket.on("error", () => socket.destroy());
+  try {
+    const headers = new Headers();
+    for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+      const [name, value] = [req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string];
+      if (!/^(?:content-length|transfer-encoding|connection|upgrade|expect)$/i.test(name)) headers.append(name, value);
+    }
+    // The authority form (`CONNECT host:443`) names no path of ours.
+    const target = req.url?.startsWith("/") ? req.url : "/";
+    const res = await fetch(new Request(new URL(target, origin), { method: "PROPFIND", headers }));
+    const body = Buffer.from(await res.arrayBuffer());
+    const head = [`HTTP/1.1 ${res.status} ${STATUS_CODES[res.status] ?? ""}`];
+    res.headers.forEach((value, name) => {
+      if (name !== "content-length" && name !== "connection" && name !== "transfer-encoding") head.push(`${name}: ${value}`);
+    });
+    head.push(`Content-Length: ${body.length}`, "Connection: close", "", "");
+    socket.end(Buffer.concat([Buffer.from(head.join("\r\n"), "latin1"), body]));
+  } catch {
+    socket.destroy();
+  }
 }
 
 /**
@@ -163,6 +192,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   const server = serve({ fetch, port, hostname, serverOptions: HTTP_OPTIONS });
   server.setTimeout(IDLE_SOCKET_MS);
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, settings.server.rootUrl ?? `http://${hostname}:${port}/`));
+  server.on("connect", (req: IncomingMessage, socket: Duplex) => void answerConnect(fetch, req, socket, `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`));
   await new Promise<void>((ok) => {
     const failed = (e: NodeJS.ErrnoException) => {
       console.error(`cannot start: cannot listen on ${hostname}:${port}: ${e.code ?? e.message}`);

@@ -549,6 +549,23 @@ for (const target of targets()) {
       }
     });
 
+    // Node's server only: a CONNECT never reaches a Worker's fetch handler (Cloudflare's edge takes
+    // it; locally, Miniflare's entry Worker answers it with its own 500).
+    it.skipIf(target.name !== "node")("a CONNECT request is answered as any method no route serves (405 with Allow, or 404), not dropped unanswered", async () => {
+      const { hostname, port } = new URL(target.url);
+      const served = await raw(target, `CONNECT /api/v1/version HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+      expect(statusOf(served), served.slice(0, 200)).toBe(405);
+      expect(served).toMatch(/\r\nallow: GET, HEAD\r\n/i);
+      expect(JSON.parse(bodyOf(served))).toEqual({ message: "Method Not Allowed", url: expect.stringMatching(/api\/swagger$/) });
+      const unknown = await raw(target, `CONNECT /api/v1/no/such/route HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+      expect(statusOf(unknown), unknown.slice(0, 200)).toBe(404);
+      const authority = await raw(target, `CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n`);
+      expect(statusOf(authority), authority.slice(0, 200)).toBe(404);
+      // The tunnel is never opened: what follows the request is not relayed anywhere.
+      expect(authority).toMatch(/\r\nConnection: close\r\n/);
+      expect((await call("GET", "/api/v1/version")).status).toBe(200);
+    });
+
     // Node's server only: under workerd the runtime owns the client's connection (in production,
     // Cloudflare's edge), and workerd resets one whose body the Worker left unread.
     it.skipIf(target.name !== "node")("a client that keeps its connection after a 413 is not left with a dropped one: its next requests are answered", async () => {
