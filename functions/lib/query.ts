@@ -64,25 +64,26 @@ export function parseGoInt(s: string, goBase: 0 | 10 = 0, saturate = false): num
   if (t === "") return null;
   let base = 10;
   let digits = t;
-  if (goBase === 10) {
-    if (!/^[0-9]+$/.test(t)) return null;
-  } else {
-    if (t.length >= 3 && t[0] === "0" && /[bBoOxX]/.test(t[1]!)) {
-      base = /[xX]/.test(t[1]!) ? 16 : /[oO]/.test(t[1]!) ? 8 : 2;
-      digits = t.slice(2);
-    } else if (t[0] === "0" && t.length > 1) {
-      base = 8;
-      digits = t.slice(1);
-    }
-    if (t.includes("_")) {
-      if (!underscoreOK(t)) return null;
-      digits = digits.replace(/_/g, "");
-    }
+  if (goBase === 0 && t[0] === "0" && t.length > 1) {
+    const prefixed = t.length >= 3 ? { x: 16, o: 8, b: 2 }[t[1]!.toLowerCase()] : undefined;
+    base = prefixed ?? 8;
+    digits = t.slice(prefixed ? 2 : 1);
   }
-  const re = base === 16 ? /^[0-9a-fA-F]+$/ : base === 8 ? /^[0-7]+$/ : base === 2 ? /^[01]+$/ : /^[0-9]+$/;
-  if (!re.test(digits)) return null;
-  const prefix = base === 16 ? "0x" : base === 8 ? "0o" : base === 2 ? "0b" : "";
-  let v = BigInt(prefix + digits);
+  // Go's ParseUint, left to right: a bad character is a syntax error where it stands, but a value
+  // past 64 bits is a range error as soon as it overflows, whatever follows.
+  let v = 0n;
+  let underscores = false;
+  for (const c of digits) {
+    if (c === "_" && goBase === 0) {
+      underscores = true;
+      continue;
+    }
+    const d = c >= "0" && c <= "9" ? c.charCodeAt(0) - 48 : /[a-zA-Z]/.test(c) ? c.toLowerCase().charCodeAt(0) - 87 : 99;
+    if (d >= base) return null;
+    v = v * BigInt(base) + BigInt(d);
+    if (v > 0xffffffffffffffffn) return saturate ? (neg ? -9223372036854775808n : 9223372036854775807n) : null;
+  }
+  if (underscores && !underscoreOK(t)) return null;
   if (neg) v = -v;
   if (v > 9223372036854775807n) return saturate ? 9223372036854775807n : null;
   if (v < -9223372036854775808n) return saturate ? -9223372036854775808n : null;
