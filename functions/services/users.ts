@@ -212,7 +212,7 @@ export async function adminEditUser(ctx: Ctx, username: string, form: EditUserOp
     if (!updated) throw notFound();
     return toUser(updated, viewerOf(caller), site(ctx));
   } catch (err) {
-    if (isGuardTrip(err)) throw badRequest("can not remove the last admin user");
+    if (isGuardTrip(err)) throw badRequest(`can not delete the last admin user [uid: ${id}]`);
     if (uniqueViolation(err)?.includes("email_address")) throw badRequest(`e-mail already in use [email: ${email}]`);
     throw err;
   }
@@ -273,7 +273,8 @@ export async function adminDeleteUser(ctx: Ctx, username: string, purge: boolean
     const now = await read(ctx, { orgs: orgCountOfUser.bind({ name }), repos: repoIdsOfOwner.bind({ name }) });
     if (now.repos.length > 0) throw unprocessable(`user still has ownership of repositories [uid: ${id}]`);
     if ((now.orgs[0] ?? 0) > 0) throw unprocessable(`user still has membership of organizations [uid: ${id}]`);
-    throw unprocessable("can not delete the last admin user or the last owner of an organization");
+    // Without repositories and memberships, only the last-admin clause can have tripped (Gitea's ErrDeleteLastAdminUser).
+    throw unprocessable(`can not delete the last admin user [uid: ${id}]`);
   }
   await deleteStorage(objects, purge ? deletedRepos : repoIds);
 }

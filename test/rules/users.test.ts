@@ -348,7 +348,7 @@ describe("PATCH /admin/users/{username}", () => {
     const t2 = await testApp();
     const only = await seedUser(t2.db, { admin: true });
     const res = await t2.request(`/api/v1/admin/users/${only.name}`, { method: "PATCH", headers: token(await only.token()), json: { admin: false, full_name: "Nope" } });
-    await expectRefusal(res, 400, "can not remove the last admin user");
+    await expectRefusal(res, 400, `can not delete the last admin user [uid: ${only.id}]`);
     const [row] = await t2.db.select().from(user).where(eq(user.id, only.id));
     expect(row).toMatchObject({ isAdmin: true, fullName: "" });
     t2.close();
@@ -373,6 +373,18 @@ describe("PATCH /admin/users/{username}", () => {
 });
 
 describe("DELETE /admin/users/{username}", () => {
+  it("an admin who loses the flag between the delete's read and its write deletes nothing (403 user should be the site admin), so the last site admin is never deleted", async () => {
+    const w = interleavedWrites();
+    const t2 = await testApp({}, { wrap: w.wrap });
+    const caller = await seedUser(t2.db, { admin: true });
+    const other = await seedUser(t2.db, { admin: true });
+    const callerToken = await caller.token();
+    w.beforeNextWrite("UPDATE user SET is_admin = 0 WHERE id = ?", [caller.id]);
+    await expectRefusal(t2.request(`/api/v1/admin/users/${other.name}`, { method: "DELETE", headers: token(callerToken) }), 403, "user should be the site admin");
+    expect(await t2.db.select().from(user).where(eq(user.id, other.id))).toHaveLength(1);
+    t2.close();
+  });
+
   it("removes the account, its tokens and e-mails; its tokens stop working at once", async () => {
     const u = await seedUser(t.db);
     const tok = await u.token();
