@@ -332,9 +332,11 @@ export async function resolveCaller(
   if (!caller && settings.service.requireSignInView) throw bareForbidden("Only signed in user is allowed to call APIs.");
   if (creds.sudo) {
     if (!caller?.isAdmin) throw bareForbidden("Only administrators allowed to sudo.");
+    // A public-only token holds no admin reach (it sees no other account's private data), so it
+    // may not act as another account either — whoever that is, so the answer names no one.
+    if (caller.publicOnly) throw bareForbidden("a public-only token cannot sudo");
     const target = sudoRows[0];
-    // a public-only token may not become a limited or private user: to it they do not exist
-    if (!target || (caller.publicOnly && target.visibility !== 0)) throw notFound();
+    if (!target) throw notFound();
     caller = { ...caller, id: target.id, row: target, isAdmin: target.isAdmin };
   }
   if (caller?.viaToken && route.scopes.length > 0) {

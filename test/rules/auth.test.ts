@@ -142,12 +142,12 @@ describe("sudo", () => {
     const res = await t.request("/api/v1/user?sudo=ghost-nobody", { headers: token(await admin.token()) });
     await expectRefusal(res, 404, NOT_FOUND);
   });
-  it("public-only rule: a public-only token may not sudo to a limited or private user (404, as a missing one), nor find one through the admin routes", async () => {
+  it("public-only rule: a public-only token may not sudo at all (403 whoever the target: it would read that account's own private data — e-mail, concealed memberships, blocks), nor find a limited or private user through the admin routes", async () => {
     const publicOnly = await admin.token(["public-only", "all"]);
     const full = await admin.token(["all"]);
     for (const visibility of [1, 2]) {
       const hidden = await seedUser(t.db, { visibility });
-      await expectRefusal(t.request(`/api/v1/user?sudo=${hidden.name}`, { headers: token(publicOnly) }), 404, NOT_FOUND, `sudo ${visibility}`);
+      await expectRefusal(t.request(`/api/v1/user?sudo=${hidden.name}`, { headers: token(publicOnly) }), 403, "a public-only token cannot sudo", `sudo ${visibility}`);
       await expectRefusal(t.request(`/api/v1/admin/users/${hidden.name}`, { method: "PATCH", headers: token(publicOnly), json: { location: "x" } }), 404, NOT_FOUND, `edit ${visibility}`);
       await expectRefusal(t.request(`/api/v1/admin/users/${hidden.name}`, { method: "DELETE", headers: token(publicOnly) }), 404, NOT_FOUND, `delete ${visibility}`);
       // nothing was changed, and the same token with full reach does all three
@@ -155,8 +155,12 @@ describe("sudo", () => {
       expect((await t.request(`/api/v1/admin/users/${hidden.name}`, { method: "PATCH", headers: token(full), json: {} })).status).toBe(200);
       expect((await t.request(`/api/v1/admin/users/${hidden.name}`, { method: "DELETE", headers: token(full) })).status).toBe(204);
     }
-    // a public user stays reachable to the public-only token
-    expect((await (await t.request(`/api/v1/user?sudo=${alice.name}`, { headers: token(publicOnly) })).json()).login).toBe(alice.name);
+    // a public user, a missing one and the Sudo header alike: the same refusal
+    for (const name of [alice.name, "ghost-nobody"]) {
+      await expectRefusal(t.request(`/api/v1/user?sudo=${name}`, { headers: token(publicOnly) }), 403, "a public-only token cannot sudo", name);
+      await expectRefusal(t.request("/api/v1/user/emails", { headers: { ...token(publicOnly), Sudo: name } }), 403, "a public-only token cannot sudo", `header ${name}`);
+    }
+    // the admin routes still reach a public user
     expect((await t.request(`/api/v1/admin/users/${alice.name}`, { method: "PATCH", headers: token(publicOnly), json: {} })).status).toBe(200);
   });
 });
