@@ -226,6 +226,35 @@ describe("members (rule 6) and delete", () => {
     await expectRefusal(t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { headers: token(ownerTok) }), 404, NOT_FOUND);
   });
 
+  it("a team's roster shows a concealed organization membership only to whom the organization's member list shows it: outsiders and public-only tokens see public members, as a non-member (404, counts included)", async () => {
+    const tm = await (await createTeam({ name: uniq("pubroster"), permission: "read", units: ["repo.code"], visibility: "public" })).json();
+    const [concealed, shown, fellow, stranger] = [await seedUser(t.db), await seedUser(t.db), await seedUser(t.db), await seedUser(t.db)];
+    for (const u of [concealed, shown]) expect((await t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { method: "PUT", headers: token(ownerTok) })).status).toBe(204);
+    await seedMember(t, org, fellow);
+    await t.db.update(orgUser).set({ isPublic: true }).where(and(eq(orgUser.orgId, org.id), eq(orgUser.uid, shown.id)));
+    const admin = await seedUser(t.db, { admin: true });
+    const roster = async (tk: string) => {
+      const res = await t.request(`/api/v1/teams/${tm.id}/members`, { headers: token(tk) });
+      expect(res.status).toBe(200);
+      return { names: ((await res.json()) as { login: string }[]).map((u) => u.login).sort(), total: res.headers.get("X-Total-Count") };
+    };
+    const all = { names: [concealed.name, shown.name].sort(), total: "2" };
+    const publicOnes = { names: [shown.name], total: "1" };
+    const strangerTok = await stranger.token();
+    // the team itself is visible to the stranger (a public team)
+    expect((await t.request(`/api/v1/teams/${tm.id}`, { headers: token(strangerTok) })).status).toBe(200);
+    expect(await roster(strangerTok)).toEqual(publicOnes);
+    expect(await roster(await fellow.token(["public-only", "read:organization", "read:user"]))).toEqual(publicOnes);
+    expect(await roster(await admin.token(["public-only", "read:organization", "read:user"]))).toEqual(publicOnes);
+    for (const tk of [await fellow.token(), ownerTok, await admin.token()]) expect(await roster(tk)).toEqual(all);
+    // the single check: a concealed member answers as a user outside the team
+    const outside = await t.request(`/api/v1/teams/${tm.id}/members/${stranger.name}`, { headers: token(strangerTok) });
+    await expectRefusal(t.request(`/api/v1/teams/${tm.id}/members/${concealed.name}`, { headers: token(strangerTok) }), 404, NOT_FOUND);
+    expect(outside.status).toBe(404);
+    expect((await t.request(`/api/v1/teams/${tm.id}/members/${shown.name}`, { headers: token(strangerTok) })).status).toBe(200);
+    expect((await t.request(`/api/v1/teams/${tm.id}/members/${concealed.name}`, { headers: token(await fellow.token()) })).status).toBe(200);
+  });
+
   it("the last owner cannot leave the Owners team; the Owners team cannot be deleted", async () => {
     await expectRefusal(t.request(`/api/v1/teams/${org.ownersTeamId}/members/${owner.name}`, { method: "DELETE", headers: token(ownerTok) }), 422, `user is the last member of owner team [uid: ${owner.id}]`);
     await expectRefusal(t.request(`/api/v1/teams/${org.ownersTeamId}`, { method: "DELETE", headers: token(ownerTok) }), 422, "the Owners team cannot be deleted");

@@ -186,7 +186,18 @@ export const DELETE_TEAM = [
 
 // ---- members ----
 
-const MEMBERS = sql`FROM team_user JOIN user ON user.id = team_user.uid WHERE team_user.team_id = ${p("id")} AND ${userVisibleSql(V, sql`user.id`, sql`user.visibility`, "user")}`;
+/**
+ * Whether the viewer may see that team_user row `tu` is a member of its organization: as the
+ * organization's member list decides (orgs.ts) — a public membership, or a site admin, or a fellow
+ * member whose token is not public-only. A team visible to outsiders (a public or limited one)
+ * shows them its public members only, so its roster never reveals a concealed membership.
+ */
+const membershipSeen = (tu: string) =>
+  sql`(EXISTS (SELECT 1 FROM org_user pu WHERE pu.org_id = ${sql.raw(tu)}.org_id AND pu.uid = ${sql.raw(tu)}.uid AND pu.is_public = 1)
+    OR ${V.isAdmin} OR (NOT ${V.publicOnly} AND ${isOrgMemberSql(sql.raw(`${tu}.org_id`), V.id)}))`;
+
+const MEMBERS = sql`FROM team_user JOIN user ON user.id = team_user.uid WHERE team_user.team_id = ${p("id")} AND ${userVisibleSql(V, sql`user.id`, sql`user.visibility`, "user")}
+  AND ${membershipSeen("team_user")}`;
 
 /** The members of team :id the viewer may see, by name, one page, and their count. */
 export const membersOfTeam = viewerQuery<UserRow, { id: number; limit: number; offset: number }>(
@@ -203,15 +214,16 @@ export interface MemberRow {
 }
 
 /** User :name, when the viewer may see it (a user it may not see is absent), and whether it is in team :id. */
-const memberOf = (visible: SQL, extra: SQL = sql``) =>
-  sql`SELECT ${U.select}, EXISTS (SELECT 1 FROM team_user m WHERE m.team_id = ${p("id")} AND m.uid = user.id)${extra}
+const memberOf = (visible: SQL, extra: SQL = sql``, membership: SQL = sql``) =>
+  sql`SELECT ${U.select}, EXISTS (SELECT 1 FROM team_user m WHERE m.team_id = ${p("id")} AND m.uid = user.id${membership})${extra}
       FROM user WHERE user.lower_name = ${p("name")} AND ${visible} LIMIT 1`;
 
 const memberRow = (r: Row): MemberRow => ({ u: U.read(r, 0), inTeam: bool(r[U.width]) });
 
 export const memberOfTeam = viewerQuery<MemberRow, { id: number; name: string }>(
   "memberOfTeam",
-  memberOf(userVisibleSql(V, sql`user.id`, sql`user.visibility`, sql`user.type`)),
+  // a concealed membership the viewer may not see answers as no membership
+  memberOf(userVisibleSql(V, sql`user.id`, sql`user.visibility`, sql`user.type`), sql``, sql` AND ${membershipSeen("m")}`),
   memberRow,
 );
 
