@@ -2,7 +2,7 @@
  * Webhook delivery (Gitea services/webhook/deliver.go): pending `hook_task` rows are claimed,
  * re-checked against their hook as it is now, sent once and recorded. The event seam inserted them
  * in the write that produced the event, so a delivery exists exactly when its write committed; a
- * deliverer that stops mid-way leaves its claim to expire (`CLAIM_LEASE_S`), and the next sweep
+ * deliverer that stops mid-way leaves its claim to expire (`claimLeaseS`), and the next sweep
  * sends what it held (at least once). Failed deliveries are recorded, not retried (as Gitea).
  *
  * Runs off the request path: on Node in the server's process (`HookDeliverer`), on the Worker in
@@ -18,8 +18,14 @@ import type { Settings } from "../lib/settings.ts";
 import { compileGlob } from "../lib/glob.ts";
 import { nowUnix } from "./common.ts";
 
-/** How long a claim holds a task before another sweep may take it over. */
-export const CLAIM_LEASE_S = 120;
+/**
+ * How long a claim holds a task before another sweep may take it over: at least 2 minutes, and
+ * always longer than a delivery may take (`[webhook] DELIVER_TIMEOUT` bounds the whole exchange,
+ * redirects included; a minute more covers recording it). A shorter lease let the sweep's own idle
+ * slots take over a slow delivery still in flight: sent again every lease, its answer never recorded,
+ * and the hook's later events held behind it for good.
+ */
+export const claimLeaseS = (deliverTimeoutMs: number) => Math.max(120, Math.ceil(deliverTimeoutMs / 1000) + 60);
 /** Deliveries in flight at once per sweep (each slot claims its next task when it is done). */
 const SLOTS = 8;
 /** Deliveries one sweep makes at most before it returns (the caller starts another). */
@@ -198,6 +204,7 @@ export interface SweepControl {
  * two of one hook's at once.
  */
 export async function deliverPending(deps: DeliveryDeps, control: SweepControl = {}): Promise<number> {
+  const lease = claimLeaseS(deps.settings.webhook.deliverTimeoutMs);
   let count = 0;
   let inFlight = 0;
   let waiters: (() => void)[] = [];
@@ -234,7 +241,7 @@ export async function deliverPending(deps: DeliveryDeps, control: SweepControl =
       const claimed = claimedHookTasks.bind({ claim });
       let task: Row | undefined;
       try {
-        const [, rows] = await writeWithRetry(deps.driver, [claimHookTask.bind({ claim, now, staleBefore: now - CLAIM_LEASE_S + 1 }), claimed]);
+        const [, rows] = await writeWithRetry(deps.driver, [claimHookTask.bind({ claim, now, staleBefore: now - lease + 1 }), claimed]);
         task = rows?.[0];
       } catch (err) {
         console.error(`webhook delivery: claiming a task failed: ${(err as Error).message}`);

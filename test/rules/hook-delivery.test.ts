@@ -550,6 +550,34 @@ describe("how it is delivered", () => {
     expect(order.filter((p) => p.organization.login === slow.name).map((p) => p.repository.id)).toEqual(made);
   });
 
+  it("a delivery still in flight is never taken over by the sweep's own idle slots, however long DELIVER_TIMEOUT allows it to take: sent once, its answer recorded, the hook's next event delivered", async () => {
+    const o = await seedOrg(t, owner);
+    const other = await seedOrg(t, owner);
+    await hook(o, { events: ["repository"], config: { url: `${rx.url}/long` } });
+    await hook(other, { events: ["repository"] });
+    const [first, second] = [await orgRepo(o), await orgRepo(o)];
+    await orgRepo(other);
+    // The receiver makes the first delivery look 150 s old (past a 2-minute lease, within a
+    // 300 s DELIVER_TIMEOUT) and answers it after the idle slots have polled for work again.
+    let aged = false;
+    rx.answer = (r) => {
+      if (aged || r.url !== "/long" || JSON.parse(r.body).repository.id !== first.id) return { status: 200 };
+      aged = true;
+      void t.driver.batch([{ text: "UPDATE hook_task SET claimed_unix = claimed_unix - 150 WHERE is_delivered = 0 AND claim <> ''", args: [] }], "write");
+      return { status: 200, delayMs: 2500 };
+    };
+    const before = rx.got.length;
+    await deliver({ ...ENV, GITEA__webhook__DELIVER_TIMEOUT: "300" });
+    rx.answer = () => ({ status: 200 });
+    const mine = rx.got.slice(before).filter((r) => r.url === "/long").map((r) => ({ id: JSON.parse(r.body).repository.id, delivery: r.headers["x-gitea-delivery"] }));
+    expect(mine.map((m) => m.id)).toEqual([first.id, second.id]);
+    const tasks = await t.db.select().from(hookTask).where(eq(hookTask.hookId, (await t.db.select().from(webhook).where(eq(webhook.ownerId, o.id)))[0]!.id));
+    expect(tasks.map((x) => [x.isDelivered, x.isSucceed])).toEqual([
+      [true, true],
+      [true, true],
+    ]);
+  });
+
   it("work that arrives while a slow receiver holds a sweep is picked up by a waiting slot, not after the slow backlog", async () => {
     const slow = await seedOrg(t, owner);
     const late = await seedOrg(t, owner);
