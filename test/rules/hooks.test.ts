@@ -116,9 +116,26 @@ describe("create", () => {
     }
   });
 
-  it("events are normalized: issues_only → issues, unknown names dropped", async () => {
-    const body = await (await create({ ...good, events: ["push", "issues_only", "create", "bogus"] })).json();
-    expect(body.events).toEqual(["push", "issues", "create"]);
+  it("events are turned on as Gitea's addHook does: `issues`/`pull_request` turn on their whole group, `*_only` the bare event, names in any case; an unknown name turns on nothing (not push); only an empty list means push", async () => {
+    const events = async (list: unknown) => (await (await create({ ...good, events: list })).json()).events;
+    expect(await events(["push", "issues_only", "create", "bogus"])).toEqual(["create", "push", "issues"]);
+    expect(await events(["bogus"])).toEqual([]);
+    expect(await events([" push"])).toEqual([]);
+    expect(await events([])).toEqual(["push"]);
+    expect(await events(["PUSH", "Pull_Request_Only"])).toEqual(["push", "pull_request"]);
+    expect(await events(["issues", "pull_request"])).toEqual([
+      "issues", "issue_assign", "issue_label", "issue_milestone", "issue_comment",
+      "pull_request", "pull_request_assign", "pull_request_label", "pull_request_milestone", "pull_request_comment", "pull_request_review", "pull_request_review_request", "pull_request_sync",
+    ]);
+  });
+
+  it("an edit's events are turned on the same way, except package, status and workflow_job, which only a create sets (Gitea's editHook keeps them); an edit without events keeps them all", async () => {
+    const h = await (await create({ ...good, events: ["package", "push"] })).json();
+    expect(h.events).toEqual(["push", "package"]);
+    const edit = async (json: unknown) => (await (await t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json })).json()).events;
+    expect(await edit({ events: ["create", "status"] })).toEqual(["create", "package"]);
+    expect(await edit({ events: ["bogus"] })).toEqual(["package"]);
+    expect(await edit({ active: true })).toEqual(["package"]);
   });
 });
 
