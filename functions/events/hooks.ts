@@ -224,10 +224,14 @@ export function pushHookRows(s: HookSource, r: RefChange, guard: Guard, now: num
  * then `repository` created to the new owner's; a fork shows its base as `parent`.
  */
 export function repositoryCreatedTasks(src: HookSource, created: RepositoryRow, base: { repo: HookRepo; mode: number } | null, now: number): Bound<number>[] {
-  const json = (f: NewRepoFields) => ({ ...hookRepository(src.repo, src.site, ACCESS.owner, base?.repo ?? null), ...f });
+  const json = (parent: HookRepo | null) => (f: NewRepoFields) => ({ ...hookRepository(src.repo, src.site, ACCESS.owner, parent), ...f });
+  // The new owner's hooks see the base as anyone would: embedded when it is its own or public to
+  // all, left out otherwise (Gitea embeds it whatever the receiver may see: a private base's
+  // name and description reached an organization that may not read it).
+  const baseOpenTo = (ownerId: number) => base && (base.repo.owner.id === ownerId || (!base.repo.repo.isPrivate && base.repo.owner.visibility === 0)) ? base.repo : null;
   const out: Bound<number>[] = [];
-  if (base) out.push(...hookTasksOfNewRepo({ ...src, repo: base.repo }, "fork", created, (f) => forkPayload(src, base.repo, base.mode, json(f)), now));
-  out.push(...hookTasksOfNewRepo(src, "repository", created, (f) => repositoryPayload(src, "created", json(f)), now));
+  if (base) out.push(...hookTasksOfNewRepo({ ...src, repo: base.repo }, "fork", created, (f) => forkPayload(src, base.repo, base.mode, json(base.repo)(f)), now));
+  out.push(...hookTasksOfNewRepo(src, "repository", created, (f) => repositoryPayload(src, "created", json(baseOpenTo(src.repo.owner.id))(f)), now));
   return out;
 }
 

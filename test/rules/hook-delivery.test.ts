@@ -327,6 +327,31 @@ describe("what is delivered", () => {
     const gone = rx.of("repository").find((r) => r.json.action === "deleted" && r.json.repository.full_name === repo.full_name)!;
     expect(gone.json).toMatchObject({ repository: { id: repo.id }, organization: { login: o.name } });
   });
+
+  it("a fork's `repository` created payload to its new owner's hooks embeds the base only where anyone may see it: a private base stays out (its own organization's `fork` payload keeps it)", async () => {
+    const base = await seedOrg(t, owner);
+    const target = await seedOrg(t, owner);
+    await hook(base, { events: ["fork"] });
+    await hook(target, { events: ["repository"] });
+    const secret = await orgRepo(base, { private: true, description: "TOP SECRET" });
+    const open = await orgRepo(base);
+    const forkInto = async (r: { full_name: string }, name: string) => {
+      const res = await t.request(`/api/v1/repos/${r.full_name}/forks`, { method: "POST", headers: token(tk), json: { organization: target.name, name } });
+      expect(res.status).toBe(202);
+      return (await res.json()) as { full_name: string };
+    };
+    const [secretFork, openFork] = [await forkInto(secret, `${secret.name}-f`), await forkInto(open, `${open.name}-f`)];
+    const before = rx.got.length;
+    await deliver();
+    const created = (full: string) => rx.of("repository").find((r) => r.json.action === "created" && r.json.repository.full_name === full)!.json;
+    expect(created(secretFork.full_name).repository).toMatchObject({ fork: true });
+    expect(created(secretFork.full_name).repository.parent).toBeUndefined();
+    // (the fork's own description is the base's, copied when it was made, and is the fork's to show)
+    expect(rx.got.slice(before).some((r) => r.headers["x-gitea-event"] === "repository" && r.body.includes(`"full_name": "${secret.full_name}"`))).toBe(false);
+    expect(created(openFork.full_name).repository.parent).toMatchObject({ full_name: open.full_name });
+    const forkEvent = rx.of("fork").find((r) => r.json.forkee.full_name === secret.full_name)!.json;
+    expect(forkEvent.repository.parent).toMatchObject({ full_name: secret.full_name, description: "TOP SECRET" });
+  });
 });
 
 describe("chat hooks", () => {
