@@ -58,7 +58,12 @@ function classifyV6(g: V6): Kind {
   if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return embedded(g[6], g[7]); // ::ffff:a.b.c.d
   if (g[0] === 0x64 && g[1] === 0xff9b) return "blocked"; // NAT64 reaches IPv4 through a translator
   if (g[0] === 0x2002) return "blocked"; // 6to4
+  if (g.slice(0, 4).every((x) => x === 0) && g[4] === 0xffff && g[5] === 0) return "blocked"; // SIIT ::ffff:0:a.b.c.d
+  if (g[0] === 0x2001 && g[1] === 0) return "blocked"; // Teredo wraps an IPv4 address
+  if (g[0] === 0x2001 && g[1] === 0xdb8) return "blocked"; // documentation
+  if (g[0] === 0x100 && g[1] === 0 && g[2] === 0 && g[3] === 0) return "blocked"; // discard-only 100::/64
   if ((g[0] & 0xfe00) === 0xfc00) return "private"; // unique local
+  if ((g[0] & 0xffc0) === 0xfec0) return "private"; // site-local (deprecated, routed inside a site)
   if ((g[0] & 0xffc0) === 0xfe80 || (g[0] & 0xff00) === 0xff00) return "blocked"; // link-local, multicast
   if (g.slice(0, 6).every((x) => x === 0)) return "blocked"; // deprecated IPv4-compatible forms
   return "external";

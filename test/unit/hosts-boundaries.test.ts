@@ -75,8 +75,13 @@ const V6_RANGES: { range: string; first: string; last: string; kind: Kind; below
   { range: "64:ff9b::/32 (NAT64)", first: "64:ff9b::", last: "64:ff9b:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked", below: "64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff", above: "64:ff9c::" },
   { range: "2002::/16 (6to4)", first: "2002::", last: "2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked", below: "2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", above: "2003::" },
   { range: "fc00::/7 (unique local)", first: "fc00::", last: "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", kind: "private", below: "fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", above: "fe00::" },
-  { range: "fe80::/10 (link-local)", first: "fe80::", last: "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked", below: "fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", above: "fec0::" },
-  { range: "ff00::/8 (multicast)", first: "ff00::", last: "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked", below: "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff" },
+  { range: "fe80::/10 (link-local)", first: "fe80::", last: "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked", below: "fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff" },
+  { range: "fec0::/10 (site-local, deprecated)", first: "fec0::", last: "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", kind: "private" },
+  { range: "::ffff:0:0/96 (SIIT)", first: "::ffff:0:0:0", last: "::ffff:0:ffff:ffff", kind: "blocked", below: "0:0:0:0:fffe:ffff:ffff:ffff", above: "0:0:0:0:ffff:1::" },
+  { range: "2001::/32 (Teredo)", first: "2001::", last: "2001:0:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked", below: "2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff", above: "2001:1::" },
+  { range: "2001:db8::/32 (documentation)", first: "2001:db8::", last: "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked", below: "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", above: "2001:db9::" },
+  { range: "100::/64 (discard-only)", first: "100::", last: "100::ffff:ffff:ffff:ffff", kind: "blocked", below: "ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", above: "100:0:0:1::" },
+  { range: "ff00::/8 (multicast)", first: "ff00::", last: "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", kind: "blocked" },
 ];
 const V6_CASES: [string, Kind][] = V6_RANGES.flatMap((r) => [
   [r.first, r.kind],
