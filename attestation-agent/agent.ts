@@ -2,6 +2,7 @@
  * Wires configuration to devices and the server: opens the TPM transport, the configfs-tsm
  * client and the cloud provider, detects (or takes) the platform, logs it once, and serves.
  */
+import { Code, ConnectError } from "@connectrpc/connect";
 import { AzureMaaProvider } from "./cloud/azure-maa.ts";
 import { GcpLauncherProvider } from "./cloud/gcp.ts";
 import type { CloudTokenProvider } from "./cloud/provider.ts";
@@ -88,6 +89,7 @@ export async function startAgent(c: AgentConfig, deps: { configFs?: ConfigFs; lo
   const keepTpm = !!vtpm || !!c.azureMaaUrl;
   if (!keepTpm && tpm) await tpm.close();
   const cloud = cloudProvider(c, keepTpm ? tpm : undefined);
+  const stopping = new AbortController();
   const attestation = createAttestationService({
     caps,
     vtpm,
@@ -97,6 +99,7 @@ export async function startAgent(c: AgentConfig, deps: { configFs?: ConfigFs; lo
     callTimeoutMs: c.callTimeoutMs,
     defaultDeadlineMs: c.defaultDeadlineMs,
     maxQueuedCalls: c.maxQueuedCalls,
+    stopping: stopping.signal,
   });
   const server = await startServer({ socket: c.socket, mode: c.socketMode, group: c.socketGroup, attestation, protocols: c.protocols, limits: c.limits, log });
   log(`serving attestation.v1.AttestationService on unix:${c.socket} (${c.protocols.join(", ")}; HTTP/2 and HTTP/1.1)`);
@@ -105,7 +108,9 @@ export async function startAgent(c: AgentConfig, deps: { configFs?: ConfigFs; lo
     server,
     tpm: keepTpm ? tpm : undefined,
     async stop(graceMs) {
-      await server.shutdown(graceMs);
+      // Calls still at a device when the grace ends are answered UNAVAILABLE, in their own protocol.
+      await server.shutdown(graceMs, () => stopping.abort(new ConnectError("the agent is shutting down", Code.Unavailable)));
+      // Bounded: a command stuck at the TPM is abandoned, not waited for.
       if (keepTpm) await tpm!.close();
     },
   };

@@ -267,6 +267,9 @@ export const CONNECT_HTTP_STATUS: Record<number, number> = {
   [Code.DataLoss]: 500, [Code.Unauthenticated]: 401,
 };
 
+/** After the shutdown grace, how long answers of the calls it ended get to go out before connections close. */
+const FLUSH_MS = 1000;
+
 /** The HTTP/2 connection preface (RFC 9113 §3.4); every h2c-with-prior-knowledge client starts with it. */
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 
@@ -276,8 +279,11 @@ export interface AgentServer {
   health: HealthState;
   /** Calls (requests) in flight, over both HTTP versions. */
   inflight(): number;
-  /** Stops accepting calls, lets in-flight calls finish (up to `graceMs`), then closes. */
-  shutdown(graceMs?: number): Promise<void>;
+  /**
+   * Stops accepting calls, lets in-flight calls finish (up to `graceMs`), then calls `graceEnded`
+   * (which makes the calls still open answer), gives their answers up to FLUSH_MS, and closes.
+   */
+  shutdown(graceMs?: number, graceEnded?: () => void): Promise<void>;
 }
 
 /**
@@ -486,7 +492,7 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
     server: listener,
     health,
     inflight: () => inflight,
-    async shutdown(graceMs = 10_000) {
+    async shutdown(graceMs = 10_000, graceEnded?: () => void) {
       draining = true;
       health.draining = true;
       health.setServing(false);
@@ -494,9 +500,15 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
       // GOAWAY: clients stop opening streams on these connections; open streams continue.
       for (const s of sessions) s.close();
       h1.closeIdleConnections();
+      const settled = (ms: number) => Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, ms).unref())]);
       if (inflight > 0) {
         opts.log?.(`draining ${inflight} in-flight call(s)`);
-        await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, graceMs).unref())]);
+        await settled(graceMs);
+      }
+      if (inflight > 0) {
+        opts.log?.(`grace of ${graceMs} ms over: ending ${inflight} call(s) still open`);
+        graceEnded?.();
+        await settled(FLUSH_MS);
       }
       for (const s of sessions) s.destroy();
       for (const s of sockets) s.destroy();

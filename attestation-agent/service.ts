@@ -53,6 +53,8 @@ export interface Devices {
   defaultDeadlineMs?: number;
   /** Bound on calls running or waiting for a device; beyond it RESOURCE_EXHAUSTED. */
   maxQueuedCalls?: number;
+  /** Aborted when the shutdown grace ends: calls still at a device end with its reason (UNAVAILABLE). */
+  stopping?: AbortSignal;
 }
 
 /** Zero-pads `b` to `size` bytes (callers checked the length). */
@@ -106,9 +108,12 @@ export function createAttestationService(dev: Devices): ServiceImpl<typeof Attes
     const release = admission.enter();
     const controller = new AbortController();
     const onAbort = () => controller.abort(ctx.signal.reason);
+    const onStop = () => controller.abort(dev.stopping!.reason); // !: only registered on dev.stopping
     const timer = setTimeout(() => controller.abort(new DOMException("the call exceeded the agent's deadline", "TimeoutError")), Math.min(ctx.timeoutMs() ?? defaultDeadline, callTimeout));
     if (ctx.signal.aborted) onAbort();
     else ctx.signal.addEventListener("abort", onAbort, { once: true });
+    if (dev.stopping?.aborted) onStop();
+    else dev.stopping?.addEventListener("abort", onStop, { once: true });
     // The call ends at its deadline (or cancellation) even while a device command it started is
     // stuck — a TPM command cannot be taken back, and a caller that does not enforce its own deadline
     // would wait for the device's timeout. Its slot is released once the device is done with it.
@@ -123,6 +128,7 @@ export function createAttestationService(dev: Devices): ServiceImpl<typeof Attes
       .finally(() => {
         clearTimeout(timer);
         ctx.signal.removeEventListener("abort", onAbort);
+        dev.stopping?.removeEventListener("abort", onStop);
         release();
       });
     try {

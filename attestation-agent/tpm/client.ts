@@ -43,7 +43,7 @@ import {
   type PcrBankSelection,
   type Response,
 } from "./marshal.ts";
-import type { TpmTransport } from "./transport.ts";
+import { TpmTransportError, type TpmTransport } from "./transport.ts";
 
 /** The TPM answered with a non-success response code. */
 export class TpmError extends Error {
@@ -68,6 +68,7 @@ function abortError(signal: AbortSignal): Error {
 export class TpmClient {
   readonly transport: TpmTransport;
   private tail: Promise<unknown> = Promise.resolve();
+  private closed = false;
   constructor(transport: TpmTransport) {
     this.transport = transport;
   }
@@ -80,6 +81,7 @@ export class TpmClient {
     const job = this.tail.then(async () => {
       for (let attempt = 0; ; attempt++) {
         if (signal?.aborted) throw abortError(signal);
+        if (this.closed) throw new TpmTransportError("the TPM connection is closed");
         const res = parseResponse(await this.transport.send(cmd));
         if (res.rc === RC.SUCCESS) return res;
         if (RETRYABLE.has(res.rc) && attempt < MAX_RETRIES) {
@@ -212,9 +214,19 @@ export class TpmClient {
     return parseRsaDecrypt(await this.run("RSA_Decrypt", rsaDecryptCommand(key, policySessionAuth(session), ciphertext), signal));
   }
 
-  async close(): Promise<void> {
-    await this.tail;
-    await this.transport.close();
+  /**
+   * Closes the connection: commands still queued fail at once, a command in flight gets up to
+   * `waitMs` to answer before the transport is closed under it (a stalled TPM cannot hold up a
+   * shutdown), and closing the transport itself is bounded by the same time.
+   */
+  async close(waitMs = 1000): Promise<void> {
+    this.closed = true;
+    const bound = (p: Promise<unknown>) => {
+      let timer: NodeJS.Timeout | undefined;
+      return Promise.race([p, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]).finally(() => clearTimeout(timer));
+    };
+    await bound(this.tail);
+    await bound(this.transport.close());
   }
 }
 

@@ -43,7 +43,8 @@ export async function startAgentProcess(socket: string, args: string[], env: Nod
     socket,
     stderr: () => err,
     async stop(signal = "SIGTERM") {
-      if (child.exitCode === null && child.pid) {
+      // A process killed by a signal has exitCode null too: signalCode says it is gone.
+      if (child.exitCode === null && child.signalCode === null && child.pid) {
         process.kill(-child.pid, signal);
         const t = setTimeout(() => child.exitCode === null && child.pid && process.kill(-child.pid, "SIGKILL"), 15_000);
         const code = await exited;

@@ -338,6 +338,34 @@ describe("robustness", () => {
     }
   });
 
+  it("SIGTERM with a call stuck at a stalled TPM: when the 10 s grace ends the call gets UNAVAILABLE, and the agent exits 0 within systemd's TimeoutStopSec (15 s)", async () => {
+    const t2 = await startSwtpm();
+    const gate = await startTpmGate(t2.sock, dir);
+    const a = await startAgentProcess(path.join(dir, "stall-stop-agent.sock"), ["--platform", "vtpm", "--tpm", gate.tpm]);
+    const c = grpcJsClient(a.socket);
+    try {
+      expect((await c.fetchAttestation({ platformType: "PLATFORM_TYPE_VTPM" })).code).toBe(0); // AK ready
+      // The TPM stops answering Quote (as a SIGSTOPped swtpm would) for the rest of the test.
+      gate.hold(CC.Quote);
+      const call = c.fetchAttestation({ platformType: "PLATFORM_TYPE_VTPM" }, 60_000);
+      await gate.held();
+      const t0 = Date.now();
+      const code = await a.stop("SIGTERM"); // the helper SIGKILLs after 15 s: that would be null
+      const elapsed = Date.now() - t0;
+      const r = await call;
+      expect(r.code).toBe(S.UNAVAILABLE);
+      expect(r.details).toMatch(/shutting down/);
+      expect(code).toBe(0);
+      expect(elapsed).toBeLessThan(15_000);
+      await expect(lstat(a.socket)).rejects.toThrow(/ENOENT/);
+    } finally {
+      c.close();
+      await a.stop();
+      await gate.close();
+      await t2.stop();
+    }
+  });
+
   it("after the agent stops: no transient objects left, the AK persisted at 0x81008F01", async () => {
     client.close();
     await agent.stop();
