@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { AttestationSchema, type Attestation } from "../gen/attest/attest_pb.ts";
 import { PCRsSchema, QuoteSchema, type HashAlgo, type PCRs } from "../gen/tpm/tpm_pb.ts";
-import { verifyQuote, akPublicKey } from "../verify/tpm.ts";
+import { VerifyError, verifyQuote, akPublicKey } from "../verify/tpm.ts";
 import { FifoLock } from "../limits.ts";
 import { TpmClient, TpmError } from "./client.ts";
 import { AK_RSA_PERSISTENT_HANDLE, HASHES, PCR_COUNT, RH, akTemplateRsa, publicMatchesTemplate } from "./marshal.ts";
@@ -103,18 +103,26 @@ export class VtpmAttester {
   }
 
   private async attestNow(nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
-    let ak: Ak;
+    const ak = await this.ak(signal);
     try {
-      ak = await this.ak(signal);
       return await this.attestWith(ak, nonce, signal);
     } catch (e) {
-      // The persisted AK vanished (evicted by someone else): recreate once.
-      if (e instanceof TpmError && e.command === "Quote" && (e.rc & 0xbf) === 0x8b) {
-        this.akPromise = undefined;
-        return this.attestWith(await this.ak(signal), nonce, signal);
-      }
-      throw e;
+      // A refused Quote or a signature that does not verify may mean the key at the handle is no
+      // longer the one cached (evicted, replaced, or TPM2_Clear gave the same template another
+      // key): if it changed, take it as start-up would and retry once.
+      const akSuspect = (e instanceof TpmError && e.command === "Quote") || (e instanceof VerifyError && e.check === "signature");
+      if (!akSuspect || !(await this.akChanged(ak, signal))) throw e;
+      return this.attestWith(await this.ak(signal), nonce, signal);
     }
+  }
+
+  /** Reads the key at the AK's handle again; when it is not `ak`, drops the cached AK. */
+  private async akChanged(ak: Ak, signal?: AbortSignal): Promise<boolean> {
+    const now = await this.tpm.readPublic(ak.handle, signal);
+    if (now && Buffer.from(now).equals(Buffer.from(ak.publicArea))) return false;
+    this.opts.log?.(`the key at 0x${ak.handle.toString(16)} is not the AK read before (${now ? "another key" : "none"}): taking the AK again`);
+    this.akPromise = undefined;
+    return true;
   }
 
   private async attestWith(ak: Ak, nonce: Uint8Array, signal?: AbortSignal): Promise<Attestation> {
