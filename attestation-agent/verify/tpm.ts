@@ -103,19 +103,56 @@ export function verifyVtpmAttestation(bytes: Uint8Array | Attestation, nonce: Ui
 /** EV_NO_ACTION: informational, never extended. */
 const EV_NO_ACTION = 3;
 const STARTUP_LOCALITY = Buffer.from("StartupLocality\0", "latin1");
-
-/** What a replay of the event log found: the PCRs it reproduced, or why it was not replayed. */
-export type EventLogReplay = { replayed: number[] } | { notReplayed: string };
+/** PCRs the platform firmware measures into and logs every measurement of (TCG PC Client PFP). */
+const FIRMWARE_PCRS = 8;
 
 /**
- * Replays a crypto-agile TCG event log against the quoted PCR values: each bank's PCRs the log
- * extends must equal the quoted ones (a log that does not reproduce them was altered, or belongs to
- * another boot). An empty log, or one that is not crypto-agile (no Spec ID Event03: SHA-1-only
- * legacy firmware), is not replayed; a crypto-agile log that does not parse fails.
+ * What a replay of the event log found: the PCRs it reproduced and the quoted PCRs that are not at
+ * their initial value although the log has no event for them; or why it was not replayed.
+ */
+export type EventLogReplay = { replayed: number[]; unexplained: number[] } | { notReplayed: string };
+
+/** A PCR's value after reset: zeros, all ones for the DRTM PCRs 17-22, PCR 0 may start at locality 3 or 4. */
+function isInitial(pcr: number, v: Uint8Array): boolean {
+  const body = v.subarray(0, v.length - 1);
+  const last = v[v.length - 1];
+  if (pcr >= 17 && pcr <= 22 && v.every((b) => b === 0xff)) return true;
+  return body.every((b) => b === 0) && (last === 0 || (pcr === 0 && (last === 3 || last === 4)));
+}
+
+/**
+ * A well-formed SHA-1-only legacy log (TCG_PCR_EVENT records: PCR, type, SHA-1 digest, data),
+ * which is not replayed; anything else that is not a TCG log fails.
+ */
+function checkLegacyLog(log: Uint8Array): void {
+  const b = Buffer.from(log.buffer, log.byteOffset, log.length);
+  let o = 0;
+  while (o < b.length) {
+    if (o + 32 > b.length) throw new VerifyError("eventlog", `not a TCG event log: record truncated at byte ${o}`);
+    const pcr = b.readUInt32LE(o);
+    const size = b.readUInt32LE(o + 28);
+    if (pcr >= PCR_COUNT) throw new VerifyError("eventlog", `not a TCG event log: PCR index ${pcr} at byte ${o}`);
+    if (o + 32 + size > b.length) throw new VerifyError("eventlog", `not a TCG event log: record truncated at byte ${o}`);
+    o += 32 + size;
+  }
+}
+
+/**
+ * Replays a crypto-agile TCG event log against the quoted PCR values, as go-attestation's
+ * `EventLog.Verify` (which go-tpm-tools' server uses): each bank's PCRs the log extends must equal
+ * the quoted ones (a log that does not reproduce them was altered, or belongs to another boot).
+ * Stricter than it: a firmware PCR (0-7) that is not at its initial value but has no event in the
+ * log fails (its events were removed, or the log is only a header), and any other such PCR (an
+ * OS's own measurements, which a firmware log does not hold) is reported `unexplained`. An empty
+ * log, or a well-formed SHA-1-only legacy log, is not replayed; bytes that are not a TCG log, or a
+ * crypto-agile log that does not parse, fail.
  */
 export function replayEventLog(log: Uint8Array, quotes: readonly VerifiedQuote[]): EventLogReplay {
   if (log.length === 0) return { notReplayed: "no event log" };
-  if (log.length < 47 || Buffer.from(log.subarray(32, 47)).toString("latin1") !== "Spec ID Event03") return { notReplayed: "not a crypto-agile event log" };
+  if (log.length < 47 || Buffer.from(log.subarray(32, 47)).toString("latin1") !== "Spec ID Event03") {
+    checkLegacyLog(log);
+    return { notReplayed: "a SHA-1-only legacy event log (no Spec ID Event03)" };
+  }
   let events: TcgEvent[];
   try {
     events = parseEventLog(log);
@@ -123,6 +160,7 @@ export function replayEventLog(log: Uint8Array, quotes: readonly VerifiedQuote[]
     throw new VerifyError("eventlog", (e as Error).message);
   }
   const replayed = new Set<number>();
+  const unexplained = new Set<number>();
   for (const q of quotes) {
     const alg = Number(Object.entries(HASHES).find(([, h]) => h.name === q.bank)?.[0]);
     const size = HASHES[alg]!.size; // !: a verified quote's bank is one of HASHES
@@ -146,7 +184,12 @@ export function replayEventLog(log: Uint8Array, quotes: readonly VerifiedQuote[]
       if (!quoted || !v.equals(Buffer.from(quoted))) throw new VerifyError("eventlog", `${q.bank} PCR ${i} replayed from the event log is ${v.toString("hex")}, the quote says ${quoted ? Buffer.from(quoted).toString("hex") : "nothing"}`);
       replayed.add(i);
     }
+    for (const [i, quoted] of q.pcrs) {
+      if (pcrs.has(i) || isInitial(i, quoted)) continue;
+      if (i < FIRMWARE_PCRS) throw new VerifyError("eventlog", `${q.bank} PCR ${i} is not its initial value and the event log has no event for it (the firmware logs every measurement of PCRs 0-7)`);
+      unexplained.add(i);
+    }
   }
-  return { replayed: [...replayed].sort((a, b) => a - b) };
+  const sorted = (s: Set<number>) => [...s].sort((a, b) => a - b);
+  return { replayed: sorted(replayed), unexplained: sorted(unexplained) };
 }
-

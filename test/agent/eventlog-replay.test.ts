@@ -1,9 +1,12 @@
 /**
  * Rule: verify replays a crypto-agile event log against the quoted PCRs. The agent returns the log
  * it read; a log that reproduces every PCR it extends is reported replayed, one that does not (a
- * digest changed, an event added) fails with check `eventlog`, a truncated one too. An empty log, or
- * one that is not crypto-agile, is reported as not replayed. Against a real swtpm whose PCRs 16 and
- * 23 the test extends exactly as its log says.
+ * digest changed, an event added) fails with check `eventlog`, a truncated one too. A firmware PCR
+ * (0-7) that is not at its initial value and that the log has no event for fails too (its events
+ * were removed, or the log is only a header); any other such PCR is reported `unexplained`. Bytes
+ * that are not a TCG event log fail; an empty log, or a well-formed SHA-1-only legacy log, is
+ * reported as not replayed. Against a real swtpm whose PCRs 4, 16 and 23 the test extends exactly
+ * as its log says.
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -28,6 +31,7 @@ const SHA1 = 0x0004;
 const SHA256 = 0x000b;
 /** The events the test extends and logs: PCR, sha1 digest, sha256 digest. */
 const EVENTS = [
+  { pcr: 4, sha1: "aa".repeat(20), sha256: "bb".repeat(32) },
   { pcr: 16, sha1: "11".repeat(20), sha256: "22".repeat(32) },
   { pcr: 23, sha1: "33".repeat(20), sha256: "44".repeat(32) },
   { pcr: 16, sha1: "55".repeat(20), sha256: "66".repeat(32) },
@@ -52,6 +56,11 @@ function eventLog(events: typeof EVENTS): Buffer {
     Buffer.concat([u32(e.pcr), u32(0xd), u32(2), u16(SHA1), Buffer.from(e.sha1, "hex"), u16(SHA256), Buffer.from(e.sha256, "hex"), u32(4), Buffer.from("boot")]),
   );
   return Buffer.concat([header, ...records]);
+}
+
+/** A SHA-1-only legacy log (TCG_PCR_EVENT records, no Spec ID Event03) of `events`. */
+function legacyLog(events: typeof EVENTS): Buffer {
+  return Buffer.concat(events.map((e) => Buffer.concat([u32(e.pcr), u32(0xd), Buffer.from(e.sha1, "hex"), u32(4), Buffer.from("boot")])));
 }
 
 beforeAll(async () => {
@@ -90,19 +99,34 @@ async function verifyWithLog(log: Buffer | null) {
 }
 
 describe("verify replays the event log against the quoted PCRs", () => {
-  it("the agent's log reproduces PCRs 16 and 23 in both banks: replayed", async () => {
-    expect(await verifyWithLog(null)).toEqual({ replayed: [16, 23] });
+  it("the agent's log reproduces PCRs 4, 16 and 23 in both banks: replayed, nothing unexplained", async () => {
+    expect(await verifyWithLog(null)).toEqual({ replayed: [4, 16, 23], unexplained: [] });
   });
 
   it("a changed digest or an added event fails with check eventlog; a truncated log too", async () => {
-    const changed = EVENTS.map((e, i) => (i === 1 ? { ...e, sha256: "45".repeat(32) } : e));
+    const changed = EVENTS.map((e, i) => (i === 2 ? { ...e, sha256: "45".repeat(32) } : e));
     expect(await verifyWithLog(eventLog(changed))).toMatch(/^eventlog: .*sha256 PCR 23 replayed from the event log/);
     expect(await verifyWithLog(eventLog([...EVENTS, { pcr: 16, sha1: "77".repeat(20), sha256: "88".repeat(32) }]))).toMatch(/^eventlog: .*PCR 16 replayed/);
     expect(await verifyWithLog(eventLog(EVENTS).subarray(0, eventLog(EVENTS).length - 10))).toMatch(/^eventlog: .*truncated/);
   });
 
-  it("an empty log or one that is not crypto-agile is reported as not replayed", async () => {
+  it("every event of a firmware PCR removed, or a header-only log, fails with check eventlog: PCR 4 is extended and the log does not say how", async () => {
+    expect(await verifyWithLog(eventLog(EVENTS.filter((e) => e.pcr !== 4)))).toMatch(/^eventlog: .*PCR 4 is not its initial value and the event log has no event for it/);
+    expect(await verifyWithLog(eventLog([]))).toMatch(/^eventlog: .*PCR 4 is not its initial value/);
+  });
+
+  it("every event of an OS PCR removed: the rest is replayed and the PCR is reported unexplained", async () => {
+    expect(await verifyWithLog(eventLog(EVENTS.filter((e) => e.pcr !== 23)))).toEqual({ replayed: [4, 16], unexplained: [23] });
+  });
+
+  it("bytes that are not a TCG event log fail with check eventlog", async () => {
+    expect(await verifyWithLog(Buffer.alloc(100, 7))).toMatch(/^eventlog: .*not a TCG event log/);
+    expect(await verifyWithLog(Buffer.from("arbitrary text, not an event log at all, long enough to read a header"))).toMatch(/^eventlog: .*not a TCG event log/);
+    expect(await verifyWithLog(legacyLog(EVENTS).subarray(0, 40))).toMatch(/^eventlog: .*not a TCG event log/);
+  });
+
+  it("an empty log or a well-formed SHA-1-only legacy log is reported as not replayed", async () => {
     expect(await verifyWithLog(Buffer.alloc(0))).toEqual({ notReplayed: "no event log" });
-    expect(await verifyWithLog(Buffer.from("arbitrary text, not an event log at all, long enough to read a header"))).toEqual({ notReplayed: "not a crypto-agile event log" });
+    expect(await verifyWithLog(legacyLog(EVENTS))).toEqual({ notReplayed: "a SHA-1-only legacy event log (no Spec ID Event03)" });
   });
 });
