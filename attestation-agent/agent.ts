@@ -100,6 +100,7 @@ export async function startAgent(c: AgentConfig, deps: { configFs?: ConfigFs; lo
     defaultDeadlineMs: c.defaultDeadlineMs,
     maxQueuedCalls: c.maxQueuedCalls,
     stopping: stopping.signal,
+    log,
   });
   const server = await startServer({ socket: c.socket, mode: c.socketMode, group: c.socketGroup, attestation, protocols: c.protocols, limits: c.limits, log });
   log(`serving attestation.v1.AttestationService on unix:${c.socket} (${c.protocols.join(", ")}; HTTP/2 and HTTP/1.1)`);

@@ -53,6 +53,8 @@ export interface Devices {
   defaultDeadlineMs?: number;
   /** Bound on calls running or waiting for a device; beyond it RESOURCE_EXHAUSTED. */
   maxQueuedCalls?: number;
+  /** The agent's log: gets the full text of a device error whose client message leaves out host paths. */
+  log?: (msg: string) => void;
   /** Aborted when the shutdown grace ends: calls still at a device end with its reason (UNAVAILABLE). */
   stopping?: AbortSignal;
 }
@@ -81,14 +83,14 @@ export function toConnectError(e: unknown, signal: AbortSignal): ConnectError {
     return new ConnectError(timeout ? "the call exceeded the agent's deadline (default or cap)" : "call cancelled", timeout ? Code.DeadlineExceeded : Code.Canceled);
   }
   const msg = (e as Error)?.message ?? String(e);
-  if (e instanceof TpmTransportError) return new ConnectError(msg, Code.Unavailable);
+  if (e instanceof TpmTransportError) return new ConnectError(e.publicMessage, Code.Unavailable);
   if (e instanceof TpmError) return new ConnectError(msg, e.rc === RC.RETRY || e.rc === RC.YIELDED || e.rc === RC.TESTING ? Code.Unavailable : Code.Internal);
   if (e instanceof GenerationError) return new ConnectError(msg, Code.Aborted);
   if (e instanceof TsmError) {
     const unavailable = ["ENXIO", "ENOENT", "EBUSY", "ETIMEDOUT", "ENOTTY", "EAGAIN"];
-    return new ConnectError(msg, e.errno && unavailable.includes(e.errno) ? Code.Unavailable : Code.Internal);
+    return new ConnectError(e.publicMessage, e.errno && unavailable.includes(e.errno) ? Code.Unavailable : Code.Internal);
   }
-  if (e instanceof CloudError) return new ConnectError(msg, e.kind === "invalid" ? Code.InvalidArgument : e.kind === "unavailable" ? Code.Unavailable : Code.Internal);
+  if (e instanceof CloudError) return new ConnectError(e.publicMessage, e.kind === "invalid" ? Code.InvalidArgument : e.kind === "unavailable" ? Code.Unavailable : Code.Internal);
   if (e instanceof TpmParseError || e instanceof SnpFormatError || e instanceof VerifyError) return new ConnectError(`device returned malformed evidence: ${msg}`, Code.Internal);
   return new ConnectError(`internal error: ${msg}`, Code.Internal);
 }
@@ -134,7 +136,11 @@ export function createAttestationService(dev: Devices): ServiceImpl<typeof Attes
     try {
       return await Promise.race([running, ended]);
     } catch (e) {
-      throw toConnectError(e, controller.signal);
+      const ce = toConnectError(e, controller.signal);
+      // The client's message leaves out host paths; the operator gets the whole text.
+      const full = (e as { message?: unknown })?.message;
+      if (!controller.signal.aborted && typeof full === "string" && full !== ce.rawMessage && ce.rawMessage === (e as { publicMessage?: string }).publicMessage) dev.log?.(`call failed: ${full}`);
+      throw ce;
     }
   }
 

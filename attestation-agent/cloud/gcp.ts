@@ -5,6 +5,7 @@
  * as lowercase hex: 5 to 37 bytes. An empty nonce sends no nonces.
  */
 import http from "node:http";
+import { errnoOf } from "../tpm/transport.ts";
 import { CloudError, type CloudTokenProvider } from "./provider.ts";
 
 export const GCP_MIN_NONCE_BYTES = 5;
@@ -63,7 +64,7 @@ export class GcpLauncherProvider implements CloudTokenProvider {
       req.on("error", (e) => {
         if (e instanceof CloudError) return reject(e);
         if (signal.aborted) return reject(signal.reason);
-        reject(new CloudError("unavailable", `Confidential Space launcher at ${this.opts.socketPath}: ${e.message}`));
+        reject(new CloudError("unavailable", `Confidential Space launcher at ${this.opts.socketPath}: ${e.message}`, `Confidential Space launcher: ${errnoOf(e)}`));
       });
       req.end(payload);
     });

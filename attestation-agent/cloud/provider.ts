@@ -9,8 +9,11 @@ export interface CloudTokenProvider {
 export class CloudError extends Error {
   override name = "CloudError";
   readonly kind: "invalid" | "unavailable" | "internal";
-  constructor(kind: "invalid" | "unavailable" | "internal", message: string) {
+  /** What a client is told, without host paths (`message`, for the log, may name them). */
+  readonly publicMessage: string;
+  constructor(kind: "invalid" | "unavailable" | "internal", message: string, publicMessage = message) {
     super(message);
     this.kind = kind;
+    this.publicMessage = publicMessage;
   }
 }

@@ -17,6 +17,18 @@ export interface TpmTransport {
 /** The transport failed (device missing, connection refused, timeout); maps to UNAVAILABLE. */
 export class TpmTransportError extends Error {
   override name = "TpmTransportError";
+  /** What a client is told: the kind of TPM and the error code, no host path (`message`, for the log, has it). */
+  readonly publicMessage: string;
+  constructor(message: string, publicMessage = message) {
+    super(message);
+    this.publicMessage = publicMessage;
+  }
+}
+
+/** `syscall CODE` of a node system error ("connect ENOENT"), without the path node's message names. */
+export function errnoOf(e: unknown): string {
+  const x = e as NodeJS.ErrnoException;
+  return [x.syscall, x.code].filter(Boolean).join(" ") || "error";
 }
 
 const MAX_RESPONSE = 4096;
@@ -50,7 +62,7 @@ export class DeviceTransport implements TpmTransport {
     try {
       this.fh ??= await open(this.path, "r+");
       const { bytesWritten } = await this.fh.write(command, 0, command.length, null);
-      if (bytesWritten !== command.length) throw new TpmTransportError(`short write to ${this.path}: ${bytesWritten}/${command.length}`);
+      if (bytesWritten !== command.length) throw new TpmTransportError(`short write to ${this.path}: ${bytesWritten}/${command.length}`, `TPM device: short write ${bytesWritten}/${command.length}`);
       const buf = new Uint8Array(MAX_RESPONSE);
       const { bytesRead } = await this.fh.read(buf, 0, MAX_RESPONSE, null);
       return buf.slice(0, bytesRead);
@@ -58,7 +70,7 @@ export class DeviceTransport implements TpmTransport {
       // A failed fd is dropped so the next command reopens the device.
       await this.close();
       if (e instanceof TpmTransportError) throw e;
-      throw new TpmTransportError(`TPM device ${this.path}: ${(e as Error).message}`);
+      throw new TpmTransportError(`TPM device ${this.path}: ${(e as Error).message}`, `TPM device: ${errnoOf(e)}`);
     }
   }
   async close(): Promise<void> {
@@ -75,13 +87,21 @@ export class DeviceTransport implements TpmTransport {
  */
 export class SocketTransport implements TpmTransport {
   readonly describe: string;
+  /** What clients are told the TPM is (no path or address). */
+  private readonly kind: string;
   private sock: net.Socket | undefined;
   private readonly addr: net.NetConnectOpts;
   private readonly timeoutMs: number;
   constructor(addr: { path: string } | { host: string; port: number }, describe: string, timeoutMs: number) {
     this.addr = addr as net.NetConnectOpts;
     this.describe = describe;
+    this.kind = "path" in addr ? "TPM socket" : "TPM TCP socket";
     this.timeoutMs = timeoutMs;
+  }
+
+  /** A failure: the full text (with the TPM's address) for the log, `publicDetail` for clients. */
+  private fail(detail: string, publicDetail = detail): TpmTransportError {
+    return new TpmTransportError(`TPM ${this.describe}: ${detail}`, `${this.kind}: ${publicDetail}`);
   }
 
   private connect(): Promise<net.Socket> {
@@ -90,7 +110,7 @@ export class SocketTransport implements TpmTransport {
       const s = net.connect(this.addr);
       const onError = (e: Error) => {
         s.destroy();
-        reject(new TpmTransportError(`TPM ${this.describe}: ${e.message}`));
+        reject(this.fail(e.message, errnoOf(e)));
       };
       s.once("error", onError);
       s.once("connect", () => {
@@ -125,16 +145,16 @@ export class SocketTransport implements TpmTransport {
         if (want < 0 && have >= 6) {
           const head = Buffer.concat(chunks);
           want = head.readUInt32BE(2);
-          if (want < 10 || want > MAX_RESPONSE) return done(new TpmTransportError(`TPM ${this.describe}: bad response size ${want}`));
+          if (want < 10 || want > MAX_RESPONSE) return done(this.fail(`bad response size ${want}`));
         }
         if (want >= 0 && have >= want) {
           const all = Buffer.concat(chunks);
-          if (have > want) return done(new TpmTransportError(`TPM ${this.describe}: ${have - want} unexpected trailing bytes`));
+          if (have > want) return done(this.fail(`${have - want} unexpected trailing bytes`));
           done(undefined, new Uint8Array(all.buffer, all.byteOffset, all.length));
         }
       };
-      const onClose = () => done(new TpmTransportError(`TPM ${this.describe}: connection closed mid-command`));
-      const timer = setTimeout(() => done(new TpmTransportError(`TPM ${this.describe}: no response within ${this.timeoutMs} ms`)), this.timeoutMs);
+      const onClose = () => done(this.fail("connection closed mid-command"));
+      const timer = setTimeout(() => done(this.fail(`no response within ${this.timeoutMs} ms`)), this.timeoutMs);
       s.on("data", onData);
       s.once("close", onClose);
       s.write(command);

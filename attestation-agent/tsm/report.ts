@@ -40,9 +40,12 @@ export interface Report {
 export class TsmError extends Error {
   override name = "TsmError";
   readonly errno: string | undefined;
-  constructor(message: string, errno?: string) {
+  /** What a client is told, without host paths (`message`, for the log, may name them). */
+  readonly publicMessage: string;
+  constructor(message: string, errno?: string, publicMessage = message) {
     super(message);
     this.errno = errno;
+    this.publicMessage = publicMessage;
   }
 }
 
@@ -64,7 +67,8 @@ function wrap(op: string, e: unknown): TsmError {
     EINVAL: "the provider rejected the request",
     EFBIG: "inblob larger than 64 bytes",
   };
-  return new TsmError(`configfs-tsm ${op}: ${code && why[code] ? `${why[code]} (${code})` : (e as Error).message}`, code);
+  if (code && why[code]) return new TsmError(`configfs-tsm ${op}: ${why[code]} (${code})`, code);
+  return new TsmError(`configfs-tsm ${op}: ${(e as Error).message}`, code, `configfs-tsm ${op}: ${code ?? "error"}`);
 }
 
 export class TsmClient {

@@ -96,11 +96,14 @@ describe("FetchCloudToken via the Confidential Space launcher", () => {
     }
   });
 
-  it("no launcher on the socket → UNAVAILABLE; FetchAttestation on platform none → FAILED_PRECONDITION", async () => {
+  it("no launcher on the socket → UNAVAILABLE naming the error code, not the socket path (which goes to the agent's log); FetchAttestation on platform none → FAILED_PRECONDITION", async () => {
     const a = await startAgentProcess(path.join(dir, "agent2.sock"), ["--platform", "none", "--gcp-launcher-socket", path.join(dir, "absent.sock"), "--gcp-audience", "x"]);
     const c = grpcJsClient(a.socket);
     try {
-      expect((await c.fetchCloudToken({ nonce: randomBytes(16) })).code).toBe(S.UNAVAILABLE);
+      const r = await c.fetchCloudToken({ nonce: randomBytes(16) });
+      expect(r.code).toBe(S.UNAVAILABLE);
+      expect(r.details).toBe("Confidential Space launcher: connect ENOENT");
+      expect(a.stderr()).toContain(path.join(dir, "absent.sock"));
       expect((await c.fetchAttestation({ platformType: "PLATFORM_TYPE_VTPM" })).code).toBe(S.FAILED_PRECONDITION);
     } finally {
       c.close();
