@@ -116,6 +116,10 @@ function healthService(state: HealthState): ServiceImpl<typeof Health> {
         if (state.draining) return;
         await state.changed(ctx.signal);
       }
+      // The client's deadline (or cancel) ended the watch: say so, as grpc-go's health server does,
+      // instead of an OK that reads as "the server ended the watch" and makes watchers reconnect at once.
+      const reason = ctx.signal.reason;
+      throw reason instanceof ConnectError ? reason : new ConnectError("watch ended by the client's deadline", Code.DeadlineExceeded);
     },
   };
 }

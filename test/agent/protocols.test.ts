@@ -188,6 +188,15 @@ function post1(pathname: string, headers: Record<string, string>, body: string |
   });
 }
 
+describe("health Watch", () => {
+  it("a Watch that reaches the client's deadline ends DEADLINE_EXCEEDED (as grpc-go's health server), not OK: a watcher does not reconnect at once", async () => {
+    const r = await grpcRaw({ "grpc-timeout": "1S" }, envelope(Buffer.alloc(0)), "/grpc.health.v1.Health/Watch");
+    expect(r.headers[":status"]).toBe(200);
+    expect(r.data.subarray(5)).toEqual(Buffer.from([0x08, 0x01])); // status SERVING
+    expect(r.trailers["grpc-status"]).toBe(String(Code.DeadlineExceeded));
+  });
+});
+
 describe("plain HTTP clients", () => {
   const FETCH = "http://localhost/attestation.v1.AttestationService/FetchAttestation";
 
