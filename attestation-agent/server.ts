@@ -136,6 +136,13 @@ const indexFile = (f: DescFile) => {
 FILES.forEach(indexFile);
 const SERVICES = [SERVICE_NAME, Health.typeName, reflV1.ServerReflection.typeName, reflV1alpha.ServerReflection.typeName];
 
+/** Request paths of the served methods whose requests are streams (reflection's bidi stream). */
+const STREAMING_REQUEST_PATHS = new Set(
+  [AttestationService, Health, reflV1.ServerReflection, reflV1alpha.ServerReflection].flatMap((svc) =>
+    svc.methods.filter((m) => m.methodKind === "client_streaming" || m.methodKind === "bidi_streaming").map((m) => `/${svc.typeName}/${m.name}`),
+  ),
+);
+
 /** A file and its transitive imports, serialized, dependencies after the file (as grpc-go does). */
 function fileWithDeps(f: DescFile): Uint8Array[] {
   const seen = new Set<string>();
@@ -419,14 +426,19 @@ export async function startServer(opts: ServerOptions): Promise<AgentServer> {
     // request: it gets the header timeout, as a connection that sends nothing (not the idle one).
     const firstStream = setTimeout(() => s.destroy(), limits.headerTimeoutMs).unref();
     s.once("close", () => clearTimeout(firstStream));
-    s.on("stream", (stream) => {
+    s.on("stream", (stream, headers) => {
       clearTimeout(firstStream);
       streams++;
-      // The client must finish sending its request in time (a half-sent request holds a stream).
-      const timer = setTimeout(() => {
+      const cancel = () => {
         const st = stream.state?.state;
         if (st !== http2.constants.NGHTTP2_STREAM_STATE_HALF_CLOSED_REMOTE && st !== http2.constants.NGHTTP2_STREAM_STATE_CLOSED) stream.close(http2.constants.NGHTTP2_CANCEL);
-      }, limits.requestTimeoutMs).unref();
+      };
+      // A streaming request (reflection) stays open while it exchanges messages: it is bounded by
+      // the idle timeout (nothing read or written for that long), not by the request timeout.
+      const streaming = STREAMING_REQUEST_PATHS.has(String(headers[":path"]));
+      if (streaming) stream.setTimeout(limits.idleTimeoutMs, () => stream.close(http2.constants.NGHTTP2_CANCEL));
+      // Any other client must finish sending its request in time (a half-sent request holds a stream).
+      const timer = streaming ? undefined : setTimeout(cancel, limits.requestTimeoutMs).unref();
       stream.once("close", () => {
         streams--;
         clearTimeout(timer);

@@ -16,13 +16,14 @@ import { promisify } from "node:util";
 import { Code, createClient } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
+import * as loader from "@grpc/proto-loader";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttestationService, PlatformType } from "../../attestation-agent/gen/attestation/v1/attestation_pb.ts";
 import { CC } from "../../attestation-agent/tpm/marshal.ts";
 import { verifyVtpmAttestation } from "../../attestation-agent/verify/tpm.ts";
 import { startSwtpm, type Swtpm } from "../../scripts/agent-swtpm.ts";
 import { startTpmGate, type TpmGate } from "./fixtures/tpm-gate.ts";
-import { grpcJsClient, startAgentProcess, type AgentProcess } from "./helpers.ts";
+import { ROOT, grpcJsClient, startAgentProcess, type AgentProcess } from "./helpers.ts";
 
 const run = promisify(execFile);
 const S = grpc.status;
@@ -233,6 +234,42 @@ describe("misbehaving raw clients never wedge the agent", () => {
     expect(JSON.parse(body)).toEqual({ status: "SERVING" });
     // Idle (no open stream) after that: the agent sends GOAWAY and the session closes.
     await new Promise((r) => session.once("close", r));
+  });
+
+  it("a reflection stream exchanging messages outlives --request-timeout-ms (it bounds request bodies, not bidi streams); once it goes quiet for --idle-timeout-ms it is cancelled", async () => {
+    const def = loader.loadSync("grpc/reflection/v1/reflection.proto", { includeDirs: [path.join(ROOT, "proto")], bytes: Buffer, oneofs: true });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const R = (grpc.loadPackageDefinition(def) as any).grpc.reflection.v1.ServerReflection;
+    const c = new R(`unix://${agent.socket}`, grpc.credentials.createInsecure());
+    try {
+      const call = c.ServerReflectionInfo();
+      const t0 = Date.now();
+      let answers = 0;
+      const ended = new Promise<{ code: number }>((resolve) => {
+        // Each answer is followed at once by the next request, for 4 × the request timeout (300 ms).
+        call.on("data", () => {
+          answers++;
+          if (Date.now() - t0 < 1200) call.write({ listServices: "" });
+          else call.end();
+        });
+        call.on("status", (st: { code: number }) => resolve(st));
+        call.on("error", () => {});
+      });
+      call.write({ listServices: "" });
+      expect(await ended).toMatchObject({ code: S.OK });
+      expect(answers).toBeGreaterThan(1);
+      // A stream that goes quiet is bounded by the idle timeout (500 ms): cancelled by the agent.
+      const quiet = c.ServerReflectionInfo();
+      const quietEnd = new Promise<{ code: number }>((resolve) => {
+        quiet.on("status", (st: { code: number }) => resolve(st));
+        quiet.on("error", () => {});
+        quiet.on("data", () => {});
+      });
+      quiet.write({ listServices: "" });
+      expect((await quietEnd).code).toBe(S.CANCELLED);
+    } finally {
+      c.close();
+    }
   });
 
   it("pipelined requests whose responses are never read: the agent keeps serving others and drops that client", async () => {
