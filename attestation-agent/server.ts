@@ -11,7 +11,6 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { create, toBinary, type DescFile } from "@bufbuild/protobuf";
-import { createRegistry } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip, connectNodeAdapter, universalRequestFromNodeRequest, universalResponseToNodeResponse, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
@@ -126,11 +125,29 @@ function healthService(state: HealthState): ServiceImpl<typeof Health> {
 
 /** The descriptors reflection serves: every file the agent's services use. */
 const FILES: DescFile[] = [file_attestation_v1_attestation, file_attest_attest, file_grpc_health_v1_health, reflV1.file_grpc_reflection_v1_reflection, reflV1alpha.file_grpc_reflection_v1alpha_reflection];
-const REGISTRY = createRegistry(...FILES);
 const FILES_BY_NAME = new Map<string, DescFile>();
+/** Every message (nested and map entries included), enum, service and method of every file served, to its file. */
+const SYMBOLS = new Map<string, DescFile>();
+/** The fully-qualified names of the message types among SYMBOLS. */
+const MESSAGES = new Set<string>();
 const indexFile = (f: DescFile) => {
   if (FILES_BY_NAME.has(f.proto.name)) return;
   FILES_BY_NAME.set(f.proto.name, f);
+  const pkg = f.proto.package ? `${f.proto.package}.` : "";
+  type Msg = (typeof f.proto.messageType)[number];
+  const walk = (prefix: string, msgs: Msg[], enums: { name: string }[]) => {
+    for (const e of enums) SYMBOLS.set(`${prefix}${e.name}`, f);
+    for (const m of msgs) {
+      SYMBOLS.set(`${prefix}${m.name}`, f);
+      MESSAGES.add(`${prefix}${m.name}`);
+      walk(`${prefix}${m.name}.`, m.nestedType, m.enumType);
+    }
+  };
+  walk(pkg, f.proto.messageType, f.proto.enumType);
+  for (const svc of f.proto.service) {
+    SYMBOLS.set(`${pkg}${svc.name}`, f);
+    for (const method of svc.method) SYMBOLS.set(`${pkg}${svc.name}.${method.name}`, f);
+  }
   f.dependencies.forEach(indexFile);
 };
 FILES.forEach(indexFile);
@@ -174,12 +191,11 @@ function reflect(req: ReflReq) {
     }
     case "fileContainingSymbol": {
       const sym = m.value as string;
-      // A method symbol is Service.Method: fall back to its service.
-      const d = REGISTRY.get(sym) ?? REGISTRY.get(sym.slice(0, Math.max(0, sym.lastIndexOf("."))));
-      return d && "file" in d ? files(d.file) : err(Code.NotFound, `symbol not found: ${sym}`);
+      const f = SYMBOLS.get(sym);
+      return f ? files(f) : err(Code.NotFound, `symbol not found: ${sym}`);
     }
     case "allExtensionNumbersOfType":
-      return REGISTRY.getMessage(m.value as string)
+      return MESSAGES.has(m.value as string)
         ? { ...base, messageResponse: { case: "allExtensionNumbersResponse" as const, value: { baseTypeName: m.value as string, extensionNumber: [] } } }
         : err(Code.NotFound, `type not found: ${m.value}`);
     case "fileContainingExtension":

@@ -13,6 +13,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as loader from "@grpc/proto-loader";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { fromBinary } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSwtpm, type Swtpm } from "../../scripts/agent-swtpm.ts";
 import { PlatformType } from "../../attestation-agent/gen/attestation/v1/attestation_pb.ts";
@@ -218,6 +219,52 @@ describe("standard services", () => {
     expect(file.fileDescriptorResponse.fileDescriptorProto[0].toString("latin1")).toContain("attestation/v1/attestation.proto");
     // attest.proto comes with its imports (sevsnp, tpm).
     expect(attest.fileDescriptorResponse.fileDescriptorProto).toHaveLength(3);
+  });
+
+  it("server reflection: every message and enum of every file it serves resolves with FileContainingSymbol to its own file", async () => {
+    const def = loader.loadSync("grpc/reflection/v1/reflection.proto", { includeDirs: [path.join(ROOT, "proto")], bytes: Buffer, oneofs: true });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const R = (grpc.loadPackageDefinition(def) as any).grpc.reflection.v1.ServerReflection;
+    const c = new R(`unix://${agent.socket}`, grpc.credentials.createInsecure());
+    const call = c.ServerReflectionInfo();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const ask = (req: object) => new Promise<any>((res, rej) => {
+      call.once("data", res);
+      call.once("error", rej);
+      call.write(req);
+    });
+    try {
+      const services: string[] = (await ask({ listServices: "" })).listServicesResponse.service.map((x: { name: string }) => x.name);
+      const files = new Map<string, ReturnType<typeof fromBinary<typeof FileDescriptorProtoSchema>>>();
+      // The services' files, and the evidence types' (the quote bytes are attest.Attestation or sevsnp.Attestation).
+      const requests = [...services.map((svc) => ({ fileContainingSymbol: svc })), { fileByFilename: "attest/attest.proto" }];
+      for (const req of requests)
+        for (const b of (await ask(req)).fileDescriptorResponse.fileDescriptorProto) {
+          const f = fromBinary(FileDescriptorProtoSchema, b);
+          files.set(f.name, f);
+        }
+      expect([...files.keys()]).toEqual(expect.arrayContaining(["attest/attest.proto", "sevsnp/sevsnp.proto", "tpm/tpm.proto"]));
+      const symbols: [string, string][] = [];
+      const walk = (file: string, prefix: string, msgs: { name: string; nestedType: typeof msgs; enumType: { name: string }[] }[], enums: { name: string }[]) => {
+        for (const e of enums) symbols.push([`${prefix}${e.name}`, file]);
+        for (const m of msgs) {
+          symbols.push([`${prefix}${m.name}`, file]);
+          walk(file, `${prefix}${m.name}.`, m.nestedType, m.enumType);
+        }
+      };
+      for (const f of files.values()) walk(f.name, f.package ? `${f.package}.` : "", f.messageType, f.enumType);
+      expect(symbols.map(([sym]) => sym)).toContain("sevsnp.Attestation");
+      const unresolved: string[] = [];
+      for (const [sym, file] of symbols) {
+        const r = await ask({ fileContainingSymbol: sym });
+        const first = r.fileDescriptorResponse ? fromBinary(FileDescriptorProtoSchema, r.fileDescriptorResponse.fileDescriptorProto[0]).name : undefined;
+        if (first !== file) unresolved.push(`${sym} → ${first ?? r.errorResponse?.errorMessage}`);
+      }
+      expect(unresolved).toEqual([]);
+    } finally {
+      call.end();
+      c.close();
+    }
   });
 
   it("server reflection v1alpha (what older grpcurl versions use) answers too", async () => {
