@@ -51,29 +51,40 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig
   }
   if (values.help) usage();
   const get = (f: keyof typeof FLAGS) => (values[f] as string | undefined) ?? env[FLAGS[f]] ?? undefined;
-  const int = (f: keyof typeof FLAGS, radix = 10) => {
+  // Whole values only: parseInt would take "660abc" as 660 and "0o660" as 0.
+  const int = (f: keyof typeof FLAGS) => {
     const v = get(f);
     if (v === undefined) return undefined;
-    const n = Number.parseInt(v, radix);
-    if (!Number.isFinite(n) || n < 0) usage(`--${f} must be a non-negative ${radix === 8 ? "octal " : ""}number`);
+    if (!/^\d{1,15}$/.test(v)) usage(`--${f} must be a non-negative integer, got "${v}"`);
+    return Number(v);
+  };
+  /** Permission bits only: no setuid, setgid or sticky bit. */
+  const mode = (f: keyof typeof FLAGS) => {
+    const v = get(f);
+    if (v === undefined) return undefined;
+    const m = /^(?:0o)?([0-7]{1,4})$/.exec(v);
+    const n = m ? Number.parseInt(m[1]!, 8) : Number.NaN; // !: the group always participates
+    if (!(n <= 0o777)) usage(`--${f} must be an octal mode 0-0777 (e.g. 660 or 0o660), got "${v}"`);
     return n;
   };
   const platform = (get("platform") ?? DEFAULTS.platform) as PlatformName;
   if (!PLATFORM_NAMES.includes(platform)) usage(`--platform must be one of ${PLATFORM_NAMES.join("|")}`);
   const positive = (f: keyof typeof FLAGS) => {
+    const v = get(f);
+    if (v !== undefined && !/^\d{1,15}$/.test(v)) usage(`--${f} must be a positive integer, got "${v}"`);
     const n = int(f);
-    if (n === 0) usage(`--${f} must be at least 1`);
+    if (n === 0) usage(`--${f} must be a positive integer, got "${v}"`);
     return n;
   };
   const protocols = (get("protocols") ?? PROTOCOLS.join(",")).split(",").map((p) => p.trim()).filter(Boolean) as Protocol[];
   const unknown = protocols.filter((p) => !PROTOCOLS.includes(p));
   if (unknown.length > 0 || protocols.length === 0) usage(`--protocols takes a comma-separated subset of ${PROTOCOLS.join(",")}`);
   const vmpl = int("snp-vmpl");
-  if (vmpl !== undefined && vmpl > 3) usage("--snp-vmpl must be 0-3");
+  if (vmpl !== undefined && vmpl > 3) usage(`--snp-vmpl must be an integer 0-3, got "${vmpl}"`);
   return {
     ...DEFAULTS,
     socket: get("socket") ?? DEFAULTS.socket,
-    socketMode: int("socket-mode", 8) ?? DEFAULTS.socketMode,
+    socketMode: mode("socket-mode") ?? DEFAULTS.socketMode,
     socketGroup: get("socket-group"),
     tpm: get("tpm") ?? DEFAULTS.tpm,
     tsmRoot: get("tsm-root") ?? DEFAULTS.tsmRoot,
@@ -86,8 +97,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig
     azureMaaUrl: get("azure-maa-url"),
     azureImdsUrl: get("azure-imds-url"),
     azureHclWaitMs: int("azure-hcl-wait-ms"),
-    callTimeoutMs: int("call-timeout-ms") ?? DEFAULTS.callTimeoutMs,
-    tpmTimeoutMs: int("tpm-timeout-ms") ?? DEFAULTS.tpmTimeoutMs,
+    callTimeoutMs: positive("call-timeout-ms") ?? DEFAULTS.callTimeoutMs,
+    tpmTimeoutMs: positive("tpm-timeout-ms") ?? DEFAULTS.tpmTimeoutMs,
     protocols,
     defaultDeadlineMs: positive("default-deadline-ms") ?? DEFAULTS.defaultDeadlineMs,
     maxQueuedCalls: positive("max-queued-calls") ?? DEFAULTS.maxQueuedCalls,

@@ -42,6 +42,35 @@ describe("agent configuration", () => {
     expect(r.stderr).toMatch(/cannot start: .*audience/);
   });
 
+  it("--socket-mode must be an octal mode 0-0777, optionally with a 0o prefix: anything else exits 2 naming the flag", async () => {
+    for (const bad of ["77777", "660abc", "0o", "8", "-1", "1000", "0x1ff", ""]) {
+      const r = await fails(["--platform", "none", `--socket-mode=${bad}`]);
+      expect([bad, r.code, r.stderr]).toEqual([bad, 2, expect.stringContaining("--socket-mode must be an octal mode 0-0777")]);
+    }
+    const r = await fails(["--platform", "none"], { ATTESTATION_SOCKET_MODE: "4777" });
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining("--socket-mode must be an octal mode 0-0777")]);
+  });
+
+  it("--socket-mode 0o640 and 0640 are the octal mode 640", async () => {
+    for (const mode of ["0o640", "0640"]) {
+      const sock = path.join(dir, "mode.sock");
+      const a = await startAgentProcess(sock, ["--platform", "none", "--socket-mode", mode]);
+      try {
+        const { stdout } = await run("stat", ["-c", "%a", sock]);
+        expect([mode, stdout.trim()]).toEqual([mode, "640"]);
+      } finally {
+        await a.stop();
+      }
+    }
+  });
+
+  it("--tpm-timeout-ms and --call-timeout-ms must be positive integers; no integer flag takes trailing junk: exit 2 naming the flag", async () => {
+    for (const [flag, value] of [["--tpm-timeout-ms", "0"], ["--call-timeout-ms", "0"], ["--tpm-timeout-ms", "1.5"], ["--call-timeout-ms", "10s"], ["--max-queued-calls", "5x"], ["--azure-hcl-wait-ms", "-1"], ["--snp-vmpl", "1e0"]] as const) {
+      const r = await fails(["--platform", "none", `${flag}=${value}`]);
+      expect([flag, value, r.code, r.stderr]).toEqual([flag, value, 2, expect.stringMatching(new RegExp(`attestation-agent: ${flag} must be a`))]);
+    }
+  });
+
   it("environment variables configure the agent and flags win over them", async () => {
     const sock = path.join(dir, "env.sock");
     const a = await startAgentProcess(sock, ["--platform", "none"], { ATTESTATION_PLATFORM: "vtpm", ATTESTATION_SOCKET_MODE: "640" });
