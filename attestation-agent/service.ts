@@ -107,11 +107,14 @@ export function createAttestationService(dev: Devices): ServiceImpl<typeof Attes
    * protobuf answer).
    */
   async function deviceCall<T>(ctx: HandlerContext, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const ms = Math.min(ctx.timeoutMs() ?? defaultDeadline, callTimeout);
+    // A deadline already past (grpc-timeout 0n, or spent in transit): no device work, no timer.
+    if (ms <= 0) throw new ConnectError("the call's deadline had passed before device work began", Code.DeadlineExceeded);
     const release = admission.enter();
     const controller = new AbortController();
     const onAbort = () => controller.abort(ctx.signal.reason);
     const onStop = () => controller.abort(dev.stopping!.reason); // !: only registered on dev.stopping
-    const timer = setTimeout(() => controller.abort(new DOMException("the call exceeded the agent's deadline", "TimeoutError")), Math.min(ctx.timeoutMs() ?? defaultDeadline, callTimeout));
+    const timer = setTimeout(() => controller.abort(new DOMException("the call exceeded the agent's deadline", "TimeoutError")), ms);
     if (ctx.signal.aborted) onAbort();
     else ctx.signal.addEventListener("abort", onAbort, { once: true });
     if (dev.stopping?.aborted) onStop();

@@ -188,6 +188,18 @@ function post1(pathname: string, headers: Record<string, string>, body: string |
   });
 }
 
+describe("deadlines", () => {
+  it("a call whose deadline has already passed (grpc-timeout 0n) → DEADLINE_EXCEEDED, no device work and no timer armed (no TimeoutNegativeWarning)", async () => {
+    // FetchAttestationRequest { platform_type (3) = VTPM }
+    const r = await grpcRaw({ "grpc-timeout": "0n" }, envelope(Buffer.from([0x18, 0x03])));
+    expect(r.trailers["grpc-status"] ?? r.headers["grpc-status"]).toBe(String(Code.DeadlineExceeded));
+    // A later call's round trip: anything the first one printed is in stderr by then.
+    const ok = await grpcRaw({ "grpc-timeout": "10S" }, envelope(Buffer.from([0x18, 0x03])));
+    expect(ok.trailers["grpc-status"]).toBe("0");
+    expect(agent.stderr()).not.toMatch(/TimeoutNegativeWarning/);
+  });
+});
+
 describe("health Watch", () => {
   it("a Watch that reaches the client's deadline ends DEADLINE_EXCEEDED (as grpc-go's health server), not OK: a watcher does not reconnect at once", async () => {
     const r = await grpcRaw({ "grpc-timeout": "1S" }, envelope(Buffer.alloc(0)), "/grpc.health.v1.Health/Watch");
