@@ -19,6 +19,8 @@ export interface AgentConfig {
   socketMode: number;
   socketGroup?: string;
   tpm: string;
+  /** `--tpm` (or ATTESTATION_TPM) was given: detection keeps the TPM even if it does not answer at start. */
+  tpmConfigured?: boolean;
   tsmRoot: string;
   eventLog: string;
   platform: PlatformName;
@@ -82,7 +84,7 @@ export async function startAgent(c: AgentConfig, deps: { configFs?: ConfigFs; lo
   const tsm = new TsmClient(c.tsmRoot, deps.configFs);
   const wantTpm = c.platform === "auto" || c.platform === "vtpm" || c.platform === "snp-vtpm" || !!c.azureMaaUrl;
   const tpm = wantTpm ? new TpmClient(openTransport(c.tpm, c.tpmTimeoutMs)) : undefined;
-  const caps = c.platform === "auto" ? await detect(tsm, tpm) : fromName(c.platform);
+  const caps = c.platform === "auto" ? await detect(tsm, tpm, undefined, c.tpmConfigured) : fromName(c.platform);
   log(`platform ${caps.name} (${caps.detail})`);
   if (c.azureMaaUrl || c.gcpLauncherSocket) log(`cloud tokens from ${c.azureMaaUrl ? `Azure MAA ${c.azureMaaUrl}` : `GCP launcher ${c.gcpLauncherSocket}`}`);
   const vtpm = caps.tpm && tpm ? new VtpmAttester(tpm, { eventLog: c.eventLog, log }) : undefined;

@@ -87,6 +87,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig
     socketMode: mode("socket-mode") ?? DEFAULTS.socketMode,
     socketGroup: get("socket-group"),
     tpm: get("tpm") ?? DEFAULTS.tpm,
+    tpmConfigured: get("tpm") !== undefined,
     tsmRoot: get("tsm-root") ?? DEFAULTS.tsmRoot,
     eventLog: get("event-log") ?? DEFAULTS.eventLog,
     platform,

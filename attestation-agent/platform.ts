@@ -28,8 +28,12 @@ export function fromName(name: Exclude<PlatformName, "auto">, detail = "forced w
   };
 }
 
-/** Probes the configfs-tsm provider and the TPM (bounded by `timeoutMs`). */
-export async function detect(tsm: TsmClient, tpm: TpmClient | undefined, timeoutMs = 2000): Promise<Capabilities> {
+/**
+ * Probes the configfs-tsm provider and the TPM (bounded by `timeoutMs`). A TPM the operator
+ * configured (`tpmConfigured`) counts even when it does not answer the probe: its calls get
+ * UNAVAILABLE until it does, instead of the platform leaving it out for the process's life.
+ */
+export async function detect(tsm: TsmClient, tpm: TpmClient | undefined, timeoutMs = 2000, tpmConfigured = false): Promise<Capabilities> {
   const provider = await tsm.provider();
   let tpmOk = false;
   let tpmWhy = "no TPM configured";
@@ -42,7 +46,10 @@ export async function detect(tsm: TsmClient, tpm: TpmClient | undefined, timeout
       tpmOk = true;
       tpmWhy = `TPM at ${tpm.transport.describe}`;
     } catch (e) {
-      tpmWhy = `no TPM at ${tpm.transport.describe} (${(e as Error).message})`;
+      tpmOk = tpmConfigured;
+      tpmWhy = tpmConfigured
+        ? `TPM at ${tpm.transport.describe} not answering at start (${(e as Error).message}): VTPM calls get UNAVAILABLE until it answers`
+        : `no TPM at ${tpm.transport.describe} (${(e as Error).message})`;
     }
   }
   const snp = provider === "sev_guest";
