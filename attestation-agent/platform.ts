@@ -29,25 +29,25 @@ export function fromName(name: Exclude<PlatformName, "auto">, detail = "forced w
 }
 
 /**
- * Probes the configfs-tsm provider and the TPM (bounded by `timeoutMs`). A TPM the operator
- * configured (`tpmConfigured`) counts even when it does not answer the probe: its calls get
- * UNAVAILABLE until it does, instead of the platform leaving it out for the process's life.
+ * Probes the configfs-tsm provider and the TPM (bounded by `timeoutMs`). A TPM that is there but
+ * does not answer within the bound, or one the operator configured (`tpmConfigured`) whatever the
+ * probe says, counts: its calls get UNAVAILABLE until it answers, instead of the platform leaving
+ * it out for the process's life. An unconfigured TPM that cannot be reached (no device) does not.
  */
 export async function detect(tsm: TsmClient, tpm: TpmClient | undefined, timeoutMs = 2000, tpmConfigured = false): Promise<Capabilities> {
   const provider = await tsm.provider();
   let tpmOk = false;
   let tpmWhy = "no TPM configured";
   if (tpm) {
+    const slow = new Error(`no answer within ${timeoutMs} ms`);
     try {
-      await Promise.race([
-        tpm.getRandom(1),
-        new Promise((_, rej) => setTimeout(() => rej(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref()),
-      ]);
+      await Promise.race([tpm.getRandom(1), new Promise((_, rej) => setTimeout(() => rej(slow), timeoutMs).unref())]);
       tpmOk = true;
       tpmWhy = `TPM at ${tpm.transport.describe}`;
     } catch (e) {
-      tpmOk = tpmConfigured;
-      tpmWhy = tpmConfigured
+      // A TPM that is there but slow (still starting) counts; one that cannot be reached only if configured.
+      tpmOk = tpmConfigured || e === slow;
+      tpmWhy = tpmOk
         ? `TPM at ${tpm.transport.describe} not answering at start (${(e as Error).message}): VTPM calls get UNAVAILABLE until it answers`
         : `no TPM at ${tpm.transport.describe} (${(e as Error).message})`;
     }
