@@ -19,16 +19,15 @@ import { assignOwnedOrg, orgRead } from "./orgs.ts";
 
 export const HOOK_TYPES = ["gitea", "gogs", "slack", "discord", "dingtalk", "telegram", "msteams", "feishu", "matrix", "wechatwork", "packagist"];
 /**
- * The events a hook's `events` list turns on, as Gitea's addHook/editHook decide them (names
- * compared case-insensitively, nothing trimmed): `issues` turns on every issue event and
- * `pull_request` every pull-request one, `issues_only`/`pull_request_only` the bare event; an
- * unknown name turns on nothing; an empty list means `["push"]`. In Gitea's checker order.
+ * The events a hook's `events` list turns on, as Gitea's updateHookEvents decides them for a create
+ * and an edit alike (names compared case-insensitively, nothing trimmed): `issues` turns on every
+ * issue event and `pull_request` every pull-request one, `issues_only`/`pull_request_only` the bare
+ * event; an unknown name turns on nothing; an empty list means `["push"]`. Listed in one fixed order
+ * (Gitea lists a map: any order).
  */
 const ISSUE_EVENTS = ["issue_assign", "issue_label", "issue_milestone", "issue_comment"];
 const PULL_EVENTS = ["pull_request_assign", "pull_request_label", "pull_request_milestone", "pull_request_comment", "pull_request_review", "pull_request_review_request", "pull_request_sync"];
-/** Only a create sets these; an edit keeps them as they were (Gitea's editHook does not touch them). */
-const CREATE_ONLY_EVENTS = ["package", "status", "workflow_job"];
-const EVENT_ORDER = ["create", "delete", "fork", "push", "issues", ...ISSUE_EVENTS, "pull_request", ...PULL_EVENTS, "wiki", "repository", "release", ...CREATE_ONLY_EVENTS];
+const EVENT_ORDER = ["create", "delete", "fork", "push", "issues", ...ISSUE_EVENTS, "pull_request", ...PULL_EVENTS, "wiki", "repository", "release", "package", "status", "workflow_run", "workflow_job"];
 
 export interface HookForm {
   type?: string;
@@ -71,10 +70,9 @@ export function toHook(h: WebhookRow) {
   };
 }
 
-function hookEvents(given: readonly string[] | undefined, previous?: readonly string[]): string[] {
+function hookEvents(given: readonly string[] | undefined): string[] {
   const names = new Set((given?.length ? given : ["push"]).map((e) => e.toLowerCase()));
   const on = (e: string) => {
-    if (CREATE_ONLY_EVENTS.includes(e)) return previous ? previous.includes(e) : names.has(e);
     if (e === "issues") return names.has("issues") || names.has("issues_only");
     if (e === "pull_request") return names.has("pull_request") || names.has("pull_request_only");
     if (ISSUE_EVENTS.includes(e)) return names.has(e) || names.has("issues");
@@ -217,7 +215,7 @@ export async function editHook(ctx: Ctx, orgName: string, id: number, form: Hook
   if (cfg.secret !== undefined) patch.secretEnc = await seal(ctx, cfg.secret);
   if (META_KEYS[h.type]) patch.meta = JSON.stringify(hookMeta(h.type, cfg, JSON.parse(h.meta || "{}") as Record<string, string>));
   // Gitea's editHook reads an absent list as `["push"]`; here it keeps the hook's events (a deliberate difference)
-  if (form.events !== undefined) patch.events = JSON.stringify(hookEvents(form.events, JSON.parse(h.events) as string[]));
+  if (form.events !== undefined) patch.events = JSON.stringify(hookEvents(form.events));
   if (form.branch_filter !== undefined) {
     if (form.branch_filter && !globOk(form.branch_filter)) throw unprocessable("[BranchFilter]: GlobPattern");
     patch.branchFilter = form.branch_filter;

@@ -129,13 +129,13 @@ describe("create", () => {
     ]);
   });
 
-  it("an edit's events are turned on the same way, except package, status and workflow_job, which only a create sets (Gitea's editHook keeps them); an edit without events keeps them all", async () => {
-    const h = await (await create({ ...good, events: ["package", "push"] })).json();
-    expect(h.events).toEqual(["push", "package"]);
+  it("an edit's events are turned on the same way (Gitea's updateHookEvents for both): package, status and workflow events included; an edit without events keeps them", async () => {
+    const h = await (await create({ ...good, events: ["package", "push", "workflow_run"] })).json();
+    expect(h.events).toEqual(["push", "package", "workflow_run"]);
     const edit = async (json: unknown) => (await (await t.request(`${base()}/${h.id}`, { method: "PATCH", headers: token(tk), json })).json()).events;
-    expect(await edit({ events: ["create", "status"] })).toEqual(["create", "package"]);
-    expect(await edit({ events: ["bogus"] })).toEqual(["package"]);
-    expect(await edit({ active: true })).toEqual(["package"]);
+    expect(await edit({ events: ["create", "status", "workflow_job"] })).toEqual(["create", "status", "workflow_job"]);
+    expect(await edit({ active: true })).toEqual(["create", "status", "workflow_job"]);
+    expect(await edit({ events: ["bogus"] })).toEqual([]);
   });
 });
 
