@@ -81,24 +81,27 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, ro
  * request to a `connect` listener, and without one drops the connection unanswered; the answer is
  * the app's own for the same request with a method no route takes (WHATWG `Request` refuses CONNECT).
  */
-export async function answerConnect(fetch: (req: Request) => Response | Promise<Response>, req: IncomingMessage, socket: Duplex, origin: string) {
+export async function answerConnect(fetch: (req: Request) => Response | Promise<Response>, req: IncomingMessage, socket: Duplex & { setTimeout?(ms: number, cb: () => void): unknown }, origin: string) {
   socket.on("error", () => socket.destroy());
+  // The connection is ours now, outside the server's idle timeout: bounded, and closed both ways once answered.
+  socket.setTimeout?.(IDLE_SOCKET_MS, () => socket.destroy());
   try {
     const headers = new Headers();
     for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
       const [name, value] = [req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string];
       if (!/^(?:content-length|transfer-encoding|connection|upgrade|expect)$/i.test(name)) headers.append(name, value);
     }
-    // The authority form (`CONNECT host:443`) names no path of ours.
+    // The authority form (`CONNECT host:443`) names no path of ours; a path is appended, never
+    // resolved (`//other.host/x` stays a path here).
     const target = req.url?.startsWith("/") ? req.url : "/";
-    const res = await fetch(new Request(new URL(target, origin), { method: "PROPFIND", headers }));
+    const res = await fetch(new Request(`${origin}${target}`, { method: "PROPFIND", headers }));
     const body = Buffer.from(await res.arrayBuffer());
     const head = [`HTTP/1.1 ${res.status} ${STATUS_CODES[res.status] ?? ""}`];
     res.headers.forEach((value, name) => {
       if (name !== "content-length" && name !== "connection" && name !== "transfer-encoding") head.push(`${name}: ${value}`);
     });
-    head.push(`Content-Length: ${body.length}`, "Connection: close", "", "");
-    socket.end(Buffer.concat([Buffer.from(head.join("\r\n"), "latin1"), body]));
+    head.push(`Date: ${new Date().toUTCString()}`, `Content-Length: ${body.length}`, "Connection: close", "", "");
+    socket.end(Buffer.concat([Buffer.from(head.join("\r\n"), "latin1"), body]), () => socket.destroy());
   } catch {
     socket.destroy();
   }

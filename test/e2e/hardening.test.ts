@@ -564,6 +564,21 @@ for (const target of targets()) {
       // The tunnel is never opened: what follows the request is not relayed anywhere.
       expect(authority).toMatch(/\r\nConnection: close\r\n/);
       expect((await call("GET", "/api/v1/version")).status).toBe(200);
+      // A client that keeps its side open does not keep the server's: after the answer the server
+      // closes the socket both ways (bytes sent to it then are refused), so such requests pile up nothing.
+      const refused = await new Promise<string>((ok) => {
+        const sock = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+        sock.on("error", (e: NodeJS.ErrnoException) => ok(e.code ?? "error"));
+        // the first write after the server's close draws its RST, the next one fails
+        sock.on("end", () => setTimeout(() => sock.write("still here\r\n", () => setTimeout(() => sock.write("again\r\n"), 300)), 300));
+        sock.on("data", () => undefined);
+        sock.write(`CONNECT /api/v1/version HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+        setTimeout(() => {
+          ok("still open");
+          sock.destroy();
+        }, 5000).unref();
+      });
+      expect(["ECONNRESET", "EPIPE"]).toContain(refused);
     });
 
     // Node's server only: under workerd the runtime owns the client's connection (in production,
