@@ -42,6 +42,9 @@ function usage(msg?: string): never {
   process.exit(2);
 }
 
+/** The largest whole number a numeric flag takes (Node's timers stop at 2^31 - 1 ms). */
+const MAX_INT = 2 ** 31 - 1;
+
 export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig {
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -51,11 +54,12 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig
   }
   if (values.help) usage();
   const get = (f: keyof typeof FLAGS) => (values[f] as string | undefined) ?? env[FLAGS[f]] ?? undefined;
-  // Whole values only: parseInt would take "660abc" as 660 and "0o660" as 0.
+  // Whole values only: parseInt would take "660abc" as 660 and "0o660" as 0. At most 2^31 - 1: a
+  // timer past it fires after 1 ms in Node, so "a very long timeout" would end every call at once.
   const int = (f: keyof typeof FLAGS) => {
     const v = get(f);
     if (v === undefined) return undefined;
-    if (!/^\d{1,15}$/.test(v)) usage(`--${f} must be a non-negative integer, got "${v}"`);
+    if (!/^\d{1,15}$/.test(v) || Number(v) > MAX_INT) usage(`--${f} must be an integer 0-${MAX_INT}, got "${v}"`);
     return Number(v);
   };
   /** Permission bits only: no setuid, setgid or sticky bit. */
@@ -71,9 +75,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig
   if (!PLATFORM_NAMES.includes(platform)) usage(`--platform must be one of ${PLATFORM_NAMES.join("|")}`);
   const positive = (f: keyof typeof FLAGS) => {
     const v = get(f);
-    if (v !== undefined && !/^\d{1,15}$/.test(v)) usage(`--${f} must be a positive integer, got "${v}"`);
+    if (v !== undefined && (!/^\d{1,15}$/.test(v) || Number(v) === 0 || Number(v) > MAX_INT)) usage(`--${f} must be an integer 1-${MAX_INT}, got "${v}"`);
     const n = int(f);
-    if (n === 0) usage(`--${f} must be a positive integer, got "${v}"`);
     return n;
   };
   const protocols = (get("protocols") ?? PROTOCOLS.join(",")).split(",").map((p) => p.trim()).filter(Boolean) as Protocol[];

@@ -128,10 +128,18 @@ export class TsmClient {
       throw wrap("mkdir", e);
     }
     try {
-      const gen = async () => Number(new TextDecoder().decode(await this.fs.readFile(path.join(dir, "generation"))).trim());
-      const start = await gen().catch((e) => {
-        throw wrap("read generation", e);
-      });
+      // Every read of the generation is wrapped: the raw error names the entry's path.
+      const gen = async () =>
+        Number(
+          new TextDecoder()
+            .decode(
+              await this.fs.readFile(path.join(dir, "generation")).catch((e: unknown) => {
+                throw wrap("read generation", e);
+              }),
+            )
+            .trim(),
+        );
+      const start = await gen();
       let writes = 0;
       const write = async (attr: string, data: Uint8Array | string) => {
         try {

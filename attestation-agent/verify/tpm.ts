@@ -130,8 +130,10 @@ function checkLegacyLog(log: Uint8Array): void {
   while (o < b.length) {
     if (o + 32 > b.length) throw new VerifyError("eventlog", `not a TCG event log: record truncated at byte ${o}`);
     const pcr = b.readUInt32LE(o);
+    const type = b.readUInt32LE(o + 4);
     const size = b.readUInt32LE(o + 28);
-    if (pcr >= PCR_COUNT) throw new VerifyError("eventlog", `not a TCG event log: PCR index ${pcr} at byte ${o}`);
+    // An informational EV_NO_ACTION record extends nothing; firmware writes some with PCR index 0xFFFFFFFF.
+    if (pcr >= PCR_COUNT && type !== EV_NO_ACTION) throw new VerifyError("eventlog", `not a TCG event log: PCR index ${pcr} at byte ${o}`);
     if (o + 32 + size > b.length) throw new VerifyError("eventlog", `not a TCG event log: record truncated at byte ${o}`);
     o += 32 + size;
   }

@@ -64,8 +64,8 @@ describe("agent configuration", () => {
     }
   });
 
-  it("--tpm-timeout-ms and --call-timeout-ms must be positive integers; no integer flag takes trailing junk: exit 2 naming the flag", async () => {
-    for (const [flag, value] of [["--tpm-timeout-ms", "0"], ["--call-timeout-ms", "0"], ["--tpm-timeout-ms", "1.5"], ["--call-timeout-ms", "10s"], ["--max-queued-calls", "5x"], ["--azure-hcl-wait-ms", "-1"], ["--snp-vmpl", "1e0"]] as const) {
+  it("--tpm-timeout-ms and --call-timeout-ms must be positive integers; no integer flag takes trailing junk or a value past 2^31 - 1 (Node's timer limit): exit 2 naming the flag", async () => {
+    for (const [flag, value] of [["--tpm-timeout-ms", "0"], ["--call-timeout-ms", "0"], ["--tpm-timeout-ms", "1.5"], ["--call-timeout-ms", "10s"], ["--max-queued-calls", "5x"], ["--azure-hcl-wait-ms", "-1"], ["--snp-vmpl", "1e0"], ["--idle-timeout-ms", "2147483648"], ["--azure-hcl-wait-ms", "9999999999"]] as const) {
       const r = await fails(["--platform", "none", `${flag}=${value}`]);
       expect([flag, value, r.code, r.stderr]).toEqual([flag, value, 2, expect.stringMatching(new RegExp(`attestation-agent: ${flag} must be a`))]);
     }

@@ -128,5 +128,12 @@ describe("verify replays the event log against the quoted PCRs", () => {
   it("an empty log or a well-formed SHA-1-only legacy log is reported as not replayed", async () => {
     expect(await verifyWithLog(Buffer.alloc(0))).toEqual({ notReplayed: "no event log" });
     expect(await verifyWithLog(legacyLog(EVENTS))).toEqual({ notReplayed: "a SHA-1-only legacy event log (no Spec ID Event03)" });
+    // Firmware ends some legacy logs with an informational EV_NO_ACTION record at PCR index 0xFFFFFFFF
+    // (go-attestation's option_rom_eventlog): still a log.
+    const noAction = Buffer.concat([u32(0xffffffff), u32(3), Buffer.alloc(20), u32(4), Buffer.from("note")]);
+    expect(await verifyWithLog(Buffer.concat([legacyLog(EVENTS), noAction]))).toEqual({ notReplayed: "a SHA-1-only legacy event log (no Spec ID Event03)" });
+    // any other record type there is not
+    const bad = Buffer.concat([u32(0xffffffff), u32(0xd), Buffer.alloc(20), u32(4), Buffer.from("note")]);
+    expect(await verifyWithLog(Buffer.concat([legacyLog(EVENTS), bad]))).toMatch(/^eventlog: .*not a TCG event log: PCR index 4294967295/);
   });
 });

@@ -140,6 +140,23 @@ describe("SNP via configfs-tsm", () => {
     expect(fs.entries.size).toBe(0);
   });
 
+  it("the entry's generation unreadable after outblob → an error naming the step, not the entry's path; entries removed", async () => {
+    const fs = snpFs();
+    // The first read of `generation` answers; later ones fail as the kernel's would with the entry gone.
+    const readFile = fs.readFile.bind(fs);
+    let generationReads = 0;
+    fs.readFile = async (file: string) => {
+      if (file.endsWith("/generation") && ++generationReads > 1) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${file}'`), { code: "ENOENT" });
+      return readFile(file);
+    };
+    const { client } = await agentWith(fs, "snp");
+    const r = await client.fetchAttestation({ platformType: "PLATFORM_TYPE_SNP" });
+    expect(r.code).not.toBe(0);
+    expect(r.details).toMatch(/read generation/);
+    expect(r.details).not.toContain(ROOT);
+    expect(fs.entries.size).toBe(0);
+  });
+
   it("provider gone (mkdir ENXIO) → UNAVAILABLE", async () => {
     const fs = snpFs();
     const { client } = await agentWith(fs, "snp");
