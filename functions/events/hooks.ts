@@ -230,7 +230,10 @@ export function repositoryCreatedTasks(src: HookSource, created: RepositoryRow, 
   // name and description reached an organization that may not read it).
   const baseOpenTo = (ownerId: number) => base && (base.repo.owner.id === ownerId || (!base.repo.repo.isPrivate && base.repo.owner.visibility === 0)) ? base.repo : null;
   const out: Bound<number>[] = [];
-  if (base) out.push(...hookTasksOfNewRepo({ ...src, repo: base.repo }, "fork", created, (f) => forkPayload(src, base.repo, base.mode, json(base.repo)(f)), now));
+  // The base's hooks hear of a fork anyone may see; a private fork, or one in a limited or private
+  // namespace, is not theirs to know of (Gitea tells them regardless).
+  const forkOpen = !created.isPrivate && src.repo.owner.visibility === 0;
+  if (base && forkOpen) out.push(...hookTasksOfNewRepo({ ...src, repo: base.repo }, "fork", created, (f) => forkPayload(src, base.repo, base.mode, json(base.repo)(f)), now));
   out.push(...hookTasksOfNewRepo(src, "repository", created, (f) => repositoryPayload(src, "created", json(baseOpenTo(src.repo.owner.id))(f)), now));
   return out;
 }

@@ -349,8 +349,30 @@ describe("what is delivered", () => {
     // (the fork's own description is the base's, copied when it was made, and is the fork's to show)
     expect(rx.got.slice(before).some((r) => r.headers["x-gitea-event"] === "repository" && r.body.includes(`"full_name": "${secret.full_name}"`))).toBe(false);
     expect(created(openFork.full_name).repository.parent).toMatchObject({ full_name: open.full_name });
-    const forkEvent = rx.of("fork").find((r) => r.json.forkee.full_name === secret.full_name)!.json;
-    expect(forkEvent.repository.parent).toMatchObject({ full_name: secret.full_name, description: "TOP SECRET" });
+    // the base's own hooks keep the parent in the `fork` payload of a fork anyone may see
+    expect(rx.of("fork").find((r) => r.json.forkee.full_name === open.full_name)!.json.repository.parent).toMatchObject({ full_name: open.full_name });
+  });
+
+  it("the base's hooks hear of a fork only when anyone may see it: a private fork, or one in a private organization, sends no `fork` event", async () => {
+    const base = await seedOrg(t, owner);
+    const hidden = await seedOrg(t, owner, { visibility: 2 });
+    const shown = await seedOrg(t, owner);
+    await hook(base, { events: ["fork"] });
+    const pub = await orgRepo(base);
+    const priv = await orgRepo(base, { private: true });
+    const fork = async (r: { full_name: string }, org: string, name: string) =>
+      expect((await t.request(`/api/v1/repos/${r.full_name}/forks`, { method: "POST", headers: token(tk), json: { organization: org, name } })).status).toBe(202);
+    await fork(pub, hidden.name, "into-private-org");
+    await fork(priv, shown.name, "private-fork");
+    await fork(pub, shown.name, "open-fork");
+    const before = rx.got.length;
+    await deliver();
+    const forks = rx
+      .got.slice(before)
+      .filter((r) => r.headers["x-gitea-event"] === "fork")
+      .map((r) => JSON.parse(r.body) as { repository: { full_name: string } });
+    expect(forks.map((f) => f.repository.full_name)).toEqual([`${shown.name}/open-fork`]);
+    expect(rx.got.slice(before).some((r) => r.body.includes(hidden.name) || r.body.includes("private-fork"))).toBe(false);
   });
 });
 
