@@ -1,7 +1,7 @@
 /** Collaborators, reviewers and assignees: the spec's rules 1–5. */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collaboration, user, userBlocking } from "../../functions/db/schema.ts";
+import { collaboration, orgUser, user, userBlocking } from "../../functions/db/schema.ts";
 import { expectRefusal, NOT_FOUND, addCollaborator, apiRepo, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
@@ -203,6 +203,27 @@ describe("rules 4–5: reviewers and assignees", () => {
     const denied = await t.request(`/api/v1/repos/${repo.full_name}/reviewers`, { headers: token(await r.token()) });
     expect(denied.status).toBe(403);
     expect((await denied.json()).message).toBe("doer has no permission to get reviewers");
+  });
+
+  it("an organization repository's assignees show a team member to whom the organization's member list shows the membership: a concealed one to members and site admins, not to an outside collaborator, a stranger or a public-only token", async () => {
+    const orgOwner = await seedUser(t.db);
+    const org = await seedOrg(t, orgOwner);
+    const repo = await apiRepo(t, org.ownerToken, { name: uniq("oa") }, org.name);
+    const [concealed, shown, outside, stranger] = [await seedUser(t.db), await seedUser(t.db), await seedUser(t.db), await seedUser(t.db)];
+    const team = await (await t.request(`/api/v1/orgs/${org.name}/teams`, { method: "POST", headers: token(org.ownerToken), json: { name: uniq("w"), permission: "write", units: ["repo.code", "repo.issues"], includes_all_repositories: true } })).json();
+    for (const u of [concealed, shown]) expect((await t.request(`/api/v1/teams/${team.id}/members/${u.name}`, { method: "PUT", headers: token(org.ownerToken) })).status).toBe(204);
+    await t.db.update(orgUser).set({ isPublic: true }).where(and(eq(orgUser.orgId, org.id), eq(orgUser.uid, shown.id)));
+    await addCollaborator(t, org.ownerToken, repo.full_name, outside, "write");
+    const assignees = async (tk: string) => ((await (await t.request(`/api/v1/repos/${repo.full_name}/assignees`, { headers: token(tk) })).json()) as { login: string }[]).map((u) => u.login).sort();
+    const all = [orgOwner.name, concealed.name, shown.name, outside.name].sort();
+    // (the organization's owner is a member too, through the Owners team, concealed like any)
+    const open = [shown.name, outside.name].sort();
+    expect(await assignees(org.ownerToken)).toEqual(all);
+    expect(await assignees(await concealed.token())).toEqual(all);
+    expect(await assignees(await (await seedUser(t.db, { admin: true })).token())).toEqual(all);
+    expect(await assignees(await outside.token())).toEqual(open);
+    expect(await assignees(await stranger.token())).toEqual(open);
+    expect(await assignees(await shown.token(["public-only", "read:repository", "read:user", "read:organization"]))).toEqual(open);
   });
 
   it("inactive users are never offered as assignees", async () => {

@@ -63,6 +63,16 @@ export const ownedOrgId = (param: string) => sql`(SELECT so.id FROM user so WHER
 /** SQL: `uid` is a member of the organization. */
 export const isOrgMemberSql = (orgId: SQLWrapper | number, uid: SQLWrapper | number) => sql`EXISTS (SELECT 1 FROM org_user ou WHERE ou.org_id = ${orgId} AND ou.uid = ${uid})`;
 
+/**
+ * Whether the viewer may see that user `uid` is a member of organization `orgId`, as the
+ * organization's member list decides (orgs.ts): a public membership, or a site admin, or a fellow
+ * member whose token is not public-only. Every list that reveals a membership — a team's roster, a
+ * repository's assignees through its teams — shows a concealed one only on this condition.
+ */
+export const membershipSeenSql = (orgId: SQLWrapper, uid: SQLWrapper) =>
+  sql`(EXISTS (SELECT 1 FROM org_user pu WHERE pu.org_id = ${orgId} AND pu.uid = ${uid} AND pu.is_public = 1)
+    OR ${V.isAdmin} OR (NOT ${V.publicOnly} AND ${isOrgMemberSql(orgId, V.id)}))`;
+
 // ---- the caller ----
 
 export interface CallerRow {

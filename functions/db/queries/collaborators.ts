@@ -7,7 +7,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../../lib/auth.ts";
 import { ACCESS, UNIT, type RepoFacts } from "../../lib/permissions.ts";
 import { bool, command, num, p, rowExists, viewerQuery, type Row, whileExists } from "../sql.ts";
-import { userCols, type UserRow } from "./accounts.ts";
+import { membershipSeenSql, userCols, type UserRow } from "./accounts.ts";
 import { factsList, factsOf, REPO_ID_BY_PATH, SEEN_REPO_ID, VIEWER, type RepoPath } from "./repos.ts";
 
 // The user table keeps its name (no alias), as the permission fragments expect.
@@ -102,7 +102,7 @@ export const loginUser = viewerQuery<UserRow, { login: string }>("collaboratorLo
 
 /**
  * Users with access on the repository (owner, collaborators from `minCollab`, covering teams as
- * `teamCond` says), as a condition on `user`. Its candidates — the owner, the collaborators, the
+ * `teamCond` says — a team member only where the viewer may see the membership), as a condition on `user`. Its candidates — the owner, the collaborators, the
  * members of the owner organization's teams — are named by id through their indexes first, so
  * the list reads those users, not every user row (test/rules/growth.test.ts: ~35 VM steps more
  * per user of the instance before).
@@ -118,7 +118,7 @@ function usersWithAccess(minCollab: number, teamCond: SQL): SQL {
     OR EXISTS (SELECT 1 FROM team ut JOIN team_user utu ON utu.team_id = ut.id
        WHERE utu.uid = user.id AND ut.org_id = (SELECT owner_id FROM repository WHERE id = ${rid})
        AND (ut.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo utr WHERE utr.team_id = ut.id AND utr.repo_id = ${rid}))
-       AND ${teamCond})))`;
+       AND ${teamCond} AND ${membershipSeenSql(sql`ut.org_id`, sql`user.id`)})))`;
 }
 
 const TEAM_WRITE = sql`(ut.authorize >= 2 OR EXISTS (SELECT 1 FROM team_unit utu2 WHERE utu2.team_id = ut.id AND utu2.type IN (${UNIT.issues}, ${UNIT.pulls}) AND utu2.access_mode >= 2))`;

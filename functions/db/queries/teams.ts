@@ -8,7 +8,7 @@ import { publicOnlyViewer, userVisibleSql, type ViewerSql } from "../../lib/auth
 import { repoAccessibleSql, type RepoFacts } from "../../lib/permissions.ts";
 import { team, type TeamRow } from "../schema.ts";
 import { bool, columnsOf, command, guardCommand, insertSql, num, p, query, setList, shaped, str, rowExists, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, whileExists, type InsertKey, type Row } from "../sql.ts";
-import { isOrgMemberSql, isOrgOwnerSql, ORG_ID, seenAccountId, userCols, type UserRow } from "./accounts.ts";
+import { isOrgMemberSql, isOrgOwnerSql, membershipSeenSql, ORG_ID, seenAccountId, userCols, type UserRow } from "./accounts.ts";
 import { FACTS, factsOf, listStatement, VIEWER } from "./repos.ts";
 
 /**
@@ -186,15 +186,8 @@ export const DELETE_TEAM = [
 
 // ---- members ----
 
-/**
- * Whether the viewer may see that team_user row `tu` is a member of its organization: as the
- * organization's member list decides (orgs.ts) — a public membership, or a site admin, or a fellow
- * member whose token is not public-only. A team visible to outsiders (a public or limited one)
- * shows them its public members only, so its roster never reveals a concealed membership.
- */
-const membershipSeen = (tu: string) =>
-  sql`(EXISTS (SELECT 1 FROM org_user pu WHERE pu.org_id = ${sql.raw(tu)}.org_id AND pu.uid = ${sql.raw(tu)}.uid AND pu.is_public = 1)
-    OR ${V.isAdmin} OR (NOT ${V.publicOnly} AND ${isOrgMemberSql(sql.raw(`${tu}.org_id`), V.id)}))`;
+/** A team's roster shows a concealed membership only to whom the organization's member list shows it. */
+const membershipSeen = (tu: string) => membershipSeenSql(sql.raw(`${tu}.org_id`), sql.raw(`${tu}.uid`));
 
 const MEMBERS = sql`FROM team_user JOIN user ON user.id = team_user.uid WHERE team_user.team_id = ${p("id")} AND ${userVisibleSql(V, sql`user.id`, sql`user.visibility`, "user")}
   AND ${membershipSeen("team_user")}`;
