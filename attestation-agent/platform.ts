@@ -4,6 +4,7 @@
  */
 import type { TpmClient } from "./tpm/client.ts";
 import type { TsmClient } from "./tsm/report.ts";
+import { DeviceTransport } from "./tpm/transport.ts";
 
 export type PlatformName = "auto" | "snp" | "tdx" | "vtpm" | "snp-vtpm" | "none";
 export const PLATFORM_NAMES: readonly PlatformName[] = ["auto", "snp", "tdx", "vtpm", "snp-vtpm", "none"];
@@ -32,7 +33,8 @@ export function fromName(name: Exclude<PlatformName, "auto">, detail = "forced w
  * Probes the configfs-tsm provider and the TPM (bounded by `timeoutMs`). A TPM that is there but
  * does not answer within the bound, or one the operator configured (`tpmConfigured`) whatever the
  * probe says, counts: its calls get UNAVAILABLE until it answers, instead of the platform leaving
- * it out for the process's life. An unconfigured TPM that cannot be reached (no device) does not.
+ * it out for the process's life. An unconfigured TPM that cannot be reached does not, nor a
+ * configured device node that does not exist (the machine has no TPM).
  */
 export async function detect(tsm: TsmClient, tpm: TpmClient | undefined, timeoutMs = 2000, tpmConfigured = false): Promise<Capabilities> {
   const provider = await tsm.provider();
@@ -45,8 +47,12 @@ export async function detect(tsm: TsmClient, tpm: TpmClient | undefined, timeout
       tpmOk = true;
       tpmWhy = `TPM at ${tpm.transport.describe}`;
     } catch (e) {
-      // A TPM that is there but slow (still starting) counts; one that cannot be reached only if configured.
-      tpmOk = tpmConfigured || e === slow;
+      // A TPM that is there but slow (still starting) counts; one that cannot be reached only if
+      // configured — but a device node that does not exist means this machine has no TPM (a
+      // fleet-wide --tpm on machines without one): left out, FAILED_PRECONDITION, not UNAVAILABLE
+      // that clients would retry for good. A socket may still appear (swtpm starting).
+      const noDevice = tpm.transport instanceof DeviceTransport && /\bENOENT\b/.test((e as Error).message);
+      tpmOk = (tpmConfigured && !noDevice) || e === slow;
       tpmWhy = tpmOk
         ? `TPM at ${tpm.transport.describe} not answering at start (${(e as Error).message}): VTPM calls get UNAVAILABLE until it answers`
         : `no TPM at ${tpm.transport.describe} (${(e as Error).message})`;

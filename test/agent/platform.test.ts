@@ -86,6 +86,19 @@ describe("auto detection with a configured TPM", () => {
     }
   });
 
+  it("a configured TPM device node that does not exist: this machine has no TPM — platform none, VTPM calls FAILED_PRECONDITION (not UNAVAILABLE, which clients retry)", async () => {
+    const a = await startAgentProcess(path.join(dir, "nodev.sock"), ["--tpm", path.join(dir, "no-such-tpmrm0"), "--tsm-root", path.join(dir, "no-configfs")]);
+    const c = grpcJsClient(a.socket);
+    try {
+      expect(a.stderr()).toMatch(/platform none \(configfs-tsm provider none; no TPM at /);
+      const r = await c.fetchAttestation({ platformType: "PLATFORM_TYPE_VTPM" });
+      expect(r.code).toBe(S.FAILED_PRECONDITION);
+    } finally {
+      c.close();
+      await a.stop();
+    }
+  });
+
   it("a configured TPM that does not answer at start: start-up is not held up, and calls get evidence once it answers", async () => {
     const gate = await startTpmGate(tpm.sock, dir);
     gate.hold(CC.GetRandom); // the detection probe waits at the TPM
