@@ -332,8 +332,8 @@ export async function resolveCaller(
   if (!caller && settings.service.requireSignInView) throw bareForbidden("Only signed in user is allowed to call APIs.");
   if (creds.sudo) {
     if (!caller?.isAdmin) throw bareForbidden("Only administrators allowed to sudo.");
-    // A public-only token holds no admin reach (it sees no other account's private data), so it
-    // may not act as another account either — whoever that is, so the answer names no one.
+    // A public-only token reads no other account's private data; as that account it would (its
+    // e-mail, concealed memberships, blocks). Refused whoever the target, so the answer names no one.
     if (caller.publicOnly) throw bareForbidden("a public-only token cannot sudo");
     const target = sudoRows[0];
     if (!target) throw notFound();
