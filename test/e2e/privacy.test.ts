@@ -279,24 +279,24 @@ const PROBES: Probe[] = [
   },
   {
     op: "repoGetAssignees",
-    rule: "assignees: never a user the caller may not see",
+    rule: "assignees: never a user the caller may not see, nor a concealed membership it may not see",
     cases: (w) =>
       w.repos.map((r) => ({
         path: `/api/v1/repos/${r.full}/assignees`,
-        expect: (c) => (w.reaches(c, r.full) ? { status: 200, list: [...w.usersWithAccess(r.full, 2)].filter((u) => w.sees(c, u)) } : { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/assignees` }),
+        expect: (c) => (w.reaches(c, r.full) ? { status: 200, list: [...w.usersWithAccess(r.full, 2, c)].filter((u) => w.sees(c, u)) } : { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/assignees` }),
       })),
     ids: logins,
   },
   {
     op: "repoGetReviewers",
-    rule: "reviewers: never a user the caller may not see",
+    rule: "reviewers: never a user the caller may not see, nor a concealed membership it may not see",
     cases: (w) =>
       w.repos.map((r) => ({
         path: `/api/v1/repos/${r.full}/reviewers`,
         expect: (c) => {
           if (!w.reaches(c, r.full)) return { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/reviewers` };
           if (!w.writesPulls(c, r.full)) return { status: 403 };
-          return { status: 200, list: [...w.usersWithAccess(r.full, 1)].filter((u) => u !== c.user && w.sees(c, u)) };
+          return { status: 200, list: [...w.usersWithAccess(r.full, 1, c)].filter((u) => u !== c.user && w.sees(c, u)) };
         },
       })),
     ids: logins,
