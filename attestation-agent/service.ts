@@ -139,11 +139,10 @@ export function createAttestationService(dev: Devices): ServiceImpl<typeof Attes
     try {
       return await Promise.race([running, ended]);
     } catch (e) {
-      const ce = toConnectError(e, controller.signal);
-      // The client's message leaves out host paths; the operator gets the whole text.
-      const full = (e as { message?: unknown })?.message;
-      if (!controller.signal.aborted && typeof full === "string" && full !== ce.rawMessage && ce.rawMessage === (e as { publicMessage?: string }).publicMessage) dev.log?.(`call failed: ${full}`);
-      throw ce;
+      // A device error's client message leaves out host paths; the operator gets the whole text.
+      const { message, publicMessage } = (e ?? {}) as { message?: unknown; publicMessage?: unknown };
+      if (!controller.signal.aborted && typeof publicMessage === "string" && publicMessage !== message) dev.log?.(`call failed: ${message}`);
+      throw toConnectError(e, controller.signal);
     }
   }
 
