@@ -121,11 +121,13 @@ function isInitial(pcr: number, v: Uint8Array): boolean {
 }
 
 /**
- * A well-formed SHA-1-only legacy log (TCG_PCR_EVENT records: PCR, type, SHA-1 digest, data),
- * which is not replayed; anything else that is not a TCG log fails.
+ * Parses a SHA-1-only legacy log (TCG_PCR_EVENT records: PCR, type, SHA-1 digest, data), as
+ * go-attestation's `ParseEventLog` reads a log without a Spec ID Event03; anything else that is not
+ * a TCG log fails.
  */
-function checkLegacyLog(log: Uint8Array): void {
+function parseLegacyLog(log: Uint8Array): TcgEvent[] {
   const b = Buffer.from(log.buffer, log.byteOffset, log.length);
+  const events: TcgEvent[] = [];
   let o = 0;
   while (o < b.length) {
     if (o + 32 > b.length) throw new VerifyError("eventlog", `not a TCG event log: record truncated at byte ${o}`);
@@ -135,8 +137,10 @@ function checkLegacyLog(log: Uint8Array): void {
     // An informational EV_NO_ACTION record extends nothing; firmware writes some with PCR index 0xFFFFFFFF.
     if (pcr >= PCR_COUNT && type !== EV_NO_ACTION) throw new VerifyError("eventlog", `not a TCG event log: PCR index ${pcr} at byte ${o}`);
     if (o + 32 + size > b.length) throw new VerifyError("eventlog", `not a TCG event log: record truncated at byte ${o}`);
+    events.push({ pcr, type, digests: new Map([[ALG.SHA1, new Uint8Array(b.subarray(o + 8, o + 28))]]), data: new Uint8Array(b.subarray(o + 32, o + 32 + size)) });
     o += 32 + size;
   }
+  return events;
 }
 
 /**
@@ -145,25 +149,30 @@ function checkLegacyLog(log: Uint8Array): void {
  * the quoted ones (a log that does not reproduce them was altered, or belongs to another boot).
  * Stricter than it: a firmware PCR (0-7) that is not at its initial value but has no event in the
  * log fails (its events were removed, or the log is only a header), and any other such PCR (an
- * OS's own measurements, which a firmware log does not hold) is reported `unexplained`. An empty
- * log, or a well-formed SHA-1-only legacy log, is not replayed; bytes that are not a TCG log, or a
- * crypto-agile log that does not parse, fail.
+ * OS's own measurements, which a firmware log does not hold) is reported `unexplained`. A SHA-1-only
+ * legacy log is replayed against the sha1 quote (go-attestation's rule for such a log), and not
+ * replayed when no sha1 bank was quoted; an empty log is not replayed; bytes that are not a TCG
+ * log, or a crypto-agile log that does not parse, fail.
  */
 export function replayEventLog(log: Uint8Array, quotes: readonly VerifiedQuote[]): EventLogReplay {
   if (log.length === 0) return { notReplayed: "no event log" };
-  if (log.length < 47 || Buffer.from(log.subarray(32, 47)).toString("latin1") !== "Spec ID Event03") {
-    checkLegacyLog(log);
-    return { notReplayed: "a SHA-1-only legacy event log (no Spec ID Event03)" };
-  }
   let events: TcgEvent[];
-  try {
-    events = parseEventLog(log);
-  } catch (e) {
-    throw new VerifyError("eventlog", (e as Error).message);
+  let banks = quotes;
+  if (log.length < 47 || Buffer.from(log.subarray(32, 47)).toString("latin1") !== "Spec ID Event03") {
+    events = parseLegacyLog(log);
+    // its digests are SHA-1: only a sha1 quote can show them right or wrong
+    banks = quotes.filter((q) => q.bank === "sha1");
+    if (banks.length === 0) return { notReplayed: "a SHA-1-only legacy event log (no Spec ID Event03) and no sha1 quote to replay it against" };
+  } else {
+    try {
+      events = parseEventLog(log);
+    } catch (e) {
+      throw new VerifyError("eventlog", (e as Error).message);
+    }
   }
   const replayed = new Set<number>();
   const unexplained = new Set<number>();
-  for (const q of quotes) {
+  for (const q of banks) {
     const alg = Number(Object.entries(HASHES).find(([, h]) => h.name === q.bank)?.[0]);
     const size = HASHES[alg]!.size; // !: a verified quote's bank is one of HASHES
     const pcrs = new Map<number, Buffer>();

@@ -4,9 +4,9 @@
  * digest changed, an event added) fails with check `eventlog`, a truncated one too. A firmware PCR
  * (0-7) that is not at its initial value and that the log has no event for fails too (its events
  * were removed, or the log is only a header); any other such PCR is reported `unexplained`. Bytes
- * that are not a TCG event log fail; an empty log, or a well-formed SHA-1-only legacy log, is
- * reported as not replayed. Against a real swtpm whose PCRs 4, 16 and 23 the test extends exactly
- * as its log says.
+ * that are not a TCG event log fail. A SHA-1-only legacy log is replayed the same way against the
+ * sha1 quote; an empty log, or a legacy log without a sha1 quote, is reported as not replayed.
+ * Against a real swtpm whose PCRs 4, 16 and 23 the test extends exactly as its log says.
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -88,10 +88,11 @@ async function evidence() {
   expect(r.code).toBe(0);
   return { nonce, bytes: r.value!.quote as Uint8Array };
 }
-async function verifyWithLog(log: Buffer | null) {
+async function verifyWithLog(log: Buffer | null, opts: { withoutBank?: number } = {}) {
   const { nonce, bytes } = await evidence();
   const att = fromBinary(AttestationSchema, bytes);
   if (log) att.eventLog = log;
+  if (opts.withoutBank !== undefined) att.quotes = att.quotes.filter((q) => q.pcrs!.hash !== opts.withoutBank);
   return verifyEvidence("vtpm", toBinary(AttestationSchema, att), { nonce }).then(
     (s) => s.eventLog,
     (e: Error & { check?: string }) => `${e.check}: ${e.message}`,
@@ -125,15 +126,23 @@ describe("verify replays the event log against the quoted PCRs", () => {
     expect(await verifyWithLog(legacyLog(EVENTS).subarray(0, 40))).toMatch(/^eventlog: .*not a TCG event log/);
   });
 
-  it("an empty log or a well-formed SHA-1-only legacy log is reported as not replayed", async () => {
-    expect(await verifyWithLog(Buffer.alloc(0))).toEqual({ notReplayed: "no event log" });
-    expect(await verifyWithLog(legacyLog(EVENTS))).toEqual({ notReplayed: "a SHA-1-only legacy event log (no Spec ID Event03)" });
+  it("a SHA-1-only legacy log is replayed against the sha1 quote: reproduced, changed, or missing a firmware PCR's events", async () => {
+    expect(await verifyWithLog(legacyLog(EVENTS))).toEqual({ replayed: [4, 16, 23], unexplained: [] });
+    const changed = EVENTS.map((e, i) => (i === 2 ? { ...e, sha1: "34".repeat(20) } : e));
+    expect(await verifyWithLog(legacyLog(changed))).toMatch(/^eventlog: .*sha1 PCR 23 replayed from the event log/);
+    expect(await verifyWithLog(legacyLog(EVENTS.filter((e) => e.pcr !== 4)))).toMatch(/^eventlog: .*sha1 PCR 4 is not its initial value/);
+    expect(await verifyWithLog(legacyLog(EVENTS.filter((e) => e.pcr !== 23)))).toEqual({ replayed: [4, 16], unexplained: [23] });
     // Firmware ends some legacy logs with an informational EV_NO_ACTION record at PCR index 0xFFFFFFFF
-    // (go-attestation's option_rom_eventlog): still a log.
+    // (go-attestation's option_rom_eventlog): still a log, and it extends nothing.
     const noAction = Buffer.concat([u32(0xffffffff), u32(3), Buffer.alloc(20), u32(4), Buffer.from("note")]);
-    expect(await verifyWithLog(Buffer.concat([legacyLog(EVENTS), noAction]))).toEqual({ notReplayed: "a SHA-1-only legacy event log (no Spec ID Event03)" });
+    expect(await verifyWithLog(Buffer.concat([legacyLog(EVENTS), noAction]))).toEqual({ replayed: [4, 16, 23], unexplained: [] });
     // any other record type there is not
     const bad = Buffer.concat([u32(0xffffffff), u32(0xd), Buffer.alloc(20), u32(4), Buffer.from("note")]);
     expect(await verifyWithLog(Buffer.concat([legacyLog(EVENTS), bad]))).toMatch(/^eventlog: .*not a TCG event log: PCR index 4294967295/);
+  });
+
+  it("an empty log, or a SHA-1-only legacy log with no sha1 quote to replay it against, is reported as not replayed", async () => {
+    expect(await verifyWithLog(Buffer.alloc(0))).toEqual({ notReplayed: "no event log" });
+    expect(await verifyWithLog(legacyLog(EVENTS), { withoutBank: SHA1 })).toEqual({ notReplayed: "a SHA-1-only legacy event log (no Spec ID Event03) and no sha1 quote to replay it against" });
   });
 });
