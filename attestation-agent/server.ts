@@ -135,11 +135,19 @@ const indexFile = (f: DescFile) => {
   FILES_BY_NAME.set(f.proto.name, f);
   const pkg = f.proto.package ? `${f.proto.package}.` : "";
   type Msg = (typeof f.proto.messageType)[number];
-  const walk = (prefix: string, msgs: Msg[], enums: { name: string }[]) => {
-    for (const e of enums) SYMBOLS.set(`${prefix}${e.name}`, f);
+  type Enum = (typeof f.proto.enumType)[number];
+  // Every name protobuf defines, as grpc-go's registry resolves them: enum values are siblings of
+  // their enum (C++ scoping), fields and oneofs belong to their message.
+  const walk = (prefix: string, msgs: Msg[], enums: Enum[]) => {
+    for (const e of enums) {
+      SYMBOLS.set(`${prefix}${e.name}`, f);
+      for (const v of e.value) SYMBOLS.set(`${prefix}${v.name}`, f);
+    }
     for (const m of msgs) {
       SYMBOLS.set(`${prefix}${m.name}`, f);
       MESSAGES.add(`${prefix}${m.name}`);
+      for (const field of m.field) SYMBOLS.set(`${prefix}${m.name}.${field.name}`, f);
+      for (const o of m.oneofDecl) SYMBOLS.set(`${prefix}${m.name}.${o.name}`, f);
       walk(`${prefix}${m.name}.`, m.nestedType, m.enumType);
     }
   };

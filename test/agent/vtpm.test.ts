@@ -221,7 +221,7 @@ describe("standard services", () => {
     expect(attest.fileDescriptorResponse.fileDescriptorProto).toHaveLength(3);
   });
 
-  it("server reflection: every message and enum of every file it serves resolves with FileContainingSymbol to its own file", async () => {
+  it("server reflection: every message, enum, enum value, field and oneof of every file it serves resolves with FileContainingSymbol to its own file", async () => {
     const def = loader.loadSync("grpc/reflection/v1/reflection.proto", { includeDirs: [path.join(ROOT, "proto")], bytes: Buffer, oneofs: true });
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const R = (grpc.loadPackageDefinition(def) as any).grpc.reflection.v1.ServerReflection;
@@ -245,15 +245,19 @@ describe("standard services", () => {
         }
       expect([...files.keys()]).toEqual(expect.arrayContaining(["attest/attest.proto", "sevsnp/sevsnp.proto", "tpm/tpm.proto"]));
       const symbols: [string, string][] = [];
-      const walk = (file: string, prefix: string, msgs: { name: string; nestedType: typeof msgs; enumType: { name: string }[] }[], enums: { name: string }[]) => {
-        for (const e of enums) symbols.push([`${prefix}${e.name}`, file]);
+      type Enum = { name: string; value: { name: string }[] };
+      type Msg = { name: string; nestedType: Msg[]; enumType: Enum[]; field: { name: string }[]; oneofDecl: { name: string }[] };
+      // Enum values are siblings of their enum (protobuf's C++ scoping); fields and oneofs are the message's.
+      const walk = (file: string, prefix: string, msgs: Msg[], enums: Enum[]) => {
+        for (const e of enums) symbols.push([`${prefix}${e.name}`, file], ...e.value.map((v): [string, string] => [`${prefix}${v.name}`, file]));
         for (const m of msgs) {
           symbols.push([`${prefix}${m.name}`, file]);
+          for (const x of [...m.field, ...m.oneofDecl]) symbols.push([`${prefix}${m.name}.${x.name}`, file]);
           walk(file, `${prefix}${m.name}.`, m.nestedType, m.enumType);
         }
       };
       for (const f of files.values()) walk(f.name, f.package ? `${f.package}.` : "", f.messageType, f.enumType);
-      expect(symbols.map(([sym]) => sym)).toContain("sevsnp.Attestation");
+      expect(symbols.map(([sym]) => sym)).toEqual(expect.arrayContaining(["sevsnp.Attestation", "attestation.v1.AttestationRequest.nonce", "attestation.v1.PLATFORM_TYPE_VTPM"]));
       const unresolved: string[] = [];
       for (const [sym, file] of symbols) {
         const r = await ask({ fileContainingSymbol: sym });
