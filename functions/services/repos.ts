@@ -536,7 +536,23 @@ const validHttpUrl = (s: string) => {
 };
 
 /** PATCH /repos/{owner}/{repo} (repoEdit): edit rules 1–13, in order, in one write batch. */
-export async function editRepo(ctx: Ctx, owner: string, name: string, form: EditRepoOption) {
+export async function editRepo(ctx: Ctx, owner: string, name: string, form: EditRepoOption): Promise<ReturnType<typeof editRepoOnce>> {
+  try {
+    return await editRepoOnce(ctx, owner, name, form);
+  } catch (err) {
+    // A concurrent rename won between the read and the write: read again, which answers the
+    // 307 to the name it got, as the request would have been answered a moment later.
+    if (!isGuardTrip(err)) throw err;
+  }
+  try {
+    return await editRepoOnce(ctx, owner, name, form);
+  } catch (err) {
+    if (isGuardTrip(err)) throw conflict("the repository was renamed while it was being edited; try again");
+    throw err;
+  }
+}
+
+async function editRepoOnce(ctx: Ctx, owner: string, name: string, form: EditRepoOption) {
   // Edit rule 4 reads whether the asked default branch exists in the same round trip.
   const wantBranch = form.default_branch ? `refs/heads/${form.default_branch}` : null;
   const a = await assignRepo(ctx, owner, name, wantBranch ? { ref: REPO_EDIT.ref.bind({ ...repoPath(owner, name), ref: wantBranch }) } : {}, { withParent: true });
@@ -548,12 +564,15 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
   const enabled = (t: number) => !unitDisabled(disabled, t);
   const patch: Partial<RepositoryRow> = {};
   const stmts: Bound<number>[] = [];
+  const guards: Bound<number>[] = [];
   const now = nowUnix();
 
   // Edit rule 1: rename (case-insensitively different) with a redirect from the old name.
   if (form.name !== undefined && form.name !== repo.name) {
     checkRepoName(form.name);
     if (form.name.toLowerCase() !== repo.lowerName) {
+      // before the UPDATE, which changes the name it checks
+      guards.push(REPO_EDIT.stillNamed.bind({ id: repo.id, lower: repo.lowerName }));
       stmts.push(
         REPO_EDIT.dropRedirect.bind({ ownerId: repo.ownerId, lower: form.name.toLowerCase() }),
         REPO_EDIT.redirect.bind({ ownerId: repo.ownerId, lower: repo.lowerName, id: repo.id }),
@@ -685,7 +704,7 @@ export async function editRepo(ctx: Ctx, owner: string, name: string, form: Edit
   // Edit rule 13: the answer is the repository as stored after all changes.
   try {
     const update = REPO_EDIT.update(patchKeys(patch)).bind({ id: repo.id, ...patch });
-    const after = repoAtOf((await write(ctx, [REPO_EDIT.exists.bind({ id: repo.id }), update, ...stmts], { at: repoAtId.bind({ ...ctx.vv, id: repo.id }) })).at);
+    const after = repoAtOf((await write(ctx, [REPO_EDIT.exists.bind({ id: repo.id }), ...guards, update, ...stmts], { at: repoAtId.bind({ ...ctx.vv, id: repo.id }) })).at);
     const facts = after.facts as RepoFacts;
     const newUnits = parseUnits(facts.units, disabled);
     const perm = repoPermission(me, facts, newUnits);

@@ -86,6 +86,26 @@ for (const target of targets()) {
       expect(res.headers.get("Location")).toBe(`/api/v1/repos/${u.name}/${name}-new`);
     });
 
+    it("10 concurrent renames of one repository: one wins, the others answer 307 to the name it got; every name a 200 reports exists or redirects", async () => {
+      const u = await newUser();
+      const h = tokenAuth(u.token);
+      const name = uniqName("ren");
+      expect((await call("POST", "/api/v1/user/repos", { headers: h, json: { name } })).status).toBe(201);
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => call("PATCH", `/api/v1/repos/${u.name}/${name}`, { headers: h, json: { name: `${name}-r${i}` } })));
+      const statuses = results.map((r) => r.status);
+      expect(statuses.filter((s) => s === 200), await raceOutcome(results, [200, 307])).toHaveLength(1);
+      expect(statuses.filter((s) => s === 307), await raceOutcome(results, [200, 307])).toHaveLength(9);
+      const winner = (await results.find((r) => r.status === 200)!.json()).name as string;
+      for (const r of results.filter((x) => x.status === 307)) expect(r.headers.get("Location")).toBe(`/api/v1/repos/${u.name}/${winner}`);
+      // The old name redirects to the winner; no loser's name exists or redirects.
+      const old = await call("GET", `/api/v1/repos/${u.name}/${name}`, { headers: h });
+      expect([old.status, old.headers.get("Location")]).toEqual([307, `/api/v1/repos/${u.name}/${winner}`]);
+      for (let i = 0; i < 10; i++) {
+        const got = await call("GET", `/api/v1/repos/${u.name}/${name}-r${i}`, { headers: h });
+        expect(got.status, `${name}-r${i}`).toBe(`${name}-r${i}` === winner ? 200 : 404);
+      }
+    });
+
     it("50 concurrent creations of the same repository give one 201 and 49 409s; no losing request leaves a row or a count behind", async () => {
       const u = await newUser();
       const create = (name: string) => call("POST", "/api/v1/user/repos", { headers: tokenAuth(u.token), json: { name, issue_labels: "Default" } });

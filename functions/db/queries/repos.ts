@@ -7,7 +7,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { repoAccessibleSql, repoFactsColumns, type RepoFacts } from "../../lib/permissions.ts";
 import type { ViewerSql } from "../../lib/auth.ts";
 import { mirror, repository, type RepositoryRow, type UserRow } from "../schema.ts";
-import { columnsOf, command, insertSql, num, numOrNull, p, setList, shaped, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, viewerQueryWith, query, type InsertKey, type Row, type Statement, type ViewerValues, rowExists, whileExists } from "../sql.ts";
+import { columnsOf, command, insertSql, num, numOrNull, p, setList, shaped, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, viewerQueryWith, query, type InsertKey, type Row, type Statement, type ViewerValues, rowExists, whileExists, guardCommand } from "../sql.ts";
 import { isOrgOwnerSql, seenAccountId, userCols, writeTargetVisibleSql } from "./accounts.ts";
 import { repoCascadeSql } from "./cascade.ts";
 
@@ -468,6 +468,11 @@ export const REPO_EDIT = {
   ref: query<string, RepoPath & { ref: string }>("repoEditRef", sql`SELECT name FROM git_ref WHERE repo_id = ${REPO_ID_BY_PATH} AND name = ${p("ref")} LIMIT 1`, (r) => str(r[0])),
   /** The row's given fields (one statement per set of fields). */
   update: shaped((keys: readonly RepoKey[]) => command<Record<string, unknown> & { id: number }>(`repoEdit(${keys})`, sql`UPDATE repository SET ${setList(repository, keys)} WHERE id = ${p("id")}`)),
+  /**
+   * Trips a rename's batch when repository :id no longer has the name :lower the request read: a
+   * concurrent rename won, and this one would leave its redirect from a name that is gone.
+   */
+  stillNamed: guardCommand<{ id: number; lower: string }>("repoEditStillNamed", sql`NOT EXISTS (SELECT 1 FROM repository WHERE id = ${p("id")} AND lower_name = ${p("lower")})`),
   /** A rename takes over a redirect of the new name and leaves one from the old (:lower) to :id. */
   dropRedirect: command<{ ownerId: number; lower: string }>("repoEditDropRedirect", sql`DELETE FROM repo_redirect WHERE owner_id = ${p("ownerId")} AND lower_name = ${p("lower")}`),
   redirect: command<{ ownerId: number; lower: string; id: number }>(
