@@ -10,7 +10,7 @@ import { objectsOf } from "../lib/git-storage.ts";
 import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { textParam } from "../lib/query.ts";
 import { notModifiedSince, rangeAnswer } from "../lib/ranges.ts";
-import { changeFiles, contentsWriterGuard, getContents, getContentsExt, getFileContents, getRawFile, parseIncludes, type FileOperation } from "../services/contents.ts";
+import { changeFiles, contentsWriterGuard, getContents, getContentsExt, getFileContents, getRawFile, parseIncludes, type FileOperation, type RawAt } from "../services/contents.ts";
 import { codeReaderGuard } from "../services/repos.ts";
 import {
   ChangeFilesOptionsSchema,
@@ -197,10 +197,13 @@ export function contentDisposition(name: string, kind: "inline" | "attachment" =
   return `${plain}; filename*=utf-8''${encoded}`;
 }
 
-/** The raw answer with Gitea's ServeBlob headers (sandboxing CSP, nosniff, inline disposition, caching). */
-async function serveRaw(c: Context<AppEnv>, p: { owner: string; repo: string; filepath: string }, ref: string | undefined) {
+/**
+ * The raw answer with Gitea's ServeBlob headers (sandboxing CSP, nosniff, inline disposition,
+ * caching): the API's raw and media routes and the web's `/{owner}/{repo}/raw/…` paths.
+ */
+export async function serveRaw(c: Context<AppEnv>, owner: string, repo: string, at: RawAt) {
   const ctx = ctxOf(c);
-  const blob = await getRawFile(ctx, objectsOf(c), p.owner, p.repo, p.filepath, ref, c.req.header("If-None-Match"));
+  const blob = await getRawFile(ctx, objectsOf(c), owner, repo, at, c.req.header("If-None-Match"));
   const headers: Record<string, string> = {
     ETag: `"${blob.oid}"`,
     "X-Gitea-Object-Type": blob.objectType,
@@ -229,6 +232,12 @@ async function serveRaw(c: Context<AppEnv>, p: { owner: string; repo: string; fi
   return c.body(blob.data as Uint8Array<ArrayBuffer>, 200, headers);
 }
 
+/** The API's raw and media routes: `{ref}/{filepath}` or `?ref=`, guessed as Gitea's RepoRefForAPI. */
+const rawOfApi = (c: Context<AppEnv>) => {
+  const p = c.req.param() as { owner: string; repo: string; filepath: string };
+  return serveRaw(c, p.owner, p.repo, { type: "legacy", path: p.filepath, ref: c.req.query("ref") });
+};
+
 const rawResponses = {
   200: { description: "Returns raw file content.", content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } } },
   206: { description: "the byte ranges the Range header asked for" },
@@ -249,7 +258,7 @@ const repoGetRawFile = apiRoute({
   request: { params: withPath(rawPath), query: rawRef },
   responses: rawResponses,
 });
-withSlashes(repoGetRawFile, "filepath", (r) => contents.openapi(r, (async (c: Context<AppEnv>) => serveRaw(c, c.req.param() as never, c.req.query("ref"))) as never));
+withSlashes(repoGetRawFile, "filepath", (r) => contents.openapi(r, (async (c: Context<AppEnv>) => rawOfApi(c)) as never));
 
 const repoGetRawFileOrLFS = apiRoute({
   method: "get",
@@ -261,7 +270,7 @@ const repoGetRawFileOrLFS = apiRoute({
   request: { params: withPath(rawPath), query: rawRef },
   responses: rawResponses,
 });
-withSlashes(repoGetRawFileOrLFS, "filepath", (r) => contents.openapi(r, (async (c: Context<AppEnv>) => serveRaw(c, c.req.param() as never, c.req.query("ref"))) as never));
+withSlashes(repoGetRawFileOrLFS, "filepath", (r) => contents.openapi(r, (async (c: Context<AppEnv>) => rawOfApi(c)) as never));
 
 const repoChangeFiles = apiRoute({
   method: "post",

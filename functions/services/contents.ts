@@ -20,7 +20,7 @@ import { DateQueue } from "../git/walk.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, badRequest, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
 import { canWrite, UNIT } from "../lib/permissions.ts";
-import { toContentsResponse, toFileCommitResponse, repoUrls, UNSIGNED_VERIFICATION, type LastCommit, type RefCommit, type RepoUrls } from "../convert/contents.ts";
+import { goPathEscape, pathEscapeSegments, toContentsResponse, toFileCommitResponse, repoUrls, UNSIGNED_VERIFICATION, type LastCommit, type RefCommit, type RepoUrls } from "../convert/contents.ts";
 import type { FileOptions } from "../wire/contents.ts";
 import { assignRepo, repoGuard, type Assigned } from "./repos.ts";
 import { gitState, prefetched, repoStateFrom } from "./git-state.ts";
@@ -454,56 +454,128 @@ export interface RawBlob {
   data: Uint8Array | null;
 }
 
+/** The kinds of ref Gitea's web paths name: `/raw/branch/…`, `/raw/tag/…`, `/raw/commit/…`. */
+export type RawRefType = "branch" | "tag" | "commit";
+
 /**
- * GET …/raw/{filepath} and …/media/{filepath} (Gitea's RepoRefForAPI + GetRawFile): the ref is the
- * `ref` query parameter or the leading segments of the path (the shortest prefix naming a branch,
- * then a tag, then a full commit id); otherwise the default branch with the whole path, as Gitea's
- * getRefNameLegacy. `etag` (If-None-Match) lets the bytes stay unread when they match.
+ * Which file a raw read asks for: `legacy` is the API's `{ref}/{filepath}` guess (with `?ref=`) and
+ * the web's deprecated `/raw/*`; a typed ref is the web's `/raw/{branch|tag|commit}/*`; `blob` is
+ * `/raw/blob/{sha}`.
  */
-export async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, name: string, reqPath: string, refParam: string | undefined, ifNoneMatch?: string | null): Promise<RawBlob> {
+export type RawAt = { type: "legacy"; path: string; ref?: string } | { type: RawRefType; path: string } | { type: "blob"; sha: string };
+
+/** A ref a raw path names, the commit it resolves to (null: it does not) and the rest of the path. */
+interface RawRef {
+  type: RawRefType;
+  name: string;
+  commit: string | null;
+  treePath: string;
+}
+
+/**
+ * Gitea's getRefNameFromPath: the first (shortest) leading run of `parts` that names a ref under
+ * `prefix` — a branch `a/b` wins over `a/b/c` — and the path after it.
+ */
+async function refPrefixOf(git: Repository, prefix: "refs/heads/" | "refs/tags/", parts: string[]): Promise<{ name: string; commit: string | null; treePath: string } | null> {
+  for (let i = 1; i <= parts.length; i++) {
+    const name = parts.slice(0, i).join("/");
+    if (git.ref(`${prefix}${name}`)) return { name, commit: (await git.resolve(`${prefix}${name}`))?.oid ?? null, treePath: parts.slice(i).join("/") };
+  }
+  return null;
+}
+
+/** Gitea's git.IsStringLikelyCommitID (SHA-1): 7 to 40 hex digits. */
+const likelyCommitId = (s: string | undefined): s is string => !!s && /^[0-9a-f]{7,40}$/.test(s);
+
+/**
+ * Gitea's getRefName / getRefNameLegacy (services/context/repo.go) for raw paths. `legacy`: a branch
+ * (shortest prefix), then a tag, then a full commit id, else the default branch with the whole
+ * path. `branch`: a branch prefix, or `HEAD` for the default branch. `tag`: a tag prefix. `commit`:
+ * an id of 7–40 hex digits (abbreviated ones resolved), or `HEAD`. Null when the path names none.
+ */
+async function rawRefOf(git: Repository, defaultBranch: string, at: Exclude<RawAt, { type: "blob" }>): Promise<RawRef | null> {
+  const extra = at.type === "legacy" ? (at.ref?.trim() ?? "") : "";
+  const parts = [...extra.split("/"), ...at.path.split("/")].filter((p) => p !== "");
+  const head = async (): Promise<RawRef> => ({ type: "branch", name: defaultBranch, commit: (await git.resolve(`refs/heads/${defaultBranch}`))?.oid ?? null, treePath: parts.slice(1).join("/") });
+  if (at.type === "legacy" || at.type === "branch") {
+    const b = await refPrefixOf(git, "refs/heads/", parts);
+    if (b) return { type: "branch", ...b };
+    if (at.type === "branch") return parts[0] === "HEAD" ? head() : null;
+  }
+  if (at.type === "legacy" || at.type === "tag") {
+    const t = await refPrefixOf(git, "refs/tags/", parts);
+    if (t) return { type: "tag", ...t };
+    if (at.type === "tag") return null;
+  }
+  if (at.type === "legacy") {
+    if (parts[0] && /^[0-9a-f]{40}$/.test(parts[0])) return { type: "commit", name: parts[0], commit: (await git.resolve(parts[0]))?.oid ?? null, treePath: parts.slice(1).join("/") };
+    return { type: "branch", name: defaultBranch, commit: (await git.resolve(`refs/heads/${defaultBranch}`))?.oid ?? null, treePath: at.path };
+  }
+  if (parts[0] === "HEAD") return { ...(await head()), type: "commit" };
+  if (!likelyCommitId(parts[0])) return null;
+  // GetCommit of the id alone (an abbreviated one too), never a branch or tag of that name
+  const id = await git.objectById(parts[0]);
+  return { type: "commit", name: parts[0], commit: id && (await git.reader.typeOf(id)) === "commit" ? id : null, treePath: parts.slice(1).join("/") };
+}
+
+/** ONE round trip: the repository, readable code, not empty (Gitea's MustBeNotEmpty), opened. */
+async function openRawRepo(ctx: Ctx, objects: ObjectStore, owner: string, name: string) {
   const { state, a } = await openRepo(ctx, owner, name);
   reqCodeReader(a);
   if (!state.refs.some((r) => r.name.startsWith("refs/heads/"))) throw notFound();
-  const git = await Repository.open({ repoId: String(a.facts.repo.id), objects, state });
-  const extra = refParam?.trim() ?? "";
-  const parts = [...extra.split("/"), ...reqPath.split("/")].filter((p) => p !== "");
-  let commit: string | null = null;
-  let treePath = reqPath;
-  const prefixRef = async (prefix: "refs/heads/" | "refs/tags/") => {
-    for (let i = 1; i <= parts.length; i++) {
-      if (git.ref(`${prefix}${parts.slice(0, i).join("/")}`)) {
-        treePath = parts.slice(i).join("/");
-        return (await git.resolve(`${prefix}${parts.slice(0, i).join("/")}`))?.oid ?? null;
-      }
-    }
-    return undefined;
-  };
-  let found = await prefixRef("refs/heads/");
-  if (found === undefined) found = await prefixRef("refs/tags/");
-  if (found === undefined && parts[0] && /^[0-9a-f]{40}$/.test(parts[0])) {
-    treePath = parts.slice(1).join("/");
-    found = (await git.resolve(parts[0]))?.oid ?? null;
+  return { a, git: await Repository.open({ repoId: String(a.facts.repo.id), objects, state }) };
+}
+
+/**
+ * GET …/raw/{filepath} and …/media/{filepath} (Gitea's RepoRefForAPI + GetRawFile), and the web's
+ * `/{owner}/{repo}/raw/{branch|tag|commit}/{ref}/{path}` and `/raw/blob/{sha}` (RepoRefByType +
+ * SingleDownload / DownloadByID): the ref as `rawRefOf` reads it. `etag` (If-None-Match) lets the
+ * bytes stay unread when they match.
+ */
+export async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, name: string, at: RawAt, ifNoneMatch?: string | null): Promise<RawBlob> {
+  const { a, git } = await openRawRepo(ctx, objects, owner, name);
+  const repo = a.facts.repo;
+  const isPublic = !repo.isPrivate && a.facts.owner.visibility === 0;
+  const matchesTag = (oid: string) => !!ifNoneMatch && (ifNoneMatch.trim() === "*" || [...ifNoneMatch.matchAll(/(?:W\/)?("[^"]*")/g)].some((m) => m[1] === `"${oid}"`));
+  if (at.type === "blob") {
+    // DownloadByID: GetBlob of a full id; no tree path, so Gitea's file name is path.Base("") = "."
+    const oid = /^[0-9a-f]{40}$/.test(at.sha) ? await git.objectById(at.sha) : null;
+    if (!oid || (await git.reader.typeOf(oid)) !== "blob") throw notFound();
+    const matches = matchesTag(oid);
+    return { name: ".", oid, objectType: "file", lastModified: null, isPublic, data: matches ? null : await git.readBlob(oid) };
   }
-  if (found === undefined) found = (await git.resolve(`refs/heads/${a.facts.repo.defaultBranch}`))?.oid ?? null;
-  commit = found;
-  if (!commit) throw notFoundWith(ctx, "unable to find a git ref", []);
-  const path = cleanTreePath(treePath);
-  const entry = await git.entryAt(commit, path);
+  const ref = await rawRefOf(git, repo.defaultBranch, at);
+  if (!ref?.commit) throw notFoundWith(ctx, "unable to find a git ref", []);
+  const path = cleanTreePath(ref.treePath);
+  const entry = await git.entryAt(ref.commit, path);
   if (!entry) throw notFound();
   if (entry.type !== "blob") throw notFoundWith(ctx, "getBlobForEntry", []);
-  const matches = !!ifNoneMatch && (ifNoneMatch.trim() === "*" || [...ifNoneMatch.matchAll(/(?:W\/)?("[^"]*")/g)].some((m) => m[1] === `"${entry.oid}"`));
+  const matches = matchesTag(entry.oid);
   // A 304 carries no Last-Modified (RFC 9110 15.4.5): the history walk is for a 200 only.
-  const last = matches ? undefined : (await lastCommits(git, commit, dirOf(path), [entry.name])).get(entry.name);
-  const repo = a.facts.repo;
+  const last = matches ? undefined : (await lastCommits(git, ref.commit, dirOf(path), [entry.name])).get(entry.name);
   return {
     name: entry.name,
     oid: entry.oid,
     objectType: entry.mode === MODE.symlink ? "symlink" : "file",
     // an HTTP date needs a four-digit year: a commit time outside that range sends none
     lastModified: last && last.committer.timestamp >= 0 && last.committer.timestamp <= MAX_SIGNATURE_TIME ? new Date(last.committer.timestamp * 1000) : null,
-    isPublic: !repo.isPrivate && a.facts.owner.visibility === 0,
+    isPublic,
     data: matches ? null : await git.readBlob(entry.oid),
   };
+}
+
+/**
+ * The web's deprecated `/{owner}/{repo}/raw/*` (RepoRefByType with the legacy guess): Gitea
+ * resolves the ref as the API does and redirects to the typed path,
+ * `{repo link}/raw/{branch|tag|commit}/{ref}/{path}` (each segment escaped as Go's url.PathEscape).
+ */
+export async function legacyRawLocation(ctx: Ctx, objects: ObjectStore, owner: string, name: string, reqPath: string, kind: "raw" | "media"): Promise<string> {
+  const { a, git } = await openRawRepo(ctx, objects, owner, name);
+  const repo = a.facts.repo;
+  const ref = await rawRefOf(git, repo.defaultBranch, { type: "legacy", path: reqPath });
+  if (!ref?.commit) throw notFound();
+  const link = `${new URL(ctx.rootUrl).pathname}${goPathEscape(a.facts.owner.name)}/${goPathEscape(repo.name)}`;
+  return `${link}/${kind}/${ref.type}/${pathEscapeSegments(ref.name)}${ref.treePath ? `/${pathEscapeSegments(ref.treePath)}` : ""}`;
 }
 
 // ---- writing ----

@@ -299,6 +299,86 @@ for (const target of targets()) {
       expect(anon.status).toBe(404);
     });
 
+    it("web raw rule: download_url and Gitea's /raw and /media paths (a branch with slashes by its first matching prefix, HEAD, tag, commit, blob id) answer as the API's raw route, in one round trip; /raw/* redirects; hidden ≡ missing; scopes apply", async () => {
+      const u = await newUser();
+      const other = await newUser();
+      const r = await newRepo(u, { auto_init: true, private: true });
+      const web = (path: string, headers: Record<string, string> = basicAuth(u.name, u.token)) => call("GET", `/${r.full}/${path}`, { headers });
+      const put = async (path: string, text: string, newBranch?: string) => {
+        const res = await call("POST", `${r.api}/contents/${path}`, { ...as(u), json: { content: b64(text), ...(newBranch ? { new_branch: newBranch } : {}) } });
+        expect(res.status, path).toBe(201);
+        return res.json();
+      };
+      const made = await put("dir/a b+c.txt", "on main\n");
+      // a branch with a slash: Gitea's getRefNameFromPath takes the first prefix that names one
+      await put("file.txt", "feat/x's file.txt\n", "feat/x");
+      const tag = await call("POST", `${r.api}/tags`, { ...as(u), json: { tag_name: "rel/v1", target: "main" } });
+      expect(tag.status).toBe(201);
+      const head = made.commit.sha as string;
+      const sha = made.content.sha as string;
+
+      // download_url, fetched as it is, answers what the API's raw route answers
+      const download = made.content.download_url as string;
+      expect(download).toBe(`${target.url}/${r.full}/raw/branch/main/dir/a%20b+c.txt`);
+      const viaLink = await fetch(download, { headers: basicAuth(u.name, u.token) });
+      const viaApi = await call("GET", `${r.api}/raw/dir/a%20b%2Bc.txt`, as(u));
+      expect(viaLink.status).toBe(200);
+      expect(roundTrips(viaLink)).toBe(1);
+      expect(await viaLink.text()).toBe("on main\n");
+      for (const h of ["Content-Type", "Content-Disposition", "Content-Security-Policy", "X-Content-Type-Options", "ETag", "Cache-Control", "Last-Modified", "X-Gitea-Object-Type", "Accept-Ranges"]) expect(viaLink.headers.get(h), h).toBe(viaApi.headers.get(h));
+      await viaApi.arrayBuffer();
+      // a token in the Authorization header, as the API takes it
+      expect((await fetch(download, { headers: tokenAuth(u.token) })).status).toBe(200);
+      const again = await fetch(download, { headers: { ...basicAuth(u.name, u.token), "If-None-Match": `"${sha}"` } });
+      expect([again.status, roundTrips(again)]).toEqual([304, 1]);
+
+      const text = async (res: Response) => [res.status, res.status === 200 ? await res.text() : (await res.arrayBuffer(), "")];
+      expect(await text(await web("raw/branch/feat/x/file.txt"))).toEqual([200, "feat/x's file.txt\n"]);
+      expect(await text(await web("raw/branch/feat%2Fx/file.txt"))).toEqual([200, "feat/x's file.txt\n"]);
+      expect(await text(await web("raw/branch/HEAD/dir/a%20b+c.txt"))).toEqual([200, "on main\n"]);
+      expect(await text(await web("media/branch/main/dir/a%20b+c.txt"))).toEqual([200, "on main\n"]);
+      expect(await text(await web("raw/tag/rel/v1/dir/a%20b+c.txt"))).toEqual([200, "on main\n"]);
+      expect(await text(await web(`raw/commit/${head}/dir/a%20b+c.txt`))).toEqual([200, "on main\n"]);
+      expect(await text(await web(`raw/commit/${head.slice(0, 7)}/dir/a%20b+c.txt`))).toEqual([200, "on main\n"]);
+      const blob = await web(`raw/blob/${sha}`);
+      expect([blob.status, blob.headers.get("ETag"), await blob.text()]).toEqual([200, `"${sha}"`, "on main\n"]);
+      expect(await text(await web(`media/blob/${sha}`))).toEqual([200, "on main\n"]);
+      // what does not resolve in its kind: 404
+      for (const p of ["raw/branch/rel/v1/dir/a%20b+c.txt", "raw/tag/main/dir/a%20b+c.txt", "raw/commit/main/dir/a%20b+c.txt", `raw/blob/${head}`, "raw/branch/main/dir", "raw/branch/main/nope"]) {
+        const res = await web(p);
+        expect(res.status, p).toBe(404);
+        await res.arrayBuffer();
+      }
+      // the deprecated /raw/* and /media/*: Gitea redirects (303) to the typed path
+      const legacy = async (p: string) => {
+        const res = await web(p);
+        await res.arrayBuffer();
+        return [res.status, res.headers.get("Location")];
+      };
+      expect(await legacy("raw/dir/a%20b+c.txt")).toEqual([303, `/${r.full}/raw/branch/main/dir/a%20b+c.txt`]);
+      expect(await legacy("raw/feat/x/file.txt")).toEqual([303, `/${r.full}/raw/branch/feat/x/file.txt`]);
+      expect(await legacy("media/rel/v1/dir/a%20b+c.txt")).toEqual([303, `/${r.full}/media/tag/rel/v1/dir/a%20b+c.txt`]);
+      expect(await legacy(`raw/${head}/dir/a%20b+c.txt`)).toEqual([303, `/${r.full}/raw/commit/${head}/dir/a%20b+c.txt`]);
+
+      // a private repository answers others, and anonymous callers, as a missing one
+      const missing = await call("GET", `/${u.name}/${uniqName("none")}/raw/branch/main/dir/a%20b+c.txt`, { headers: basicAuth(other.name, other.token) });
+      const hidden = await web("raw/branch/main/dir/a%20b+c.txt", basicAuth(other.name, other.token));
+      expect([hidden.status, await hidden.json()]).toEqual([missing.status, await missing.json()]);
+      expect(hidden.status).toBe(404);
+      expect(roundTrips(hidden)).toBe(1);
+      const anon = await call("GET", `/${r.full}/raw/branch/main/dir/a%20b+c.txt`);
+      expect(anon.status).toBe(404);
+      await anon.arrayBuffer();
+      const legacyHidden = await web("raw/dir/a%20b+c.txt", basicAuth(other.name, other.token));
+      expect(legacyHidden.status).toBe(404);
+      await legacyHidden.arrayBuffer();
+      // token scopes: read:repository is needed
+      const tok = await call("POST", `/api/v1/users/${u.name}/tokens`, { headers: basicAuth(u.name, u.password), json: { name: uniqName("t"), scopes: ["read:user"] } });
+      const noScope = await web("raw/branch/main/dir/a%20b+c.txt", tokenAuth((await tok.json()).sha1));
+      expect(noScope.status).toBe(403);
+      await noScope.arrayBuffer();
+    });
+
     it("writes files as single commits that a clone shows byte for byte, with the given author, committer, dates and message", async () => {
       const u = await newUser();
       const r = await newRepo(u, { auto_init: true });
