@@ -109,8 +109,8 @@ export async function listCommits(ctx: Ctx, objects: ObjectStore, owner: string,
 /**
  * GET /repos/{owner}/{repo}/git/refs[/{ref}] (repoListAllGitRefs, repoListGitRefs): every ref whose
  * full name starts with `refs/<ref>` (a plain string prefix, as Gitea's filter), with the type of
- * the object it names; none is 404; exactly one whose name is the filter itself is answered as
- * an object instead of a list (Gitea).
+ * the object it names; none is 404; a ref whose name is `refs/<ref>` itself is answered alone, as
+ * an object instead of a list, even when others share the prefix (newest Gitea).
  */
 export async function listRefs(ctx: Ctx, objects: ObjectStore, owner: string, name: string, filter: string) {
   const o = await openRepo(ctx, objects, owner, name);
@@ -123,5 +123,7 @@ export async function listRefs(ctx: Ctx, objects: ObjectStore, owner: string, na
       return toReference(o.urls, r, obj?.type ?? "commit");
     }),
   );
-  return out.length === 1 && out[0]!.ref === prefix ? out[0]! : out;
+  // newest Gitea's getGitRefsInternal: only the filter decides the shape — a ref named exactly
+  // `refs/<filter>` is the answer, as an object, whatever other refs share the prefix
+  return (filter ? out.find((r) => r.ref === prefix) : undefined) ?? out;
 }

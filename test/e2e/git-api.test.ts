@@ -143,6 +143,19 @@ for (const target of targets()) {
       expect(roundTrips(none)).toBe(1);
     });
 
+    it("refs exact-match rule: a ref named exactly refs/<filter> is answered alone, as an object, even when siblings share the prefix (newest Gitea)", async () => {
+      const name = uniqName("refs");
+      expect((await call("POST", "/api/v1/user/repos", { headers: tokenAuth(owner.token), json: { name, auto_init: true } })).status).toBe(201);
+      const at = (path: string) => call("GET", `/api/v1/repos/${owner.name}/${name}${path}`, { headers: tokenAuth(owner.token) });
+      for (const b of ["b1", "b1x"]) expect((await call("POST", `/api/v1/repos/${owner.name}/${name}/branches`, { headers: tokenAuth(owner.token), json: { new_branch_name: b } })).status).toBe(201);
+      const exact = await at("/git/refs/heads/b1");
+      expect([exact.status, roundTrips(exact)]).toEqual([200, 1]);
+      expect(await exact.json()).toMatchObject({ ref: "refs/heads/b1", object: { type: "commit" } });
+      // no exact match: the list, whatever its length
+      expect(((await (await at("/git/refs/heads/b")).json()) as Json[]).map((r) => r.ref)).toEqual(["refs/heads/b1", "refs/heads/b1x"]);
+      expect(((await (await at("/git/refs/heads/b1x")).json()) as Json).ref).toBe("refs/heads/b1x");
+    });
+
     it("lists commits as git log does: pages, totals, sha, path and not", async () => {
       const total = Number(await git(["rev-list", "--count", "main"]));
       const log = (await git(["log", "--format=%H", "main"])).split("\n");
