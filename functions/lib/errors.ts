@@ -116,8 +116,15 @@ const GO_INITIALISMS: Readonly<Record<string, string>> = {
   sha: "SHA", ssh: "SSH", uid: "UID", uri: "URI", uris: "URIs", url: "URL", urls: "URLs", uuid: "UUID",
 };
 
+/**
+ * JSON keys whose Go field is not named after them: FileOptions' `branch` and `new_branch` are
+ * `BranchName` and `NewBranchName` (modules/structs/repo_file.go; no other form has these keys).
+ */
+const GO_FIELD_NAMES: Readonly<Record<string, string>> = { branch: "BranchName", new_branch: "NewBranchName" };
+
 /** JSON key → Gitea's Go field name in binding errors: `login_name` → `LoginName`, `source_id` → `SourceID`. */
 export const goFieldName = (key: string) =>
+  GO_FIELD_NAMES[key] ??
   key
     .split(/[_-]/)
     .filter(Boolean)

@@ -56,11 +56,15 @@ describe("names a write may use (Gitea's bindings)", () => {
     expect({ status: rename.status, message: (await rename.json()).message }).toEqual({ status: 422, message: "[FromPath]: MaxSize" });
   });
 
-  it("branch and new_branch are git ref names: '@' alone, '..', a trailing '.lock' → 422; a new branch of a fine name is made", async () => {
+  it("branch and new_branch are git ref names: '@' alone, '..', a trailing '.lock' → 422 naming FileOptions' Go fields (BranchName, NewBranchName); a new branch of a fine name is made", async () => {
     for (const name of ["@", "a..b", "x.lock", "a b"]) {
-      const res = await t.request(`/api/v1/repos/${repo}/contents/n.txt`, { method: "POST", headers: token(tok), json: { content: "eA==", new_branch: name } });
-      expect({ name, status: res.status, message: (await res.json()).message }).toEqual({ name, status: 422, message: "[NewBranch]: GitRefName" });
+      for (const [key, field] of [["new_branch", "NewBranchName"], ["branch", "BranchName"]] as const) {
+        const res = await t.request(`/api/v1/repos/${repo}/contents/n.txt`, { method: "POST", headers: token(tok), json: { content: "eA==", [key]: name } });
+        expect({ name, status: res.status, message: (await res.json()).message }).toEqual({ name, status: 422, message: `[${field}]: GitRefName` });
+      }
     }
+    const long = await t.request(`/api/v1/repos/${repo}/contents`, { method: "POST", headers: token(tok), json: { branch: "b".repeat(101), files: [{ operation: "create", path: "l.txt" }] } });
+    expect({ status: long.status, message: (await long.json()).message }).toEqual({ status: 422, message: "[BranchName]: MaxSize" });
     const ok = await t.request(`/api/v1/repos/${repo}/contents/n.txt`, { method: "POST", headers: token(tok), json: { content: "eA==", new_branch: "@fine" } });
     expect(ok.status).toBe(201);
     for (const [path, body] of [["branches", { new_branch_name: "@" }], ["tags", { tag_name: "@" }]] as const) {
@@ -69,3 +73,4 @@ describe("names a write may use (Gitea's bindings)", () => {
     }
   });
 });
+
