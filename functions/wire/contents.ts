@@ -82,14 +82,16 @@ const fileOptions = {
   force_push: z.boolean().optional(),
 };
 
+// `content` (Gitea's ContentBase64) has no Required binding: absent is "", an empty file. Gitea's
+// document still lists it as required, and so does ours.
 export const CreateFileOptionsSchema = z
-  .object({ ...fileOptions, content: z.string() })
-  .openapi("CreateFileOptions", { description: "CreateFileOptions options for creating a file" });
+  .object({ ...fileOptions, content: z.string().optional() })
+  .openapi("CreateFileOptions", { description: "CreateFileOptions options for creating a file", required: ["content"] } as never);
 export type CreateFileOptions = z.infer<typeof CreateFileOptionsSchema>;
 
 export const UpdateFileOptionsSchema = z
-  .object({ ...fileOptions, content: z.string(), sha: z.string().optional(), from_path: z.string().max(500).optional() })
-  .openapi("UpdateFileOptions", { description: "UpdateFileOptions options for updating or creating a file" });
+  .object({ ...fileOptions, content: z.string().optional(), sha: z.string().optional(), from_path: z.string().max(500).optional() })
+  .openapi("UpdateFileOptions", { description: "UpdateFileOptions options for updating or creating a file", required: ["content"] } as never);
 export type UpdateFileOptions = z.infer<typeof UpdateFileOptionsSchema>;
 
 export const DeleteFileOptionsSchema = z

@@ -74,3 +74,16 @@ describe("names a write may use (Gitea's bindings)", () => {
   });
 });
 
+describe("file options as Gitea binds them", () => {
+  it("content rule: an absent content is \"\" (ContentBase64 has no Required binding) — POST creates and PUT writes an empty file", async () => {
+    const created = await t.request(`/api/v1/repos/${repo}/contents/empty.txt`, { method: "POST", headers: token(tok), json: { message: "no content" } });
+    expect(created.status).toBe(201);
+    const c = (await created.json()).content;
+    expect({ size: c.size, sha: c.sha }).toEqual({ size: 0, sha: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391" });
+    const put = await t.request(`/api/v1/repos/${repo}/contents/README.md`, { method: "PUT", headers: token(tok), json: {} });
+    expect(put.status).toBe(200);
+    expect((await put.json()).content.size).toBe(0);
+    const raw = await t.request(`/api/v1/repos/${repo}/raw/README.md`, { headers: token(tok) });
+    expect([raw.status, await raw.text()]).toEqual([200, ""]);
+  });
+});
