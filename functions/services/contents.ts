@@ -724,10 +724,12 @@ export async function changeFiles(ctx: Ctx, objects: ObjectStore, owner: string,
   const committer = given(form.committer) ?? given(form.author) ?? doer;
   const authorSig: Signature = { ...author, ...signatureTime(form.dates?.author, now) };
   const committerSig: Signature = { ...committer, ...signatureTime(form.dates?.committer, now) };
+  // Gitea's CommitTreeWithDate: the trimmed message, "\n", then with signoff "\nSigned-off-by: <sig>"
+  // and no newline after it (commit-tree stores what it is given)
   let message = (form.message ?? "").trim() || defaultMessage(ops);
   message += "\n";
   // git's sign-off trailer names the committer as its ident line does (identPart).
-  if (form.signoff) message += `\nSigned-off-by: ${identPart(committer.name)} <${identPart(committer.email)}>\n`;
+  if (form.signoff) message += `\nSigned-off-by: ${identPart(committer.name)} <${identPart(committer.email)}>`;
 
   const hooks = hookSourceOf(ctx, a, caller.row, (a.named as { activeHooks?: number[] }).activeHooks);
   const events = pushEventRows({ actUserId: caller.id, ownerId: repo.ownerId, ownerName: a.facts.owner.name, repoName: repo.name, isPrivate: repo.isPrivate, hooks });

@@ -398,7 +398,7 @@ for (const target of targets()) {
       const c2 = await call("POST", `${r.api}/contents/odd.bin`, { ...as(u), json: { content: b64(odd), signoff: true } });
       expect(c2.status).toBe(201);
       const b2 = await c2.json();
-      expect(b2.commit.message).toBe(`Add odd.bin\n\nSigned-off-by: ${u.name} <${u.name}@example.com>\n`);
+      expect(b2.commit.message).toBe(`Add odd.bin\n\nSigned-off-by: ${u.name} <${u.name}@example.com>`); // no newline after the trailer (Gitea's CommitTreeWithDate)
       expect(b2.commit.parents).toEqual([{ url: `${target.url}/api/v1/repos/${r.full}/git/commits/${b1.commit.sha}`, sha: b1.commit.sha, created: "0001-01-01T00:00:00Z" }]);
 
       // update with the current sha, then a rename

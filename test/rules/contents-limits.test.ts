@@ -86,4 +86,15 @@ describe("file options as Gitea binds them", () => {
     const raw = await t.request(`/api/v1/repos/${repo}/raw/README.md`, { headers: token(tok) });
     expect([raw.status, await raw.text()]).toEqual([200, ""]);
   });
+
+  it("signoff rule: the message ends \"\\n\\nSigned-off-by: Name <email>\" with no newline after it (Gitea's CommitTreeWithDate), the given message trimmed first", async () => {
+    const committer = { name: "Sig Ner", email: "sig@example.com" };
+    for (const message of ["subject", "subject\n\nbody\n\n"]) {
+      const res = await t.request(`/api/v1/repos/${repo}/contents/signed.txt`, { method: "PUT", headers: token(tok), json: { content: "eA==", message, signoff: true, committer } });
+      expect(res.status).toBeLessThan(300);
+      expect((await res.json()).commit.message).toBe(`${message.trim()}\n\nSigned-off-by: Sig Ner <sig@example.com>`);
+    }
+    const plain = await t.request(`/api/v1/repos/${repo}/contents/unsigned.txt`, { method: "POST", headers: token(tok), json: { content: "eA==", message: "no trailer\n" } });
+    expect((await plain.json()).commit.message).toBe("no trailer\n");
+  });
 });

@@ -32,6 +32,7 @@ export interface CommitRequest {
   branch: string;
   /** Create `branch` from this revision first (Gitea's `new_branch`); `branch` must not exist. */
   startFrom?: string;
+  /** Stored as given, as `git commit-tree` stores its input (a caller ends it with `\n` where git would). */
   message: string;
   author: Signature;
   /** Defaults to the author. */
@@ -150,7 +151,7 @@ export async function createCommit(
   const baseTree = parent ? (await repo.commits.get(parent)).tree : null;
   const tree = (await edit(baseTree, root, "")) ?? add("tree", new Uint8Array(0));
 
-  const message = req.message.endsWith("\n") ? req.message : `${req.message}\n`;
+  const message = req.message;
   // The names and e-mails as the object stores them (git's ident rules); serializeCommit refuses,
   // before anything is stored, what git could not write.
   const author = cleanSignature(req.author);
