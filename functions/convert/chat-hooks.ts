@@ -10,6 +10,7 @@
  * and names in its HTML (Gitea puts them in raw).
  */
 import { goTrimSpace } from "../lib/template-expansion.ts";
+import { pathEscapeSegments } from "./escape.ts";
 
 /** The types converted here; `gitea` and `gogs` hooks receive the payload itself. */
 export const CHAT_TYPES = new Set(["slack", "discord", "dingtalk", "telegram", "msteams", "feishu", "matrix", "wechatwork", "packagist"]);
@@ -76,10 +77,6 @@ interface Facts {
 
 const UNRESERVED = /[A-Za-z0-9\-_.~]/;
 const percent = (ch: string) => [...new TextEncoder().encode(ch)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join("");
-/** Go's url.PathEscape: also keeps `$&+:=@` (`,` `;` `?` `/` are escaped in a segment). */
-const pathEscape = (s: string) => [...s].map((ch) => (UNRESERVED.test(ch) || "$&+:=@".includes(ch) ? ch : percent(ch))).join("");
-/** Gitea's util.PathEscapeSegments. */
-const pathEscapeSegments = (p: string) => p.split("/").map(pathEscape).join("/");
 /** Go's url.QueryEscape: a space is `+`. */
 const queryEscape = (s: string) => [...s].map((ch) => (UNRESERVED.test(ch) ? ch : ch === " " ? "+" : percent(ch))).join("");
 /** Go's html.EscapeString. */

@@ -5,7 +5,7 @@
  */
 import type { CommitInfo, PathEntry } from "../git/repo/repository.ts";
 import type { Signature } from "../git/objects/commit.ts";
-import { escapeComponent } from "./escape.ts";
+import { escapeComponent, goPathEscape, pathEscapeSegments } from "./escape.ts";
 import { ZERO_TIME } from "./user.ts";
 import { goTime, utcTime } from "./time.ts";
 
@@ -33,14 +33,10 @@ export interface LastCommit {
   committer: Signature;
 }
 
-/** Go's url.PathEscape: everything but unreserved characters and `$&+:=@` is escaped. */
-export const goPathEscape = (s: string) => escapeComponent(s).replace(/%(24|26|2B|3A|3D|40)/g, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
 
 /** Go's url.QueryEscape: space as `+`. */
 export const goQueryEscape = (s: string) => escapeComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%20/g, "+");
 
-/** Gitea's util.PathEscapeSegments. */
-export const pathEscapeSegments = (p: string) => p.split("/").map(goPathEscape).join("/");
 
 /** Gitea's RefName.RefWebLinkPath. */
 export const refWebLinkPath = (r: RefCommit) => `${r.kind}/${r.kind === "commit" ? r.name : pathEscapeSegments(r.name)}`;

@@ -8,7 +8,7 @@ import { goTime, utcTime } from "./time.ts";
 import type { Signature } from "../git/objects/commit.ts";
 import type { Change, LineStats } from "../git/repo/diff.ts";
 import type { CommitInfo } from "../git/repo/repository.ts";
-import { escapeComponent } from "./escape.ts";
+import { escapeComponent, pathEscapeSegments } from "./escape.ts";
 import { toUser, ZERO_TIME, type Site, type Viewer } from "./user.ts";
 
 /** A repository's two URL bases: `<root>api/v1/repos/{owner}/{repo}` and `<root>{owner}/{repo}`. */
@@ -25,8 +25,6 @@ export const repoUrls = (rootUrl: string, owner: string, name: string): RepoUrls
 /** Users by lower-cased e-mail: only accounts the viewer may see (others stay anonymous). */
 export type UsersByEmail = ReadonlyMap<string, UserRow>;
 
-/** Gitea's util.PathEscapeSegments: each path segment escaped, slashes kept. */
-export const escapeSegments = (path: string) => path.split("/").map(escapeComponent).join("/");
 
 /** What a commit's signature header holds, for the verification object. */
 export interface Signed {
@@ -85,7 +83,7 @@ export function toBranch(urls: RepoUrls, name: string, c: CommitInfo, users: Use
 export function toReference(urls: RepoUrls, ref: { name: string; oid: string }, type: string) {
   return {
     ref: ref.name,
-    url: `${urls.api}/git/${escapeSegments(ref.name)}`,
+    url: `${urls.api}/git/${pathEscapeSegments(ref.name)}`,
     object: { type, sha: ref.oid, url: `${urls.api}/git/${type}s/${ref.oid}` },
   };
 }

@@ -6,8 +6,9 @@
  * the URL escapers on any JS string.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { goPathEscape, goQueryEscape, pathEscapeSegments, toContentsResponse } from "../../functions/convert/contents.ts";
-import { escapeSegments, repoUrls } from "../../functions/convert/git.ts";
+import { goQueryEscape, toContentsResponse } from "../../functions/convert/contents.ts";
+import { goPathEscape, pathEscapeSegments } from "../../functions/convert/escape.ts";
+import { repoUrls, toReference } from "../../functions/convert/git.ts";
 import { GitError } from "../../functions/git/errors.ts";
 import { parseCommit, serializeCommit, serializeTag, type Signature } from "../../functions/git/objects/commit.ts";
 import { Repository } from "../../functions/git/repo/repository.ts";
@@ -257,13 +258,26 @@ describe("date rule: signature times are what git's fsck and Gitea's JSON can ho
   });
 });
 
+describe("path escape rule: goPathEscape is Go's url.PathEscape, pathEscapeSegments Gitea's util.PathEscapeSegments", () => {
+  it("keeps unreserved characters and $&+:=@, escapes the rest (!'()*,; too) — Go 1.x's output for the same input", () => {
+    // go run: fmt.Println(url.PathEscape("a!b'c(d)e*f+g,h;i:j=k@l$m&n o~p%q/r?s#t[u]v\"w<x"))
+    expect(goPathEscape("a!b'c(d)e*f+g,h;i:j=k@l$m&n o~p%q/r?s#t[u]v\"w<x")).toBe("a%21b%27c%28d%29e%2Af+g%2Ch%3Bi:j=k@l$m&n%20o~p%25q%2Fr%3Fs%23t%5Bu%5Dv%22w%3Cx");
+    expect(goPathEscape("ü")).toBe("%C3%BC");
+    expect(pathEscapeSegments("refs/heads/a+b/c d!")).toBe("refs/heads/a+b/c%20d%21");
+  });
+
+  it("git/refs url: a ref's path escaped per segment as Gitea's (a + stays)", () => {
+    const ref = toReference({ api: "http://h/api/v1/repos/o/r", html: "http://h/o/r" }, { name: "refs/heads/feat+x/y(1)", oid: "a".repeat(40) }, "commit");
+    expect(ref.url).toBe("http://h/api/v1/repos/o/r/git/refs/heads/feat+x/y%281%29");
+  });
+});
+
 describe("escape rule: the URL escapers answer for any JS string, a lone surrogate as U+FFFD (Go's JSON decoder's)", () => {
-  it("goQueryEscape, goPathEscape, pathEscapeSegments and escapeSegments never throw", () => {
+  it("goQueryEscape, goPathEscape and pathEscapeSegments never throw", () => {
     for (const bad of ["nb\ud800", "\udc00x", "a\ud800/b\udfff"]) {
       expect(goQueryEscape(bad)).toBe(goQueryEscape(bad.toWellFormed()));
       expect(goPathEscape(bad)).toBe(goPathEscape(bad.toWellFormed()));
       expect(pathEscapeSegments(bad)).toBe(pathEscapeSegments(bad.toWellFormed()));
-      expect(escapeSegments(bad)).toBe(escapeSegments(bad.toWellFormed()));
     }
     expect(goQueryEscape("nb\ud800 x")).toBe("nb%EF%BF%BD+x");
     expect(goPathEscape("nb\ud800")).toBe("nb%EF%BF%BD");
