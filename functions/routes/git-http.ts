@@ -7,6 +7,7 @@
 import { Hono } from "hono";
 import { credentials } from "../lib/auth.ts";
 import { ctxOf, type AppEnv } from "../lib/context.ts";
+import { withoutQueryCredentials } from "../lib/request.ts";
 import { objectsOf } from "../lib/git-storage.ts";
 import { serveRepoGit } from "../services/git-http.ts";
 import { legacyRawLocation, type RawRefType } from "../services/contents.ts";
@@ -53,8 +54,8 @@ for (const kind of ["raw", "media"] as const) {
     if (tail !== null && RAW_REF_TYPES.includes(head)) return serveRaw(c, owner, repo, { type: head as RawRefType, path: tail });
     if (head === "blob" && tail !== null && !tail.includes("/")) return serveRaw(c, owner, repo, { type: "blob", sha: tail });
     const location = await legacyRawLocation(ctxOf(c), objectsOf(c), owner, repo, rest, kind);
-    const query = new URL(c.req.url).search;
-    return c.redirect(`${location}${query}`, 303);
+    // the query goes along, without credentials given in it
+    return c.redirect(`${location}${withoutQueryCredentials(new URL(c.req.url)).search}`, 303);
   });
 }
 

@@ -359,6 +359,8 @@ for (const target of targets()) {
       expect(await legacy("raw/feat/x/file.txt")).toEqual([303, `/${r.full}/raw/branch/feat/x/file.txt`]);
       expect(await legacy("media/rel/v1/dir/a%20b+c.txt")).toEqual([303, `/${r.full}/media/tag/rel/v1/dir/a%20b+c.txt`]);
       expect(await legacy(`raw/${head}/dir/a%20b+c.txt`)).toEqual([303, `/${r.full}/raw/commit/${head}/dir/a%20b+c.txt`]);
+      // the query goes along, never a token given in it (Location ends up in logs and Referer)
+      expect(await legacy(`raw/dir/a%20b+c.txt?token=${u.token}&x=1&access_token=${u.token}`)).toEqual([303, `/${r.full}/raw/branch/main/dir/a%20b+c.txt?x=1`]);
 
       // a private repository answers others, and anonymous callers, as a missing one
       const missing = await call("GET", `/${u.name}/${uniqName("none")}/raw/branch/main/dir/a%20b+c.txt`, { headers: basicAuth(other.name, other.token) });
