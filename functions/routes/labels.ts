@@ -11,7 +11,7 @@ import { textParam } from "../lib/query.ts";
 export const labels = createRouter();
 
 const ownerRepo = { owner: pathParam("owner", "owner of the repo"), repo: pathParam("repo", "name of the repo") };
-// documented as Gitea documents it (an int64); as in Gitea, a label's name is taken too
+// documented as Gitea documents it (an int64); as in Gitea, GET also takes a label's name (PATCH and DELETE do not)
 const withId = z.object({ ...ownerRepo, id: idPathParam("id", "id of the label") });
 const issueScope = { scopes: ["issue"] } as const;
 

@@ -65,12 +65,18 @@ const labelIdOf = (ref: string): number | null => {
   return id === null ? null : typeof id === "number" ? id : 0;
 };
 
-/** A label of this repository by id, or by name when the path value is not an integer. */
+/** A label of this repository by id, or by name when the path value is not an integer (spec: GET by {id} only). */
 const labelByRef = (ctx: Ctx, owner: string, name: string, ref: string) => {
   const path = { ...ctx.vv, ...repoPath(owner, name) };
   const id = labelIdOf(ref);
   return id !== null ? labelOfRepo.byId.bind({ ...path, id }) : labelOfRepo.byName.bind({ ...path, label: ref });
 };
+
+/**
+ * The label id of a write's path value, as Gitea's EditLabel/DeleteLabel read it
+ * (ctx.PathParamInt64: no name fallback, a value that is no integer is id 0, which no label has).
+ */
+const labelWriteId = (ref: string) => labelIdOf(ref) ?? 0;
 
 /** GET /repos/{owner}/{repo}/labels/{id} (issueGetLabel): ids from other repositories answer like absent ones. */
 export async function getLabel(ctx: Ctx, owner: string, name: string, ref: string) {
@@ -100,9 +106,12 @@ export async function createLabel(ctx: Ctx, owner: string, name: string, form: R
   return toLabel(only(created, "insertLabel"), repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
 }
 
-/** PATCH /repos/{owner}/{repo}/labels/{id} (issueEditLabel): present fields only; an absent is_archived un-archives. */
+/**
+ * PATCH /repos/{owner}/{repo}/labels/{id} (issueEditLabel): present fields only; an absent
+ * is_archived un-archives. {id} is an id only: a name is a 404, as in Gitea.
+ */
 export async function editLabel(ctx: Ctx, owner: string, name: string, ref: string, form: LabelForm) {
-  const a = await assignRepo(ctx, owner, name, { label: labelByRef(ctx, owner, name, ref) });
+  const a = await assignRepo(ctx, owner, name, { label: labelOfRepo.byId.bind({ ...ctx.vv, ...repoPath(owner, name), id: labelWriteId(ref) }) });
   reqLabelWriter(a);
   const l = a.named.label[0];
   if (!l) throw notFound();
@@ -121,11 +130,13 @@ export async function editLabel(ctx: Ctx, owner: string, name: string, ref: stri
   return toLabel(row, repoApiUrl(ctx, a.facts.owner.name, a.facts.repo.name));
 }
 
-/** DELETE /repos/{owner}/{repo}/labels/{id} (issueDeleteLabel): 204, also for ids that are not this repository's. */
+/**
+ * DELETE /repos/{owner}/{repo}/labels/{id} (issueDeleteLabel): 204, also for ids that are not this
+ * repository's; {id} is an id only — a name deletes nothing and answers 204, as Gitea's DeleteLabel
+ * (id 0 does not exist, which it answers with nil).
+ */
 export async function deleteLabel(ctx: Ctx, owner: string, name: string, ref: string) {
   const a = await assignRepo(ctx, owner, name);
   reqLabelWriter(a);
-  const repoId = a.facts.repo.id;
-  const id = labelIdOf(ref);
-  await write(ctx, [id !== null ? deleteLabelCmd.byId.bind({ repoId, id }) : deleteLabelCmd.byName.bind({ repoId, label: ref })]);
+  await write(ctx, [deleteLabelCmd.bind({ repoId: a.facts.repo.id, id: labelWriteId(ref) })]);
 }

@@ -33,6 +33,8 @@ for (const target of targets()) {
       expect(roundTrips(created)).toBe(2);
       const id = (await created.json()).id;
       await call("POST", "/api/v1/orgs", { headers: h, json: { username: org } });
+      // PATCH and DELETE take a label's id only (GET takes its name too)
+      const labelId = (await (await call("POST", `/api/v1/repos/${u.name}/${repo}/labels`, { headers: h, json: { name: "by-id", color: "abcdef" } })).json()).id;
       const cases: [string, string, number, number, unknown?][] = [
         ["GET", `/api/v1/repos/${u.name}/${repo}`, 200, 1],
         ["GET", `/api/v1/repositories/${id}`, 200, 1],
@@ -52,8 +54,8 @@ for (const target of targets()) {
         ["GET", `/api/v1/repos/${u.name}/${repo}/labels`, 200, 1],
         ["POST", `/api/v1/repos/${u.name}/${repo}/labels`, 201, 2, { name: "e2e", color: "abcdef" }],
         ["GET", `/api/v1/repos/${u.name}/${repo}/labels/e2e`, 200, 1],
-        ["PATCH", `/api/v1/repos/${u.name}/${repo}/labels/e2e`, 200, 2, { color: "123" }],
-        ["DELETE", `/api/v1/repos/${u.name}/${repo}/labels/e2e`, 204, 2],
+        ["PATCH", `/api/v1/repos/${u.name}/${repo}/labels/${labelId}`, 200, 2, { color: "123" }],
+        ["DELETE", `/api/v1/repos/${u.name}/${repo}/labels/${labelId}`, 204, 2],
         ["GET", "/api/v1/label/templates", 200, 1],
         ["GET", "/api/v1/label/templates/Advanced", 200, 1],
         ["PUT", `/api/v1/repos/${u.name}/${repo}/collaborators/${other.name}`, 204, 2, { permission: "read" }],

@@ -45,7 +45,7 @@ describe("create", () => {
   });
 });
 
-describe("get by id or name, confined to the repository", () => {
+describe("get by id or name, write by id, confined to the repository", () => {
   it("GET by numeric id or by name (1 round trip)", async () => {
     const l = await (await create({ name: "by-name", color: "00ff00" })).json();
     const byId = await t.request(`${base()}/${l.id}`);
@@ -56,6 +56,18 @@ describe("get by id or name, confined to the repository", () => {
     expect((await (await t.request(`${base()}/+${l.id}`)).json()).id).toBe(l.id);
     expect((await create({ name: "-1", color: "00ff00" })).status).toBe(201);
     await expectRefusal(t.request(`${base()}/-1`), 404, NOT_FOUND);
+  });
+
+  it("PATCH and DELETE take {id} as an id only (Gitea's PathParamInt64): a label's name is a 404 on PATCH and deletes nothing on DELETE (204)", async () => {
+    const l = await (await create({ name: "named", color: "00ff00" })).json();
+    await expectRefusal(t.request(`${base()}/named`, { method: "PATCH", headers: token(ownerTok), json: { description: "changed" } }), 404, NOT_FOUND);
+    expect((await t.request(`${base()}/named`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
+    const [kept] = await t.db.select().from(label).where(eq(label.id, l.id));
+    expect(kept).toMatchObject({ name: "named", description: "" });
+    // the id still works for both
+    expect((await t.request(`${base()}/${l.id}`, { method: "PATCH", headers: token(ownerTok), json: { description: "changed" } })).status).toBe(200);
+    expect((await t.request(`${base()}/${l.id}`, { method: "DELETE", headers: token(ownerTok) })).status).toBe(204);
+    expect(await t.db.select().from(label).where(eq(label.id, l.id))).toEqual([]);
   });
 
   it("a label id of another repository answers exactly like an absent id (GHSA-pgqf-926r-548m)", async () => {

@@ -94,6 +94,13 @@ const HOOK = { type: "gitea", config: { url: "https://example.com/hook", content
  * text sized by the number of refs a push moves, and an auto-initialised repository's git rows
  * (SQL sized by its files, `commandOnce`).
  */
+/** The id of the label the label create made, for the label routes that take an id only. */
+let labelId = 0;
+const labelCreated = (make: () => Promise<Response>) => async () => {
+  const res = await make();
+  labelId = (await res.clone().json()).id;
+  return res;
+};
 const routes = (): [string, () => Promise<Response>, number][] => [
   ["GET /user/emails", get("/api/v1/user/emails"), 200],
   ["POST /user/emails", send("POST", "/api/v1/user/emails", { emails: [`${uniq("e")}@example.com`] }), 201],
@@ -124,11 +131,12 @@ const routes = (): [string, () => Promise<Response>, number][] => [
   ["GET /orgs/{org}/blocks", get(`/api/v1/orgs/${org.name}/blocks`), 200],
   ["DELETE /orgs/{org}/blocks/{username}", send("DELETE", `/api/v1/orgs/${org.name}/blocks/${other.name}`), 204],
   ["DELETE /orgs/{org}", send("DELETE", `/api/v1/orgs/${doomed.name}`), 204],
-  ["POST /repos/{owner}/{repo}/labels", send("POST", `/api/v1/repos/${repo}/labels`, { name: "bug", color: "#ee0701" }), 201],
+  ["POST /repos/{owner}/{repo}/labels", labelCreated(send("POST", `/api/v1/repos/${repo}/labels`, { name: "bug", color: "#ee0701" })), 201],
   ["GET /repos/{owner}/{repo}/labels", get(`/api/v1/repos/${repo}/labels?sort=mostissues`), 200],
   ["GET /repos/{owner}/{repo}/labels/{id}", get(`/api/v1/repos/${repo}/labels/bug`), 200],
-  ["PATCH /repos/{owner}/{repo}/labels/{id}", send("PATCH", `/api/v1/repos/${repo}/labels/bug`, { color: "00ff00", is_archived: true }), 200],
-  ["DELETE /repos/{owner}/{repo}/labels/{id}", send("DELETE", `/api/v1/repos/${repo}/labels/bug`), 204],
+  // PATCH and DELETE take the id only (a name is 404 / nothing deleted, as Gitea's PathParamInt64)
+  ["PATCH /repos/{owner}/{repo}/labels/{id}", () => send("PATCH", `/api/v1/repos/${repo}/labels/${labelId}`, { color: "00ff00", is_archived: true })(), 200],
+  ["DELETE /repos/{owner}/{repo}/labels/{id}", () => send("DELETE", `/api/v1/repos/${repo}/labels/${labelId}`)(), 204],
   ["GET /users/{username}/activities/feeds", get(`/api/v1/users/${admin.name}/activities/feeds`), 200],
   ["GET /users/{username}/activities/feeds?only-performed-by&date", get(`/api/v1/users/${admin.name}/activities/feeds?only-performed-by=true&date=2026-01-02`), 200],
   ["GET /orgs/{org}/activities/feeds", get(`/api/v1/orgs/${org.name}/activities/feeds?date=2026-01-02`), 200],

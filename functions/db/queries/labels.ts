@@ -66,8 +66,5 @@ export const updateLabel = shaped((keys: readonly InsertKey<typeof label>[]) =>
   ),
 );
 
-/** Deletes label :id, or the labels named :label, of repository :repoId. */
-export const deleteLabel = {
-  byId: command<{ repoId: number; id: number }>("deleteLabelById", sql`DELETE FROM label WHERE id = ${p("id")} AND repo_id = ${p("repoId")}`),
-  byName: command<{ repoId: number; label: string }>("deleteLabelByName", sql`DELETE FROM label WHERE name = ${p("label")} AND repo_id = ${p("repoId")}`),
-};
+/** Deletes label :id of repository :repoId (Gitea's DeleteLabel takes an id only). */
+export const deleteLabel = command<{ repoId: number; id: number }>("deleteLabelById", sql`DELETE FROM label WHERE id = ${p("id")} AND repo_id = ${p("repoId")}`);
