@@ -43,6 +43,19 @@ export function pageOf(q: { page?: string; limit?: string }, api: Settings["api"
   return { page, limit, offset };
 }
 
+/** The `limit` of a whole list: SQLite reads a negative LIMIT as none. */
+export const ALL_ROWS = -1;
+
+/**
+ * `page`/`limit` of the lists Gitea reads with db.FindAndCount (or a model that pages only when
+ * `Page > 0`): without `page` — absent, unparsable or ≤ 0, as FormInt reads it — the answer is the
+ * whole list and `limit` alone is ignored; with a page, as {@link pageOf}.
+ */
+export function pageOrAll(q: { page?: string; limit?: string }, api: Settings["api"]): Page {
+  if (toInt(q.page) <= 0) return { page: 0, limit: ALL_ROWS, offset: 0 };
+  return pageOf(q, api);
+}
+
 /** Adds `name` to `Access-Control-Expose-Headers` (kept across calls of one request). */
 export const expose = (c: Context, name: string) => {
   const prev = c.res.headers.get("Access-Control-Expose-Headers") ?? (c.get("exposeHeaders") as string | undefined);
@@ -86,7 +99,8 @@ export function linkHeader(requestUrl: string, rootUrl: string, total: number, p
 export function setPageHeaders(c: Context, total: number, page: Page, opts: { link?: boolean } = {}) {
   c.header("X-Total-Count", String(total));
   expose(c, "X-Total-Count");
-  if (opts.link === false) return;
+  // A whole list (pageOrAll) has no other page to link to.
+  if (opts.link === false || page.limit === ALL_ROWS) return;
   const link = linkHeader(c.req.url, c.get("rootUrl") as string, total, page);
   if (link) {
     c.header("Link", link);

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
 import { jsonResponse, pathParam } from "../lib/openapi.ts";
-import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
+import { PageQuery, pageOf, pageOrAll, setPageHeaders } from "../lib/pagination.ts";
 import { addCollaborator, collaboratorPermission, deleteCollaborator, isCollaborator, listAssignees, listCollaborators, listReviewers } from "../services/collaborators.ts";
 import { UserListSchema, UserSchema } from "../wire/user.ts";
 import { repoAdminGuard } from "../services/repos.ts";
@@ -34,7 +34,8 @@ const repoListCollaborators = apiRoute({
 });
 collaborators.openapi(repoListCollaborators, async (c) => {
   const p = c.req.valid("param");
-  const page = pageOf(c.req.valid("query"), c.get("settings").api);
+  // Gitea's GetCollaborators is a db.FindAndCount: without `page`, every collaborator
+  const page = pageOrAll(c.req.valid("query"), c.get("settings").api);
   const { total, users } = await listCollaborators(ctxOf(c), p.owner, p.repo, page);
   setPageHeaders(c, total, page, { link: false });
   return c.json(users, 200);

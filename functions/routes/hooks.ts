@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
 import { idOf, idPathParam, jsonResponse, pathParam } from "../lib/openapi.ts";
-import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
+import { PageQuery, pageOf, pageOrAll, setPageHeaders } from "../lib/pagination.ts";
 import { createHook, deleteHook, editHook, getHook, listHooks } from "../services/hooks.ts";
 import { orgOwnerGuard } from "../services/orgs.ts";
 
@@ -61,7 +61,8 @@ const orgListHooks = apiRoute({
   responses: { 200: jsonResponse(z.array(HookSchema), "HookList"), ...errorResponses(401, 403, 404) },
 });
 hooks.openapi(orgListHooks, async (c) => {
-  const page = pageOf(c.req.valid("query"), c.get("settings").api);
+  // Gitea's ListOwnerHooks is a db.FindAndCount: without `page`, every hook
+  const page = pageOrAll(c.req.valid("query"), c.get("settings").api);
   const { total, hooks: list } = await listHooks(ctxOf(c), c.req.valid("param").org, page);
   setPageHeaders(c, total, page, { link: false });
   return c.json(list, 200);

@@ -4,7 +4,7 @@ import { apiRoute, createRouter, ctxOf, read } from "../lib/context.ts";
 import { errorResponses, notFound } from "../lib/errors.ts";
 import { labelTemplate, labelTemplateNames } from "../lib/labels.ts";
 import { idPathParam, jsonResponse, pathParam } from "../lib/openapi.ts";
-import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
+import { PageQuery, pageOf, pageOrAll, setPageHeaders } from "../lib/pagination.ts";
 import { createLabel, deleteLabel, editLabel, getLabel, labelWriterGuard, listLabels } from "../services/labels.ts";
 import { textParam } from "../lib/query.ts";
 
@@ -61,7 +61,8 @@ const issueListLabels = apiRoute({
 labels.openapi(issueListLabels, async (c) => {
   const p = c.req.valid("param");
   const q = c.req.valid("query");
-  const page = pageOf(q, c.get("settings").api);
+  // Gitea's GetLabelsByRepoID pages only when `page` > 0: without it, every label
+  const page = pageOrAll(q, c.get("settings").api);
   const { total, labels: list } = await listLabels(ctxOf(c), p.owner, p.repo, q.sort, page);
   setPageHeaders(c, total, page, { link: false });
   return c.json(list, 200);

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
 import { jsonResponse, pathParam } from "../lib/openapi.ts";
-import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
+import { PageQuery, pageOf, pageOrAll, setPageHeaders } from "../lib/pagination.ts";
 import {
   blockUser,
   checkBlock,
@@ -189,7 +189,8 @@ const organizationListBlocks = apiRoute({
   responses: { 200: jsonResponse(UserListSchema, "UserList"), ...errorResponses(401, 403, 404) },
 });
 orgs.openapi(organizationListBlocks, async (c) => {
-  const page = pageOf(c.req.valid("query"), c.get("settings").api);
+  // Gitea's FindBlockings is a db.FindAndCount: without `page`, every block
+  const page = pageOrAll(c.req.valid("query"), c.get("settings").api);
   const { total, users } = await listBlocks(ctxOf(c), { kind: "org", name: c.req.valid("param").org }, page);
   setPageHeaders(c, total, page, { link: false });
   return c.json(users, 200);

@@ -4,7 +4,7 @@ import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses, isInternalFailure } from "../lib/errors.ts";
 import { idOf, idPathParam, jsonBody, jsonResponse, pathParam } from "../lib/openapi.ts";
-import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
+import { PageQuery, pageOf, pageOrAll, setPageHeaders } from "../lib/pagination.ts";
 import {
   codeReaderGuard,
   createFork,
@@ -286,9 +286,10 @@ const listForksRoute = apiRoute({
 });
 repos.openapi(listForksRoute, async (c) => {
   const p = c.req.valid("param");
-  const page = pageOf(c.req.valid("query"), c.get("settings").api);
+  // Gitea's FindForks is a db.FindAndCount: without `page`, every fork; ListForks sets no Link
+  const page = pageOrAll(c.req.valid("query"), c.get("settings").api);
   const { total, data } = await listForks(ctxOf(c), p.owner, p.repo, page);
-  setPageHeaders(c, total, page);
+  setPageHeaders(c, total, page, { link: false });
   return c.json(data, 200);
 });
 

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses, isInternalFailure } from "../lib/errors.ts";
 import { idOf, idPathParam, jsonResponse, nullableRef, pathParam } from "../lib/openapi.ts";
-import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
+import { PageQuery, pageOf, pageOrAll, setPageHeaders } from "../lib/pagination.ts";
 import {
   addTeamMember,
   createTeam,
@@ -215,7 +215,8 @@ const orgListTeamMembers = apiRoute({
   responses: { 200: jsonResponse(UserListSchema, "UserList"), ...errorResponses(401, 404) },
 });
 teams.openapi(orgListTeamMembers, async (c) => {
-  const page = pageOf(c.req.valid("query"), c.get("settings").api);
+  // Gitea's GetTeamMembers pages only when `page` > 0: without it, every member
+  const page = pageOrAll(c.req.valid("query"), c.get("settings").api);
   const { total, users } = await listTeamMembers(ctxOf(c), idOf(c.req.valid("param").id), page);
   setPageHeaders(c, total, page, { link: false });
   return c.json(users, 200);

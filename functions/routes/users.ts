@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { apiRoute, createRouter, ctxOf } from "../lib/context.ts";
 import { errorResponses } from "../lib/errors.ts";
 import { jsonResponse, pathParam } from "../lib/openapi.ts";
-import { PageQuery, pageOf, setPageHeaders } from "../lib/pagination.ts";
+import { PageQuery, pageOf, pageOrAll, setPageHeaders } from "../lib/pagination.ts";
 import { getAuthenticatedUser, getUserInfo, searchUsers } from "../services/users.ts";
 import { createAccessToken, deleteAccessToken, listAccessTokens, tokenOwnerGuard } from "../services/tokens.ts";
 import { blockUser, checkBlock, listBlocks, unblockUser } from "../services/orgs.ts";
@@ -80,7 +80,8 @@ const userGetTokens = apiRoute({
   responses: { 200: jsonResponse(z.array(AccessTokenSchema), "AccessTokenList represents a list of API access token."), ...errorResponses(401, 403, 404) },
 });
 users.openapi(userGetTokens, async (c) => {
-  const page = pageOf(c.req.valid("query"), c.get("settings").api);
+  // Gitea's ListAccessTokens is a db.FindAndCount: without `page`, every token
+  const page = pageOrAll(c.req.valid("query"), c.get("settings").api);
   const { total, tokens } = await listAccessTokens(ctxOf(c), c.req.valid("param").username, page);
   setPageHeaders(c, total, page, { link: false });
   return c.json(tokens, 200);
@@ -134,7 +135,8 @@ const userListBlocks = apiRoute({
   responses: { 200: jsonResponse(UserListSchema, "UserList"), ...errorResponses(401, 403) },
 });
 users.openapi(userListBlocks, async (c) => {
-  const page = pageOf(c.req.valid("query"), c.get("settings").api);
+  // Gitea's FindBlockings is a db.FindAndCount: without `page`, every block
+  const page = pageOrAll(c.req.valid("query"), c.get("settings").api);
   const { total, users: list } = await listBlocks(ctxOf(c), { kind: "user" }, page);
   setPageHeaders(c, total, page, { link: false });
   return c.json(list, 200);

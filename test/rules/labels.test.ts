@@ -137,10 +137,10 @@ describe("edit", () => {
 describe("list", () => {
   it("lists with X-Total-Count, sorted alphabetically by default and reverse on request", async () => {
     const r = await apiRepo(t, ownerTok, { name: uniq("ls"), issue_labels: "Default" });
-    const res = await t.request(`/api/v1/repos/${owner.name}/${r.name}/labels?limit=3`);
+    const res = await t.request(`/api/v1/repos/${owner.name}/${r.name}/labels?page=1&limit=3`);
     expect(res.headers.get("X-Total-Count")).toBe("7");
     expect((await res.json()).map((l: { name: string }) => l.name)).toEqual(["bug", "duplicate", "enhancement"]);
-    const rev = await (await t.request(`/api/v1/repos/${owner.name}/${r.name}/labels?sort=reversealphabetically&limit=1`)).json();
+    const rev = await (await t.request(`/api/v1/repos/${owner.name}/${r.name}/labels?sort=reversealphabetically&page=1&limit=1`)).json();
     expect(rev[0].name).toBe("wontfix");
   });
 });
