@@ -1,7 +1,7 @@
 /** Teams: the spec's team rules 1–7 and the visibility matrix. */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { orgUser, repository, team, teamRepo, teamUnit, teamUser, userBlocking } from "../../functions/db/schema.ts";
+import { orgUser, repository, team, teamRepo, teamUnit, teamUser, user, userBlocking } from "../../functions/db/schema.ts";
 import { expectRefusal, NOT_FOUND, apiRepo, interleavedWrites, roundTrips, seedMember, seedOrg, seedUser, testApp, token, uniq, type SeededUser, type SeededOrg, type TestApp } from "../fixtures/app.ts";
 import { giteaShapeErrors } from "../fixtures/gitea-schema.ts";
 
@@ -204,6 +204,17 @@ describe("rule 4: edit", () => {
 });
 
 describe("members (rule 6) and delete", () => {
+  it("GET /teams/{id}/members lists in Gitea's GetTeamMembers order: full name, then name", async () => {
+    const tm = await (await createTeam({ name: uniq("ord"), permission: "read", units: ["repo.code"] })).json();
+    const [a, b, c] = [await seedUser(t.db, { name: uniq("zz") }), await seedUser(t.db, { name: uniq("aa") }), await seedUser(t.db, { name: uniq("mm") })];
+    // a: no full name; b: "Zed"; c: "Alice" → a, c, b (by name alone it would be b, c, a)
+    await t.db.update(user).set({ fullName: "Zed" }).where(eq(user.id, b.id));
+    await t.db.update(user).set({ fullName: "Alice" }).where(eq(user.id, c.id));
+    for (const u of [a, b, c]) expect((await t.request(`/api/v1/teams/${tm.id}/members/${u.name}`, { method: "PUT", headers: token(ownerTok) })).status).toBe(204);
+    const list = await (await t.request(`/api/v1/teams/${tm.id}/members`, { headers: token(ownerTok) })).json();
+    expect(list.map((u: { login: string }) => u.login)).toEqual([a.name, c.name, b.name]);
+  });
+
   it("PUT adds to the team and the organization; the member count follows; a blocked user → 403", async () => {
     const tm = await (await createTeam({ name: uniq("m"), permission: "read", units: ["repo.code"] })).json();
     const u = await seedUser(t.db);

@@ -192,10 +192,10 @@ const membershipSeen = (tu: string) => membershipSeenSql(sql.raw(`${tu}.org_id`)
 const MEMBERS = sql`FROM team_user JOIN user ON user.id = team_user.uid WHERE team_user.team_id = ${p("id")} AND ${userVisibleSql(V, sql`user.id`, sql`user.visibility`, "user")}
   AND ${membershipSeen("team_user")}`;
 
-/** The members of team :id the viewer may see, by name, one page, and their count. */
+/** The members of team :id the viewer may see, one page, in Gitea's GetTeamMembers order (`full_name, name`). */
 export const membersOfTeam = viewerQuery<UserRow, { id: number; limit: number; offset: number }>(
   "membersOfTeam",
-  sql`SELECT ${U.select} ${MEMBERS} ORDER BY user.lower_name LIMIT ${p("limit")} OFFSET ${p("offset")}`,
+  sql`SELECT ${U.select} ${MEMBERS} ORDER BY user.full_name, user.name LIMIT ${p("limit")} OFFSET ${p("offset")}`,
   userRow,
 );
 export const memberCountOfTeam = viewerQuery<number, { id: number }>("memberCountOfTeam", sql`SELECT COUNT(*) ${MEMBERS}`, count);
