@@ -80,6 +80,22 @@ describe("rule 3: create", () => {
   });
 });
 
+describe("team list order (Gitea's SearchTeam: Owners first, then lower-cased name)", () => {
+  it("GET /orgs/{org}/teams, /orgs/{org}/teams/search and /user/teams put the Owners team first, then order by lower-cased name (not id)", async () => {
+    const me = await seedUser(t.db);
+    const o = await seedOrg(t, me);
+    for (const name of ["zulu", "Bravo", "alpha"]) {
+      const tm = await (await createTeam({ name, permission: "read", units: ["repo.code"] }, o.ownerToken, o.name)).json();
+      expect((await t.request(`/api/v1/teams/${tm.id}/members/${me.name}`, { method: "PUT", headers: token(o.ownerToken) })).status).toBe(204);
+    }
+    const want = ["Owners", "alpha", "Bravo", "zulu"];
+    const names = (list: { name: string }[]) => list.map((x) => x.name);
+    expect(names(await (await t.request(`/api/v1/orgs/${o.name}/teams`, { headers: token(o.ownerToken) })).json())).toEqual(want);
+    expect(names((await (await t.request(`/api/v1/orgs/${o.name}/teams/search`, { headers: token(o.ownerToken) })).json()).data)).toEqual(want);
+    expect(names(await (await t.request("/api/v1/user/teams", { headers: token(o.ownerToken) })).json())).toEqual(want);
+  });
+});
+
 describe("rule 1: visibility filtering of lists, search and GET /teams/{id}", () => {
   let member: SeededUser;
   let stranger: SeededUser;

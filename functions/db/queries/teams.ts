@@ -58,20 +58,23 @@ const withUnits = (r: Row): TeamWithUnits => ({ t: T.read(r, 0), units: str(r[T.
 /** How GET /orgs/{org}/teams/search matches :pattern (a LIKE pattern): not at all, by name, or by name or description. */
 export type TeamSearch = "none" | "name" | "nameOrDescription";
 
+/** Gitea's SearchTeam order: the Owners team first, then by lower-cased name (id breaks ties across organizations). */
+const TEAM_ORDER = sql`CASE WHEN team.name = 'Owners' THEN '' ELSE team.lower_name END, team.id`;
+
 const SEARCH: Record<TeamSearch, SQL> = {
   none: sql``,
   name: sql` AND team.lower_name LIKE ${p("pattern")} ESCAPE '\\'`,
   nameOrDescription: sql` AND (team.lower_name LIKE ${p("pattern")} ESCAPE '\\' OR lower(team.description) LIKE ${p("pattern")} ESCAPE '\\')`,
 };
 
-/** The teams of organization :org the viewer may see, by name, one page, and their count. */
+/** The teams of organization :org the viewer may see, in SearchTeam's order, one page, and their count. */
 export const teamsOfOrg = shaped((search: TeamSearch) => {
   // none of a hidden organization's teams is visited (`seenAccountId`)
   const from = sql`FROM team WHERE team.org_id = ${seenAccountId("org", true)} AND ${VISIBLE}${SEARCH[search]}`;
   return {
     page: viewerQuery<TeamWithUnits, { org: string; pattern?: string; limit: number; offset: number }>(
       `teamsOfOrg(${search})`,
-      sql`SELECT ${T.select}, ${UNITS_JSON} ${from} ORDER BY team.lower_name LIMIT ${p("limit")} OFFSET ${p("offset")}`,
+      sql`SELECT ${T.select}, ${UNITS_JSON} ${from} ORDER BY ${TEAM_ORDER} LIMIT ${p("limit")} OFFSET ${p("offset")}`,
       withUnits,
     ),
     total: viewerQuery<number, { org: string; pattern?: string }>(`teamCountOfOrg(${search})`, sql`SELECT COUNT(*) ${from}`, count),
@@ -80,11 +83,11 @@ export const teamsOfOrg = shaped((search: TeamSearch) => {
 
 const MINE = sql`team.id IN (SELECT team_id FROM team_user WHERE uid = ${V.id}) AND ${VISIBLE}`;
 
-/** GET /user/teams: the viewer's teams it may see, with their organization, oldest first, one page. */
+/** GET /user/teams: the viewer's teams it may see, with their organization, in SearchTeam's order (ListUserTeams), one page. */
 export const myTeams = viewerQuery<TeamWithUnits & { org: UserRow }, { limit: number; offset: number }>(
   "myTeams",
   sql`SELECT ${T.select}, ${UNITS_JSON}, ${ORG.select} FROM team JOIN user og ON og.id = team.org_id WHERE ${MINE}
-      ORDER BY team.id LIMIT ${p("limit")} OFFSET ${p("offset")}`,
+      ORDER BY ${TEAM_ORDER} LIMIT ${p("limit")} OFFSET ${p("offset")}`,
   (r) => ({ ...withUnits(r), org: ORG.read(r, T.width + 1) }),
 );
 
