@@ -178,7 +178,8 @@ export const EditRepoOptionSchema = z
     allow_merge_update: z.boolean().optional(),
     default_update_style: z.enum(["merge", "rebase"]).optional(),
     default_delete_branch_after_merge: z.boolean().optional(),
-    default_merge_style: z.enum(["merge", "rebase", "rebase-merge", "squash", "fast-forward-only"]).optional(),
+    // Gitea's EditRepoOption binds no rule on it: any string is stored as given (repo_model.MergeStyle(*opts.DefaultMergeStyle))
+    default_merge_style: z.string().optional(),
     default_allow_maintainer_edit: z.boolean().optional(),
     archived: z.boolean().optional(),
     mirror_interval: z.string().max(64).optional(),

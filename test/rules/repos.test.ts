@@ -274,6 +274,14 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
     expect(off).toMatchObject({ has_pull_requests: false, allow_rebase: false, default_merge_style: "merge" });
   });
 
+  it("rule 10: default_merge_style is stored as given, an unknown style too (Gitea's EditRepoOption binds no rule on it)", async () => {
+    const r = await apiRepo(t, aliceTok, { name: uniq("ms") });
+    const res = await patch(alice.name, r.name, aliceTok, { default_merge_style: "bogus" });
+    expect(res.status).toBe(200);
+    expect((await res.json()).default_merge_style).toBe("bogus");
+    expect((await (await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(aliceTok) })).json()).default_merge_style).toBe("bogus");
+  });
+
   it("globally disabled units are ignored on edit", async () => {
     const t2 = await testApp({ GITEA__repository__DISABLED_REPO_UNITS: "repo.wiki" });
     const u = await seedUser(t2.db);
