@@ -29,7 +29,8 @@ export const LabelSchema = z
 export const CreateLabelOptionSchema = z
   .object({
     name: z.string().min(1).max(255),
-    color: z.string().min(1).max(16),
+    // Gitea binds only Required: NormalizeColor trims, so " #abc " of any length is a colour
+    color: z.string().min(1),
     description: z.string().max(255).optional(),
     exclusive: z.boolean().optional(),
     is_archived: z.boolean().optional(),
@@ -38,7 +39,7 @@ export const CreateLabelOptionSchema = z
 export const EditLabelOptionSchema = z
   .object({
     name: z.string().min(1).max(255).optional(),
-    color: z.string().max(16).optional(),
+    color: z.string().optional(),
     description: z.string().max(255).optional(),
     exclusive: z.boolean().optional(),
     is_archived: z.boolean().optional(),

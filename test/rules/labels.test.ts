@@ -39,6 +39,16 @@ describe("create", () => {
     expect((await missing.json()).message).toBe("[Color]: Required");
   });
 
+  it("a colour is only Required, as Gitea binds it: surrounding spaces of any length are trimmed by NormalizeColor (create and edit)", async () => {
+    const padded = `${" ".repeat(20)}#ABC${" ".repeat(20)}`;
+    const made = await create({ name: uniq("pad"), color: padded });
+    expect(made.status).toBe(201);
+    const l = await made.json();
+    expect(l.color).toBe("aabbcc");
+    const edited = await t.request(`${base()}/${l.id}`, { method: "PATCH", headers: token(ownerTok), json: { color: `${" ".repeat(20)}123456 ` } });
+    expect([edited.status, (await edited.json()).color]).toEqual([200, "123456"]);
+  });
+
   it("needs write access on issues or pull requests (403 for a reader)", async () => {
     const reader = await seedUser(t.db);
     await expectRefusal(create({ name: "x", color: "ffffff" }, await reader.token()), 403, "user should have a permission to write to a repo");
