@@ -296,7 +296,7 @@ const PROBES: Probe[] = [
         expect: (c) => {
           if (!w.reaches(c, r.full)) return { status: 404, twin: `/api/v1/repos/${r.owner}/${w.tag}${MISSING}/reviewers` };
           if (!w.writesPulls(c, r.full)) return { status: 403 };
-          return { status: 200, list: [...w.usersWithAccess(r.full, 1, c)].filter((u) => u !== c.user && w.sees(c, u)) };
+          return { status: 200, list: [...w.usersWithAccess(r.full, 1, c)].filter((u) => w.sees(c, u)) };
         },
       })),
     ids: logins,

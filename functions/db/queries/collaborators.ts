@@ -124,16 +124,22 @@ function usersWithAccess(minCollab: number, teamCond: SQL): SQL {
 const TEAM_WRITE = sql`(ut.authorize >= 2 OR EXISTS (SELECT 1 FROM team_unit utu2 WHERE utu2.team_id = ut.id AND utu2.type IN (${UNIT.issues}, ${UNIT.pulls}) AND utu2.access_mode >= 2))`;
 const TEAM_READ = sql`(ut.authorize >= 1 OR EXISTS (SELECT 1 FROM team_unit utu2 WHERE utu2.team_id = ut.id AND utu2.type = ${UNIT.pulls} AND utu2.access_mode >= 1))`;
 
-/** GET …/assignees: users with write access who can be assigned, by name. */
+/** Gitea's order of assignees and reviewers: by name (GetOrderByName), a user-owned repository's owner appended last. */
+const OWNER_LAST_BY_NAME = sql`user.id = (SELECT owner_id FROM repository WHERE id = ${REPO_ID_BY_PATH}), user.name`;
+
+/** GET …/assignees: users with write access who can be assigned, in Gitea's GetRepoAssignees order. */
 export const assigneesOfRepo = viewerQuery<UserRow, RepoPath>(
   "assigneesOfRepo",
-  sql`SELECT ${U.select} FROM user WHERE ${usersWithAccess(ACCESS.write, TEAM_WRITE)} AND ${LISTED_VISIBLE} ORDER BY user.lower_name`,
+  sql`SELECT ${U.select} FROM user WHERE ${usersWithAccess(ACCESS.write, TEAM_WRITE)} AND ${LISTED_VISIBLE} ORDER BY ${OWNER_LAST_BY_NAME}`,
   userRow,
 );
 
-/** GET …/reviewers: users with read access, the viewer excepted, by name. */
+/**
+ * GET …/reviewers: users with read access by name, a user-owned repository's owner last (Gitea's
+ * GetReviewers appends it; the API's poster is 0, so nobody — the caller included — is left out).
+ */
 export const reviewersOfRepo = viewerQuery<UserRow, RepoPath>(
   "reviewersOfRepo",
-  sql`SELECT ${U.select} FROM user WHERE ${usersWithAccess(ACCESS.read, TEAM_READ)} AND ${LISTED_VISIBLE} AND user.id <> COALESCE(${V.id}, 0) ORDER BY user.lower_name`,
+  sql`SELECT ${U.select} FROM user WHERE ${usersWithAccess(ACCESS.read, TEAM_READ)} AND ${LISTED_VISIBLE} ORDER BY ${OWNER_LAST_BY_NAME}`,
   userRow,
 );
