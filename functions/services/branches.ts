@@ -90,7 +90,7 @@ function checkBranchName(field: string, value: string, required: boolean) {
     return;
   }
   if (value.length > 100) throw unprocessable(`[${field}]: MaxSize`);
-  if (value.startsWith("-") || !isGitRefName(value)) throw unprocessable(`[${field}]: GitRefNameError`);
+  if (value.startsWith("-") || !isGitRefName(value)) throw unprocessable(`[${field}]: GitRefName`);
 }
 
 /** The activity and webhook rows of a ref change by the caller (Gitea's CreateRef/PushCommits/DeleteRef). */

@@ -260,7 +260,7 @@ for (const target of targets()) {
       await refuse({ new_branch_name: "light" }, 409, "The branch with the same tag already exists.");
       await refuse({ new_branch_name: "fresh", old_branch_name: "nope" }, 404, "The old branch does not exist");
       await refuse({ new_branch_name: "fresh", old_ref_name: "nope" }, 404, NOT_FOUND);
-      await refuse({ new_branch_name: "a..b" }, 422, "[BranchName]: GitRefNameError");
+      await refuse({ new_branch_name: "a..b" }, 422, "[BranchName]: GitRefName");
       await refuse({ new_branch_name: "fresh" }, 403, "user should have a permission to write to a repo", other.token);
       expect((await call("POST", `/api/v1/repos/${full}/branches`, { json: { new_branch_name: "fresh" } })).status).toBe(401);
 
@@ -321,7 +321,7 @@ for (const target of targets()) {
       expect(await answer(await patch("renamed/upd", "main"))).toEqual({ status: 422, message: exists });
       expect(await answer(await patch("renamed/upd", "renamed/upd"))).toEqual({ status: 422, message: exists });
       expect(await answer(await patch("renamed/upd", "feature"))).toEqual({ status: 422, message: exists }); // `feature/x` is in the way
-      expect(await answer(await patch("renamed/upd", "a..b"))).toEqual({ status: 422, message: "[Name]: GitRefNameError" });
+      expect(await answer(await patch("renamed/upd", "a..b"))).toEqual({ status: 422, message: "[Name]: GitRefName" });
       expect(await answer(await patch("renamed/upd", "x", other.token))).toEqual({ status: 403, message: "user should have a permission to write to a repo" });
       const feeds = (await (await call("GET", `/api/v1/repos/${full}/activities/feeds?limit=10`, { headers: tokenAuth(owner.token) })).json()) as Json[];
       expect(feeds.map((f) => `${f.op_type} ${f.ref_name}`)).toContain("delete_branch refs/heads/upd");
