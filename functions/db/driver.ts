@@ -18,9 +18,31 @@ export interface BatchItem {
 }
 
 export interface Driver {
-  /** Runs `items` as one round trip: `read` = one snapshot, `write` = one transaction (all or nothing). */
-  batch(items: readonly BatchItem[], mode: "read" | "write"): Promise<Row[][]>;
+  /**
+   * Runs `items` as one round trip: `read` = one snapshot, `write` = one transaction (all or
+   * nothing). `signal` aborts when the caller stops waiting: a batch not yet sent is then not sent.
+   */
+  batch(items: readonly BatchItem[], mode: "read" | "write", signal?: AbortSignal): Promise<Row[][]>;
   close(): void;
+  /**
+   * Whether `err` says the database refused the batch before any of it took effect, for a moment
+   * (`metered()` sends it again while the query timeout allows). Absent: never.
+   */
+  refusedForNow?(err: unknown): boolean;
+}
+
+/**
+ * A remote database's refusals that leave nothing written and pass: sqld's and Turso's answer 429
+ * (too many concurrent requests, or no connection free in time: the pipeline did not run), and
+ * SQLITE_BUSY (another writer held the lock past the server's wait: the batch's BEGIN IMMEDIATE,
+ * or a later step, failed and its ROLLBACK step ran, so the transaction wrote nothing).
+ */
+export function remoteRefusedForNow(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (/^SQLITE_BUSY/.test(String((e as { code?: unknown }).code ?? ""))) return true;
+    if ((e as { status?: unknown }).status === 429 || /Server returned HTTP status 429\b/.test(String((e as { message?: unknown }).message ?? ""))) return true;
+  }
+  return false;
 }
 
 /** Per-request database accounting, reported in `Server-Timing: db;dur=<ms>;desc="<N>"`. */
@@ -51,7 +73,7 @@ export function unreachable(err: unknown): boolean {
     const code = String((e as { code?: unknown }).code ?? "");
     const msg = String((e as { message?: unknown }).message ?? "");
     if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|UND_ERR_\w+|HRANA_WEBSOCKET_ERROR|SQLITE_BUSY\w*)$/.test(code)) return true;
-    if (/fetch failed|Network connection lost|socket hang up|Server returned HTTP status 5\d\d/i.test(msg)) return true;
+    if (/fetch failed|Network connection lost|socket hang up|Server returned HTTP status (5\d\d|429)/i.test(msg)) return true;
   }
   return false;
 }
@@ -92,23 +114,53 @@ export function clientDriver(client: Client): Driver {
       }
     },
     close: () => client.close(),
+    refusedForNow: remoteRefusedForNow,
   };
 }
 
-/** A driver counting round trips into `meter`, each bounded by `timeoutMs` (0 = none). */
+/** Attempts of a batch the database refused for now (`Driver.refusedForNow`), the first included. */
+export const REFUSED_ATTEMPTS = 8;
+
+/** The pause before attempt `n + 1`: 10 ms doubling to 500 ms, each between half and all of that. */
+const refusedPause = (n: number) => Math.min(500, 10 * 2 ** n) * (0.5 + Math.random() / 2);
+
+/**
+ * A driver counting round trips into `meter`, each bounded by `timeoutMs` (0 = none). A batch the
+ * database refused for now is sent again after a pause, each attempt a round trip, while an
+ * attempt can still start inside the timeout: never after it, so a request answered 503 leaves no
+ * attempt behind to write later.
+ */
 export function metered(driver: Driver, meter: DbMeter, timeoutMs = 0): Driver {
   return {
     async batch(items, mode) {
-      meter.roundTrips += 1;
       const start = performance.now();
+      const until = timeoutMs > 0 ? start + timeoutMs : Number.POSITIVE_INFINITY;
       let timer: ReturnType<typeof setTimeout> | undefined;
+      const gaveUp = new AbortController();
+      const attempts = async () => {
+        for (let n = 0; ; n++) {
+          meter.roundTrips += 1;
+          try {
+            return await driver.batch(items, mode, gaveUp.signal);
+          } catch (err) {
+            const pause = refusedPause(n);
+            if (n + 1 >= REFUSED_ATTEMPTS || !driver.refusedForNow?.(err) || performance.now() + pause >= until) throw err;
+            await new Promise((ok) => setTimeout(ok, pause));
+            if (gaveUp.signal.aborted) throw err;
+          }
+        }
+      };
       try {
-        const work = driver.batch(items, mode).catch((err) => {
+        const work = attempts().catch((err) => {
           throw unreachable(err) ? new DatabaseUnavailable("it cannot be reached", { cause: err }) : err;
         });
         if (timeoutMs <= 0) return await work;
         const deadline = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new DatabaseUnavailable(`no answer within ${timeoutMs} ms`)), timeoutMs);
+          timer = setTimeout(() => {
+            const late = new DatabaseUnavailable(`no answer within ${timeoutMs} ms`);
+            gaveUp.abort(late);
+            reject(late);
+          }, timeoutMs);
         });
         // The late answer (or failure) of a round trip that missed its deadline is dropped.
         work.catch(() => {});

@@ -73,11 +73,11 @@ export interface Running {
 }
 
 /** Starts sqld on a free port with a fresh (or given) database directory. */
-export async function startSqld(opts: { dbPath?: string; port?: number; quiet?: boolean } = {}): Promise<Running & { dbPath: string }> {
+export async function startSqld(opts: { dbPath?: string; port?: number; quiet?: boolean; args?: string[] } = {}): Promise<Running & { dbPath: string }> {
   const tmp = opts.dbPath ? null : mkdtempSync(join(tmpdir(), "sqld-"));
   const dbPath = opts.dbPath ?? join(tmp!, "data.sqld");
   const port = opts.port ?? (await freePort());
-  const proc = spawn(SQLD_BIN, ["--http-listen-addr", `127.0.0.1:${port}`, "--db-path", dbPath, "--no-welcome"], {
+  const proc = spawn(SQLD_BIN, ["--http-listen-addr", `127.0.0.1:${port}`, "--db-path", dbPath, "--no-welcome", ...(opts.args ?? [])], {
     detached: true,
     stdio: opts.quiet === false ? "inherit" : "ignore",
   });

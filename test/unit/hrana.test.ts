@@ -7,8 +7,8 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { sql } from "drizzle-orm";
-import { DatabaseUnavailable, metered, newMeter, rowGone, uniqueViolation, unreachable, type BatchItem } from "../../functions/db/driver.ts";
-import { hranaDriver, MAX_OPEN_STREAMS, STREAM_IDLE_MS } from "../../functions/db/hrana.ts";
+import { DatabaseUnavailable, metered, newMeter, REFUSED_ATTEMPTS, rowGone, uniqueViolation, unreachable, type BatchItem } from "../../functions/db/driver.ts";
+import { hranaDriver, MAX_IN_FLIGHT, MAX_OPEN_STREAMS, STREAM_IDLE_MS } from "../../functions/db/hrana.ts";
 import { guardCommand, p, whileExists } from "../../functions/db/sql.ts";
 import { isGuardTrip } from "../../functions/services/common.ts";
 import { freePort, startSqld, type Running } from "../../scripts/lib/processes.ts";
@@ -172,6 +172,86 @@ describe("streams", () => {
     const batons = sent.map((s) => s.baton).filter((b) => b !== null);
     expect(batons).toHaveLength(MAX_OPEN_STREAMS);
     expect(new Set(batons).size).toBe(MAX_OPEN_STREAMS);
+  });
+});
+
+describe("load", () => {
+  /** A server answering each pipeline as `answer` says, after `hold` resolves; it counts requests in flight. */
+  async function fakeDatabase(answer: (res: import("node:http").ServerResponse) => void) {
+    const { createServer } = await import("node:http");
+    const state = { inFlight: 0, most: 0, total: 0, hold: Promise.resolve() };
+    const server = createServer(async (req, res) => {
+      state.total += 1;
+      state.most = Math.max(state.most, ++state.inFlight);
+      for await (const _ of req);
+      await state.hold;
+      state.inFlight -= 1;
+      answer(res);
+    });
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    return { state, url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() };
+  }
+  const result = '{"baton":null,"base_url":null,"results":[{"type":"ok","response":{"type":"execute","result":{"cols":[],"rows":[[{"type":"integer","value":"1"}]],"affected_row_count":0,"last_insert_rowid":null}}}]}';
+
+  it(`at most MAX_IN_FLIGHT (${MAX_IN_FLIGHT}) batches of one isolate are in flight to a database; the others wait their turn and all are answered`, async () => {
+    const db = await fakeDatabase((res) => res.writeHead(200, { "content-type": "application/json" }).end(result));
+    let release = () => {};
+    db.state.hold = new Promise<void>((ok) => (release = ok));
+    try {
+      const d = hranaDriver(db.url);
+      const all = Promise.all(Array.from({ length: MAX_IN_FLIGHT + 15 }, () => d.batch([q("SELECT 1")], "read")));
+      await new Promise((ok) => setTimeout(ok, 200));
+      expect(db.state.inFlight).toBe(MAX_IN_FLIGHT);
+      release();
+      expect(await all).toHaveLength(MAX_IN_FLIGHT + 15);
+      expect([db.state.most, db.state.total]).toEqual([MAX_IN_FLIGHT, MAX_IN_FLIGHT + 15]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("a batch still waiting for its turn when the query timeout passes is never sent: 503, and nothing reaches the database after", async () => {
+    const db = await fakeDatabase((res) => res.writeHead(200, { "content-type": "application/json" }).end(result));
+    let release = () => {};
+    db.state.hold = new Promise<void>((ok) => (release = ok));
+    try {
+      const d = hranaDriver(db.url);
+      const holding = Promise.all(Array.from({ length: MAX_IN_FLIGHT }, () => d.batch([q("SELECT 1")], "read")));
+      await new Promise((ok) => setTimeout(ok, 100));
+      const late = await metered(d, newMeter(), 300).batch([q("INSERT INTO t (v) VALUES ('late')")], "write").catch((e: Error) => e);
+      expect(late).toBeInstanceOf(DatabaseUnavailable);
+      release();
+      await holding;
+      await new Promise((ok) => setTimeout(ok, 100));
+      expect(db.state.total).toBe(MAX_IN_FLIGHT);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("a 429 (sqld: too many concurrent requests) is sent again after a pause and succeeds; one that persists is a 503 after REFUSED_ATTEMPTS round trips, each counted", async () => {
+    let refusals = 2;
+    const db = await fakeDatabase((res) => (refusals-- > 0 ? res.writeHead(429, { "content-type": "application/json" }).end('{"error":"Too many concurrent requests"}') : res.writeHead(200, { "content-type": "application/json" }).end(result)));
+    try {
+      const meter = newMeter();
+      expect(await metered(hranaDriver(db.url), meter, 5_000).batch([q("SELECT 1")], "read")).toEqual([[[1]]]);
+      expect([meter.roundTrips, db.state.total]).toEqual([3, 3]);
+      refusals = Number.POSITIVE_INFINITY;
+      const always = newMeter();
+      await expect(metered(hranaDriver(db.url), always, 10_000).batch([q("SELECT 1")], "read")).rejects.toBeInstanceOf(DatabaseUnavailable);
+      expect(always.roundTrips).toBe(REFUSED_ATTEMPTS);
+      // a refusal that is not for now (401) is not sent again
+      const other = await fakeDatabase((res) => res.writeHead(401, { "content-type": "application/json" }).end('{"message":"no"}'));
+      try {
+        const once = newMeter();
+        await expect(metered(hranaDriver(other.url), once, 5_000).batch([q("SELECT 1")], "read")).rejects.toThrow(/401/);
+        expect([once.roundTrips, other.state.total]).toEqual([1, 1]);
+      } finally {
+        other.close();
+      }
+    } finally {
+      db.close();
+    }
   });
 });
 
