@@ -83,8 +83,27 @@ function appFor(env: Env) {
   return app;
 }
 
+/**
+ * The request line and headers allowed, as Node's HTTP parser allows them (`maxHeaderSize`, 16 KiB;
+ * node.ts answers its 431). workerd lets far more through: the same requests get the same 431 here.
+ */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/** About the bytes of the request line and header section as an HTTP/1.1 client sent them (the URL here is absolute: a little more). */
+function headerBytes(req: Request): number {
+  let n = req.method.length + req.url.length + 12;
+  req.headers.forEach((value, name) => {
+    n += name.length + value.length + 4;
+  });
+  return n;
+}
+
 export default {
   fetch(req: Request, env: Env, ctx: ExecutionContext) {
+    if (headerBytes(req) > MAX_HEADER_BYTES) {
+      const rootUrl = loadSettings(env).server.rootUrl ?? `${new URL(req.url).origin}/`;
+      return Response.json({ message: "request header fields too large", url: `${rootUrl}api/swagger` }, { status: 431, headers: { "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" } });
+    }
     return appFor(env).fetch(req, env, ctx);
   },
   /** The background queue's consumer: compactions named by the batch's messages, and webhook deliveries for the rest. */

@@ -530,13 +530,24 @@ for (const target of targets()) {
       expect((await call("GET", `/api/v1/repos/${a.name}/${name}/branches/${encodeURIComponent("nb\uFFFD")}`, { headers: a.h })).status).toBe(200);
     });
 
-    it("B.7 answers that were not JSON are JSON in Gitea's shape: oversized headers and chunked oversized bodies; the server survives", async () => {
+    it("B.7 answers that were not JSON are JSON in Gitea's shape: oversized headers (over 16 KiB: 431 on both targets) and chunked oversized bodies; the server survives", async () => {
       const { hostname, port } = new URL(target.url);
       const big = await raw(target, `GET /api/v1/version HTTP/1.1\r\nHost: ${hostname}:${port}\r\nX-Big: ${"a".repeat(200_000)}\r\nConnection: close\r\n\r\n`);
       expect(statusOf(big), big.slice(0, 200)).toBe(431);
       // On Node the app answers; under workerd the runtime refuses such a request before any Worker
       // code runs (as Cloudflare's edge does in production), with its own plain-text answer.
       if (target.name === "node") expect(JSON.parse(bodyOf(big))).toEqual({ message: "request header fields too large", url: expect.stringMatching(/api\/swagger$/) });
+      // Over Node's 16 KiB and under what workerd refuses itself: the same JSON 431 on both targets.
+      for (const [what, head] of [
+        ["a 70 KB header", `GET /api/v1/version HTTP/1.1\r\nHost: ${hostname}:${port}\r\nX-Big: ${"a".repeat(70_000)}\r\nConnection: close\r\n\r\n`],
+        ["a 20 KB query", `GET /api/v1/repos/search?q=${"a".repeat(20_000)} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`],
+      ]) {
+        const answer = await raw(target, head!);
+        expect(statusOf(answer), `${what}: ${answer.slice(0, 200)}`).toBe(431);
+        expect(JSON.parse(bodyOf(answer)), what).toEqual({ message: "request header fields too large", url: expect.stringMatching(/api\/swagger$/) });
+      }
+      const near = await call("GET", "/api/v1/version", { headers: { "X-Near": "a".repeat(15_000) } });
+      expect(near.status, "15 KB of headers pass").toBe(200);
       expect((await call("GET", "/api/v1/version")).status).toBe(200);
       const chunk = Buffer.concat([Buffer.from(`100000\r\n`), Buffer.alloc(0x100000, 0x78), Buffer.from("\r\n")]);
       for (const path of ["/api/v1/user/repos", "/api/v1/version", `/api/v1/repos/${target.admin.name}/x/labels`]) {
