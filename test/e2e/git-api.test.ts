@@ -237,6 +237,44 @@ for (const target of targets()) {
       expect((await bad.json()).message).toBe("no valid ref or sha: a..b");
     });
 
+    it("stats rule: a commit's stats are git diff --shortstat -M against the first parent (a pure rename counts 0), its files stay added + removed", async () => {
+      const name = uniqName("gas");
+      expect((await call("POST", "/api/v1/user/repos", { headers: tokenAuth(owner.token), json: { name } })).status).toBe(201);
+      const dir = s.path(`${target.name}-renames`);
+      await makeHistory(s, dir, { commits: 1, files: 2 });
+      const at = (cmd: string[]) => s.gitText(cmd, { cwd: dir });
+      const { writeFileSync } = await import("node:fs");
+      const body = Array.from({ length: 20 }, (_, i) => `line ${i}\n`).join("");
+      writeFileSync(`${dir}/a.txt`, body);
+      await at(["add", "a.txt"]);
+      await at(["commit", "-q", "-m", "a"]);
+      await at(["mv", "a.txt", "b.txt"]);
+      await at(["commit", "-q", "-m", "pure rename"]);
+      await at(["mv", "b.txt", "c.txt"]);
+      writeFileSync(`${dir}/c.txt`, body.replace("line 3\n", "line three\n"));
+      await at(["commit", "-q", "-am", "rename with an edit"]);
+      await s.git(["push", `http://${owner.name}:${owner.token}@${host}/${owner.name}/${name}.git`, "main"], { cwd: dir });
+      const shortstat = async (rev: string) => {
+        const out = await at(["diff", "--shortstat", "-M", `${rev}^1`, rev]);
+        const additions = Number(/(\d+) insertion/.exec(out)?.[1] ?? 0);
+        const deletions = Number(/(\d+) deletion/.exec(out)?.[1] ?? 0);
+        return { total: additions + deletions, additions, deletions };
+      };
+      expect(await shortstat("main~1")).toEqual({ total: 0, additions: 0, deletions: 0 });
+      expect(await shortstat("main")).toEqual({ total: 2, additions: 1, deletions: 1 });
+      const list = (await (await call("GET", `/api/v1/repos/${owner.name}/${name}/commits?limit=2`, { headers: tokenAuth(owner.token) })).json()) as Json[];
+      for (const [i, rev] of ["main", "main~1"].entries()) {
+        const sha = await at(["rev-parse", rev]);
+        const one = await (await call("GET", `/api/v1/repos/${owner.name}/${name}/git/commits/${sha}`, { headers: tokenAuth(owner.token) })).json();
+        expect(one.stats, rev).toEqual(await shortstat(rev));
+        expect(list[i]!.sha, rev).toBe(sha);
+        expect(list[i]!.stats, rev).toEqual(await shortstat(rev));
+        // files as Gitea's `log --name-status --no-renames`: the old path removed, the new one added
+        const files = (await at(["diff", "--name-status", "--no-renames", `${rev}^1`, rev])).split("\n").map((l) => `${l[0] === "A" ? "added" : "removed"} ${l.slice(2)}`);
+        expect(one.files.map((f: Json) => `${f.status} ${f.filename}`).sort(), rev).toEqual(files.sort());
+      }
+    });
+
     it("creates and deletes branches as pushes: the clone sees them, the feed records them, Gitea's refusals", async () => {
       const created = await api("/branches", owner.token, { method: "POST", json: { new_branch_name: "made/by-api", old_ref_name: "v1.0" } });
       expect(created.status).toBe(201);

@@ -1,10 +1,12 @@
 /**
  * What a commit changed against its first parent, as Gitea's commit API reports it: the changed
  * paths (`git log --name-status --no-renames -1`: added, removed, modified) and the line counts
- * (`git diff --shortstat`: insertions and deletions, binary files counted as 0). Line counts come
- * from a Myers diff of the two blobs' lines, as git's default algorithm.
+ * (`git diff --shortstat`: insertions and deletions with git's default rename detection, binary
+ * files counted as 0). Line counts come from a Myers diff of the two blobs' lines, as git's
+ * default algorithm.
  */
 import { MODE, type TreeEntry } from "../objects/tree.ts";
+import { findRenames } from "./rename.ts";
 import type { Repository } from "./repository.ts";
 
 /** One changed path between two trees. `type-change`: a file became a symlink or a submodule, or back. */
@@ -176,19 +178,41 @@ async function sideOf(repo: Repository, oid: string | null, mode: string | null)
   return mode === MODE.gitlink ? gitlinkText(oid) : repo.readBlob(oid);
 }
 
-/** `git diff --shortstat` of a commit against its first parent (the empty tree for a root commit). */
+/**
+ * `git diff --shortstat` of a commit against its first parent (the empty tree for a root commit),
+ * which Gitea's commit stats read: with git's default rename detection (`-M`), so a renamed file
+ * counts only the lines its content changed (none for a pure rename).
+ */
 export async function changeStats(repo: Repository, changes: readonly Change[]): Promise<LineStats> {
+  const blobs = new Map<string, Promise<Uint8Array>>();
+  const read = (oid: string | null, mode: string | null) => {
+    if (!oid || !mode) return Promise.resolve(EMPTY);
+    const key = `${mode} ${oid}`;
+    let b = blobs.get(key);
+    if (!b) {
+      b = sideOf(repo, oid, mode);
+      blobs.set(key, b);
+    }
+    return b;
+  };
+  const renames = await findRenames(changes, async (path, oid, mode) => {
+    const data = await read(oid, mode);
+    return { path, oid, mode, data, isText: !isBinary(data) };
+  });
+  const renamed = new Set(renames.values());
   const total: LineStats = { additions: 0, deletions: 0 };
   for (const ch of changes) {
+    if (renamed.has(ch)) continue; // counted with its destination
     if (ch.status === "type-change") {
       // git shows a type change as the old file deleted and the new one added
       for (const [o, m, side] of [[ch.oldOid, ch.oldMode, "deletions"], [ch.newOid, ch.newMode, "additions"]] as const) {
-        const s = lineStats(EMPTY, await sideOf(repo, o, m));
+        const s = lineStats(EMPTY, await read(o, m));
         if (s) total[side] += s.additions;
       }
       continue;
     }
-    const s = lineStats(await sideOf(repo, ch.oldOid, ch.oldMode), await sideOf(repo, ch.newOid, ch.newMode));
+    const src = renames.get(ch);
+    const s = src ? lineStats(await read(src.oldOid, src.oldMode), await read(ch.newOid, ch.newMode)) : lineStats(await read(ch.oldOid, ch.oldMode), await read(ch.newOid, ch.newMode));
     if (s) {
       total.additions += s.additions;
       total.deletions += s.deletions;
