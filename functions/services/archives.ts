@@ -14,11 +14,13 @@ import { createHash } from "node:crypto";
 
 const sha1Hex = (s: string) => createHash("sha1").update(s).digest("hex");
 
-const FORMATS = [
-  { ext: ".tar.gz", type: "application/x-gzip" },
-  { ext: ".zip", type: "application/zip" },
-  { ext: ".bundle", type: "application/octet-stream" },
-] as const;
+const FORMATS = [{ ext: ".tar.gz" }, { ext: ".zip" }, { ext: ".bundle" }] as const;
+
+/**
+ * Every archive's Content-Type, as newest Gitea's ServeRepoArchive answers: it sets no type, so
+ * httplib.ServeSetHeaders writes its default `application/octet-stream` (streamed or stored).
+ */
+const ARCHIVE_CONTENT_TYPE = "application/octet-stream";
 
 export interface Archive {
   body: ReadableStream<Uint8Array>;
@@ -69,7 +71,7 @@ export async function getArchive(ctx: Ctx, objects: ObjectStore, owner: string, 
         : bundleArchive(o.repo, resolved.oid);
   return {
     body,
-    contentType: format.type,
+    contentType: ARCHIVE_CONTENT_TYPE,
     filename: `${repoName}-${ref.replaceAll("/", "-")}${format.ext}`,
     commit: resolved.oid,
     etag: `W/"${resolved.oid}${format.ext}:${prefix.slice(0, -1)}${paths.length ? `:${sha1Hex(JSON.stringify(paths))}` : ""}${subst ? `:s${subst}` : ""}"`,

@@ -454,16 +454,18 @@ for (const target of targets()) {
       expect(tar.status).toBe(200);
       expect(roundTrips(tar)).toBe(1);
       expect(tar.headers.get("Content-Disposition")).toBe(`attachment; filename=${r.name}-main.tar.gz`);
+      // archives rule: Gitea's ServeRepoArchive sets no type, so ServeSetHeaders's default for every format
+      expect(tar.headers.get("Content-Type")).toBe("application/octet-stream");
       const main = await s.gitText(["rev-parse", "main"], { cwd: src });
       expect(tar.headers.get("Link")).toBe(`<${target.url}/api/v1/repos/${r.full}/archive/${main}.tar.gz?rev=${main}>; rel="immutable"`);
       const want = (await s.git(["archive", "--format=tar", prefix, "main"], { cwd: src })).stdout;
       expect(gunzipSync(Buffer.from(await tar.arrayBuffer())).equals(want)).toBe(true);
       // the web path a tag's tarball_url names, signed in as git HTTP is (a token as the password)
       const web = await fetch(`${target.url}/${r.full}/archive/v1.tar.gz`, { headers: basicAuth(u.name, u.token) });
-      expect(web.status).toBe(200);
+      expect([web.status, web.headers.get("Content-Type")]).toEqual([200, "application/octet-stream"]);
       expect(gunzipSync(Buffer.from(await web.arrayBuffer())).equals((await s.git(["archive", "--format=tar", prefix, "v1"], { cwd: src })).stdout)).toBe(true);
       const zip = await api("feature/x.zip");
-      expect([zip.status, zip.headers.get("Content-Disposition")]).toEqual([200, `attachment; filename=${r.name}-feature-x.zip`]);
+      expect([zip.status, zip.headers.get("Content-Disposition"), zip.headers.get("Content-Type")]).toEqual([200, `attachment; filename=${r.name}-feature-x.zip`, "application/octet-stream"]);
       const zipFile = s.path(`${target.name}-archive.zip`);
       writeFileSync(zipFile, Buffer.from(await zip.arrayBuffer()));
       const { execFileSync } = await import("node:child_process");
@@ -471,6 +473,7 @@ for (const target of targets()) {
       const gitNames = execFileSync("tar", ["-t"], { input: (await s.git(["archive", "--format=tar", prefix, "feature/x"], { cwd: src })).stdout }).toString().trim().split("\n").filter((n) => n !== "pax_global_header").sort();
       expect(names).toEqual(gitNames);
       const bundle = await api("v1.bundle");
+      expect(bundle.headers.get("Content-Type")).toBe("application/octet-stream");
       const bundleFile = s.path(`${target.name}-archive.bundle`);
       writeFileSync(bundleFile, Buffer.from(await bundle.arrayBuffer()));
       const v1 = await s.gitText(["rev-parse", "v1^{commit}"], { cwd: src });
