@@ -18,11 +18,8 @@ export interface BatchItem {
 }
 
 export interface Driver {
-  /**
-   * Runs `items` as one round trip: `read` = one snapshot, `write` = one transaction (all or
-   * nothing). `signal` aborts when the caller stops waiting: a batch not yet sent is then not sent.
-   */
-  batch(items: readonly BatchItem[], mode: "read" | "write", signal?: AbortSignal): Promise<Row[][]>;
+  /** Runs `items` as one round trip: `read` = one snapshot, `write` = one transaction (all or nothing). */
+  batch(items: readonly BatchItem[], mode: "read" | "write"): Promise<Row[][]>;
   close(): void;
   /**
    * Whether `err` says the database refused the batch before any of it took effect, for a moment
@@ -127,8 +124,8 @@ const refusedPause = (n: number) => Math.min(500, 10 * 2 ** n) * (0.5 + Math.ran
 /**
  * A driver counting round trips into `meter`, each bounded by `timeoutMs` (0 = none). A batch the
  * database refused for now is sent again after a pause, each attempt a round trip, while an
- * attempt can still start inside the timeout: never after it, so a request answered 503 leaves no
- * attempt behind to write later.
+ * attempt can still start inside the timeout; none starts after it. (As for any batch, one already
+ * handed to the driver may still reach the database after the request was answered 503.)
  */
 export function metered(driver: Driver, meter: DbMeter, timeoutMs = 0): Driver {
   return {
@@ -136,17 +133,15 @@ export function metered(driver: Driver, meter: DbMeter, timeoutMs = 0): Driver {
       const start = performance.now();
       const until = timeoutMs > 0 ? start + timeoutMs : Number.POSITIVE_INFINITY;
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const gaveUp = new AbortController();
       const attempts = async () => {
         for (let n = 0; ; n++) {
           meter.roundTrips += 1;
           try {
-            return await driver.batch(items, mode, gaveUp.signal);
+            return await driver.batch(items, mode);
           } catch (err) {
             const pause = refusedPause(n);
             if (n + 1 >= REFUSED_ATTEMPTS || !driver.refusedForNow?.(err) || performance.now() + pause >= until) throw err;
             await new Promise((ok) => setTimeout(ok, pause));
-            if (gaveUp.signal.aborted) throw err;
           }
         }
       };
@@ -156,11 +151,7 @@ export function metered(driver: Driver, meter: DbMeter, timeoutMs = 0): Driver {
         });
         if (timeoutMs <= 0) return await work;
         const deadline = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const late = new DatabaseUnavailable(`no answer within ${timeoutMs} ms`);
-            gaveUp.abort(late);
-            reject(late);
-          }, timeoutMs);
+          timer = setTimeout(() => reject(new DatabaseUnavailable(`no answer within ${timeoutMs} ms`)), timeoutMs);
         });
         // The late answer (or failure) of a round trip that missed its deadline is dropped.
         work.catch(() => {});

@@ -28,13 +28,6 @@ import type { Row } from "./sql.ts";
 export const STREAM_IDLE_MS = 5_000;
 /** At most this many streams per database are held open by one isolate; beyond, a batch closes its own. */
 export const MAX_OPEN_STREAMS = 16;
-/**
- * At most this many batches per database are in flight from one isolate; the others wait their
- * turn (inside the request's query timeout). @libsql/client's default `concurrency`: sqld refuses
- * pipelines past its `--max-concurrent-requests` (128) with 429, and under a burst of writes
- * beyond that stalled some of them for minutes on this machine.
- */
-export const MAX_IN_FLIGHT = 20;
 
 interface Stream {
   baton: string;
@@ -51,9 +44,6 @@ interface Pool {
   idle: Stream[];
   /** Streams held open: idle plus those a batch is using and will give back. */
   open: number;
-  /** Batches sent and not yet answered (at most MAX_IN_FLIGHT), and those waiting for a turn. */
-  inFlight: number;
-  waiting: (() => void)[];
 }
 
 type ProtoValue = { type: "null" } | { type: "integer"; value: string } | { type: "float"; value: number } | { type: "text"; value: string } | { type: "blob"; base64: string };
@@ -91,7 +81,7 @@ function poolOf(url: string, authToken: string | undefined): Pool {
     const base = encodeBaseUrl(config.scheme, config.authority, config.path).toString();
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (config.authToken) headers.authorization = `Bearer ${config.authToken}`;
-    pool = { base, pipeline: pipelineOf(base), headers, idle: [], open: 0, inFlight: 0, waiting: [] };
+    pool = { base, pipeline: pipelineOf(base), headers, idle: [], open: 0 };
     pools.set(key, pool);
   }
   return pool;
@@ -131,73 +121,41 @@ export function hranaDriver(url: string, authToken?: string): Driver {
   };
 
   return {
-    async batch(items, mode, signal) {
-      if (streams.inFlight < MAX_IN_FLIGHT) streams.inFlight += 1;
-      else await turnOf(streams, signal); // the finishing batch hands its slot over
+    async batch(items, mode) {
+      const single = items.length === 1 && mode === "read";
+      const request = single ? `{"type":"execute","stmt":${stmtOf(items[0]!)}}` : `{"type":"batch","batch":{"steps":[${stepsOf(items, mode)}]}}`; // items[0]!: single means one item
+      let stream = take();
+      const keep = stream !== null || streams.open < MAX_OPEN_STREAMS;
+      if (stream === null && keep) streams.open += 1;
+      let kept = false;
       try {
-        return await sendBatch(items, mode);
+        let answer: Awaited<ReturnType<typeof send>>;
+        try {
+          answer = await send(stream, request, keep);
+        } catch (e) {
+          // A stream the server no longer knows (expired early, or restarted): it refused the
+          // pipeline before running any of it, so the same request goes once more on a new stream.
+          if (!(stream && e instanceof HranaError && e.status === 400 && (e.code === "STREAM_EXPIRED" || /baton/i.test(e.message)))) throw e;
+          stream = null;
+          answer = await send(null, request, keep);
+        }
+        const [result] = answer.results;
+        const { rows, clean } = single ? executeRows(result) : batchRows(result, items.length);
+        // A stream left in an unknown transaction state is not reused; the server expires it.
+        if (keep && answer.baton && clean) {
+          const url = answer.base_url ? pipelineOf(new URL(answer.base_url, base).toString()) : (stream?.url ?? pipeline);
+          streams.idle.push({ baton: answer.baton, url, idleSince: Date.now() });
+          kept = true;
+        }
+        if (rows instanceof HranaError) throw rows;
+        return rows;
       } finally {
-        const next = streams.waiting.shift();
-        if (next) next();
-        else streams.inFlight -= 1;
+        if (keep && !kept) streams.open -= 1;
       }
     },
     close() {},
     refusedForNow: remoteRefusedForNow,
   };
-
-  async function sendBatch(items: readonly BatchItem[], mode: "read" | "write"): Promise<Row[][]> {
-    const single = items.length === 1 && mode === "read";
-    const request = single ? `{"type":"execute","stmt":${stmtOf(items[0]!)}}` : `{"type":"batch","batch":{"steps":[${stepsOf(items, mode)}]}}`; // items[0]!: single means one item
-    let stream = take();
-    const keep = stream !== null || streams.open < MAX_OPEN_STREAMS;
-    if (stream === null && keep) streams.open += 1;
-    let kept = false;
-    try {
-      let answer: Awaited<ReturnType<typeof send>>;
-      try {
-        answer = await send(stream, request, keep);
-      } catch (e) {
-        // A stream the server no longer knows (expired early, or restarted): it refused the
-        // pipeline before running any of it, so the same request goes once more on a new stream.
-        if (!(stream && e instanceof HranaError && e.status === 400 && (e.code === "STREAM_EXPIRED" || /baton/i.test(e.message)))) throw e;
-        stream = null;
-        answer = await send(null, request, keep);
-      }
-      const [result] = answer.results;
-      const { rows, clean } = single ? executeRows(result) : batchRows(result, items.length);
-      // A stream left in an unknown transaction state is not reused; the server expires it.
-      if (keep && answer.baton && clean) {
-        const url = answer.base_url ? pipelineOf(new URL(answer.base_url, base).toString()) : (stream?.url ?? pipeline);
-        streams.idle.push({ baton: answer.baton, url, idleSince: Date.now() });
-        kept = true;
-      }
-      if (rows instanceof HranaError) throw rows;
-      return rows;
-    } finally {
-      if (keep && !kept) streams.open -= 1;
-    }
-  }
-}
-
-/**
- * Waits for a batch slot of `pool`; a caller that gave up (`signal`: its query timeout passed)
- * leaves the queue and never sends, so a request answered 503 writes nothing later.
- */
-function turnOf(pool: Pool, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const turn = () => {
-      signal?.removeEventListener("abort", leave);
-      resolve();
-    };
-    const leave = () => {
-      pool.waiting.splice(pool.waiting.indexOf(turn) >>> 0, 1);
-      reject(signal!.reason); // !: only an abort of the signal calls this
-    };
-    if (signal?.aborted) return reject(signal.reason);
-    pool.waiting.push(turn);
-    signal?.addEventListener("abort", leave, { once: true });
-  });
 }
 
 const pipelineOf = (base: string) => new URL("v2/pipeline", base.endsWith("/") ? base : `${base}/`).toString();
