@@ -148,7 +148,8 @@ export function toRepository(v: RepoView, viewer: Viewer | null, site: Site): Re
     allow_manual_merge: pulls ? !!prCfg.allow_manual_merge : false,
     autodetect_manual_merge: pulls ? !!prCfg.autodetect_manual_merge : false,
     default_delete_branch_after_merge: pulls ? !!prCfg.default_delete_branch_after_merge : false,
-    default_merge_style: pulls ? String(prCfg.default_merge_style) : "merge",
+    // Gitea's GetDefaultMergeStyle: an empty stored style is the default, merge
+    default_merge_style: pulls ? String(prCfg.default_merge_style || "merge") : "merge",
     default_update_style: pulls ? String(prCfg.default_update_style) : "merge",
     default_allow_maintainer_edit: pulls ? !!prCfg.default_allow_maintainer_edit : false,
     avatar_url: "",

@@ -570,9 +570,10 @@ async function editRepoOnce(ctx: Ctx, owner: string, name: string, form: EditRep
   // Edit rule 1: rename (case-insensitively different) with a redirect from the old name.
   if (form.name !== undefined && form.name !== repo.name) {
     checkRepoName(form.name);
+    // A concurrent rename that won makes this one read again (a case-only change too: it would
+    // otherwise put back the old name over the new one). Before the UPDATE, which changes the name.
+    guards.push(REPO_EDIT.stillNamed.bind({ id: repo.id, lower: repo.lowerName }));
     if (form.name.toLowerCase() !== repo.lowerName) {
-      // before the UPDATE, which changes the name it checks
-      guards.push(REPO_EDIT.stillNamed.bind({ id: repo.id, lower: repo.lowerName }));
       stmts.push(
         REPO_EDIT.dropRedirect.bind({ ownerId: repo.ownerId, lower: form.name.toLowerCase() }),
         REPO_EDIT.redirect.bind({ ownerId: repo.ownerId, lower: repo.lowerName, id: repo.id }),

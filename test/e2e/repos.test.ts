@@ -108,6 +108,22 @@ for (const target of targets()) {
       }
     });
 
+    it("renames and case-only renames racing on one repository: every name a 200 reports still leads to the repository (200, or 307 after a later rename), never a 404", async () => {
+      const u = await newUser();
+      const h = tokenAuth(u.token);
+      const name = uniqName("rcase");
+      expect((await call("POST", "/api/v1/user/repos", { headers: h, json: { name } })).status).toBe(201);
+      // even i: a real rename; odd i: the same name in other letter cases
+      const wanted = Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? `${name}-r${i}` : [...name].map((ch, k) => ((k + i) % 2 ? ch.toUpperCase() : ch)).join("")));
+      const results = await Promise.all(wanted.map((n) => call("PATCH", `/api/v1/repos/${u.name}/${name}`, { headers: h, json: { name: n } })));
+      expect(results.map((r) => r.status).filter((st) => st !== 200 && st !== 307), await raceOutcome(results, [200, 307])).toEqual([]);
+      for (const r of results.filter((x) => x.status === 200)) {
+        const said = (await r.json()).name as string;
+        const at = await call("GET", `/api/v1/repos/${u.name}/${said}`, { headers: h });
+        expect([200, 307], `a 200 said ${said}: ${at.status}`).toContain(at.status);
+      }
+    });
+
     it("50 concurrent creations of the same repository give one 201 and 49 409s; no losing request leaves a row or a count behind", async () => {
       const u = await newUser();
       const create = (name: string) => call("POST", "/api/v1/user/repos", { headers: tokenAuth(u.token), json: { name, issue_labels: "Default" } });

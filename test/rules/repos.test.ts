@@ -280,6 +280,8 @@ describe("edit rules (PATCH /repos/{owner}/{repo})", () => {
     expect(res.status).toBe(200);
     expect((await res.json()).default_merge_style).toBe("bogus");
     expect((await (await t.request(`/api/v1/repos/${alice.name}/${r.name}`, { headers: token(aliceTok) })).json()).default_merge_style).toBe("bogus");
+    // an empty style reads as the default, as Gitea's GetDefaultMergeStyle
+    expect((await (await patch(alice.name, r.name, aliceTok, { default_merge_style: "" })).json()).default_merge_style).toBe("merge");
   });
 
   it("globally disabled units are ignored on edit", async () => {
