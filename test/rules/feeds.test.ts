@@ -99,6 +99,26 @@ describe("a feed's repository is the repository as GET shows it", () => {
   });
 });
 
+describe("GET /repos/{owner}/{repo}/activities/feeds", () => {
+  it("each action once, as the actor's own copy (Gitea: user_id = act_user_id): a collaborator's commit carries the collaborator's user_id and row id", async () => {
+    const bob = await seedUser(t.db);
+    const bobTok = await bob.token();
+    const r = await apiRepo(t, aliceTok, { name: uniq("fcol"), auto_init: true });
+    await addCollaborator(t, aliceTok, `${alice.name}/${r.name}`, bob, "write");
+    const wrote = await t.request(`/api/v1/repos/${alice.name}/${r.name}/contents/by-bob.txt`, { method: "POST", headers: token(bobTok), json: { content: "aGk=" } });
+    expect(wrote.status).toBe(201);
+    const feed = (await (await t.request(`/api/v1/repos/${alice.name}/${r.name}/activities/feeds`, { headers: token(aliceTok) })).json()) as { id: number; user_id: number; act_user_id: number; op_type: string }[];
+    const bobs = feed.filter((f) => f.act_user_id === bob.id);
+    expect(bobs.map((f) => f.op_type)).toEqual(["commit_repo"]);
+    expect(bobs[0]!.user_id).toBe(bob.id);
+    // the same row bob's own feed shows
+    const bobFeed = (await (await t.request(`/api/v1/users/${bob.name}/activities/feeds`, { headers: token(bobTok) })).json()) as { id: number }[];
+    expect(bobFeed.map((f) => f.id)).toContain(bobs[0]!.id);
+    // every action once: alice's create_repo and bob's commit, no owner copy of bob's
+    expect(feed.every((f) => f.user_id === f.act_user_id)).toBe(true);
+  });
+});
+
 describe("commits, tags and branches in a feed", () => {
   it("appear exactly to the callers the repository's code routes answer, for every caller kind and feed, and are counted alike", async () => {
     const owner = await seedUser(t.db);

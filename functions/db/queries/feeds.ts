@@ -122,9 +122,12 @@ export const orgFeed = shaped((day: boolean) => {
   return feedStatements<{ name: string }>(`orgFeed(${day})`, where);
 });
 
-/** GET /repos/{owner}/{repo}/activities/feeds: one row per action, the copy delivered to the repository owner. */
+/**
+ * GET /repos/{owner}/{repo}/activities/feeds: one row per action, the actor's own copy (Gitea's
+ * activityQueryCondition: `user_id = act_user_id` — its `id` and `user_id` are the actor's).
+ */
 export const repoFeed = shaped((day: boolean) => {
-  const where = sql`"action"."repo_id" = ${SEEN_REPO_ID} AND "action"."user_id" = (SELECT owner_id FROM repository WHERE id = ${SEEN_REPO_ID})
+  const where = sql`"action"."repo_id" = ${SEEN_REPO_ID} AND "action"."user_id" = "action"."act_user_id"
     AND ${actorVisibleSql(V)}${day ? DAY : sql``}`;
   return feedStatements<RepoPath>(`repoFeed(${day})`, where);
 });
