@@ -406,8 +406,9 @@ function labelsFromTemplate(name: string) {
  */
 export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form: GenerateRepoOption, opts: { objects?: ObjectStore } = {}) {
   const withGit = !!form.git_content && !!opts.objects;
+  const wanted = form.owner ?? "";
   const a = await assignRepo(ctx, tOwner, tName, {
-    target: ownerForCreate.bind({ ...ctx.vv, name: form.owner.toLowerCase() }),
+    target: ownerForCreate.bind({ ...ctx.vv, name: wanted.toLowerCase() }),
     labels: allLabelsOfRepo.bind({ ...ctx.vv, ...repoPath(tOwner, tName) }),
     ...(withGit ? gitState(ctx, tOwner, tName) : {}),
   });
@@ -423,10 +424,11 @@ export async function generateRepo(ctx: Ctx, tOwner: string, tName: string, form
     throw unprocessable("must select at least one template item");
   }
   let owner: UserRow = me.row;
-  if (form.owner.toLowerCase() !== me.row.lowerName) {
+  if (wanted.toLowerCase() !== me.row.lowerName) {
     const o = a.named.target[0];
-    // Generate rule 4: unknown owner → 404 with {error}; users only for admins; orgs need the create right.
-    if (!o || !o.visible) throw errorBody404(`request owner \`${form.owner}\` does not exist`);
+    // Generate rule 4: unknown owner (absent or "" too, as Gitea binds no rule on it) → 404 with
+    // {error}; users only for admins; orgs need the create right.
+    if (!o || !o.visible) throw errorBody404(`request owner \`${wanted}\` does not exist`);
     if (o.u.type !== 1) {
       if (!me.isAdmin) throw forbidden("Only admin can generate repository for other user.");
     } else if (!orgCreateRight(o, me)) throw forbidden("Given user is not allowed to create repository in organization.");

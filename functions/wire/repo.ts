@@ -131,7 +131,9 @@ export const CreateRepoOptionSchema = z
 
 export const GenerateRepoOptionSchema = z
   .object({
-    owner: z.string().min(1).max(255),
+    // Gitea binds no rule on Owner: absent or "" is an owner that does not exist (404). Its
+    // document lists it as required, and so does ours.
+    owner: z.string().max(255).optional(),
     name: alphaDashDot(100),
     default_branch: gitRefName.optional(),
     description: z.string().max(2048).optional(),
@@ -144,7 +146,7 @@ export const GenerateRepoOptionSchema = z
     labels: z.boolean().optional(),
     protected_branch: z.boolean().optional(),
   })
-  .openapi("GenerateRepoOption", { description: "GenerateRepoOption options when creating repository using a template" });
+  .openapi("GenerateRepoOption", { description: "GenerateRepoOption options when creating repository using a template", required: ["owner", "name"] } as never);
 
 export const EditRepoOptionSchema = z
   .object({

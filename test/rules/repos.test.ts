@@ -407,6 +407,11 @@ describe("generate rules (POST /repos/{template_owner}/{template_repo}/generate)
     const unknown = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: "no-such-owner-z", name: uniq("g"), labels: true });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ error: "request owner `no-such-owner-z` does not exist" });
+    // Gitea binds no rule on owner: absent or "" is an owner that does not exist
+    for (const form of [{ name: uniq("g"), labels: true }, { owner: "", name: uniq("g"), labels: true }]) {
+      const none = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, form);
+      expect([none.status, await none.json()]).toEqual([404, { error: "request owner `` does not exist" }]);
+    }
     const other = await post(`/api/v1/repos/${alice.name}/${r.name}/generate`, aliceTok, { owner: bob.name, name: uniq("g"), labels: true });
     expect(other.status).toBe(403);
     expect((await other.json()).message).toBe("Only admin can generate repository for other user.");
