@@ -950,20 +950,24 @@ const searchStatements = shaped((s: SearchShape) => {
 });
 
 /** The repository flags the search filters on, as columns of a table (`repository`, or `repo_count`'s classes). */
-type FlagColumns = Record<"isPrivate" | "isFork" | "isMirror" | "isTemplate" | "isArchived", SQL>;
+type FlagColumns = Record<"isPrivate" | "isFork" | "isMirror" | "isTemplate" | "isArchived" | "ownerVisibility", SQL>;
 const REPO_FLAGS: FlagColumns = {
   isPrivate: col(repository.isPrivate),
+  // the joined owner's
+  ownerVisibility: col(user.visibility),
   isFork: col(repository.isFork),
   isMirror: col(repository.isMirror),
   isTemplate: col(repository.isTemplate),
   isArchived: col(repository.isArchived),
 };
-const CLASS_FLAGS: FlagColumns = { isPrivate: sql`cls.is_private`, isFork: sql`cls.is_fork`, isMirror: sql`cls.is_mirror`, isTemplate: sql`cls.is_template`, isArchived: sql`cls.is_archived` };
+const CLASS_FLAGS: FlagColumns = { ownerVisibility: sql`cls.vis`, isPrivate: sql`cls.is_private`, isFork: sql`cls.is_fork`, isMirror: sql`cls.is_mirror`, isTemplate: sql`cls.is_template`, isArchived: sql`cls.is_archived` };
 
 /** The search's filters on flags (private, is_private, template, archived; mode but collaborative), over `c`. */
 function flagFilters(s: SearchShape, c: FlagColumns): SQL[] {
   const out = [
-    sql`(${p("onlyPublic")} = 0 OR ${c.isPrivate} = 0)`,
+    // Search rule 1 / Gitea's SearchRepositoryCondition without Private: public repositories of
+    // public owners only (owner_id NOT IN users whose visibility is limited or private).
+    sql`(${p("onlyPublic")} = 0 OR (${c.isPrivate} = 0 AND ${c.ownerVisibility} = 0))`,
     sql`(${p("isPrivate")} IS NULL OR ${c.isPrivate} = ${p("isPrivate")})`,
     sql`(${p("template")} IS NULL OR ${c.isTemplate} = ${p("template")})`,
     sql`(${p("archived")} IS NULL OR ${c.isArchived} = ${p("archived")})`,

@@ -167,6 +167,26 @@ describe("search rules", () => {
     expect((await search(`q=${r.name}`, await m.token())).names).toEqual([r.name]);
   });
 
+  it("private=false: only public repositories of public owners — none of a limited or private owner, even one the caller sees (Gitea's SearchRepositoryCondition)", async () => {
+    const limited = await seedOrg(t, alice, { visibility: 1 });
+    const hidden = await seedUser(t.db, { visibility: 2 });
+    const ltd = await apiRepo(t, aliceTok, { name: `${tag}-pf-ltd` }, limited.name);
+    const own = await apiRepo(t, await hidden.token(), { name: `${tag}-pf-own` });
+    const hiddenTok = await hidden.token();
+    expect((await search(`q=${tag}-pf`, aliceTok)).names).toEqual([ltd.name]);
+    expect((await search(`q=${tag}-pf`, hiddenTok)).names).toEqual([ltd.name, own.name].sort());
+    for (const tk of [aliceTok, hiddenTok]) {
+      const r = await search(`q=${tag}-pf&private=false`, tk);
+      expect([r.names, r.res.headers.get("X-Total-Count")]).toEqual([[], "0"]);
+    }
+    // Without a keyword the total is counted by class: it leaves them out alike.
+    const all = await search("private=false&limit=50", hiddenTok);
+    expect(all.names).not.toContain(own.name);
+    expect(all.names).not.toContain(ltd.name);
+    // …and counts what an anonymous caller counts (public repositories of public owners).
+    expect(all.res.headers.get("X-Total-Count")).toBe((await search("limit=1")).res.headers.get("X-Total-Count"));
+  });
+
   it("team_id of a team that includes all repositories lists every repository of its organization the caller may see, with and without a keyword (Gitea keeps its team_repo rows)", async () => {
     const org = await seedOrg(t, alice);
     const all = await seedTeam(t, org, { includesAll: true, visibility: "public" });
