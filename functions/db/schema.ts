@@ -266,6 +266,8 @@ export const repository = sqliteTable(
     index("IDX_repository_templates").on(t.lowerName).where(sql`is_template = 1`),
     index("IDX_repository_archived").on(t.lowerName).where(sql`is_archived = 1`),
     index("IDX_repository_private").on(t.lowerName).where(sql`is_private = 1`),
+    // A search with sort=alpha walks repositories by owner, then name (Gitea's "owner_name ASC, name ASC").
+    index("IDX_repository_alpha").on(sql`lower(owner_name)`, t.lowerName),
   ],
 );
 

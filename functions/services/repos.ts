@@ -771,20 +771,26 @@ export function pageJson(ctx: Ctx, caller: Caller | null, rows: readonly ListRow
   return { total: page.total, data: page.rows.map((r) => listedRepoJson(ctx, caller, r)) };
 }
 
-const SORTS: Record<string, SQL> = {
-  alpha: sql`${col(repository.lowerName)}`,
-  created: sql`${col(repository.createdUnix)}`,
-  updated: sql`${col(repository.updatedUnix)}`,
-  size: sql`${col(repository.size)}`,
-  git_size: sql`${col(repository.size)}`,
+/** Without `sort`: Gitea's SearchRepository default, `name ASC` (here the lower-cased name, then the id). */
+const DEFAULT_SORT = "";
+
+/** The keys of Gitea's SearchOrderByMap (and the default, by name). */
+const SORTS: Record<string, SQL[]> = {
+  [DEFAULT_SORT]: [sql`${col(repository.lowerName)}`],
+  // "owner_name ASC, name ASC" (both DESC with order=desc), case-insensitively (IDX_repository_alpha)
+  alpha: [sql`lower(${col(repository.ownerName)})`, sql`${col(repository.lowerName)}`],
+  created: [sql`${col(repository.createdUnix)}`],
+  updated: [sql`${col(repository.updatedUnix)}`],
+  size: [sql`${col(repository.size)}`],
+  git_size: [sql`${col(repository.size)}`],
   // No LFS object is stored: every size is 0 (the id breaks the tie). Not the literal 0, which
   // ORDER BY would read as a column number.
-  lfs_size: sql`CAST(0 AS INTEGER)`,
-  stars: sql`${col(repository.numStars)}`,
+  lfs_size: [sql`CAST(0 AS INTEGER)`],
+  stars: [sql`${col(repository.numStars)}`],
   // The forks the viewer may see (as forks_count shows them), not the stored count: ordering by
   // it would rank repositories by forks the viewer cannot see.
-  forks: visibleForksSql(REPO_VIEWER),
-  id: sql`${col(repository.id)}`,
+  forks: [visibleForksSql(REPO_VIEWER)],
+  id: [sql`${col(repository.id)}`],
 };
 
 export interface SearchQuery {
@@ -924,8 +930,10 @@ const searchStatements = shaped((s: SearchShape) => {
   // not what the instance holds. They are a superset of the keyword's matches, which the CASE
   // above still decides exactly.
   if (s.indexed && keyword) where = sql`${repoId} IN (SELECT rowid FROM repo_search WHERE repo_search MATCH ${SEARCH_COLUMNS[s.kw]} || ${p("kwPhrase")}) AND ${where}`;
-  const keys: ListKey[] = [{ expr: SORTS[s.sort]!, desc: s.order === "desc" }];
-  if (s.priority) keys.unshift({ expr: sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE 1 END` });
+  const keys: ListKey[] = SORTS[s.sort]!.map((expr) => ({ expr, desc: s.order === "desc" }));
+  // Gitea's "CASE WHEN owner_id = ? THEN 0 ELSE owner_id END" before the sort: that owner first,
+  // then the others by owner id (an owner the caller may not see is no priority).
+  if (s.priority) keys.unshift({ expr: sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE ${col(repository.ownerId)} END` });
   // The viewer row is joined once: the statement reads it through columns, not a subquery per use.
   const fromWhere = (w: SQL) => sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${w}`;
   const from = fromWhere(where);
@@ -1009,7 +1017,7 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
   // Search rules 2–3: unknown mode, sort or order → 422.
   // Empty values mean "not given", as Gitea reads them; order is only looked at with a sort.
   if (q.mode && !["fork", "source", "mirror", "collaborative"].includes(q.mode)) throw unprocessable(`Invalid search mode: "${q.mode}"`);
-  const sort = q.sort || "alpha";
+  const sort = q.sort || DEFAULT_SORT;
   const order = (q.sort && q.order) || "asc";
   if (q.sort && !["asc", "desc"].includes(order)) throw unprocessable(`Invalid sort order: "${order}"`);
   if (!Object.hasOwn(SORTS, sort)) throw unprocessable(`Invalid sort mode: "${sort}"`);

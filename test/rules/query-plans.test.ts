@@ -85,6 +85,7 @@ const HOT = () => [
   "/api/v1/repos/search?q=hot&topic=true&limit=10",
   "/api/v1/repos/search?q=hot&mode=collaborative&sort=updated&order=desc&limit=10",
   "/api/v1/repos/search?limit=10&sort=updated&order=desc",
+  "/api/v1/repos/search?limit=10&sort=alpha&order=desc",
   "/api/v1/user/repos?limit=10",
   `/api/v1/users/${viewer.name}/repos?limit=10`,
   `/api/v1/orgs/${orgName}/repos?limit=10`,

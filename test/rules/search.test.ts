@@ -91,6 +91,37 @@ describe("search rules", () => {
     expect(desc).toEqual([...desc].sort((a: number, b: number) => b - a));
   });
 
+  it("sort=alpha is owner name, then name, both reversed by order=desc (Gitea's SearchOrderByMap); without sort, by name alone (Gitea's default)", async () => {
+    const otherTok = await (await seedUser(t.db)).token();
+    const made = [
+      await apiRepo(t, aliceTok, { name: `${tag}-so-b` }),
+      await apiRepo(t, otherTok, { name: `${tag}-so-a` }),
+      await apiRepo(t, otherTok, { name: `${tag}-so-c` }),
+    ];
+    const key = (r: { owner: { login: string }; name: string }) => [r.owner.login.toLowerCase(), r.name.toLowerCase()] as const;
+    const cmp = (a: readonly string[], b: readonly string[]) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : a[1]! < b[1]! ? -1 : a[1]! > b[1]! ? 1 : 0);
+    const byOwner = made.map(key).sort(cmp).map((k) => k[1]);
+    const full = (q: string) => search(q, aliceTok).then((r) => r.body.data.map((x: { name: string }) => x.name.toLowerCase()));
+    for (const q of [`q=${tag}-so-`, `q=${tag}-so-&limit=50&page=1`]) {
+      expect(await full(`${q}&sort=alpha`)).toEqual(byOwner);
+      expect(await full(`${q}&sort=alpha&order=desc`)).toEqual([...byOwner].reverse());
+      expect(await full(q)).toEqual(made.map((r) => r.name.toLowerCase()).sort());
+    }
+    // Without a keyword the page is walked in that order (IDX_repository_alpha).
+    const walked = (await search("sort=alpha&limit=50", aliceTok)).body.data.map(key);
+    expect(walked).toEqual([...walked].sort(cmp));
+  });
+
+  it("priority_owner_id: that owner's repositories first, then the others by owner id, each by the sort (Gitea's CASE WHEN owner_id = ? THEN 0 ELSE owner_id END)", async () => {
+    const [carol, dave] = [await seedUser(t.db), await seedUser(t.db)];
+    const made = [await apiRepo(t, await carol.token(), { name: `${tag}-pr-a` }), await apiRepo(t, await dave.token(), { name: `${tag}-pr-b` }), await apiRepo(t, aliceTok, { name: `${tag}-pr-c` })];
+    const order = async (q: string) => (await search(q, aliceTok)).body.data.map((r: { owner: { id: number }; name: string }) => [r.owner.id, r.name]);
+    const rest = made.filter((r) => r.owner.id !== dave.id).sort((a, b) => a.owner.id - b.owner.id);
+    const want = [made[1]!, ...rest].map((r) => [r.owner.id, r.name]);
+    expect(await order(`q=${tag}-pr-&priority_owner_id=${dave.id}`)).toEqual(want);
+    expect(await order(`q=${tag}-pr-&priority_owner_id=${dave.id}&sort=alpha&order=desc`)).toEqual(want);
+  });
+
   it("every sort Gitea documents answers the same repositories in both orders (lfs_size: no LFS is stored, so by id)", async () => {
     const all = (await search(`q=${tag}`, aliceTok)).names;
     for (const sort of ["alpha", "created", "updated", "size", "git_size", "lfs_size", "stars", "forks", "id"]) {

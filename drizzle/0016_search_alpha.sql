@@ -1,0 +1,1 @@
+CREATE INDEX `IDX_repository_alpha` ON `repository` (lower(owner_name),`lower_name`);
