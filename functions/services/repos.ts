@@ -821,8 +821,16 @@ export interface SearchQuery {
  */
 interface SearchShape {
   kw: "none" | "topic" | "name" | "nameDesc";
-  /** The keyword's candidates come from the trigram index `repo_search` (see `indexedKeyword`). */
-  indexed: boolean;
+  /**
+   * Where the keyword's candidates come from: the trigram index `repo_search` (see
+   * `indexedKeyword`), with an "owner/repo" keyword also the owner's repositories through
+   * `user_search`; or no index (every repository is read).
+   */
+  indexed: "none" | "repo" | "repoOwner";
+  /** An "owner/repo" keyword (no team_id) also matches owner and name (Gitea's SearchRepositoryCondition). */
+  slash: boolean;
+  /** An "owner/repo" keyword without priority_owner_id ranks that owner's repositories first. */
+  rank: boolean;
   mode: "" | "source" | "fork" | "mirror" | "collaborative";
   sort: string;
   order: "asc" | "desc";
@@ -844,11 +852,16 @@ interface SearchShape {
 }
 
 interface SearchValues extends Record<string, unknown> {
-  /** Read only by the keyword shapes. */
-  kwPattern: string;
-  kwLower: string;
-  /** The keyword as an FTS5 phrase, read only by the indexed shapes (null without the index). */
+  /** Read only by the keyword shapes: the comma-separated parts, as JSON arrays of LIKE patterns and of lower-cased topics. */
+  kwParts: string;
+  kwTopics: string;
+  /** The parts as an FTS5 query of `repo_search`, and the owner part of `user_search`: read only by the indexed shapes. */
   kwPhrase: string | null;
+  ownerPhrase: string | null;
+  /** An "owner/repo" keyword's patterns (slash shapes) and its owner, matched whole (rank shapes). */
+  ownerPattern: string;
+  repoPattern: string;
+  ownerExact: string;
   /** Read only by the shapes with the filter (uid, team, starred, priority): ids above 0. */
   uid: number;
   exclusive: number;
@@ -867,21 +880,25 @@ const visibleAccountSql = (id: SQL | ReturnType<typeof p>) =>
   sql`EXISTS (SELECT 1 FROM user fu WHERE fu.id = ${id} AND ${userVisibleSql(REPO_VIEWER, sql`fu.id`, sql`fu.visibility`, sql`fu.type`)})`;
 
 /** The `repo_search` columns (FTS5 column filter) where each keyword shape looks. */
-const SEARCH_COLUMNS: Record<SearchShape["kw"], string> = { none: "", topic: "topics : ", name: "{lower_name topics} : ", nameDesc: "{lower_name description topics} : " };
+const SEARCH_COLUMNS: Record<SearchShape["kw"], string> = { none: "", topic: "topics", name: "{lower_name topics}", nameDesc: "{lower_name description topics}" };
 
 /** The statements of one search shape: the page and the total, reading the viewer from the joined viewer row. */
 const searchStatements = shaped((s: SearchShape) => {
   const me = REPO_VIEWER.id;
   const repoId = col(repository.id);
   const conds: SQL[] = [];
-  const topicMatch = sql`EXISTS (SELECT 1 FROM json_each(${col(repository.topics)}) jt WHERE lower(jt.value) = ${p("kwLower")})`;
+  // Gitea's keyword: the parts of `q` split on "," (untrimmed), ORed. With topic=true a topic
+  // equal to a part; otherwise a name, a topic (or with includeDesc a description) containing one.
   let keyword: SQL | null = null;
-  if (s.kw === "topic") keyword = topicMatch;
+  if (s.kw === "topic") keyword = sql`EXISTS (SELECT 1 FROM json_each(${col(repository.topics)}) jt WHERE lower(jt.value) IN (SELECT kt.value FROM json_each(${p("kwTopics")}) kt))`;
   else if (s.kw !== "none") {
-    const parts = [sql`${col(repository.lowerName)} LIKE ${p("kwPattern")} ESCAPE '\\'`];
-    if (s.kw === "nameDesc") parts.push(sql`lower(${col(repository.description)}) LIKE ${p("kwPattern")} ESCAPE '\\'`);
-    parts.push(topicMatch);
-    keyword = sql`(${sql.join(parts, sql` OR `)})`;
+    const like = (e: SQL) => sql`${e} LIKE kp.value ESCAPE '\\'`;
+    const parts = [like(col(repository.lowerName))];
+    if (s.kw === "nameDesc") parts.push(like(sql`lower(${col(repository.description)})`));
+    parts.push(sql`EXISTS (SELECT 1 FROM json_each(${col(repository.topics)}) jt WHERE ${like(sql`lower(jt.value)`)})`);
+    const any = [sql`EXISTS (SELECT 1 FROM json_each(${p("kwParts")}) kp WHERE ${sql.join(parts, sql` OR `)})`];
+    if (s.slash) any.push(sql`(lower(${col(repository.ownerName)}) LIKE ${p("ownerPattern")} ESCAPE '\\' AND ${col(repository.lowerName)} LIKE ${p("repoPattern")} ESCAPE '\\')`);
+    keyword = sql`(${sql.join(any, sql` OR `)})`;
   }
   // Optional filters: those with a subquery only in the shapes that have them, the others off when NULL.
   if (s.uid) {
@@ -929,10 +946,17 @@ const searchStatements = shaped((s: SearchShape) => {
   // With the index, only its candidates are read (by primary key): a search costs what it finds,
   // not what the instance holds. They are a superset of the keyword's matches, which the CASE
   // above still decides exactly.
-  if (s.indexed && keyword) where = sql`${repoId} IN (SELECT rowid FROM repo_search WHERE repo_search MATCH ${SEARCH_COLUMNS[s.kw]} || ${p("kwPhrase")}) AND ${where}`;
+  // An "owner/repo" keyword whose name part is too short for the index finds its owner's
+  // repositories through the owner's name (user_search), by their owner's index.
+  if (s.indexed !== "none" && keyword) {
+    const owners = s.indexed === "repoOwner" ? sql` UNION SELECT ro.id FROM repository ro WHERE ro.owner_id IN (SELECT rowid FROM user_search WHERE user_search MATCH ${p("ownerPhrase")})` : sql``;
+    where = sql`${repoId} IN (SELECT rowid FROM repo_search WHERE repo_search MATCH ${p("kwPhrase")}${owners}) AND ${where}`;
+  }
   const keys: ListKey[] = SORTS[s.sort]!.map((expr) => ({ expr, desc: s.order === "desc" }));
   // Gitea's "CASE WHEN owner_id = ? THEN 0 ELSE owner_id END" before the sort: that owner first,
   // then the others by owner id (an owner the caller may not see is no priority).
+  // Gitea: with "owner/repo" (and no priority owner) "CASE WHEN owner_name LIKE ? THEN 0 ELSE 1 END" first.
+  if (s.rank) keys.unshift({ expr: sql`CASE WHEN ${col(repository.ownerName)} LIKE ${p("ownerExact")} ESCAPE '\\' THEN 0 ELSE 1 END` });
   if (s.priority) keys.unshift({ expr: sql`CASE WHEN ${col(repository.ownerId)} = ${p("priorityOwnerId")} AND ${visibleAccountSql(p("priorityOwnerId"))} THEN 0 ELSE ${col(repository.ownerId)} END` });
   // The viewer row is joined once: the statement reads it through columns, not a subquery per use.
   const fromWhere = (w: SQL) => sql`FROM repository JOIN user ON user.id = repository.owner_id ${VIEWER_JOIN} WHERE ${w}`;
@@ -1012,6 +1036,36 @@ function classCount(s: SearchShape, where: SQL): SQL {
         AND NOT ${readableClassSql(v, col(user.visibility), col(repository.isPrivate))} AND ${where}))`;
 }
 
+/** A LIKE pattern matching `s` whole (case-insensitively, as LIKE is), with `\` as escape. */
+const likeEscaped = (s: string) => s.replace(/[\\%_]/g, (ch) => `\\${ch}`);
+
+/**
+ * Gitea's keyword (SearchRepositoryCondition): `q` trimmed, split on "," without trimming the
+ * parts; a keyword with exactly one "/" is also "owner/repo" (split whole). And how the index can
+ * find its candidates: every part as a phrase of `repo_search` (ORed), and for "owner/repo" its
+ * name part there too, or else its owner part in `user_search`; a part the index cannot take
+ * leaves the search to read every repository (as a short keyword did).
+ */
+function searchKeyword(q: SearchQuery, team: boolean) {
+  const kwText = (q.q ?? "").trim();
+  const parts = kwText.split(",");
+  const pieces = kwText.split("/");
+  const slash = pieces.length === 2 ? ([pieces[0]!, pieces[1]!] as const) : null;
+  const topic = !!q.topic;
+  // Outside topic=true an empty part ("a,") matches every name: the keyword filters nothing.
+  const kw: SearchShape["kw"] = !kwText || (!topic && parts.includes("")) ? "none" : topic ? "topic" : q.includeDesc ? "nameDesc" : "name";
+  const none = { kw, parts, slash, phrase: null, ownerPhrase: null, indexed: "none" as const };
+  if (kw === "none") return none;
+  const phrases = parts.map((part) => indexedKeyword(part.toLowerCase()));
+  if (phrases.some((x) => x === null)) return none;
+  const phrase = `${SEARCH_COLUMNS[kw]} : (${phrases.join(" OR ")})`;
+  if (!slash || topic || team) return { ...none, phrase, indexed: "repo" as const };
+  const repoPart = indexedKeyword(slash[1].toLowerCase());
+  if (repoPart) return { ...none, phrase: `${phrase} OR lower_name : ${repoPart}`, indexed: "repo" as const };
+  const ownerPart = indexedKeyword(slash[0].toLowerCase());
+  return ownerPart ? { ...none, phrase, ownerPhrase: `lower_name : ${ownerPart}`, indexed: "repoOwner" as const } : none;
+}
+
 /** GET /repos/search (repoSearch): search rules 1–4, one round trip, only accessible repositories. */
 export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
   // Search rules 2–3: unknown mode, sort or order → 422.
@@ -1021,29 +1075,35 @@ export async function searchRepos(ctx: Ctx, q: SearchQuery, page: Page) {
   const order = (q.sort && q.order) || "asc";
   if (q.sort && !["asc", "desc"].includes(order)) throw unprocessable(`Invalid sort order: "${order}"`);
   if (!Object.hasOwn(SORTS, sort)) throw unprocessable(`Invalid sort mode: "${sort}"`);
-  const kw = (q.q ?? "").trim();
   // An id of 0 or less is no filter: only the shape of an id above 0 reads its value.
   const idOf = (n: number | undefined) => n ?? 0;
-  const phrase = kw ? indexedKeyword(kw.toLowerCase()) : null;
+  const k = searchKeyword(q, idOf(q.teamId) > 0);
+  const priority = idOf(q.priorityOwnerId) > 0;
   const st = searchStatements({
-    kw: !kw ? "none" : q.topic ? "topic" : q.includeDesc ? "nameDesc" : "name",
-    indexed: phrase !== null,
+    kw: k.kw,
+    indexed: k.indexed,
+    slash: k.slash !== null && k.kw !== "topic" && k.kw !== "none" && idOf(q.teamId) <= 0,
+    rank: k.slash !== null && !priority,
     onlyPrivate: q.isPrivate === true,
     onlyTemplate: q.template === true,
     onlyArchived: q.archived === true,
     mode: (q.mode || "") as SearchShape["mode"],
     sort,
     order: order === "desc" ? "desc" : "asc",
-    priority: idOf(q.priorityOwnerId) > 0,
+    priority,
     uid: idOf(q.uid) > 0,
     team: idOf(q.teamId) > 0,
     starred: idOf(q.starredBy) > 0,
   });
   const flag = (b: boolean | undefined) => (b === undefined ? null : b ? 1 : 0);
   const values: SearchValues = {
-    kwPattern: likePattern(kw),
-    kwLower: kw.toLowerCase(),
-    kwPhrase: phrase,
+    kwParts: JSON.stringify(k.parts.map(likePattern)),
+    kwTopics: JSON.stringify(k.parts.map((part) => part.toLowerCase())),
+    kwPhrase: k.phrase,
+    ownerPhrase: k.ownerPhrase,
+    ownerPattern: likePattern(k.slash?.[0] ?? ""),
+    repoPattern: likePattern(k.slash?.[1] ?? ""),
+    ownerExact: likeEscaped(k.slash?.[0] ?? ""),
     uid: idOf(q.uid),
     exclusive: q.exclusive ? 1 : 0,
     teamId: idOf(q.teamId),

@@ -53,6 +53,8 @@ const ROUTES: Route[] = [
   { name: "GET /repos/{owner}/{repo}", path: () => `/api/v1/repos/${publicRepo}` },
   { name: "GET /user", path: () => "/api/v1/user", signIn: true },
   { name: "GET /repos/search?q=", path: () => "/api/v1/repos/search?q=needle" },
+  { name: "GET /repos/search?q=a,b", path: () => "/api/v1/repos/search?q=needle,haystack" },
+  { name: "GET /repos/search?q={owner}/{repo}", path: () => `/api/v1/repos/search?q=${viewer.name}/n` },
   { name: "GET /repos/search (no keyword)", path: () => "/api/v1/repos/search?limit=5" },
   { name: "GET /repos/search?is_private=true", path: () => "/api/v1/repos/search?is_private=true&limit=5" },
   { name: "GET /repos/search?template=true", path: () => "/api/v1/repos/search?template=true&limit=5" },

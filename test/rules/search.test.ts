@@ -188,6 +188,49 @@ describe("search rules", () => {
     expect(Number((left![0] as unknown as unknown[])[0])).toBe(0);
   });
 
+  it("keyword rule: q is split on \",\" without trimming the parts, which are ORed; an empty part matches every name (Gitea's SearchRepositoryCondition)", async () => {
+    const a = await apiRepo(t, aliceTok, { name: `${tag}-kwa-one` });
+    const b = await apiRepo(t, aliceTok, { name: `${tag}-kwb-two` });
+    const both = [a.name, b.name].sort();
+    expect((await search(`q=${tag}-kwa,${tag}-kwb`, aliceTok)).names).toEqual(both);
+    // A part too short for the index is read row by row, with the same answer.
+    expect((await search(`q=${tag}-kwa,o`, aliceTok)).names).toContain(a.name);
+    expect((await search(`q=zz-nothing,${tag}-kwb`, aliceTok)).names).toEqual([b.name]);
+    // Untrimmed: " two" is not inside any name.
+    expect((await search(`q=${tag}-kwa,${encodeURIComponent(" two")}`, aliceTok)).names).toEqual([a.name]);
+    const every = await search("q=zz-nothing,&limit=1", aliceTok);
+    expect(every.res.headers.get("X-Total-Count")).toBe((await search("limit=1", aliceTok)).res.headers.get("X-Total-Count"));
+    // Topics: inside one outside topic=true, whole with it — each part.
+    await t.db.update(repository).set({ topics: JSON.stringify(["kw-topic-x"]) }).where(eq(repository.id, b.id));
+    expect((await search(`q=zz-nothing,kw-topic`, aliceTok)).names).toEqual([b.name]);
+    expect((await search(`q=zz-nothing,kw-topic&topic=true`, aliceTok)).names).toEqual([]);
+    expect((await search(`q=zz-nothing,KW-topic-x&topic=true`, aliceTok)).names).toEqual([b.name]);
+    // includeDesc per part.
+    await t.request(`/api/v1/repos/${alice.name}/${a.name}`, { method: "PATCH", headers: token(aliceTok), json: { description: "quux described" } });
+    expect((await search(`q=zz-nothing,quux described&includeDesc=true`, aliceTok)).names).toEqual([a.name]);
+    expect((await search(`q=zz-nothing,quux described`, aliceTok)).names).toEqual([]);
+    expect(roundTrips((await search(`q=${tag}-kwa,${tag}-kwb`, aliceTok)).res)).toBe(1);
+  });
+
+  it("keyword rule: \"owner/repo\" (one slash, no team_id) also matches owner and name, that owner's repositories first", async () => {
+    const org = await seedOrg(t, alice, { name: `${alice.name}x` });
+    const theirs = await apiRepo(t, aliceTok, { name: `${tag}-sl-a` }, org.name);
+    const mine = await apiRepo(t, aliceTok, { name: `${tag}-sl-b` });
+    const names = async (q: string) => (await search(q, aliceTok)).body.data.map((r: { name: string }) => r.name);
+    // The owner part inside the owner's name, the name part inside the name; the exact owner first.
+    expect(await names(`q=${alice.name}/${tag}-sl-`)).toEqual([mine.name, theirs.name]);
+    expect(await names(`q=${alice.name.toUpperCase()}/${tag}-sl-`)).toEqual([mine.name, theirs.name]);
+    // A name part too short for the index: the owner's repositories are the candidates.
+    expect(await names(`q=${alice.name}x/-&limit=50`)).toEqual([theirs.name]);
+    expect(await names(`q=${org.name}/${tag}-sl-`)).toEqual([theirs.name]);
+    // Not with team_id.
+    const team = await seedTeam(t, org, { includesAll: true });
+    expect(await names(`q=${alice.name}/${tag}-sl-&team_id=${team.id}`)).toEqual([]);
+    expect(await names(`q=${tag}-sl-&team_id=${team.id}`)).toEqual([theirs.name]);
+    // Two slashes: no owner form.
+    expect(await names(`q=${alice.name}/${tag}-sl-/`)).toEqual([]);
+  });
+
   it("a private repository of a private org is invisible to non-members in search (go-gitea/gitea#23150)", async () => {
     const org = await seedOrg(t, alice, { visibility: 2 });
     const r = await apiRepo(t, aliceTok, { name: `${tag}-orgpub` }, org.name);
