@@ -7,7 +7,7 @@
 import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { changeStats, commitChanges } from "../../functions/git/repo/diff.ts";
+import { changeStats, commitChanges, lineStats } from "../../functions/git/repo/diff.ts";
 import { Repository } from "../../functions/git/repo/repository.ts";
 import { Scratch } from "./helpers.ts";
 import { type GitServer, startGitServer } from "./server.ts";
@@ -176,5 +176,23 @@ describe("commit stats", () => {
     const repo = await Repository.open({ repoId: "1", objects: srv.objects, refs: srv.refs });
     const changes = await commitChanges(repo, commits.get("pure rename")!);
     expect(changes.map((c) => `${c.status} ${c.path}`)).toEqual(["removed a.txt", "added b.txt"]);
+  });
+
+  it("the line diff's work grows with the edits, never with the square of a file's length: a file added or removed whole, or rewritten, is one pass", () => {
+    const enc = (t: string) => new TextEncoder().encode(t);
+    const big = enc(numbered("big", 20_000));
+    const other = enc(numbered("other", 20_000));
+    const edited = enc(numbered("big", 20_000).replace("big line 10000 of the file", "an edited line"));
+    const cases: [string, Uint8Array, Uint8Array, { additions: number; deletions: number }][] = [
+      ["added whole", new Uint8Array(0), big, { additions: 20_000, deletions: 0 }],
+      ["removed whole", big, new Uint8Array(0), { additions: 0, deletions: 20_000 }],
+      ["rewritten", big, other, { additions: 20_000, deletions: 20_000 }],
+      ["one line edited", big, edited, { additions: 1, deletions: 1 }],
+    ];
+    for (const [what, a, b, want] of cases) {
+      const meter = { steps: 0 };
+      expect(lineStats(a, b, meter), what).toEqual(want);
+      expect(meter.steps, what).toBeLessThanOrEqual(10);
+    }
   });
 });

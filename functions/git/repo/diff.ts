@@ -101,32 +101,49 @@ function lines(b: Uint8Array): string[] {
 
 /** Edit cost above which the diff stops searching and falls back to a multiset bound. */
 const MAX_COST = 20_000;
+/** Steps (diagonals visited and lines compared) the search may take before it falls back likewise. */
+const MAX_WORK = 20_000_000;
 
 /**
  * Length of the longest common subsequence of `a` and `b` (Myers' O(ND) greedy search), so that
- * deletions = |a| − lcs and additions = |b| − lcs as in a minimal diff. Beyond MAX_COST edits
- * the count of lines common to both (as multisets) bounds it instead.
+ * deletions = |a| − lcs and additions = |b| − lcs as in a minimal diff. Lines only one side has
+ * are left out first (they cannot be common; git's xdl_cleanup_records discards them likewise), so
+ * a file added or removed whole, or rewritten, costs one pass. Beyond MAX_COST edits or MAX_WORK
+ * steps the count of lines common to both (as multisets) bounds it instead.
  */
-function lcsLength(a: number[], b: number[]): number {
+function lcsLength(a0: number[], b0: number[], meter?: { steps: number }): number {
+  if (a0.length === 0 || b0.length === 0) return 0;
+  const inA = new Set(a0);
+  const inB = new Set(b0);
+  const a = a0.filter((t) => inB.has(t));
+  const b = b0.filter((t) => inA.has(t));
   const n = a.length;
   const m = b.length;
+  if (n === 0 || m === 0) return 0;
   const max = n + m;
-  if (max === 0) return 0;
   const offset = max + 1;
   const v = new Int32Array(2 * max + 3);
   const limit = Math.min(max, MAX_COST);
-  for (let d = 0; d <= limit; d++) {
+  let work = 0;
+  search: for (let d = 0; d <= limit; d++) {
     for (let k = -d; k <= d; k += 2) {
       let x = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
       let y = x - k;
+      const x0 = x;
       while (x < n && y < m && a[x] === b[y]) {
         x++;
         y++;
       }
       v[offset + k] = x;
-      if (x >= n && y >= m) return (n + m - d) / 2;
+      work += 1 + x - x0;
+      if (x >= n && y >= m) {
+        if (meter) meter.steps += work;
+        return (n + m - d) / 2;
+      }
+      if (work > MAX_WORK) break search;
     }
   }
+  if (meter) meter.steps += work;
   const counts = new Map<number, number>();
   for (const t of a) counts.set(t, (counts.get(t) ?? 0) + 1);
   let common = 0;
@@ -140,8 +157,12 @@ function lcsLength(a: number[], b: number[]): number {
   return common;
 }
 
-/** Lines added and deleted from `a` to `b`; null when either side is binary (git counts nothing). */
-export function lineStats(a: Uint8Array, b: Uint8Array): LineStats | null {
+/**
+ * Lines added and deleted from `a` to `b`; null when either side is binary (git counts nothing).
+ * `meter` counts the search's steps (a test bounds them: the work grows with the edits, never
+ * with the square of a file's length).
+ */
+export function lineStats(a: Uint8Array, b: Uint8Array, meter?: { steps: number }): LineStats | null {
   if (isBinary(a) || isBinary(b)) return null;
   const la = lines(a);
   const lb = lines(b);
@@ -165,7 +186,7 @@ export function lineStats(a: Uint8Array, b: Uint8Array): LineStats | null {
   };
   const xa = la.slice(start, ea).map(id);
   const xb = lb.slice(start, eb).map(id);
-  const lcs = lcsLength(xa, xb);
+  const lcs = lcsLength(xa, xb, meter);
   return { additions: xb.length - lcs, deletions: xa.length - lcs };
 }
 
