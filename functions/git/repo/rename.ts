@@ -32,7 +32,7 @@ const basenameSame = (a: string, b: string) => basename(a) === basename(b);
  * diffcore-delta's hash_chars: the blob cut into chunks ending at LF or after 64 bytes (a CR
  * before LF skipped in text), each hashed into HASHBASE buckets, counting bytes per bucket.
  */
-export function spanCounts(data: Uint8Array, isText: boolean): Map<number, number> {
+export function spanCounts(data: Uint8Array, isText: boolean): SpanCounts {
   const counts = new Map<number, number>();
   let n = 0;
   let accum1 = 0;
@@ -55,7 +55,15 @@ export function spanCounts(data: Uint8Array, isText: boolean): Map<number, numbe
     add();
   }
   if (n > 0) add();
-  return counts;
+  // as git's spanhash_top: sorted by hash, so two blobs compare in one merge walk
+  const hashes = Int32Array.from(counts.keys()).sort();
+  return { hashes, bytes: Int32Array.from(hashes, (h) => counts.get(h)!) }; // !: every key has a count
+}
+
+/** A blob's chunk hashes in ascending order, with the bytes each counts. */
+export interface SpanCounts {
+  hashes: Int32Array;
+  bytes: Int32Array;
 }
 
 /** One side of a candidate pair: its path, mode, blob and (computed once) chunk counts. */
@@ -65,7 +73,7 @@ export interface RenameSide {
   oid: string;
   data: Uint8Array;
   isText: boolean;
-  counts?: Map<number, number>;
+  counts?: SpanCounts;
 }
 
 /** diffcore-rename's estimate_similarity: bytes of `dst` copied from `src` over the larger size, in MAX_SCORE units. */
@@ -79,7 +87,13 @@ export function estimateSimilarity(src: RenameSide, dst: RenameSide, minimumScor
   src.counts ??= spanCounts(src.data, src.isText);
   dst.counts ??= spanCounts(dst.data, dst.isText);
   let copied = 0;
-  for (const [h, sc] of src.counts) copied += Math.min(sc, dst.counts.get(h) ?? 0);
+  const { hashes: sh, bytes: sb } = src.counts;
+  const { hashes: dh, bytes: db } = dst.counts;
+  for (let i = 0, j = 0; i < sh.length && j < dh.length; ) {
+    if (sh[i]! < dh[j]!) i++;
+    else if (sh[i]! > dh[j]!) j++;
+    else copied += Math.min(sb[i++]!, db[j++]!);
+  }
   if (dst.data.length === 0) return 0;
   return Math.trunc((copied * MAX_SCORE) / max);
 }
