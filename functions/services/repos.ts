@@ -488,8 +488,9 @@ export async function createFork(ctx: Ctx, owner: string, name: string, form: { 
   if (form.organization) {
     const o = a.named.target[0];
     if (!o || o.u.type !== 1 || !o.visible) throw unprocessable(`org does not exist [id: 0, name: ${form.organization}]`);
-    // The same create-right check as create and generate (GHSA-fhx7-m96w-mv29).
-    if (!orgCreateRight(o, me)) throw forbidden(`User is no Member of Organisation '${o.u.name}'`);
+    // The same create-right check as create and generate (GHSA-fhx7-m96w-mv29), with Gitea's and
+    // Forgejo's texts: a non-member is told so; a member without the right, that it lacks it.
+    if (!orgCreateRight(o, me)) throw forbidden(o.isMember ? `User is not allowed to create repos in Organisation '${o.u.name}'` : `User is no Member of Organisation '${o.u.name}'`);
     target = o.u;
   }
   const base = a.facts.repo;

@@ -195,7 +195,8 @@ describe("the organization create right", () => {
   const REFUSED: Record<Way["way"], (o: string) => [number, string | Record<string, string>]> = {
     create: () => [403, "Given user is not allowed to create repository in organization."],
     generate: () => [403, "Given user is not allowed to create repository in organization."],
-    fork: (o) => [403, `User is no Member of Organisation '${o}'`],
+    // Gitea's and Forgejo's texts: a member is told it lacks the right (a non-member, below, that it is none)
+    fork: (o) => [403, `User is not allowed to create repos in Organisation '${o}'`],
   };
   const HIDDEN: Record<Way["way"], (o: string) => [number, string | Record<string, string>]> = {
     create: () => [404, "The target couldn't be found."],
@@ -210,6 +211,11 @@ describe("the organization create right", () => {
     expect((await res.json()).message).toBe(message);
     expect(roundTrips(res)).toBe(1);
     expect(await t.db.select().from(repository).where(eq(repository.ownerId, org.id))).toEqual([]);
+  });
+
+  it("fork: a signed-in user who is no member of a visible organization → 403 `User is no Member of Organisation`", async () => {
+    const res = await WAYS.find((w) => w.way === "fork")!.make(t, bobTok, { name: uniq("nm") }, { name: org.name, org: true }, await freshBase());
+    expect([res.status, (await res.json()).message]).toEqual([403, `User is no Member of Organisation '${org.name}'`]);
   });
 
   it.each(WAYS)("$way: a hidden or unknown organization answers as a missing one", async (w) => {

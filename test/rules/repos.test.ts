@@ -443,7 +443,7 @@ describe("forks", () => {
     const org = await seedOrg(t, alice);
     await seedMember(t, org, bob);
     const res = await post(`/api/v1/repos/${alice.name}/${base.name}/forks`, bobTok, { organization: org.name });
-    await expectRefusal(res, 403, `User is no Member of Organisation '${org.name}'`);
+    await expectRefusal(res, 403, `User is not allowed to create repos in Organisation '${org.name}'`);
     expect(await t.db.select().from(repository).where(and(eq(repository.ownerId, org.id)))).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import { repoAccessibleSql, repoFactsColumns, type RepoFacts } from "../../lib/p
 import type { ViewerSql } from "../../lib/auth.ts";
 import { mirror, repository, type RepositoryRow, type UserRow } from "../schema.ts";
 import { columnsOf, command, insertSql, num, numOrNull, p, setList, shaped, str, V, VIEWER_COLUMNS, VIEWER_JOIN, viewerQuery, viewerQueryWith, query, type InsertKey, type Row, type Statement, type ViewerValues, rowExists, whileExists, guardCommand } from "../sql.ts";
-import { isOrgOwnerSql, seenAccountId, userCols, writeTargetVisibleSql } from "./accounts.ts";
+import { isOrgMemberSql, isOrgOwnerSql, seenAccountId, userCols, writeTargetVisibleSql } from "./accounts.ts";
 import { repoCascadeSql } from "./cascade.ts";
 
 /** The viewer CTE as the permission fragments' ViewerSql. */
@@ -343,14 +343,17 @@ export interface OwnerForCreate {
   isOwner: boolean;
   /** The viewer is in a team of the organization that may create repositories. */
   canCreate: boolean;
+  /** The viewer is a member of the organization. */
+  isMember: boolean;
 }
 
 export const ownerForCreate = viewerQuery<OwnerForCreate, { name: string }>(
   "repoOwnerForCreate",
   sql`SELECT ${O.select}, ${writeTargetVisibleSql(sql`user.id`, sql`user.visibility`)}, ${isOrgOwnerSql(sql`user.id`, VIEWER_COLUMNS.id)},
-      EXISTS (SELECT 1 FROM team t JOIN team_user tu ON tu.team_id = t.id WHERE t.org_id = user.id AND tu.uid = ${VIEWER_COLUMNS.id} AND t.can_create_org_repo = 1)
+      EXISTS (SELECT 1 FROM team t JOIN team_user tu ON tu.team_id = t.id WHERE t.org_id = user.id AND tu.uid = ${VIEWER_COLUMNS.id} AND t.can_create_org_repo = 1),
+      ${isOrgMemberSql(sql`user.id`, VIEWER_COLUMNS.id)}
     FROM user ${VIEWER_JOIN} WHERE user.lower_name = ${p("name")} LIMIT 1`,
-  (r) => ({ u: { ...O.read(r, 0), passwd: "", passwdHashAlgo: "" }, visible: num(r[O.width]) === 1, isOwner: num(r[O.width + 1]) === 1, canCreate: num(r[O.width + 2]) === 1 }),
+  (r) => ({ u: { ...O.read(r, 0), passwd: "", passwdHashAlgo: "" }, visible: num(r[O.width]) === 1, isOwner: num(r[O.width + 1]) === 1, canCreate: num(r[O.width + 2]) === 1, isMember: num(r[O.width + 3]) === 1 }),
 );
 
 /** SQL: the id of the repository inserted earlier in the same batch, by its unique (owner, lower name). */
