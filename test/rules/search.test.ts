@@ -1,4 +1,5 @@
 /** GET /repos/search and the repository lists: every parameter and rule, never a hidden repository. */
+import { MAX_KEYWORD_PARTS } from "../../functions/services/repos.ts";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repository, star } from "../../functions/db/schema.ts";
@@ -210,6 +211,15 @@ describe("search rules", () => {
     expect((await search(`q=zz-nothing,quux described&includeDesc=true`, aliceTok)).names).toEqual([a.name]);
     expect((await search(`q=zz-nothing,quux described`, aliceTok)).names).toEqual([]);
     expect(roundTrips((await search(`q=${tag}-kwa,${tag}-kwb`, aliceTok)).res)).toBe(1);
+  });
+
+  it("keyword rule: only the first MAX_KEYWORD_PARTS (10) distinct parts are read — a bound Gitea does not set: every part is checked on every candidate row", async () => {
+    const a = await apiRepo(t, aliceTok, { name: `${tag}-cap-one` });
+    const misses = Array.from({ length: MAX_KEYWORD_PARTS }, (_, i) => `zz-miss-${i}`);
+    // the 11th distinct part is not read
+    expect((await search(`q=${[...misses, a.name].join(",")}`, aliceTok)).names).toEqual([]);
+    // repeated parts count once: the same part 50 times, then the name, is 2 distinct parts
+    expect((await search(`q=${[...Array(50).fill("zz-miss-0"), a.name].join(",")}`, aliceTok)).names).toEqual([a.name]);
   });
 
   it("keyword rule: \"owner/repo\" (one slash, no team_id) also matches owner and name, that owner's repositories first", async () => {
