@@ -195,4 +195,19 @@ describe("commit stats", () => {
       expect(meter.steps, what).toBeLessThanOrEqual(10);
     }
   });
+
+  it("a reordered file is counted as git counts it: exact within the search's bound, and past it a valid diff (every line a change, never a line counted twice), never 0/0", () => {
+    const enc = (t: string) => new TextEncoder().encode(t);
+    const lines = (n: number) => Array.from({ length: n }, (_, i) => `row ${i}\n`);
+    const four = lines(4_000);
+    // git diff --numstat of a reversed 4,000-line file: 3999 3999 (one line stays common)
+    expect(lineStats(enc(four.join("")), enc([...four].reverse().join("")))).toEqual({ additions: 3_999, deletions: 3_999 });
+    // 30,000 lines reversed: past MAX_COST; what stays common is at most the one line
+    const big = lines(30_000);
+    const meter = { steps: 0 };
+    const got = lineStats(enc(big.join("")), enc([...big].reverse().join("")), meter)!;
+    expect(got.additions).toBe(got.deletions);
+    expect(got.additions).toBeGreaterThanOrEqual(29_999);
+    expect(got.additions).toBeLessThanOrEqual(30_000);
+  });
 });

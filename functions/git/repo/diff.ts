@@ -99,17 +99,18 @@ function lines(b: Uint8Array): string[] {
   return out;
 }
 
-/** Edit cost above which the diff stops searching and falls back to a multiset bound. */
+/** Edit cost above which the diff stops searching and counts the rest as changed. */
 const MAX_COST = 20_000;
-/** Steps (diagonals visited and lines compared) the search may take before it falls back likewise. */
-const MAX_WORK = 20_000_000;
+/** Steps (diagonals visited and lines compared) the search may take before it stops likewise. */
+const MAX_WORK = 100_000_000;
 
 /**
  * Length of the longest common subsequence of `a` and `b` (Myers' O(ND) greedy search), so that
  * deletions = |a| − lcs and additions = |b| − lcs as in a minimal diff. Lines only one side has
  * are left out first (they cannot be common; git's xdl_cleanup_records discards them likewise), so
- * a file added or removed whole, or rewritten, costs one pass. Beyond MAX_COST edits or MAX_WORK
- * steps the count of lines common to both (as multisets) bounds it instead.
+ * a file added or removed whole, or rewritten, costs one pass. Past MAX_COST edits or MAX_WORK
+ * steps the search stops where its furthest path got and counts everything after as changed — a
+ * valid diff that is not minimal, as git's own cost limit gives for such files.
  */
 function lcsLength(a0: number[], b0: number[], meter?: { steps: number }): number {
   if (a0.length === 0 || b0.length === 0) return 0;
@@ -125,7 +126,9 @@ function lcsLength(a0: number[], b0: number[], meter?: { steps: number }): numbe
   const v = new Int32Array(2 * max + 3);
   const limit = Math.min(max, MAX_COST);
   let work = 0;
-  search: for (let d = 0; d <= limit; d++) {
+  // the common lines on the furthest path found: (x + y − d) / 2 at its end
+  let best = 0;
+  for (let d = 0; d <= limit; d++) {
     for (let k = -d; k <= d; k += 2) {
       let x = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
       let y = x - k;
@@ -140,21 +143,12 @@ function lcsLength(a0: number[], b0: number[], meter?: { steps: number }): numbe
         if (meter) meter.steps += work;
         return (n + m - d) / 2;
       }
-      if (work > MAX_WORK) break search;
+      if (x <= n && y >= 0 && y <= m) best = Math.max(best, (x + y - d) / 2);
     }
+    if (work > MAX_WORK) break;
   }
   if (meter) meter.steps += work;
-  const counts = new Map<number, number>();
-  for (const t of a) counts.set(t, (counts.get(t) ?? 0) + 1);
-  let common = 0;
-  for (const t of b) {
-    const c = counts.get(t) ?? 0;
-    if (c > 0) {
-      common++;
-      counts.set(t, c - 1);
-    }
-  }
-  return common;
+  return best;
 }
 
 /**
