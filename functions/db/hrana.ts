@@ -28,6 +28,8 @@ import type { Row } from "./sql.ts";
 export const STREAM_IDLE_MS = 5_000;
 /** At most this many streams per database are held open by one isolate; beyond, a batch closes its own. */
 export const MAX_OPEN_STREAMS = 16;
+/** A stream lease older than this is a batch whose request was cancelled (its query timeout is shorter). */
+export const LEASE_MS = 60_000;
 
 interface Stream {
   baton: string;
@@ -42,8 +44,14 @@ interface Pool {
   pipeline: string;
   headers: Record<string, string>;
   idle: Stream[];
-  /** Streams held open: idle plus those a batch is using and will give back. */
-  open: number;
+  /**
+   * Streams batches are using (each batch's lease and when it took it). A request workerd cancels
+   * (answered, or its client gone) never runs its batch's `finally`: its lease is not given back,
+   * so a lease older than LEASE_MS no longer counts — a counter decremented in `finally` would
+   * have stayed high for good, and after MAX_OPEN_STREAMS such requests every batch would open
+   * and close a stream of its own.
+   */
+  leases: Set<{ since: number }>;
 }
 
 type ProtoValue = { type: "null" } | { type: "integer"; value: string } | { type: "float"; value: number } | { type: "text"; value: string } | { type: "blob"; base64: string };
@@ -81,7 +89,7 @@ function poolOf(url: string, authToken: string | undefined): Pool {
     const base = encodeBaseUrl(config.scheme, config.authority, config.path).toString();
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (config.authToken) headers.authorization = `Bearer ${config.authToken}`;
-    pool = { base, pipeline: pipelineOf(base), headers, idle: [], open: 0 };
+    pool = { base, pipeline: pipelineOf(base), headers, idle: [], leases: new Set() };
     pools.set(key, pool);
   }
   return pool;
@@ -97,9 +105,16 @@ export function hranaDriver(url: string, authToken?: string): Driver {
     const now = Date.now();
     for (let s = streams.idle.pop(); s; s = streams.idle.pop()) {
       if (now - s.idleSince < STREAM_IDLE_MS) return s;
-      streams.open -= 1; // left to expire on the server
+      // older: left to expire on the server
     }
     return null;
+  };
+
+  /** Streams held open: the idle ones and those batches are using (leases younger than LEASE_MS). */
+  const open = () => {
+    const now = Date.now();
+    for (const l of streams.leases) if (now - l.since > LEASE_MS) streams.leases.delete(l);
+    return streams.idle.length + streams.leases.size;
   };
 
   const send = async (stream: Stream | null, request: string, keep: boolean): Promise<{ baton: string | null; base_url: string | null; results: ProtoResult[] }> => {
@@ -125,9 +140,9 @@ export function hranaDriver(url: string, authToken?: string): Driver {
       const single = items.length === 1 && mode === "read";
       const request = single ? `{"type":"execute","stmt":${stmtOf(items[0]!)}}` : `{"type":"batch","batch":{"steps":[${stepsOf(items, mode)}]}}`; // items[0]!: single means one item
       let stream = take();
-      const keep = stream !== null || streams.open < MAX_OPEN_STREAMS;
-      if (stream === null && keep) streams.open += 1;
-      let kept = false;
+      const keep = stream !== null || open() < MAX_OPEN_STREAMS;
+      const lease = { since: Date.now() };
+      if (keep) streams.leases.add(lease);
       try {
         let answer: Awaited<ReturnType<typeof send>>;
         try {
@@ -145,12 +160,11 @@ export function hranaDriver(url: string, authToken?: string): Driver {
         if (keep && answer.baton && clean) {
           const url = answer.base_url ? pipelineOf(new URL(answer.base_url, base).toString()) : (stream?.url ?? pipeline);
           streams.idle.push({ baton: answer.baton, url, idleSince: Date.now() });
-          kept = true;
         }
         if (rows instanceof HranaError) throw rows;
         return rows;
       } finally {
-        if (keep && !kept) streams.open -= 1;
+        streams.leases.delete(lease);
       }
     },
     close() {},

@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { sql } from "drizzle-orm";
 import { DatabaseUnavailable, metered, newMeter, REFUSED_ATTEMPTS, rowGone, uniqueViolation, unreachable, type BatchItem } from "../../functions/db/driver.ts";
-import { hranaDriver, MAX_OPEN_STREAMS, STREAM_IDLE_MS } from "../../functions/db/hrana.ts";
+import { hranaDriver, LEASE_MS, MAX_OPEN_STREAMS, STREAM_IDLE_MS } from "../../functions/db/hrana.ts";
 import { guardCommand, p, whileExists } from "../../functions/db/sql.ts";
 import { isGuardTrip } from "../../functions/services/common.ts";
 import { freePort, startSqld, type Running } from "../../scripts/lib/processes.ts";
@@ -215,6 +215,43 @@ describe("a database that refuses for now", () => {
       }
     } finally {
       db.close();
+    }
+  });
+});
+
+describe("requests that never finish", () => {
+  it("a batch whose request is cancelled (its finally never runs) stops counting as an open stream after LEASE_MS: later batches keep their streams again", async () => {
+    const { createServer } = await import("node:http");
+    const bodies: string[] = [];
+    const result = '{"baton":"b1","base_url":null,"results":[{"type":"ok","response":{"type":"execute","result":{"cols":[],"rows":[[{"type":"integer","value":"1"}]],"affected_row_count":0,"last_insert_rowid":null}}}]}';
+    let answer = false;
+    const server = createServer(async (req, res) => {
+      let body = "";
+      for await (const c of req) body += c;
+      bodies.push(body);
+      // the first MAX_OPEN_STREAMS requests never get an answer: their batches never settle, as a cancelled request's
+      if (answer) res.writeHead(200, { "content-type": "application/json" }).end(result);
+    });
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const keeps = (b: string) => !b.includes('"type":"close"');
+    try {
+      const d = hranaDriver(url);
+      for (let i = 0; i < MAX_OPEN_STREAMS; i++) void d.batch([q("SELECT 1")], "read").catch(() => {});
+      await vi.waitFor(() => expect(bodies).toHaveLength(MAX_OPEN_STREAMS));
+      expect(bodies.every(keeps)).toBe(true);
+      answer = true;
+      // while those count, a new batch closes its own stream
+      await d.batch([q("SELECT 1")], "read");
+      expect(keeps(bodies.at(-1)!)).toBe(false);
+      // LEASE_MS later they no longer count
+      const now = Date.now();
+      vi.spyOn(Date, "now").mockReturnValue(now + LEASE_MS + 1);
+      await d.batch([q("SELECT 1")], "read");
+      expect(keeps(bodies.at(-1)!)).toBe(true);
+    } finally {
+      server.closeAllConnections();
+      server.close();
     }
   });
 });
