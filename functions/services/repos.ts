@@ -9,7 +9,7 @@ import { repository, user, type RepositoryRow, type UserRow } from "../db/schema
 import { DEFAULT_ISSUES_CONFIG, DEFAULT_PROJECTS_CONFIG, DEFAULT_PULLS_CONFIG, toRepository, type RepoView } from "../convert/repository.ts";
 import { userVisibleSql, type Caller } from "../lib/auth.ts";
 import { read, write, type BindGuard, type Ctx, type NamedReads, type ReadResults } from "../lib/context.ts";
-import { accountByName } from "../db/queries/accounts.ts";
+import { accountByName, membershipSeenSql } from "../db/queries/accounts.ts";
 import { forkVisibilityOfRepo } from "../db/queries/forks.ts";
 import { allLabelsOfRepo } from "../db/queries/labels.ts";
 import { teamVisibleSql } from "../db/queries/teams.ts";
@@ -905,8 +905,24 @@ const searchStatements = shaped((s: SearchShape) => {
   }
   // Optional filters: those with a subquery only in the shapes that have them, the others off when NULL.
   if (s.uid) {
-    conds.push(sql`${visibleAccountSql(p("uid"))} AND (${col(repository.ownerId)} = ${p("uid")}
-      OR (${p("exclusive")} = 0 AND EXISTS (SELECT 1 FROM collaboration sc WHERE sc.repo_id = ${repoId} AND sc.user_id = ${p("uid")})))`);
+    // Gitea's SearchRepositoryCondition with OwnerID: owned, or (without `exclusive`) not owned and
+    // a collaboration, a repository a team of the user's covers, or a public repository of a
+    // private organization the user is in. The last two reveal a membership: they count only where
+    // the viewer may see it (Gitea shows them to anyone). Without Private (anonymous, public-only
+    // token, private=false) nothing of an organization where the user's membership is concealed.
+    const uid = p("uid");
+    const owner = col(repository.ownerId);
+    const seen = membershipSeenSql(owner, uid, REPO_VIEWER);
+    const notPrivate = sql`(${p("onlyPublic")} = 1 OR COALESCE(${me}, 0) = 0 OR ${REPO_VIEWER.publicOnly})`;
+    conds.push(sql`${visibleAccountSql(uid)} AND (${owner} = ${uid}
+      OR (${p("exclusive")} = 0 AND ${owner} <> ${uid}
+        AND (EXISTS (SELECT 1 FROM collaboration sc WHERE sc.repo_id = ${repoId} AND sc.user_id = ${uid})
+          OR (EXISTS (SELECT 1 FROM team_user stu JOIN team st ON st.id = stu.team_id WHERE stu.uid = ${uid} AND stu.org_id = ${owner}
+                AND (st.includes_all_repositories = 1 OR EXISTS (SELECT 1 FROM team_repo sr WHERE sr.team_id = st.id AND sr.repo_id = ${repoId})))
+            AND ${seen})
+          OR (${col(repository.isPrivate)} = 0 AND ${col(user.type)} = 1 AND ${col(user.visibility)} = 2
+            AND EXISTS (SELECT 1 FROM org_user so WHERE so.org_id = ${owner} AND so.uid = ${uid}) AND ${seen}))
+        AND NOT (${notPrivate} AND EXISTS (SELECT 1 FROM org_user sh WHERE sh.org_id = ${owner} AND sh.uid = ${uid} AND sh.is_public = 0))))`);
   }
   if (s.team) {
     conds.push(sql`EXISTS (SELECT 1 FROM team ft WHERE ft.id = ${p("teamId")} AND ${teamVisibleSql({ viewer: REPO_VIEWER }, { id: sql`ft.id`, orgId: sql`ft.org_id`, visibility: sql`ft.visibility` })})
@@ -920,7 +936,13 @@ const searchStatements = shaped((s: SearchShape) => {
   // relation's index, so that the search reads those, not every repository (100,000 repositories:
   // ?uid= 39 → 1 ms, ?mode=collaborative 612 → 4 ms).
   if (s.kw === "none") {
-    if (s.uid) conds.push(sql`${repoId} IN (SELECT ur.id FROM repository ur WHERE ur.owner_id = ${p("uid")} UNION ALL SELECT uc.repo_id FROM collaboration uc WHERE uc.user_id = ${p("uid")})`);
+    if (s.uid) {
+      conds.push(sql`${repoId} IN (SELECT ur.id FROM repository ur WHERE ur.owner_id = ${p("uid")}
+        UNION ALL SELECT uc.repo_id FROM collaboration uc WHERE uc.user_id = ${p("uid")}
+        UNION ALL SELECT utr.repo_id FROM team_user utu JOIN team_repo utr ON utr.team_id = utu.team_id WHERE utu.uid = ${p("uid")}
+        UNION ALL SELECT uar.id FROM team_user uatu JOIN team uat ON uat.id = uatu.team_id AND uat.includes_all_repositories = 1 JOIN repository uar ON uar.owner_id = uat.org_id WHERE uatu.uid = ${p("uid")}
+        UNION ALL SELECT upr.id FROM org_user upo CROSS JOIN user upu ON upu.id = upo.org_id AND upu.visibility = 2 CROSS JOIN repository upr ON upr.owner_id = upo.org_id AND +upr.is_private = 0 WHERE upo.uid = ${p("uid")})`);
+    }
     // a team that includes all repositories has no team_repo rows here: its organization's are its own (Gitea writes them)
     if (s.team) {
       conds.push(sql`${repoId} IN (SELECT tr.repo_id FROM team_repo tr WHERE tr.team_id = ${p("teamId")}

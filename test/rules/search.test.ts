@@ -1,8 +1,8 @@
 /** GET /repos/search and the repository lists: every parameter and rule, never a hidden repository. */
 import { MAX_KEYWORD_PARTS } from "../../functions/services/repos.ts";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repository, star } from "../../functions/db/schema.ts";
+import { orgUser, repository, star } from "../../functions/db/schema.ts";
 import { expectRefusal, NOT_FOUND, addCollaborator, apiRepo, roundTrips, seedMember, seedOrg, seedTeam, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
@@ -153,6 +153,77 @@ describe("search rules", () => {
     const own = await apiRepo(t, bobTok, { name: `${tag}-zzz-bob` });
     const prio = await search(`q=${tag}&priority_owner_id=${bob.id}`, bobTok);
     expect(prio.body.data[0].name).toBe(own.name);
+  });
+
+  it("uid: the repositories the user owns or contributes to — collaborations, its teams' repositories, public repositories of its private organizations; a membership only to whom may see it", async () => {
+    // Gitea's SearchRepositoryCondition with OwnerID: owned, or (not owned and) a collaboration, a
+    // team of the user's covering it, or a public repository of a private organization it is in.
+    const carol = await seedUser(t.db);
+    const dave = await seedUser(t.db);
+    const daveTok = await dave.token();
+    const owner = { token: alice.token };
+    const ids = async (q: string, tk?: string) => (await search(q, tk)).names;
+    const own = await apiRepo(t, await carol.token(), { name: `${tag}-carol-own` });
+    // A private organization: carol is in a team that covers nothing.
+    const priv = await seedOrg(t, owner, { visibility: 2 });
+    await seedMember(t, priv, carol);
+    const privPub = await apiRepo(t, aliceTok, { name: `${tag}-priv-pub` }, priv.name);
+    await apiRepo(t, aliceTok, { name: `${tag}-priv-priv`, private: true }, priv.name);
+    // A public organization: carol's team covers one repository of two; her membership is concealed.
+    const pub = await seedOrg(t, owner);
+    const covered = await apiRepo(t, aliceTok, { name: `${tag}-org-covered` }, pub.name);
+    const other = await apiRepo(t, aliceTok, { name: `${tag}-org-other` }, pub.name);
+    const team = await seedMember(t, pub, carol);
+    expect((await t.request(`/api/v1/teams/${team.id}/repos/${pub.name}/${covered.name}`, { method: "PUT", headers: token(pub.ownerToken) })).status).toBe(204);
+    // A public organization whose team of carol's includes all its repositories, private ones too.
+    const all = await seedOrg(t, owner);
+    await seedMember(t, all, carol, { includesAll: true, isPublic: true });
+    const allPub = await apiRepo(t, aliceTok, { name: `${tag}-all-pub` }, all.name);
+    const allPriv = await apiRepo(t, aliceTok, { name: `${tag}-all-priv`, private: true }, all.name);
+
+    // alice owns all three organizations: she sees every membership.
+    expect(await ids(`uid=${carol.id}`, aliceTok)).toEqual([own.name, privPub.name, covered.name, allPub.name, allPriv.name].sort());
+    expect(await ids(`uid=${carol.id}&exclusive=true`, aliceTok)).toEqual([own.name]);
+    // carol herself.
+    expect(await ids(`uid=${carol.id}`, await carol.token())).toEqual([own.name, privPub.name, covered.name, allPub.name, allPriv.name].sort());
+    // A stranger: the private organization and the concealed membership stay hidden; the public
+    // membership's team shows what the stranger may read.
+    expect(await ids(`uid=${carol.id}`, daveTok)).toEqual([own.name, allPub.name].sort());
+    expect(await ids(`uid=${carol.id}`)).toEqual([own.name, allPub.name].sort());
+    // A stranger who may read the private organization's public repository (a collaborator on it)
+    // still does not learn of the concealed membership through it.
+    await addCollaborator(t, aliceTok, `${priv.name}/${privPub.name}`, dave, "read");
+    expect(await ids(`uid=${carol.id}`, daveTok)).toEqual([own.name, allPub.name].sort());
+    expect(await ids(`uid=${dave.id}`, daveTok)).toEqual([privPub.name]);
+    // Made public, the membership's team repository shows to the stranger too.
+    await t.db.update(orgUser).set({ isPublic: true }).where(and(eq(orgUser.orgId, pub.id), eq(orgUser.uid, carol.id)));
+    expect(await ids(`uid=${carol.id}`, daveTok)).toEqual([own.name, covered.name, allPub.name].sort());
+    await t.db.update(orgUser).set({ isPublic: false }).where(and(eq(orgUser.orgId, pub.id), eq(orgUser.uid, carol.id)));
+    // A collaboration shows, but (Gitea: without Private) not in an organization where her membership is concealed.
+    await addCollaborator(t, aliceTok, `${pub.name}/${other.name}`, carol, "read");
+    expect(await ids(`uid=${carol.id}`, aliceTok)).toContain(other.name);
+    expect(await ids(`uid=${carol.id}&private=false`, aliceTok)).toEqual([own.name, allPub.name].sort());
+    expect(await ids(`uid=${carol.id}`)).toEqual([own.name, allPub.name].sort());
+    // A signed-in stranger sees the collaboration (it tells nothing of the membership).
+    expect(await ids(`uid=${carol.id}`, daveTok)).toEqual([own.name, other.name, allPub.name].sort());
+    // The same with a keyword (the indexed shape) and the total.
+    const kw = await search(`q=${tag}-&uid=${carol.id}`, aliceTok);
+    expect(kw.names).toEqual([own.name, privPub.name, covered.name, other.name, allPub.name, allPriv.name].sort());
+    expect(kw.res.headers.get("X-Total-Count")).toBe("6");
+    expect(roundTrips(kw.res)).toBe(1);
+  });
+
+  it("GET /user/repos lists the public repositories of the caller's private organizations, as Gitea's ListMyRepos", async () => {
+    const erin = await seedUser(t.db);
+    const erinTok = await erin.token();
+    const priv = await seedOrg(t, { token: alice.token }, { visibility: 2 });
+    await seedMember(t, priv, erin);
+    const visible = await apiRepo(t, aliceTok, { name: `${tag}-mine-pub` }, priv.name);
+    await apiRepo(t, aliceTok, { name: `${tag}-mine-priv`, private: true }, priv.name);
+    const res = await t.request("/api/v1/user/repos", { headers: token(erinTok) });
+    expect((await res.json()).map((r: { name: string }) => r.name)).toEqual([visible.name]);
+    expect(res.headers.get("X-Total-Count")).toBe("1");
+    expect(roundTrips(res)).toBe(1);
   });
 
   it("B.5 the keyword index (repo_search) finds what LIKE finds, and follows creations, edits, renames, topics and deletions", async () => {

@@ -69,9 +69,9 @@ export const isOrgMemberSql = (orgId: SQLWrapper | number, uid: SQLWrapper | num
  * member whose token is not public-only. Every list that reveals a membership — a team's roster, a
  * repository's assignees through its teams — shows a concealed one only on this condition.
  */
-export const membershipSeenSql = (orgId: SQLWrapper, uid: SQLWrapper) =>
+export const membershipSeenSql = (orgId: SQLWrapper, uid: SQLWrapper, viewer: Pick<typeof V, "id" | "isAdmin" | "publicOnly"> = V) =>
   sql`(EXISTS (SELECT 1 FROM org_user pu WHERE pu.org_id = ${orgId} AND pu.uid = ${uid} AND pu.is_public = 1)
-    OR ${V.isAdmin} OR (NOT ${V.publicOnly} AND ${isOrgMemberSql(orgId, V.id)}))`;
+    OR ${viewer.isAdmin} OR (NOT ${viewer.publicOnly} AND ${isOrgMemberSql(orgId, viewer.id)}))`;
 
 // ---- the caller ----
 

@@ -309,15 +309,19 @@ function repoList<V extends Record<string, unknown> = Record<never, never>>(name
 const ME = V.id;
 export const REPO_LISTS = {
   /**
-   * GET /user/repos: the caller's own repositories, collaborations and team repositories, each found
-   * through its index (never by reading every repository), by name.
+   * GET /user/repos: the caller's own repositories, collaborations, team repositories and the public
+   * repositories of its private organizations (Gitea's ListMyRepos, a search with OwnerID), each
+   * found through its index (never by reading every repository), by name. In the organizations' branch CROSS JOIN
+   * keeps the caller's memberships first and the unary `+` keeps SQLite off IDX_repository_is_private
+   * (it walked every public repository by it).
    */
   mine: repoList("repoListMine", sql`repository.id IN (
       SELECT mr.id FROM repository mr WHERE mr.owner_id = ${ME}
       UNION SELECT mc.repo_id FROM collaboration mc WHERE mc.user_id = ${ME}
       UNION SELECT mtr.repo_id FROM team_user mtu JOIN team mt ON mt.id = mtu.team_id JOIN team_repo mtr ON mtr.team_id = mt.id
         JOIN repository mrr ON mrr.id = mtr.repo_id AND mrr.owner_id = mt.org_id WHERE mtu.uid = ${ME}
-      UNION SELECT ar.id FROM team_user atu JOIN team at ON at.id = atu.team_id AND at.includes_all_repositories = 1 JOIN repository ar ON ar.owner_id = at.org_id WHERE atu.uid = ${ME})`, "name"),
+      UNION SELECT ar.id FROM team_user atu JOIN team at ON at.id = atu.team_id AND at.includes_all_repositories = 1 JOIN repository ar ON ar.owner_id = at.org_id WHERE atu.uid = ${ME}
+      UNION SELECT pr.id FROM org_user po CROSS JOIN user pu ON pu.id = po.org_id AND pu.visibility = 2 CROSS JOIN repository pr ON pr.owner_id = po.org_id AND +pr.is_private = 0 WHERE po.uid = ${ME})`, "name"),
   /** GET /users/{username}/repos, /orgs/{org}/repos: the owner's repositories (:owner lower-cased). */
   owner: repoList<{ owner: string }>("repoListOwner", sql`repository.owner_id = ${seenAccountId("owner")}`),
   /** GET /repos/{owner}/{repo}/forks: the forks of the repository at the path. */
