@@ -17,7 +17,7 @@ import { GitMaintainer } from "./services/git-maintenance.ts";
 import { DirectoryObjectStore } from "./git/storage/fs-store.ts";
 import { withStagedPacks } from "./git/storage/object-store.ts";
 import { migrateDb } from "./db/migrate.ts";
-import { clientDriver } from "./db/driver.ts";
+import { clientDriver, metered, newMeter } from "./db/driver.ts";
 import { databaseUrl, openDatabase, openDriver } from "./db/open.ts";
 import { openReplica, replicaConfig, type Replica } from "./db/replica.ts";
 import { loadSettings, SettingsError, type Settings } from "./lib/settings.ts";
@@ -177,10 +177,14 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env) {
   const driver = replica ? clientDriver(replica.client) : openDriver(env, settings.database.sqlite);
   // Git objects under DATA_DIR/git/<repository id>/ (keyed by id: renames and transfers move nothing).
   const objects = withStagedPacks(new DirectoryObjectStore(resolve(env.DATA_DIR ?? "./data")));
+  // The background work's round trips are bounded by QUERY_TIMEOUT as a request's are (a stalled
+  // database would otherwise hold a sweep for as long as the client's own timeout, minutes), and a
+  // batch the database refused for now is sent again.
+  const background = metered(driver, newMeter(), settings.database.queryTimeoutMs);
   // Webhook deliveries run in this process, off the request path (services/hook-delivery.ts).
-  const deliverer = new HookDeliverer({ driver, settings, hop: nodeHop });
+  const deliverer = new HookDeliverer({ driver: background, settings, hop: nodeHop });
   // Pack compaction and the deletion of replaced pack files, also off the request path (services/git-maintenance.ts).
-  const maintainer = new GitMaintainer({ driver, objects, settings });
+  const maintainer = new GitMaintainer({ driver: background, objects, settings });
   const app = createApp({
     settings,
     driver: () => driver,

@@ -5,6 +5,7 @@
  * batons kept per isolate, so no I/O object is shared between requests.
  * Migrations are applied by `npm run db:migrate`, never by the Worker.
  */
+import { metered, newMeter } from "./db/driver.ts";
 import { hranaDriver } from "./db/hrana.ts";
 import type { ExecutionContext } from "hono";
 import { createApp } from "./app.ts";
@@ -38,8 +39,14 @@ const driverOf = (e: Env) => {
   return hranaDriver(url, e.DATABASE_AUTH_TOKEN || undefined);
 };
 
+/**
+ * The driver of the background work (queue consumer, cron): its round trips bounded by
+ * QUERY_TIMEOUT as a request's are, a batch the database refused for now sent again.
+ */
+const backgroundDriverOf = (e: Env) => metered(driverOf(e), newMeter(), loadSettings(e).database.queryTimeoutMs);
+
 /** Delivers every pending webhook task (the queue consumer and the scheduled sweep). */
-const deliver = (env: Env) => deliverPending({ driver: driverOf(env), settings: loadSettings(env), hop: fetchHop });
+const deliver = (env: Env) => deliverPending({ driver: backgroundDriverOf(env), settings: loadSettings(env), hop: fetchHop });
 
 const objectsOf = (e: Env) => {
   const bucket = e.GIT_OBJECTS;
@@ -49,7 +56,7 @@ const objectsOf = (e: Env) => {
 
 /** Compacts the repositories' packs, one after another (a failure is logged; the next write decides again). */
 async function compact(env: Env, ids: readonly number[]): Promise<void> {
-  const deps = { driver: driverOf(env), objects: objectsOf(env), settings: loadSettings(env) };
+  const deps = { driver: backgroundDriverOf(env), objects: objectsOf(env), settings: loadSettings(env) };
   for (const id of ids) await compactRepository(deps, id).catch((e: unknown) => console.error(`compaction of repository ${id} failed:`, e));
 }
 
@@ -120,6 +127,6 @@ export default {
    * delivery records older than a week; pack files compactions replaced, past their grace period.
    */
   async scheduled(_event: unknown, env: Env, ctx: ExecutionContext) {
-    ctx.waitUntil(Promise.all([deliver(env), cleanupDeliveries(driverOf(env)), collectPackGarbage({ driver: driverOf(env), objects: objectsOf(env) })]));
+    ctx.waitUntil(Promise.all([deliver(env), cleanupDeliveries(backgroundDriverOf(env)), collectPackGarbage({ driver: backgroundDriverOf(env), objects: objectsOf(env) })]));
   },
 };

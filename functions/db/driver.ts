@@ -55,6 +55,11 @@ export const newMeter = (): DbMeter => ({ roundTrips: 0, ms: 0 });
  * as 503 in Gitea's error shape; the request never waits longer than the timeout.
  */
 export class DatabaseUnavailable extends Error {
+  /**
+   * A write batch that failed so may still have been committed (its answer never came): what it
+   * references must be kept (`commitMayHaveLanded`, git/storage/ref-store.ts).
+   */
+  readonly mayHaveLanded = true;
   constructor(why: string, options?: { cause?: unknown }) {
     super(`the database is unavailable: ${why}`, options);
     this.name = "DatabaseUnavailable";

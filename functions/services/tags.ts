@@ -11,7 +11,7 @@ import { PackBuilder } from "../git/pack/builder.ts";
 import { isGitRefName, refNameLengthProblem } from "../git/refname.ts";
 import type { Repository } from "../git/repo/repository.ts";
 import { type ObjectStore, packFileNames } from "../git/storage/object-store.ts";
-import type { Ref } from "../git/storage/ref-store.ts";
+import { commitMayHaveLanded, type Ref } from "../git/storage/ref-store.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, conflict, notFound, unprocessable } from "../lib/errors.ts";
 import { commitWith, eventLimits, reqCodeWriter } from "./branches.ts";
@@ -158,7 +158,8 @@ export async function createTag(ctx: Ctx, objects: ObjectStore, owner: string, n
   };
   const drop = () => (stored ? objects.delete(String(o.a.facts.repo.id), packFileNames(stored.record.id)).catch(() => {}) : Promise.resolve());
   const { result } = await commitWith(ctx, o, tx).catch(async (e: unknown) => {
-    await drop();
+    // a commit whose answer never came may have landed: its pack is kept
+    if (!commitMayHaveLanded(e)) await drop();
     throw e;
   });
   if (!result.ok) {

@@ -15,7 +15,7 @@ import { FLUSH, pkt, pktFitted, PktReader } from "../pkt-line.ts";
 import { isBranchRef, isPushableRef, refConflictMessage, RefNames, refNameLengthProblem } from "../refname.ts";
 import { firstUnreached, firstUnreachedOutside } from "../reachable.ts";
 import { packFileNames } from "../storage/object-store.ts";
-import type { PackRecord, RefTransaction, RepoState } from "../storage/ref-store.ts";
+import { commitMayHaveLanded, type PackRecord, type RefTransaction, type RepoState } from "../storage/ref-store.ts";
 import { Commits, isAncestor } from "../walk.ts";
 import { asBody, type GitContext, gitHeaders, limitsOf, requestBody, sideband, sidebandMessage } from "./common.ts";
 
@@ -257,9 +257,10 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
       for (const c of pending) c.error ??= e.message;
       break;
     }
-    // A store that refuses the whole push (e.g. the repository was deleted meanwhile) keeps no pack behind.
+    // A store that refuses the whole push (e.g. the repository was deleted meanwhile) keeps no
+    // pack behind; one whose answer never came may have committed it.
     const r = await ctx.refs.commit(ctx.repoId, tx).catch(async (e: unknown) => {
-      await dropPack();
+      if (!commitMayHaveLanded(e)) await dropPack();
       throw e;
     });
     result.refStoreCalls++;

@@ -11,7 +11,7 @@ import { hashObject } from "../objects/object.ts";
 import { MODE, serializeTree, type TreeEntry } from "../objects/tree.ts";
 import { PackBuilder } from "../pack/builder.ts";
 import { type ObjectStore, packFileNames } from "../storage/object-store.ts";
-import type { PackRecord, RefStore, RepoState } from "../storage/ref-store.ts";
+import { commitMayHaveLanded, type PackRecord, type RefStore, type RepoState } from "../storage/ref-store.ts";
 import { DEFAULT_LIMITS } from "../protocol/common.ts";
 import { refNameProblem } from "../refname.ts";
 import { Repository, splitPath } from "./repository.ts";
@@ -174,8 +174,9 @@ export async function createCommit(
     event,
     identities: [...new Set([author.email, committer.email].map((e) => e.toLowerCase()))],
   }).catch(async (e: unknown) => {
-    // A store that refuses the commit whole (the repository was deleted meanwhile) keeps no pack behind.
-    await drop();
+    // A store that refuses the commit whole (the repository was deleted meanwhile) keeps no pack
+    // behind; one whose answer never came may have committed it.
+    if (!commitMayHaveLanded(e)) await drop();
     throw e;
   });
   if (!result.ok) {

@@ -17,7 +17,7 @@ import { ObjectReader } from "../pack/reader.ts";
 import { writeAllPacks } from "../pack/writer.ts";
 import { isBranchRef } from "../refname.ts";
 import { type ObjectStore, packFileNames } from "../storage/object-store.ts";
-import type { PackRecord, RefStore } from "../storage/ref-store.ts";
+import { commitMayHaveLanded, type PackRecord, type RefStore } from "../storage/ref-store.ts";
 
 /** What a compaction did. */
 export interface Compaction {
@@ -101,7 +101,8 @@ export async function compactPacks(
       empty: !state.refs.some((x) => isBranchRef(x.name)),
     })
     .catch(async (e: unknown) => {
-      await drop();
+      // a catalog swap whose answer never came may have landed: the merged pack is kept
+      if (!commitMayHaveLanded(e)) await drop();
       throw e;
     });
   if (!r.ok) {

@@ -143,6 +143,21 @@ export interface RefStore {
   commit(repoId: string, tx: RefTransaction): Promise<CommitResult>;
 }
 
+/**
+ * Whether a commit that failed with `err` may still have landed: the store never got its answer
+ * (the database's query timeout, a connection lost mid-request), which its error says with
+ * `mayHaveLanded: true`, here or in a cause. A pack such a commit names is then kept: unreferenced
+ * it is only garbage, while deleted under refs that name it the repository would be broken. Any
+ * other failure was answered (a statement or a guard failed, the transaction rolled back): the
+ * commit wrote nothing, and its pack is deleted.
+ */
+export function commitMayHaveLanded(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { mayHaveLanded?: unknown }).mayHaveLanded === true) return true;
+  }
+  return false;
+}
+
 /** A name with its ASCII letters lower-cased: SQLite's `lower()` (rule 3's letter case). */
 export const asciiLower = (name: string) => name.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 
