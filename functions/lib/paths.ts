@@ -30,8 +30,20 @@ function pathOf(target: string): string {
   return target.slice(start, end);
 }
 
-/** Whether the request target (as the client sent it: a path or an absolute URL) names a `.` or `..` segment. */
-export const hasDotSegment = (target: string): boolean => DOT_SEGMENT.test(pathOf(target));
+/**
+ * A single `.` as the whole file path of the contents routes: Gitea's documented way to name the
+ * root directory (`contents-ext/.`: "pass a single dot"), which a Go client sends as written.
+ */
+const CONTENTS_ROOT_DOT = /^(\/api\/v1\/repos\/[^/\\]+\/[^/\\]+\/contents(?:-ext)?)\/(?:\.|%2e)\/*$/i;
+
+/**
+ * Whether the request target (as the client sent it: a path or an absolute URL) names a `.` or `..`
+ * segment — but for the contents routes' root named `.` (the URL parsers resolve it to the root).
+ */
+export const hasDotSegment = (target: string): boolean => {
+  const path = pathOf(target);
+  return DOT_SEGMENT.test(CONTENTS_ROOT_DOT.exec(path)?.[1] ?? path);
+};
 
 /** `url` with its path's repeated slashes collapsed and trailing ones dropped (the root stays `/`), or null when it has neither. */
 export function withoutStraySlashes(url: string): string | null {

@@ -142,6 +142,13 @@ withSlashes(repoGetContentsExt, "filepath", (r) =>
     return c.json((await getContentsExt(ctxOf(c), objectsOf(c), p.owner, p.repo, p.filepath, q.ref, parseIncludes(q.includes))) as never, 200);
   }),
 );
+// The root, as Gitea's `contents-ext/*` takes an empty path: `contents-ext/`, `contents-ext` and
+// `contents-ext/.` (the URL parsers resolve the dot; lib/paths.ts lets it through) reach it.
+contents.openapi({ ...repoGetContentsExt, path: "/repos/{owner}/{repo}/contents-ext", request: { ...repoGetContentsExt.request, params: z.object(ownerRepo) }, hide: true }, async (c) => {
+  const p = c.req.valid("param");
+  const q = c.req.valid("query");
+  return c.json((await getContentsExt(ctxOf(c), objectsOf(c), p.owner, p.repo, "", q.ref, parseIncludes(q.includes))) as never, 200);
+});
 /** Gitea's StaticCacheTime (6 h), the max-age of served files in production. */
 const STATIC_CACHE_SECONDS = 6 * 60 * 60;
 

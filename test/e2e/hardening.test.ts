@@ -502,6 +502,18 @@ for (const target of targets()) {
         expect((await raw("GET", `/api/v1/teams/${team.id}/./`)).status).toBe(404);
       }
       expect((await raw("GET", `/api/v1/users/${a.name}/..%5C..%5Crepos`)).status).toBe(404); // %5C is not a separator: one odd name
+      // The root of the contents routes named "." (Gitea documents it for contents-ext; a Go client
+      // sends it as written), empty, or left out: the root directory.
+      for (const root of ["contents-ext/.", "contents-ext/%2E", "contents-ext/", "contents-ext"]) {
+        const res = await raw("GET", `/api/v1/repos/${a.name}/${name}/${root}`);
+        expect(res.status, root).toBe(200);
+        expect((res.json as { dir_contents?: { name: string }[] }).dir_contents?.map((e) => e.name), root).toContain("README.md");
+      }
+      for (const root of ["contents/.", "contents/%2e"]) {
+        const res = await raw("GET", `/api/v1/repos/${a.name}/${name}/${root}`);
+        expect(res.status, root).toBe(200);
+        expect((res.json as unknown as { name: string }[]).map((e) => e.name), root).toContain("README.md");
+      }
       // still there
       expect((await call("GET", `/api/v1/repos/${a.name}/${name}`, { headers: a.h })).status).toBe(200);
       expect((await call("GET", `/api/v1/repos/${a.name}/${name}/contents/README.md`, { headers: a.h })).status).toBe(200);

@@ -20,6 +20,15 @@ describe("dot segments: found in the path as sent, raw or escaped, never in the 
     ["/api/v1/repos/search?q=/../x", false],
     ["/api/v1/x#/../y", false],
     ["http://host/", false],
+    // the contents routes' root named by a single dot (Gitea's contents-ext documents it)
+    ["/api/v1/repos/o/r/contents-ext/.", false],
+    ["/api/v1/repos/o/r/contents-ext/%2E?ref=main", false],
+    ["/api/v1/repos/o/r/contents/./", false],
+    ["/api/v1/repos/o/r/contents-ext/..", true],
+    ["/api/v1/repos/o/r/contents-ext/./a", true],
+    ["/api/v1/repos/../r/contents-ext/.", true],
+    ["/api/v1/repos/o/%2e%2e/contents/.", true],
+    ["/api/v1/repos/o/r/raw/.", true],
   ])("%s → %s", (target, expected) => {
     expect(hasDotSegment(target)).toBe(expected);
   });
