@@ -333,7 +333,8 @@ withSlashes(repoUpdateFile, "filepath", (r) =>
   contents.openapi(r, async (c) => {
     const p = c.req.valid("param");
     const b = c.req.valid("json");
-    const op: FileOperation = { operation: b.sha ? "update" : "upload", path: p.filepath, content: b.content, sha: b.sha || undefined, fromPath: b.from_path || undefined };
+    // Without `sha` a create (Gitea 1.26, as GitHub): an existing file is a 422, never replaced.
+    const op: FileOperation = b.sha ? { operation: "update", path: p.filepath, content: b.content, sha: b.sha, fromPath: b.from_path || undefined } : { operation: "create", path: p.filepath, content: b.content };
     const out = await changeFiles(ctxOf(c), objectsOf(c), p.owner, p.repo, b, [op], "file");
     return c.json(out.body as never, out.created ? 201 : 200);
   }),

@@ -412,9 +412,14 @@ for (const target of targets()) {
       expect(bu.commit.message).toBe("Update odd.bin\n");
       const mv = await call("PUT", `${r.api}/contents/moved/odd.bin`, { ...as(u), json: { content: b64(newOdd), sha: bu.content.sha, from_path: "odd.bin" } });
       expect(mv.status).toBe(200);
-      // PUT without sha creates a file
+      // PUT without sha creates a file (Gitea, as GitHub: an empty sha creates) — never replaces one
       const upload = await call("PUT", `${r.api}/contents/new.txt`, { ...as(u), json: { content: b64("new\n") } });
       expect(upload.status).toBe(201);
+      const uploaded = await upload.json();
+      expect(uploaded.commit.message).toBe("Add new.txt\n");
+      const again = await call("PUT", `${r.api}/contents/new.txt`, { ...as(u), json: { content: b64("overwritten\n") } });
+      expect([again.status, (await again.json()).message]).toEqual([422, "repository file already exists [path: new.txt]"]);
+      expect((await (await call("GET", `${r.api}/contents/new.txt`, as(u))).json()).sha).toBe(uploaded.content.sha);
       // delete
       const readme = await (await call("GET", `${r.api}/contents/README.md`, as(u))).json();
       const del = await call("DELETE", `${r.api}/contents/README.md`, { ...as(u), json: { sha: readme.sha, message: "  drop readme  " } });
@@ -426,7 +431,7 @@ for (const target of targets()) {
       // several files in one commit
       const multi = await call("POST", `${r.api}/contents`, {
         ...as(u),
-        json: { message: "many", files: [{ operation: "create", path: "m/one.txt", content: b64("1") }, { operation: "delete", path: "new.txt", sha: (await upload.json()).content.sha }] },
+        json: { message: "many", files: [{ operation: "create", path: "m/one.txt", content: b64("1") }, { operation: "delete", path: "new.txt", sha: uploaded.content.sha }] },
       });
       expect(multi.status).toBe(201);
       const bm = await multi.json();
