@@ -447,7 +447,7 @@ for (const target of targets()) {
       for (const gone of ["README.md", "odd.bin", "new.txt"]) expect(await s.gitFail(["cat-file", "-e", `HEAD:${gone}`], { cwd: work })).toMatchObject({ code: 128 });
       expect(await s.gitText(["rev-parse", "HEAD"], { cwd: work })).toBe(bm.commit.sha);
       const log = (await s.gitText(["log", "--format=%s|%an <%ae> %aI|%cn <%ce> %cI"], { cwd: work })).split("\n");
-      expect(log.map((l) => l.split("|")[0])).toEqual(["many", "drop readme", "Update new.txt", "Update moved/odd.bin", "Update odd.bin", "Add odd.bin", "add big", "Initial commit"]);
+      expect(log.map((l) => l.split("|")[0])).toEqual(["many", "drop readme", "Add new.txt", "Update moved/odd.bin", "Update odd.bin", "Add odd.bin", "add big", "Initial commit"]);
       expect(log[6]).toBe("add big|Grace Author <grace@example.com> 2024-01-02T03:04:05+02:00|Linus Committer <linus@example.com> 2024-02-03T04:05:06+00:00");
       expect(await s.gitText(["ls-tree", "HEAD", "moved/odd.bin"], { cwd: work })).toMatch(/^100644 blob /);
       // the commits are pushes in the feed: Gitea's commit_repo
