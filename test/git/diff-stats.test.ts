@@ -125,6 +125,13 @@ beforeAll(async () => {
   await g(["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
   commits.set("merge", await s.gitText(["rev-parse", "HEAD"], { cwd: src }));
 
+  // lines the line diff must tell apart or pair: equal FNV-1a hashes (costarring/liquid,
+  // declinate/macallums, altarage/zinke), repeated lines, a last line without a newline
+  put("collide.txt", "costarring\nliquid\ndeclinate\naltarage\nsame\nsame\nsame\nend");
+  await commit("colliding lines base");
+  put("collide.txt", "liquid\nmacallums\ncostarring\nzinke\nsame\nother\nsame\nend\n");
+  await commit("colliding lines edited");
+
   // random files renamed with random edits, some past the 50% threshold
   const r = rng(7);
   const word = () => Math.floor(r() * 1e6).toString(36);
@@ -194,6 +201,21 @@ describe("commit stats", () => {
       expect(lineStats(a, b, meter), what).toEqual(want);
       expect(meter.steps, what).toBeLessThanOrEqual(10);
     }
+  });
+
+  it("lines with equal hashes are told apart byte for byte; equal lines pair whatever their number", () => {
+    const enc = (t: string) => new TextEncoder().encode(t);
+    // FNV-1a 32 collisions: the same hash, different bytes
+    expect(lineStats(enc("costarring\n"), enc("liquid\n"))).toEqual({ additions: 1, deletions: 1 });
+    expect(lineStats(enc("a\ncostarring\nb\n"), enc("a\nliquid\nb\n"))).toEqual({ additions: 1, deletions: 1 });
+    expect(lineStats(enc("costarring\nliquid\nx\n"), enc("liquid\ncostarring\ny\n"))).toEqual({ additions: 2, deletions: 2 });
+    expect(lineStats(enc("declinate\nx\nzinke\n"), enc("macallums\nx\naltarage\n"))).toEqual({ additions: 2, deletions: 2 });
+    // a last line with and without its newline differ; CR is part of the line
+    expect(lineStats(enc("a\nb"), enc("a\nb\n"))).toEqual({ additions: 1, deletions: 1 });
+    expect(lineStats(enc("a\r\nb\n"), enc("a\nb\n"))).toEqual({ additions: 1, deletions: 1 });
+    expect(lineStats(enc("same\nsame\nsame\n"), enc("same\nx\nsame\n"))).toEqual({ additions: 1, deletions: 1 });
+    expect(lineStats(enc(""), enc("a\nb"))).toEqual({ additions: 2, deletions: 0 });
+    expect(lineStats(enc("a\n\n\n"), enc(""))).toEqual({ additions: 0, deletions: 3 });
   });
 
   it("a reordered file is counted as git counts it: exact within the search's bound, and past it a valid diff (every line a change, never a line counted twice), never 0/0", () => {

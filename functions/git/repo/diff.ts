@@ -84,19 +84,82 @@ export async function commitChanges(repo: Repository, oid: string): Promise<Chan
 /** git's binary check (`buffer_is_binary`): a NUL byte in the first 8000 bytes. */
 export const isBinary = (b: Uint8Array) => b.subarray(0, 8000).includes(0);
 
-/** Splits into lines, each with its terminator (a last line without one differs from one with). */
-function lines(b: Uint8Array): string[] {
-  const s = Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1");
-  const out: string[] = [];
-  let start = 0;
-  for (;;) {
-    const nl = s.indexOf("\n", start);
-    if (nl < 0) break;
-    out.push(s.slice(start, nl + 1));
-    start = nl + 1;
+/** A blob as a Buffer view (no copy): its native `indexOf` and ranged `compare`. */
+const bufferOf = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+/** The number of lines of `b` (a last line without a terminator counts), without making them. */
+function lineCount(b: Uint8Array): number {
+  const buf = bufferOf(b);
+  let n = 0;
+  for (let i = buf.indexOf(10); i >= 0; i = buf.indexOf(10, i + 1)) n++;
+  return n + (b.length > 0 && b[b.length - 1] !== 10 ? 1 : 0);
+}
+
+/**
+ * The lines of `b`, each with its terminator (a last line without one differs from one with), as
+ * offsets: line `i` is bytes `at[i]` to `at[i + 1]`. No string is made: a large file's lines
+ * cost 4 bytes each, not a string each.
+ */
+function lineOffsets(b: Uint8Array): Uint32Array {
+  const buf = bufferOf(b);
+  const n = lineCount(b);
+  const at = new Uint32Array(n + 1);
+  let k = 1;
+  for (let i = buf.indexOf(10); i >= 0 && k < n; i = buf.indexOf(10, i + 1)) at[k++] = i + 1;
+  at[n] = b.length;
+  return at;
+}
+
+/** A side of a line diff: its bytes and line offsets. */
+interface Side {
+  buf: Buffer;
+  at: Uint32Array;
+}
+const sideLines = (b: Uint8Array): Side => ({ buf: bufferOf(b), at: lineOffsets(b) });
+
+/** Whether line `i` of `x` and line `j` of `y` have the same bytes. */
+const sameLine = (x: Side, i: number, y: Side, j: number) => {
+  const xs = x.at[i]!;
+  const xe = x.at[i + 1]!;
+  const ys = y.at[j]!;
+  const ye = y.at[j + 1]!;
+  return xe - xs === ye - ys && x.buf.compare(y.buf, ys, ye, xs, xe) === 0;
+};
+
+/** FNV-1a over line `i`'s bytes: a first guess at equal lines, confirmed by comparing the bytes. */
+function lineHash(x: Side, i: number): number {
+  let h = 0x811c9dc5;
+  for (let p = x.at[i]!, e = x.at[i + 1]!; p < e; p++) h = Math.imul(h ^ x.buf[p]!, 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * Numbers equal lines alike across both sides (`git`'s xdl_classify_record): each distinct line
+ * gets an id. Lines are found by their hash and confirmed byte for byte against the first line
+ * that took the id; the rare different line with a taken hash is numbered by its text.
+ */
+class LineIds {
+  private readonly byHash = new Map<number, number>();
+  private readonly collided = new Map<string, number>();
+  private readonly firstSide: Side[] = [];
+  private readonly firstLine: number[] = [];
+
+  /** The id of line `i` of `x`, whose hash is `h`. */
+  of(x: Side, i: number, h: number): number {
+    const id = this.byHash.get(h);
+    if (id === undefined) return this.add(x, i, (n) => this.byHash.set(h, n));
+    if (sameLine(this.firstSide[id]!, this.firstLine[id]!, x, i)) return id;
+    const text = x.buf.toString("latin1", x.at[i]!, x.at[i + 1]!);
+    return this.collided.get(text) ?? this.add(x, i, (n) => this.collided.set(text, n));
   }
-  if (start < s.length) out.push(s.slice(start));
-  return out;
+
+  private add(x: Side, i: number, keep: (id: number) => void): number {
+    const id = this.firstLine.length;
+    this.firstSide.push(x);
+    this.firstLine.push(i);
+    keep(id);
+    return id;
+  }
 }
 
 /** Edit cost above which the diff stops searching and counts the rest as changed. */
@@ -112,7 +175,7 @@ const MAX_WORK = 100_000_000;
  * steps the search stops where its furthest path got and counts everything after as changed — a
  * valid diff that is not minimal, as git's own cost limit gives for such files.
  */
-function lcsLength(a0: number[], b0: number[], meter?: { steps: number }): number {
+function lcsLength(a0: Int32Array, b0: Int32Array, meter?: { steps: number }): number {
   if (a0.length === 0 || b0.length === 0) return 0;
   const inA = new Set(a0);
   const inB = new Set(b0);
@@ -158,30 +221,74 @@ function lcsLength(a0: number[], b0: number[], meter?: { steps: number }): numbe
  */
 export function lineStats(a: Uint8Array, b: Uint8Array, meter?: { steps: number }): LineStats | null {
   if (isBinary(a) || isBinary(b)) return null;
-  const la = lines(a);
-  const lb = lines(b);
+  // A file added or removed whole: its lines counted, none made.
+  if (a.length === 0) return { additions: lineCount(b), deletions: 0 };
+  if (b.length === 0) return { additions: 0, deletions: lineCount(a) };
+  const la = sideLines(a);
+  const lb = sideLines(b);
+  const na = la.at.length - 1;
+  const nb = lb.at.length - 1;
   // common prefix and suffix first: most edits touch a few lines of a long file
   let start = 0;
-  while (start < la.length && start < lb.length && la[start] === lb[start]) start++;
-  let ea = la.length;
-  let eb = lb.length;
-  while (ea > start && eb > start && la[ea - 1] === lb[eb - 1]) {
+  while (start < na && start < nb && sameLine(la, start, lb, start)) start++;
+  let ea = na;
+  let eb = nb;
+  while (ea > start && eb > start && sameLine(la, ea - 1, lb, eb - 1)) {
     ea--;
     eb--;
   }
-  const ids = new Map<string, number>();
-  const id = (s: string) => {
-    let v = ids.get(s);
-    if (v === undefined) {
-      v = ids.size;
-      ids.set(s, v);
-    }
-    return v;
+  // A line whose hash the other side lacks has no equal there: it is a change and never takes
+  // part in the search (as lcsLength's own discard), so a rewritten file numbers no line at all.
+  const ha = lineHashes(la, start, ea);
+  const hb = lineHashes(lb, start, eb);
+  const both = sharedValues(ha, hb);
+  const ids = new LineIds();
+  const candidates = (x: Side, h: Uint32Array) => {
+    const out: number[] = [];
+    for (let i = 0; i < h.length; i++) if (hasSorted(both, h[i]!)) out.push(ids.of(x, start + i, h[i]!));
+    return Int32Array.from(out);
   };
-  const xa = la.slice(start, ea).map(id);
-  const xb = lb.slice(start, eb).map(id);
-  const lcs = lcsLength(xa, xb, meter);
-  return { additions: xb.length - lcs, deletions: xa.length - lcs };
+  const lcs = lcsLength(candidates(la, ha), candidates(lb, hb), meter);
+  return { additions: eb - start - lcs, deletions: ea - start - lcs };
+}
+
+/** The hashes of lines `from` to `to` of `x`. */
+function lineHashes(x: Side, from: number, to: number): Uint32Array {
+  const out = new Uint32Array(to - from);
+  for (let i = from; i < to; i++) out[i - from] = lineHash(x, i);
+  return out;
+}
+
+/** The values both arrays hold, sorted. */
+function sharedValues(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const sa = a.slice().sort();
+  const sb = b.slice().sort();
+  const out: number[] = [];
+  for (let i = 0, j = 0; i < sa.length && j < sb.length; ) {
+    if (sa[i]! < sb[j]!) i++;
+    else if (sa[i]! > sb[j]!) j++;
+    else {
+      const v = sa[i]!;
+      out.push(v);
+      while (i < sa.length && sa[i] === v) i++;
+      while (j < sb.length && sb[j] === v) j++;
+    }
+  }
+  return Uint32Array.from(out);
+}
+
+/** Whether sorted `values` holds `v`. */
+function hasSorted(values: Uint32Array, v: number): boolean {
+  let lo = 0;
+  let hi = values.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const m = values[mid]!;
+    if (m === v) return true;
+    if (m < v) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -200,21 +307,22 @@ async function sideOf(repo: Repository, oid: string | null, mode: string | null)
  */
 export async function changeStats(repo: Repository, changes: readonly Change[]): Promise<LineStats> {
   const blobs = new Map<string, Promise<Uint8Array>>();
-  const read = (oid: string | null, mode: string | null) => {
-    if (!oid || !mode) return Promise.resolve(EMPTY);
+  const read = (oid: string | null, mode: string | null) => sideOf(repo, oid, mode);
+  // Rename detection reads a blob once for both its similarity and its stats.
+  const renames = await findRenames(changes, async (path, oid, mode) => {
     const key = `${mode} ${oid}`;
     let b = blobs.get(key);
     if (!b) {
       b = sideOf(repo, oid, mode);
       blobs.set(key, b);
     }
-    return b;
-  };
-  const renames = await findRenames(changes, async (path, oid, mode) => {
-    const data = await read(oid, mode);
+    const data = await b;
     return { path, oid, mode, data, isText: !isBinary(data) };
   });
   const renamed = new Set(renames.values());
+  // From here each change's blobs are read for it alone and let go after: a commit of many large
+  // files holds two of them at a time, not all (renamed pairs are read again).
+  blobs.clear();
   const total: LineStats = { additions: 0, deletions: 0 };
   for (const ch of changes) {
     if (renamed.has(ch)) continue; // counted with its destination
