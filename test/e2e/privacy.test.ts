@@ -177,7 +177,7 @@ const PROBES: Probe[] = [
         { path: `/api/v1/repos/search?q=${w.tag}&limit=50`, expect: (c: CallerModel) => ({ status: 200, list: reach(c).map((r) => r.full) }) },
         ...[...w.accounts.values()].map((a) => ({
             path: `/api/v1/repos/search?q=${w.tag}&limit=50&uid=${a.id}`,
-            expect: (c: CallerModel) => ({ status: 200, list: w.sees(c, a.name) ? reach(c).filter((r) => r.owner === a.name || r.collaborators.has(a.name)).map((r) => r.full) : [] }),
+            expect: (c: CallerModel) => ({ status: 200, list: w.sees(c, a.name) ? reach(c).filter((r) => w.contributesTo(c, a.name, r)).map((r) => r.full) : [] }),
           })),
         ...w.teams.map((t) => ({
           path: `/api/v1/repos/search?q=${w.tag}&limit=50&team_id=${t.id}`,
@@ -200,7 +200,10 @@ const PROBES: Probe[] = [
         path: "/api/v1/user/repos?limit=50",
         expect: (c) => ({
           status: 200,
-          list: w.repos.filter((r) => (r.owner === c.user || r.collaborators.has(c.user!) || w.teams.some((t) => w.covers(t, r) && t.members.has(c.user!))) && w.reaches(c, r.full)).map((r) => r.full),
+          // Gitea's ListMyRepos: also the public repositories of the caller's private organizations
+          list: w.repos
+            .filter((r) => (r.owner === c.user || r.collaborators.has(c.user!) || w.teams.some((t) => w.covers(t, r) && t.members.has(c.user!)) || (!r.private && w.acct(r.owner).org && w.acct(r.owner).vis === 2 && w.isMember(c.user, r.owner))) && w.reaches(c, r.full))
+            .map((r) => r.full),
         }),
       },
     ],

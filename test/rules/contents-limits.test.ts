@@ -80,7 +80,8 @@ describe("file options as Gitea binds them", () => {
     expect(created.status).toBe(201);
     const c = (await created.json()).content;
     expect({ size: c.size, sha: c.sha }).toEqual({ size: 0, sha: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391" });
-    const put = await t.request(`/api/v1/repos/${repo}/contents/README.md`, { method: "PUT", headers: token(tok), json: {} });
+    const readme = (await (await t.request(`/api/v1/repos/${repo}/contents/README.md`, { headers: token(tok) })).json()).sha;
+    const put = await t.request(`/api/v1/repos/${repo}/contents/README.md`, { method: "PUT", headers: token(tok), json: { sha: readme } });
     expect(put.status).toBe(200);
     expect((await put.json()).content.size).toBe(0);
     const raw = await t.request(`/api/v1/repos/${repo}/raw/README.md`, { headers: token(tok) });
@@ -89,8 +90,8 @@ describe("file options as Gitea binds them", () => {
 
   it("signoff rule: the message ends \"\\n\\nSigned-off-by: Name <email>\" with no newline after it (Gitea's CommitTreeWithDate), the given message trimmed first", async () => {
     const committer = { name: "Sig Ner", email: "sig@example.com" };
-    for (const message of ["subject", "subject\n\nbody\n\n"]) {
-      const res = await t.request(`/api/v1/repos/${repo}/contents/signed.txt`, { method: "PUT", headers: token(tok), json: { content: "eA==", message, signoff: true, committer } });
+    for (const [i, message] of ["subject", "subject\n\nbody\n\n"].entries()) {
+      const res = await t.request(`/api/v1/repos/${repo}/contents/signed-${i}.txt`, { method: "PUT", headers: token(tok), json: { content: "eA==", message, signoff: true, committer } });
       expect(res.status).toBeLessThan(300);
       expect((await res.json()).commit.message).toBe(`${message.trim()}\n\nSigned-off-by: Sig Ner <sig@example.com>`);
     }

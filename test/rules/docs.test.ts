@@ -28,6 +28,8 @@ function servedRoutes(): [string, string][] {
     .filter((r) => r.method !== "ALL")
     // A parameter with a Hono pattern (`:filepath{.+}`, several segments) is the documented `{filepath}`.
     .map((r) => [r.method.toLowerCase(), r.path.replace(/:(\w+)(\{[^}]*\})?/g, "{$1}")] as [string, string])
+    // contents-ext's root (Gitea's `contents-ext/*` with an empty path) is the documented operation
+    .map(([m, p]) => [m, p === "/repos/{owner}/{repo}/contents-ext" ? `${p}/{filepath}` : p] as [string, string])
     .filter(([, p], i, all) => all.findIndex(([m2, p2]) => p2 === p && m2 === all[i]![0]) === i);
 }
 
