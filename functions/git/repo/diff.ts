@@ -6,7 +6,7 @@
  * default algorithm.
  */
 import { MODE, type TreeEntry } from "../objects/tree.ts";
-import { findRenames } from "./rename.ts";
+import { findRenames, spanCounts } from "./rename.ts";
 import type { Repository } from "./repository.ts";
 
 /** One changed path between two trees. `type-change`: a file became a symlink or a submodule, or back. */
@@ -306,23 +306,14 @@ async function sideOf(repo: Repository, oid: string | null, mode: string | null)
  * counts only the lines its content changed (none for a pure rename).
  */
 export async function changeStats(repo: Repository, changes: readonly Change[]): Promise<LineStats> {
-  const blobs = new Map<string, Promise<Uint8Array>>();
   const read = (oid: string | null, mode: string | null) => sideOf(repo, oid, mode);
-  // Rename detection reads a blob once for both its similarity and its stats.
+  // Each blob is read for the rename search (which keeps its chunk counts, not its bytes) and again
+  // for its file's stats, then let go: a commit of many large files holds two of them at a time.
   const renames = await findRenames(changes, async (path, oid, mode) => {
-    const key = `${mode} ${oid}`;
-    let b = blobs.get(key);
-    if (!b) {
-      b = sideOf(repo, oid, mode);
-      blobs.set(key, b);
-    }
-    const data = await b;
-    return { path, oid, mode, data, isText: !isBinary(data) };
+    const data = await sideOf(repo, oid, mode);
+    return { path, oid, mode, size: data.length, counts: spanCounts(data, !isBinary(data)) };
   });
   const renamed = new Set(renames.values());
-  // From here each change's blobs are read for it alone and let go after: a commit of many large
-  // files holds two of them at a time, not all (renamed pairs are read again).
-  blobs.clear();
   const total: LineStats = { additions: 0, deletions: 0 };
   for (const ch of changes) {
     if (renamed.has(ch)) continue; // counted with its destination

@@ -66,26 +66,27 @@ export interface SpanCounts {
   bytes: Int32Array;
 }
 
-/** One side of a candidate pair: its path, mode, blob and (computed once) chunk counts. */
+/**
+ * One side of a candidate pair: its path, mode, size and chunk counts (`spanCounts` of its blob,
+ * which the loader reads and lets go: a search over many large files holds their counts, at most
+ * HASHBASE buckets each, not their bytes).
+ */
 export interface RenameSide {
   path: string;
   mode: string;
   oid: string;
-  data: Uint8Array;
-  isText: boolean;
-  counts?: SpanCounts;
+  size: number;
+  counts: SpanCounts;
 }
 
 /** diffcore-rename's estimate_similarity: bytes of `dst` copied from `src` over the larger size, in MAX_SCORE units. */
 export function estimateSimilarity(src: RenameSide, dst: RenameSide, minimumScore: number): number {
   // only regular files rename with edits; symlinks and submodules only exactly
   if (!isRegular(src.mode) || !isRegular(dst.mode)) return 0;
-  const max = Math.max(src.data.length, dst.data.length);
-  const base = Math.min(src.data.length, dst.data.length);
+  const max = Math.max(src.size, dst.size);
+  const base = Math.min(src.size, dst.size);
   // sizes too far apart can't reach the minimum score
   if (max * (MAX_SCORE - minimumScore) < (max - base) * MAX_SCORE) return 0;
-  src.counts ??= spanCounts(src.data, src.isText);
-  dst.counts ??= spanCounts(dst.data, dst.isText);
   let copied = 0;
   const { hashes: sh, bytes: sb } = src.counts;
   const { hashes: dh, bytes: db } = dst.counts;
@@ -94,7 +95,7 @@ export function estimateSimilarity(src: RenameSide, dst: RenameSide, minimumScor
     else if (sh[i]! > dh[j]!) j++;
     else copied += Math.min(sb[i++]!, db[j++]!);
   }
-  if (dst.data.length === 0) return 0;
+  if (dst.size === 0) return 0;
   return Math.trunc((copied * MAX_SCORE) / max);
 }
 
