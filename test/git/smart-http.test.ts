@@ -502,6 +502,34 @@ describe("bad input over HTTP", () => {
     expect(await lsRefs(65_536)).toEqual(["refs/heads/main", "refs/tags/t1"]);
   });
 
+  it("ls-refs lists exactly the refs some ref-prefix starts, however the prefixes overlap or repeat", async () => {
+    const src = s.path("prefixes-src");
+    await makeHistory(s, src, { commits: 2, files: 1 });
+    const names = ["refs/heads/a", "refs/heads/ab", "refs/heads/b/c", "refs/heads/main", "refs/tags/v1", "refs/tags/v10", "refs/tags/v2"];
+    for (const n of names.filter((n) => n !== "refs/heads/main")) await s.git(["update-ref", n, "main"], { cwd: src });
+    const { url } = newRepo();
+    await s.git(["push", "-q", url, ...names.map((n) => `${n}:${n}`)], { cwd: src });
+    const lsRefs = async (prefixes: string[]) => {
+      const body = Buffer.concat([pkt("command=ls-refs\n"), Buffer.from("0001"), ...prefixes.map((p) => pkt(`ref-prefix ${p}\n`)), FLUSH]);
+      const res = await fetch(`${url}/git-upload-pack`, { method: "POST", headers: { "git-protocol": "version=2" }, body });
+      return (Buffer.from(await res.arrayBuffer()).toString().match(/ refs\/\S+/g) ?? []).map((r) => r.trim());
+    };
+    const naive = (prefixes: string[]) => names.filter((n) => prefixes.some((p) => n.startsWith(p)));
+    for (const prefixes of [
+      ["refs/heads/a"],
+      ["refs/heads/a", "refs/heads/ab", "refs/heads/a"],
+      ["refs/tags/v1", "refs/heads/b/"],
+      ["refs/tags/v10", "refs/tags/v2", "refs/heads/m"],
+      ["refs/heads/", "refs/heads/b/c", "refs/tags/v1"],
+      ["refs/heads/aa", "refs/heads/b"],
+      ["refs/", "refs/x"],
+      ["refs/z", "refs/a"],
+      Array.from({ length: 20_000 }, () => "refs/tags/v1"),
+    ]) {
+      expect(await lsRefs(prefixes), prefixes.slice(0, 4).join(" ")).toEqual(naive(prefixes));
+    }
+  });
+
   it("tells the client on the error band when a stored pack has gone missing", async () => {
     const src = s.path("lost-src");
     await makeHistory(s, src, { commits: 3, files: 3 });
