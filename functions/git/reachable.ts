@@ -36,15 +36,24 @@ export async function refEnds(state: RepoState, commits: Commits): Promise<{ com
   return out;
 }
 
-/** The ids the refs name directly (and, for annotated tags, what they peel to). */
+/**
+ * The ids the refs name directly (and, for annotated tags, what they peel to), made once per
+ * state read (a RefStore's state is a snapshot): a push checks each of its commands against them,
+ * and 10,000 commands beside 55,000 refs built the set 10,000 times.
+ */
 function tipsOf(state: RepoState): Set<string> {
-  const tips = new Set<string>();
-  for (const r of state.refs) {
-    tips.add(r.oid);
-    if (r.peeled) tips.add(r.peeled);
+  let tips = TIPS.get(state);
+  if (!tips) {
+    tips = new Set<string>();
+    for (const r of state.refs) {
+      tips.add(r.oid);
+      if (r.peeled) tips.add(r.peeled);
+    }
+    TIPS.set(state, tips);
   }
   return tips;
 }
+const TIPS = new WeakMap<RepoState, Set<string>>();
 
 /**
  * The first of `oids` no ref reaches (null: every one is reached). Each must exist — one that
@@ -87,7 +96,16 @@ export async function firstUnreached(oids: readonly string[], state: RepoState, 
 }
 
 /** The caches' key: the set of ref tips (objects are content: the same tips reach the same objects). */
-const tipsKey = (state: RepoState) => createHash("sha1").update(state.refs.map((r) => r.oid).sort().join("\n")).digest("hex");
+const tipsKey = (state: RepoState) => {
+  let key = TIPS_KEYS.get(state);
+  if (key === undefined) {
+    key = createHash("sha1").update(state.refs.map((r) => r.oid).sort().join("\n")).digest("hex");
+    TIPS_KEYS.set(state, key);
+  }
+  return key;
+};
+/** tipsKey's answers, once per state read. */
+const TIPS_KEYS = new WeakMap<RepoState, string>();
 
 /** Every object the refs reach (walked once per set of ref tips, then kept). */
 async function reachedObjects(state: RepoState, reader: ObjectReader, commits: Commits, key = tipsKey(state), known?: Awaited<ReturnType<typeof refEnds>>): Promise<ReadonlySet<string>> {

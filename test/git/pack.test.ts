@@ -4,7 +4,8 @@
  * writes, byte for byte; thin packs are completed so `git index-pack` accepts the stored pack alone;
  * corrupt and truncated packs leave nothing stored; the reader returns what `git cat-file` does.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { deflateSync } from "node:zlib";
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ByteReader } from "../../functions/git/bytes.ts";
@@ -93,7 +94,71 @@ async function catAll(rev: string): Promise<Map<string, { type: string; body: Bu
   return out;
 }
 
+/** A pack of raw entries (type, bytes; an OFS delta names its base entry), as git lays one out. */
+function rawPack(entries: { type: number; data: Uint8Array; base?: number }[]): Buffer {
+  const parts: Buffer[] = [];
+  const offsets: number[] = [];
+  let at = 12;
+  const head = Buffer.alloc(12);
+  head.write("PACK", 0, "latin1");
+  head.writeUInt32BE(2, 4);
+  head.writeUInt32BE(entries.length, 8);
+  parts.push(head);
+  entries.forEach((e, i) => {
+    offsets.push(at);
+    const h: number[] = [];
+    let size = e.data.length;
+    let b = (e.type << 4) | (size & 0x0f);
+    size = Math.floor(size / 16);
+    while (size > 0) {
+      h.push(b | 0x80);
+      b = size & 0x7f;
+      size = Math.floor(size / 128);
+    }
+    h.push(b);
+    if (e.type === 6) {
+      // OFS_DELTA: the distance back to the base, git's offset encoding
+      let d = at - offsets[e.base!]!;
+      const o = [d & 0x7f];
+      while ((d >>= 7)) o.unshift(0x80 | (--d & 0x7f));
+      h.push(...o);
+    }
+    const z = deflateSync(e.data);
+    parts.push(Buffer.from(h), z);
+    at += h.length + z.length;
+    void i;
+  });
+  const body = Buffer.concat(parts);
+  return Buffer.concat([body, createHash("sha1").update(body).digest()]);
+}
+
 describe("indexer", () => {
+  it("refuses a pack that expands past maxExpansion times its size (at least one largest object): a few hundred bytes of chained deltas never build gigabytes", async () => {
+    const MiB = 1024 * 1024;
+    const base = Buffer.alloc(64 * 1024, 0x61);
+    // each delta: source size, target size 4 MiB + 4, 4 bytes of its own (insert), then 64 copies of
+    // the base's first 64 KiB (opcode 0x80)
+    const varint = (n: number) => {
+      const out: number[] = [];
+      do {
+        out.push((n & 0x7f) | (n >= 0x80 ? 0x80 : 0));
+        n = Math.floor(n / 128);
+      } while (n > 0);
+      return Buffer.from(out);
+    };
+    const delta = (src: number, i: number) => Buffer.concat([varint(src), varint(4 * MiB + 4), Buffer.from([4, 0, 0, 0, i]), Buffer.alloc(64, 0x80)]);
+    const chain = (n: number) => rawPack([{ type: 3, data: base }, ...Array.from({ length: n }, (_, i) => ({ type: 6, base: i, data: delta(i === 0 ? base.length : 4 * MiB + 4, i) }))]);
+    const limits = { maxObjectBytes: 8 * MiB, maxExpansion: 256 };
+    // one delta: 64 KiB + 4 MiB, within one largest object (8 MiB)
+    expect(await index("exp-1", chain(1), [], limits)).not.toBeNull();
+    const bomb = chain(8);
+    expect(bomb.length).toBeLessThan(2_000);
+    await expect(index("exp-8", bomb, [], limits)).rejects.toThrow(/pack expands to more than 8388608 bytes \(256 times its size\)/);
+    expect(await store.list("exp-8")).toEqual([]);
+    // the same pack within a limit that allows it: every level resolved
+    expect(await index("exp-8b", bomb, [], { maxObjectBytes: 8 * MiB, maxExpansion: 1_000_000 })).not.toBeNull();
+  });
+
   it("indexes a full pack exactly as git index-pack does (idx and rev byte for byte)", async () => {
     const pack = await packOf("--all");
     const r = (await index("1", pack))!;

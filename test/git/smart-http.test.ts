@@ -248,6 +248,41 @@ describe("push", () => {
     expect(srv.refs.stats(id).empty).toBe(false);
   });
 
+  it("a push creating many branches walks once per distinct tip and within its budget; past it a new branch lists its last commits along first parents (Gitea's CommitsBeforeLimit)", async () => {
+    const { url } = newRepo();
+    const src = s.path("many-src");
+    await makeHistory(s, src, { commits: 30, files: 3 });
+    await s.git(["push", "-q", url, "main"], { cwd: src });
+    // three new commits on a side line, then 40 branches at the same new tip and 3 at older new commits
+    await s.git(["checkout", "-q", "-b", "side"], { cwd: src });
+    for (const n of [1, 2, 3]) await s.git(["commit", "-q", "--allow-empty", "-m", `side ${n}`], { cwd: src });
+    const side = (await s.gitText(["rev-list", "side", "^main"], { cwd: src })).split("\n");
+    const refspecs = [...Array.from({ length: 40 }, (_, i) => `side:refs/heads/same/${i}`), "side~1:refs/heads/older", "side~2:refs/heads/oldest", "main:refs/heads/at-main"];
+    const walkOf = async (budget: number) => {
+      srv.setLimits({ eventWalkBudget: budget });
+      try {
+        const { url: u } = newRepo();
+        await s.git(["push", "-q", u, "main"], { cwd: src });
+        await s.git(["push", "-q", u, ...refspecs], { cwd: src });
+        return srv.pushes.at(-1)!.event!.refs;
+      } finally {
+        srv.setLimits({});
+      }
+    };
+    // within the budget: each branch lists what no branch had (git's rev-list <tip> --not --branches)
+    const full = await walkOf(1_000_000);
+    expect(full.filter((r) => r.name.startsWith("refs/heads/same/")).every((r) => r.totalCommits === 3 && r.commits.map((c) => c.oid).join() === side.join())).toBe(true);
+    expect(full.find((r) => r.name === "refs/heads/older")!.commits.map((c) => c.oid)).toEqual(side.slice(1));
+    // a branch at an existing tip: main's history (its own tip is not excluded), capped by the count
+    expect(full.find((r) => r.name === "refs/heads/at-main")!.totalCommits).toBe(30);
+    // a budget for one walk: the distinct tips after it list their first-parent line instead
+    const cut = await walkOf(1 + 1000);
+    expect(cut.filter((r) => r.name.startsWith("refs/heads/same/")).every((r) => r.totalCommits === 3)).toBe(true);
+    const older = cut.find((r) => r.name === "refs/heads/older")!;
+    expect(older.commits.map((c) => c.oid)).toEqual([side[1], side[2], ...(await s.gitText(["rev-list", "-18", "main"], { cwd: src })).split("\n")]);
+    await s.git(["checkout", "-q", "main"], { cwd: src });
+  });
+
   it("push options: accepted and without effect (`-o ci.skip`), but a push asking to change the repository's settings (repo.private, repo.template) is refused whole", async () => {
     const { id, url } = newRepo();
     const src = s.path("options-src");

@@ -21,7 +21,7 @@ import { hashObjectBytes, objectHeader, type ObjectType, TYPE_CODE, TYPE_NAME } 
 import { canonicalMode, MODE, modeOf } from "../objects/tree.ts";
 import { idxFileName, newPackId, type ObjectStore, packFileName, packFileNames, revFileName } from "../storage/object-store.ts";
 import type { PackRecord } from "../storage/ref-store.ts";
-import { applyDelta } from "./delta.ts";
+import { applyDelta, deltaTargetSize } from "./delta.ts";
 import { encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_HEADER_SIZE, PACK_TRAILER_SIZE, packHeader, parseEntryHeader, parsePackHeader } from "./format.ts";
 import { type IdxEntry, PackIndex, writeIdx, writeRev } from "./idx.ts";
 import { deflate, inflateExact, inflatePrefix, StreamInflater, yielder } from "./inflate.ts";
@@ -40,6 +40,13 @@ export interface IndexLimits {
   streamInflateBytes: number;
   /** Inflated entry data kept from pass 1 for pass 2, so most entries are inflated once. */
   resolveCacheBytes: number;
+  /**
+   * What a pack may expand to — its entries inflated and its deltas resolved, all counted — as a
+   * multiple of its own size, with at least `maxObjectBytes` allowed. A pack of a few hundred
+   * bytes chaining deltas that each claim hundreds of MiB made the server build gigabytes (audit:
+   * 408 bytes, 3.27 GB of RSS); an honest pack's history expands tens of times, not thousands.
+   */
+  maxExpansion: number;
 }
 
 export const DEFAULT_INDEX_LIMITS: IndexLimits = {
@@ -48,6 +55,7 @@ export const DEFAULT_INDEX_LIMITS: IndexLimits = {
   spoolBytes: 8 * 1024 * 1024,
   streamInflateBytes: 8 * 1024 * 1024,
   resolveCacheBytes: 16 * 1024 * 1024,
+  maxExpansion: 256,
 };
 
 /** The result of indexing a received pack that is now stored (not yet in the catalog). */
@@ -398,6 +406,14 @@ async function scanAndResolve(
   const packHash = createHash("sha1");
   let position = 0;
   let entryCrc = 0;
+  // bytes the pack has expanded to so far (entries inflated, deltas resolved): at most
+  // maxExpansion times the bytes read, and never less than one largest object
+  let expanded = 0;
+  const expand = (n: number) => {
+    expanded += n;
+    const allowed = Math.max(limits.maxObjectBytes, limits.maxExpansion * position);
+    if (expanded > allowed) throw new GitError("too-large", `pack expands to more than ${allowed} bytes (${limits.maxExpansion} times its size)`);
+  };
   // consumes n bytes into the pack hash, the entry CRC and the spool; a promise only when the
   // spool must flush a block (awaiting every small piece costs more than inflating it)
   const take = (n: number, hashed = true): Promise<void> | null => {
@@ -456,6 +472,8 @@ async function scanAndResolve(
       h = parseEntryHeader(input.buffered(), 0);
     }
     if (h.size > limits.maxObjectBytes) throw new GitError("too-large", `object of ${h.size} bytes exceeds the limit of ${limits.maxObjectBytes}`);
+    // a whole object inflates to its size; a delta's own data too (what it resolves to is counted then)
+    expand(h.size);
     entryCrc = 0;
     const w1 = take(h.headerLength);
     if (w1) await w1;
@@ -581,6 +599,8 @@ async function scanAndResolve(
       const y = pause();
       if (y) await y;
       const delta = await dataOf(c);
+      // the result's size is in the delta's header: refused before it is built
+      expand(deltaTargetSize(delta));
       const data = applyDelta(top.data, delta, limits.maxObjectBytes);
       E.setOid(c, hashObjectBytes(rootType, data));
       E.type[c] = TYPE_CODE[rootType];

@@ -20,6 +20,8 @@ export interface GitLimits extends IndexLimits {
   maxCommitCount: number;
   /** Whether a push event lists each summarized commit's added, removed and modified files (webhook payloads need them). */
   commitFiles?: boolean;
+  /** Commits the push event's walks for created branches read at most (default EVENT_WALK_BUDGET, git/events.ts). */
+  eventWalkBudget?: number;
 }
 
 export const DEFAULT_LIMITS: GitLimits = {
