@@ -20,6 +20,7 @@ import { ApiError, Redirect } from "../lib/errors.ts";
 import { canRead, canWrite, UNIT } from "../lib/permissions.ts";
 import { gitState, prefetched, repoStateFrom } from "./git-state.ts";
 import { packAddedTo } from "./git-maintenance.ts";
+import { deleteStorage } from "./repo-storage.ts";
 import { assignRepo } from "./repos.ts";
 
 /** Gitea's answer to a caller who must sign in (the realm Git Credential Manager knows). */
@@ -92,6 +93,13 @@ export async function serveRepoGit(ctx: Ctx, objects: ObjectStore, owner: string
   } catch (e) {
     // The repository was deleted while the push ran (its ref commit found no repository row).
     if (e instanceof ApiError && e.status === 404) return plain(404, "Repository not found");
+    // …or before it committed: the push failed reading its own files, which went with the
+    // repository (fuzz audit: 500). Asked on this failure only: one more round trip.
+    if (receive && !(await new LibsqlRefStore(ctx.driver).exists(String(repoId)).catch(() => true))) {
+      // what the push wrote after the deletion removed the directory goes too (ids are never reused)
+      await deleteStorage(objects, [Number(repoId)]);
+      return plain(404, "Repository not found");
+    }
     throw e;
   }
   res.headers.set("Cache-Control", "no-cache, max-age=0, must-revalidate");

@@ -27,8 +27,15 @@ export async function releaseSharedPacks(_ctx: Ctx, objects: ObjectStore | undef
   return out;
 }
 
-/** Deletes the repositories' files, keyed by id (never by name), after their rows are gone. */
+/**
+ * Deletes the repositories' files, keyed by id (never by name), after their rows are gone. The
+ * deletion is done then, whatever the files do: one that fails (a push writing into the directory
+ * while it went, on storage that refuses) is logged and leaves files no row names, never a 500 for
+ * a delete that happened.
+ */
 export async function deleteStorage(objects: ObjectStore | undefined, repoIds: readonly number[]) {
   if (!objects) return;
-  for (const id of repoIds) await objects.deleteRepository(String(id));
+  for (const id of repoIds) {
+    await objects.deleteRepository(String(id)).catch((e: unknown) => console.error(`repository ${id} is deleted; its files were not all removed:`, e));
+  }
 }

@@ -271,6 +271,31 @@ describe("a write whose row another request deleted between the route's read and
     }
   });
 
+  it("a push whose repository is deleted between its pack's files answers 404 and leaves none of them (fuzz audit: 500, files left)", async () => {
+    const puts = interleavedPuts();
+    const t = await testApp({}, { wrapObjects: puts.wrap });
+    const a = await account(t);
+    const scratch = new Scratch("write-races-");
+    try {
+      const push = await pushOfMain(scratch);
+      const pushed = await apiRepo(t, a.tk, { name: uniq("p") });
+      // the pack's first file is stored, then the repository (files and rows) is deleted, then the rest
+      puts.beforeNextPut(async () =>
+        puts.beforeNextPut(async () => {
+          const res = await t.request(`/api/v1/repos/${a.name}/${pushed.name}`, { method: "DELETE", headers: token(a.tk) });
+          if (res.status !== 204) throw new Error(`the racing DELETE answered ${res.status}`);
+        }),
+      );
+      const res = await push(t, a, pushed.name);
+      expect([res.status, await res.text()]).toEqual([404, "Repository not found\n"]);
+      expect(await t.objects.list(String(pushed.id))).toEqual([]);
+      await expectNoOrphans(t.client);
+    } finally {
+      scratch.cleanup();
+      t.close();
+    }
+  });
+
   it("POST a branch to a repository being deleted", async () => {
     const { t, deleteRepo } = await racing();
     const a = await account(t);

@@ -238,6 +238,12 @@ export class LibsqlRefStore implements RefStore {
     return repoStateOf(await this.driver.batch(repoStateReads(Number(repoId)), "read"));
   }
 
+  /** Whether the repository's row still exists (one round trip). */
+  async exists(repoId: string): Promise<boolean> {
+    const [rows] = await this.driver.batch([{ text: READ_HEAD, args: [Number(repoId)] }], "read");
+    return (rows?.length ?? 0) > 0;
+  }
+
   async commit(repoId: string, tx: RefTransaction): Promise<CommitResult> {
     const { items, check, ownPacks } = commitBatch(Number(repoId), tx, this.events);
     const rows = await this.driver.batch(items, "write");

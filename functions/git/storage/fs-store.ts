@@ -125,7 +125,8 @@ export class DirectoryObjectStore implements ObjectStore {
 
   async deleteRepository(repoId: string): Promise<void> {
     checkKey(repoId);
-    await rm(join(this.root, repoId), { recursive: true, force: true });
+    // a push writing into the directory meanwhile makes rmdir fail with ENOTEMPTY: tried again
+    await rm(join(this.root, repoId), { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
   }
 }
 
