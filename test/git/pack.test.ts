@@ -146,17 +146,32 @@ describe("indexer", () => {
       } while (n > 0);
       return Buffer.from(out);
     };
-    const delta = (src: number, i: number) => Buffer.concat([varint(src), varint(4 * MiB + 4), Buffer.from([4, 0, 0, 0, i]), Buffer.alloc(64, 0x80)]);
+    const delta = (src: number, i: number) => Buffer.concat([varint(src), varint(4 * MiB + 4), Buffer.from([4, 0, 0, i >> 8, i & 0xff]), Buffer.alloc(64, 0x80)]);
     const chain = (n: number) => rawPack([{ type: 3, data: base }, ...Array.from({ length: n }, (_, i) => ({ type: 6, base: i, data: delta(i === 0 ? base.length : 4 * MiB + 4, i) }))]);
-    const limits = { maxObjectBytes: 8 * MiB, maxExpansion: 256 };
-    // one delta: 64 KiB + 4 MiB, within one largest object (8 MiB)
-    expect(await index("exp-1", chain(1), [], limits)).not.toBeNull();
+    const limits = { maxObjectBytes: 8 * MiB, maxExpansion: 1024 };
+    // three deltas: 64 KiB + 12 MiB, within two largest objects (16 MiB)
+    expect(await index("exp-3", chain(3), [], limits)).not.toBeNull();
     const bomb = chain(8);
     expect(bomb.length).toBeLessThan(2_000);
-    await expect(index("exp-8", bomb, [], limits)).rejects.toThrow(/pack expands to more than 8388608 bytes \(256 times its size\)/);
+    await expect(index("exp-8", bomb, [], limits)).rejects.toThrow(/pack expands to more than 16777216 bytes \(1024 times its size\)/);
     expect(await store.list("exp-8")).toEqual([]);
-    // the same pack within a limit that allows it: every level resolved
+    // the same chain within a limit that allows its expansion: every link resolved, one held at a time
     expect(await index("exp-8b", bomb, [], { maxObjectBytes: 8 * MiB, maxExpansion: 1_000_000 })).not.toBeNull();
+    // a tree of deltas (each with two children, five levels deep) holds a base per level: past two
+    // largest objects' worth at once it is refused, however much expansion is allowed
+    const tree: { type: number; data: Uint8Array; base?: number }[] = [{ type: 3, data: base }];
+    let level = [0];
+    for (let d = 0; d < 5; d++) {
+      const next: number[] = [];
+      for (const parent of level) {
+        for (let k = 0; k < 2; k++) {
+          tree.push({ type: 6, base: parent, data: delta(parent === 0 ? base.length : 4 * MiB + 4, tree.length) });
+          next.push(tree.length - 1);
+        }
+      }
+      level = next;
+    }
+    await expect(index("exp-tree", rawPack(tree), [], { maxObjectBytes: 8 * MiB, maxExpansion: 1_000_000 })).rejects.toThrow(/pack's deltas hold more than 16777216 bytes of bases at once/);
   });
 
   it("indexes a full pack exactly as git index-pack does (idx and rev byte for byte)", async () => {

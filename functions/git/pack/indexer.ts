@@ -42,9 +42,11 @@ export interface IndexLimits {
   resolveCacheBytes: number;
   /**
    * What a pack may expand to — its entries inflated and its deltas resolved, all counted — as a
-   * multiple of its own size, with at least `maxObjectBytes` allowed. A pack of a few hundred
-   * bytes chaining deltas that each claim hundreds of MiB made the server build gigabytes (audit:
-   * 408 bytes, 3.27 GB of RSS); an honest pack's history expands tens of times, not thousands.
+   * multiple of its own size, with at least two largest objects (`maxObjectBytes`) allowed. A pack
+   * of a few hundred bytes chaining deltas that each claim hundreds of MiB made the server build
+   * gigabytes (audit: 408 bytes, 3.27 GB of RSS); an honest history expands tens to hundreds of
+   * times (a large generated file edited often, more). Resolving also never holds more than two
+   * largest objects' worth of bases at once (a chain holds only its current link).
    */
   maxExpansion: number;
 }
@@ -55,7 +57,7 @@ export const DEFAULT_INDEX_LIMITS: IndexLimits = {
   spoolBytes: 8 * 1024 * 1024,
   streamInflateBytes: 8 * 1024 * 1024,
   resolveCacheBytes: 16 * 1024 * 1024,
-  maxExpansion: 256,
+  maxExpansion: 1024,
 };
 
 /** The result of indexing a received pack that is now stored (not yet in the catalog). */
@@ -411,7 +413,7 @@ async function scanAndResolve(
   let expanded = 0;
   const expand = (n: number) => {
     expanded += n;
-    const allowed = Math.max(limits.maxObjectBytes, limits.maxExpansion * position);
+    const allowed = Math.max(2 * limits.maxObjectBytes, limits.maxExpansion * position);
     if (expanded > allowed) throw new GitError("too-large", `pack expands to more than ${allowed} bytes (${limits.maxExpansion} times its size)`);
   };
   // consumes n bytes into the pack hash, the entry CRC and the spool; a promise only when the
@@ -589,10 +591,15 @@ async function scanAndResolve(
   let resolvedDeltas = 0;
   const resolveTree = async (rootType: ObjectType, rootData: Uint8Array, kids: ArrayLike<number>) => {
     const stack: { data: Uint8Array; kids: ArrayLike<number>; k: number }[] = [{ data: rootData, kids, k: 0 }];
+    // the bases the stack holds: a level is let go once its last child is taken (a chain holds one
+    // link at a time), and what is held at once is bounded like one object pair
+    let held = rootData.length;
+    const maxHeld = 2 * limits.maxObjectBytes;
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       if (top.k >= top.kids.length) {
         stack.pop();
+        held -= top.data.length;
         continue;
       }
       const c = top.kids[top.k++]!;
@@ -608,7 +615,15 @@ async function scanAndResolve(
       collectLinks(rootType, data, collected);
       // REF_DELTA children are found by id: build the hex only while such deltas wait
       const next = kidsOf(c, refKids.size > 0 ? E.oidHex(c) : "");
-      if (next.length > 0) stack.push({ data, kids: next, k: 0 });
+      if (next.length > 0) {
+        if (top.k >= top.kids.length) {
+          stack.pop();
+          held -= top.data.length;
+        }
+        held += data.length;
+        if (held > maxHeld) throw new GitError("too-large", `pack's deltas hold more than ${maxHeld} bytes of bases at once`);
+        stack.push({ data, kids: next, k: 0 });
+      }
     }
   };
   if (deltas > 0) {
