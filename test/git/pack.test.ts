@@ -120,7 +120,10 @@ function rawPack(entries: { type: number; data: Uint8Array; base?: number }[]): 
       // OFS_DELTA: the distance back to the base, git's offset encoding
       let d = at - offsets[e.base!]!;
       const o = [d & 0x7f];
-      while ((d >>= 7)) o.unshift(0x80 | (--d & 0x7f));
+      for (d >>= 7; d > 0; d >>= 7) {
+        d -= 1;
+        o.unshift(0x80 | (d & 0x7f));
+      }
       h.push(...o);
     }
     const z = deflateSync(e.data);

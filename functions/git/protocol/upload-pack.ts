@@ -343,7 +343,10 @@ async function uploadPackV0(ctx: GitContext, reader: ByteReader): Promise<Readab
 const reachedHave = (oid: string, state: RepoState, reader: ObjectReader, commits: Commits): Promise<boolean> => {
   // answered once per id and request: a have sent 20,000 times is one check, not 20,000
   let known = haveChecks.get(commits);
-  if (!known) haveChecks.set(commits, (known = new Map()));
+  if (!known) {
+    known = new Map();
+    haveChecks.set(commits, known);
+  }
   let answer = known.get(oid);
   if (!answer) {
     answer = (async () => reader.has(oid) && (await firstUnreached([oid], state, reader, commits)) === null)();
