@@ -909,7 +909,9 @@ const searchStatements = shaped((s: SearchShape) => {
     // a collaboration, a repository a team of the user's covers, or a public repository of a
     // private organization the user is in. The last two reveal a membership: they count only where
     // the viewer may see it (Gitea shows them to anyone). Without Private (anonymous, public-only
-    // token, private=false) nothing of an organization where the user's membership is concealed.
+    // token, private=false) nothing of an organization where the user's membership is concealed —
+    // for a viewer who may see that membership: to any other, leaving a collaboration out would
+    // tell it (review), so it shows as the collaboration it is.
     const uid = p("uid");
     const owner = col(repository.ownerId);
     const seen = membershipSeenSql(owner, uid, REPO_VIEWER);
@@ -922,7 +924,7 @@ const searchStatements = shaped((s: SearchShape) => {
             AND ${seen})
           OR (${col(repository.isPrivate)} = 0 AND ${col(user.type)} = 1 AND ${col(user.visibility)} = 2
             AND EXISTS (SELECT 1 FROM org_user so WHERE so.org_id = ${owner} AND so.uid = ${uid}) AND ${seen}))
-        AND NOT (${notPrivate} AND EXISTS (SELECT 1 FROM org_user sh WHERE sh.org_id = ${owner} AND sh.uid = ${uid} AND sh.is_public = 0))))`);
+        AND NOT (${notPrivate} AND EXISTS (SELECT 1 FROM org_user sh WHERE sh.org_id = ${owner} AND sh.uid = ${uid} AND sh.is_public = 0) AND ${seen})))`);
   }
   if (s.team) {
     conds.push(sql`EXISTS (SELECT 1 FROM team ft WHERE ft.id = ${p("teamId")} AND ${teamVisibleSql({ viewer: REPO_VIEWER }, { id: sql`ft.id`, orgId: sql`ft.org_id`, visibility: sql`ft.visibility` })})
