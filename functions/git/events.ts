@@ -65,9 +65,9 @@ export async function buildPushEvent(
 ): Promise<PushEvent> {
   const refs: RefChange[] = [];
   // A push creating many refs reads each commit's summary once, walks once per distinct new tip,
-  // and its walks together read at most EVENT_WALK_BUDGET commits (each walk counting the branch
-  // tips it excludes): past that, a created branch lists its last commits along first parents, as
-  // Gitea's CommitsBeforeLimit does for every new branch. 10,000 created branches beside 55,000
+  // and its walks together queue at most EVENT_WALK_BUDGET commits (the excluded tips and every
+  // commit popped on either side): past that, a created branch lists its last commits along first
+  // parents, as Gitea's CommitsBeforeLimit does for every new branch. 10,000 created branches beside 55,000
   // walked 55,000 tips each (178 s of blocked server, audit).
   const summaries = new Map<string, Promise<CommitSummary>>();
   const summary = (oid: string): Promise<CommitSummary> => {
@@ -85,15 +85,13 @@ export async function buildPushEvent(
     return s;
   };
   const createdRanges = new Map<string, string[]>();
-  let budget = limits.eventWalkBudget ?? EVENT_WALK_BUDGET;
+  // every commit the walks queue (excluded tips and what they pop included) is charged to one budget
+  const work = { left: limits.eventWalkBudget ?? EVENT_WALK_BUDGET };
   const newBranchRange = async (tip: string): Promise<string[]> => {
     let range = createdRanges.get(tip);
     if (range) return range;
-    const exclude = branchTips.filter((t) => t !== tip);
-    if (budget >= exclude.length + limits.maxCommitCount) {
-      range = (await rangeWalk(commits, { include: [tip], exclude, stopAfter: limits.maxCommitCount })).commits;
-      budget -= exclude.length + range.length;
-    } else range = await firstParentLine(commits, tip, limits.maxCommitSummaries);
+    const walk = work.left > 0 ? await rangeWalk(commits, { include: [tip], exclude: branchTips.filter((t) => t !== tip), stopAfter: limits.maxCommitCount, work }) : null;
+    range = walk && !walk.exhausted ? walk.commits : await firstParentLine(commits, tip, limits.maxCommitSummaries);
     createdRanges.set(tip, range);
     return range;
   };

@@ -108,6 +108,8 @@ export interface RangeResult {
   commits: string[];
   /** Excluded commits that are parents of included ones (their trees are what the client has). */
   edges: string[];
+  /** The walk stopped because `work` ran out (its commits are then incomplete). */
+  exhausted?: true;
 }
 
 /**
@@ -122,7 +124,16 @@ export interface RangeResult {
  */
 export async function rangeWalk(
   commits: Commits,
-  opts: { include: readonly string[]; exclude: readonly string[]; parentless?: ReadonlySet<string>; limit?: number; stopAfter?: number; since?: number },
+  opts: {
+    include: readonly string[];
+    exclude: readonly string[];
+    parentless?: ReadonlySet<string>;
+    limit?: number;
+    stopAfter?: number;
+    since?: number;
+    /** Commits the walk may read, shared by several walks (each commit queued costs one); none left → `exhausted`. */
+    work?: { left: number };
+  },
 ): Promise<RangeResult> {
   const flags = new Map<string, number>();
   const SEEN = 1;
@@ -137,6 +148,7 @@ export async function rangeWalk(
       if (uninteresting && !(f & UNINTERESTING)) await markUninteresting(oid);
       return;
     }
+    if (opts.work && --opts.work.left < 0) throw OUT_OF_WORK;
     const c = await commits.get(oid);
     flags.set(oid, SEEN | (uninteresting ? UNINTERESTING : 0));
     if (!uninteresting) queuedInteresting++;
@@ -155,8 +167,13 @@ export async function rangeWalk(
       for (const p of (await commits.get(o)).parents) if (flags.has(p)) stack.push(p);
     }
   };
-  for (const oid of opts.exclude) await add(oid, true);
-  for (const oid of opts.include) await add(oid, false);
+  try {
+    for (const oid of opts.exclude) await add(oid, true);
+    for (const oid of opts.include) await add(oid, false);
+  } catch (e) {
+    if (e === OUT_OF_WORK) return { commits: [], edges: [], exhausted: true };
+    throw e;
+  }
   let slop = 5;
   while (q.length > 0) {
     const { oid, time } = q.pop()!;
@@ -176,7 +193,12 @@ export async function rangeWalk(
       if (opts.stopAfter !== undefined && interesting.length >= opts.stopAfter) break;
     }
     if (!opts.parentless?.has(oid)) {
-      for (const p of (await commits.get(oid)).parents) await add(p, uninteresting);
+      try {
+        for (const p of (await commits.get(oid)).parents) await add(p, uninteresting);
+      } catch (e) {
+        if (e === OUT_OF_WORK) return { commits: [], edges: [], exhausted: true };
+        throw e;
+      }
     }
     if (queuedInteresting === 0) {
       if (--slop <= 0) break;
@@ -190,6 +212,9 @@ export async function rangeWalk(
   }
   return { commits: opts.limit === undefined ? result : result.slice(0, opts.limit), edges: [...edges] };
 }
+
+/** rangeWalk's signal that its shared `work` ran out. */
+const OUT_OF_WORK = Symbol("out of work");
 
 /**
  * Shallow boundary for `deepen depth` from `wants` (git's get_shallow_commits): commits whose

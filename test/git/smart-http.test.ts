@@ -248,7 +248,7 @@ describe("push", () => {
     expect(srv.refs.stats(id).empty).toBe(false);
   });
 
-  it("a push creating many branches walks once per distinct tip and within its budget; past it a new branch lists its last commits along first parents (Gitea's CommitsBeforeLimit)", async () => {
+  it("a push creating many branches walks once per distinct tip and within one budget of commits read; past it a new branch lists its last commits along first parents (Gitea's CommitsBeforeLimit)", async () => {
     const { url } = newRepo();
     const src = s.path("many-src");
     await makeHistory(s, src, { commits: 30, files: 3 });
@@ -275,11 +275,12 @@ describe("push", () => {
     expect(full.find((r) => r.name === "refs/heads/older")!.commits.map((c) => c.oid)).toEqual(side.slice(1));
     // a branch at an existing tip: main's history (its own tip is not excluded), capped by the count
     expect(full.find((r) => r.name === "refs/heads/at-main")!.totalCommits).toBe(30);
-    // a budget for one walk: the distinct tips after it list their first-parent line instead
-    const cut = await walkOf(1 + 1000);
-    expect(cut.filter((r) => r.name.startsWith("refs/heads/same/")).every((r) => r.totalCommits === 3)).toBe(true);
-    const older = cut.find((r) => r.name === "refs/heads/older")!;
-    expect(older.commits.map((c) => c.oid)).toEqual([side[1], side[2], ...(await s.gitText(["rev-list", "-18", "main"], { cwd: src })).split("\n")]);
+    // no budget left: every created branch lists its first-parent line, as Gitea's CommitsBeforeLimit(20)
+    const cut = await walkOf(1);
+    const line = async (rev: string) => (await s.gitText(["rev-list", "--first-parent", "-20", rev], { cwd: src })).split("\n");
+    expect(cut.find((r) => r.name === "refs/heads/same/7")!.commits.map((c) => c.oid)).toEqual(await line("side"));
+    expect(cut.find((r) => r.name === "refs/heads/older")!.commits.map((c) => c.oid)).toEqual(await line("side~1"));
+    expect(cut.find((r) => r.name === "refs/heads/older")!.totalCommits).toBe(20);
     await s.git(["checkout", "-q", "main"], { cwd: src });
   });
 
