@@ -70,6 +70,29 @@ describe("compaction", () => {
     expect(await compactPacks({ repoId: "20", objects: srv.objects, refs: srv.refs })).toBeNull();
   });
 
+  it("merges a history however much it expands: a push's expansion bound does not apply to packs already accepted", async () => {
+    const src = s.path("expand-src");
+    await s.git(["init", "-q", "-b", "main", src]);
+    const { writeFileSync } = await import("node:fs");
+    srv.refs.create("23");
+    const url = `${srv.url}/23.git`;
+    // a 1 MiB file of zeros, edited eight times: each push is a few KB, the merged pack expands thousands of times
+    for (let i = 0; i < 8; i++) {
+      const body = Buffer.alloc(1024 * 1024);
+      body.write(`version ${i}\n`, i * 1000);
+      writeFileSync(`${src}/zeros.bin`, body);
+      await s.git(["add", "-A"], { cwd: src });
+      await s.git(["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "-m", `v${i}`], { cwd: src });
+      await s.git(["push", "-q", url, "main"], { cwd: src });
+    }
+    // with one largest object of 1 MiB, a push's bound (at least 2 MiB, 1,024 times the pack) would refuse the merge
+    const c = await compactPacks({ repoId: "23", objects: srv.objects, refs: srv.refs }, { limits: { maxObjectBytes: 1024 * 1024 + 1 } });
+    expect(c?.removed).toHaveLength(8);
+    const dir = s.path("expand-clone");
+    await s.git(["clone", "-q", url, dir]);
+    expect(readFileSync(`${dir}/zeros.bin`).subarray(7000, 7010).toString()).toBe("version 7\n");
+  });
+
   it("lets one of two racing compactions win; the loser stores nothing", async () => {
     const src = s.path("race");
     await makeHistory(s, src, { commits: 10, files: 5 });

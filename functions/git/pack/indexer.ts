@@ -46,7 +46,8 @@ export interface IndexLimits {
    * of a few hundred bytes chaining deltas that each claim hundreds of MiB made the server build
    * gigabytes (audit: 408 bytes, 3.27 GB of RSS); an honest history expands tens to hundreds of
    * times (a large generated file edited often, more). Resolving also never holds more than two
-   * largest objects' worth of bases at once (a chain holds only its current link).
+   * largest objects' worth of bases at once (a chain holds only its current link). Infinity for a
+   * pack the server makes from what it stored (compaction): neither bound then.
    */
   maxExpansion: number;
 }
@@ -594,7 +595,7 @@ async function scanAndResolve(
     // the bases the stack holds: a level is let go once its last child is taken (a chain holds one
     // link at a time), and what is held at once is bounded like one object pair
     let held = rootData.length;
-    const maxHeld = 2 * limits.maxObjectBytes;
+    const maxHeld = Number.isFinite(limits.maxExpansion) ? 2 * limits.maxObjectBytes : Number.POSITIVE_INFINITY;
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       if (top.k >= top.kids.length) {

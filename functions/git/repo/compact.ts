@@ -83,7 +83,9 @@ export async function compactPacks(
     repoId: ctx.repoId,
     store: ctx.objects,
     existing: all,
-    limits: { maxPackBytes: Number.MAX_SAFE_INTEGER, ...opts.limits },
+    // what it merges was accepted already: no bound on what the merged pack expands to (a push's
+    // bound, checked pack by pack, could refuse the merge of an honest history for good)
+    limits: { maxPackBytes: Number.MAX_SAFE_INTEGER, maxExpansion: Number.POSITIVE_INFINITY, ...opts.limits },
   });
   if (!indexed) return null;
   const drop = async () => ctx.objects.delete(ctx.repoId, packFileNames(indexed.record.id)).catch(() => {});
