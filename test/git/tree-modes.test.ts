@@ -149,3 +149,39 @@ describe("tree modes", () => {
     }
   });
 });
+
+describe("tree order (git fsck's errors)", () => {
+  it("a push bringing a tree out of git's order or with a name twice is refused whole, as git fsck flags it (treeNotSorted, duplicateEntries); git's own order is taken", async () => {
+    const blob = await hashLiterally("blob", "x\n");
+    const dir = await hashLiterally("tree", treeBytes([["100644", "in", blob]]));
+    const cases: { name: string; entries: [string, string, string][]; fsck: string | null }[] = [
+      { name: "unsorted", entries: [["100644", "b", blob], ["100644", "a", blob]], fsck: "treeNotSorted" },
+      { name: "a name twice", entries: [["100644", "a", blob], ["100644", "a", blob]], fsck: "duplicateEntries" },
+      { name: "a file and a directory of one name", entries: [["100644", "a", blob], ["40000", "a", dir]], fsck: "duplicateEntries" },
+      { name: "a file and a directory of one name, apart", entries: [["100644", "foo", blob], ["100644", "foo.bar", blob], ["40000", "foo", dir]], fsck: "duplicateEntries" },
+      { name: "a directory sorts as if it ended in /", entries: [["40000", "foo", dir], ["100644", "foo.bar", blob]], fsck: "treeNotSorted" },
+      { name: "git's order", entries: [["100644", "foo", blob], ["100644", "foo.bar", blob], ["40000", "foo0", dir], ["40000", "fop", dir]], fsck: null },
+      { name: "git's order, a directory before a longer file", entries: [["100644", "foo.bar", blob], ["40000", "foo", dir], ["100644", "foo0", blob]], fsck: null },
+    ];
+    let n = 0;
+    for (const c of cases) {
+      const tree = await hashLiterally("tree", treeBytes(c.entries));
+      const commit = await s.gitText(["commit-tree", tree, "-m", c.name], { cwd: src });
+      const repoId = `order${n++}`;
+      srv.refs.create(repoId);
+      // git's own verdict on the tree, in a repository of its own (fsck reads every stored object)
+      const alone = s.path(`order-fsck-${n}`);
+      await s.git(["init", "-q", "--bare", alone]);
+      await s.git(["push", "-q", alone, `${commit}:refs/heads/main`], { cwd: src });
+      const fsckOut = (await s.git(["fsck", "--no-dangling", "--no-progress"], { cwd: alone }).catch((e: { stderr: string }) => ({ stderr: e.stderr }))).stderr.toString();
+      if (c.fsck) expect(fsckOut, c.name).toContain(c.fsck);
+      else expect(fsckOut, `${c.name}: ${fsckOut}`).not.toMatch(/treeNotSorted|duplicateEntries/);
+      const pushed = await s.git(["push", "-q", `${srv.url}/${repoId}.git`, `${commit}:refs/heads/main`], { cwd: src }).then(() => "ok", (e: { stderr: string }) => String(e.stderr));
+      if (c.fsck) {
+        expect(pushed, c.name).toContain(`git fsck: ${c.fsck}`);
+        expect((await srv.refs.read(repoId)).refs, c.name).toEqual([]);
+      } else expect(pushed, c.name).toBe("ok");
+    }
+  });
+});
+

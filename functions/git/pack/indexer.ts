@@ -187,12 +187,19 @@ function collectLinks(type: ObjectType, data: Uint8Array, into: Collected): void
   } else if (type === "tree") {
     // raw scan: no string per entry (a large push has hundreds of thousands of entries)
     let p = 0;
+    let prev: { start: number; end: number; dir: boolean } | null = null;
+    // files a later directory of the same name could follow (git's fsck candidates: only a file
+    // whose next entry starts with its name, like `foo` before `foo.bar` and `foo/`)
+    let candidates: Set<string> | null = null;
     while (p < data.length) {
       let sp = p;
       while (sp < data.length && data[sp] !== 0x20) sp++;
       let nul = sp + 1;
       while (nul < data.length && data[nul] !== 0) nul++;
       check(sp > p && nul > sp + 1 && nul + 21 <= data.length, "truncated tree entry");
+      const name = { start: sp + 1, end: nul, dir: data[p] === 0x34 || (data[p] === 0x30 && data[p + 1] === 0x34) };
+      if (prev) candidates = checkOrder(data, prev, name, candidates);
+      prev = name;
       // a mode as git reads it (octal, `040000` too); one git's walk refuses ("malformed mode in
       // tree entry") fails the connectivity check, as git's does: the push is refused, not the pack
       let mode: string;
@@ -210,6 +217,35 @@ function collectLinks(type: ObjectType, data: Uint8Array, into: Collected): void
     const t = parseTag(data);
     links.add(fromHex(t.object), 0, expects(t.type));
   }
+}
+
+/**
+ * git's fsck verify_ordered for consecutive entries `a`, `b` (names compared as bytes, a
+ * directory's as if it ended in `/`): refused when out of order (treeNotSorted) or the same name
+ * twice (duplicateEntries), also a directory named as an earlier file with entries between them.
+ * Returns the candidates for that last case. These are git fsck's errors (its default severity):
+ * a client that fetches with `transfer.fsckObjects` cannot clone a repository holding such a tree,
+ * so a push bringing one is refused (git's receive-pack and Gitea take it unless
+ * `receive.fsckObjects`). Names git only warns of (`.`, `..`, `.git`, a `/`) are taken, as there;
+ * archives refuse them as `git archive` does.
+ */
+function checkOrder(data: Uint8Array, a: { start: number; end: number; dir: boolean }, b: { start: number; end: number; dir: boolean }, candidates: Set<string> | null): Set<string> | null {
+  const la = a.end - a.start;
+  const lb = b.end - b.start;
+  const len = Math.min(la, lb);
+  const cmp = Buffer.compare(data.subarray(a.start, a.start + len), data.subarray(b.start, b.start + len));
+  check(cmp <= 0, "tree entries out of order (git fsck: treeNotSorted)");
+  const bName = () => Buffer.from(data.subarray(b.start, b.end)).toString("latin1");
+  if (cmp === 0) {
+    check(la !== lb, "tree with duplicate entries (git fsck: duplicateEntries)");
+    const c1 = la > len ? data[a.start + len]! : a.dir ? 0x2f : 0;
+    const c2 = lb > len ? data[b.start + len]! : b.dir ? 0x2f : 0;
+    check(c1 < c2, "tree entries out of order (git fsck: treeNotSorted)");
+    // `a` a file that `b` starts with: a directory of `a`'s name may follow further on
+    if (!a.dir && la < lb) (candidates ??= new Set()).add(Buffer.from(data.subarray(a.start, a.end)).toString("latin1"));
+  }
+  if (b.dir && candidates?.has(bName())) check(false, "tree with duplicate entries (git fsck: duplicateEntries)");
+  return candidates;
 }
 
 /**
