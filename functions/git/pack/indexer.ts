@@ -242,7 +242,10 @@ function checkOrder(data: Uint8Array, a: { start: number; end: number; dir: bool
     const c2 = lb > len ? data[b.start + len]! : b.dir ? 0x2f : 0;
     check(c1 < c2, "tree entries out of order (git fsck: treeNotSorted)");
     // `a` a file that `b` starts with: a directory of `a`'s name may follow further on
-    if (!a.dir && la < lb) (candidates ??= new Set()).add(Buffer.from(data.subarray(a.start, a.end)).toString("latin1"));
+    if (!a.dir && la < lb) {
+      candidates ??= new Set();
+      candidates.add(Buffer.from(data.subarray(a.start, a.end)).toString("latin1"));
+    }
   }
   if (b.dir && candidates?.has(bName())) check(false, "tree with duplicate entries (git fsck: duplicateEntries)");
   return candidates;
