@@ -235,7 +235,6 @@ function checkOrder(data: Uint8Array, a: { start: number; end: number; dir: bool
   const len = Math.min(la, lb);
   const cmp = Buffer.compare(data.subarray(a.start, a.start + len), data.subarray(b.start, b.start + len));
   check(cmp <= 0, "tree entries out of order (git fsck: treeNotSorted)");
-  const bName = () => Buffer.from(data.subarray(b.start, b.end)).toString("latin1");
   if (cmp === 0) {
     check(la !== lb, "tree with duplicate entries (git fsck: duplicateEntries)");
     const c1 = la > len ? data[a.start + len]! : a.dir ? 0x2f : 0;
@@ -247,7 +246,7 @@ function checkOrder(data: Uint8Array, a: { start: number; end: number; dir: bool
       candidates.add(Buffer.from(data.subarray(a.start, a.end)).toString("latin1"));
     }
   }
-  if (b.dir && candidates?.has(bName())) check(false, "tree with duplicate entries (git fsck: duplicateEntries)");
+  if (b.dir && candidates) check(!candidates.has(Buffer.from(data.subarray(b.start, b.end)).toString("latin1")), "tree with duplicate entries (git fsck: duplicateEntries)");
   return candidates;
 }
 
@@ -449,7 +448,7 @@ async function scanAndResolve(
   let position = 0;
   let entryCrc = 0;
   // bytes the pack has expanded to so far (entries inflated, deltas resolved): at most
-  // maxExpansion times the bytes read, and never less than one largest object
+  // maxExpansion times the bytes read, and never less than two largest objects
   let expanded = 0;
   const expand = (n: number) => {
     expanded += n;

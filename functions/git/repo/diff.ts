@@ -306,7 +306,6 @@ async function sideOf(repo: Repository, oid: string | null, mode: string | null)
  * counts only the lines its content changed (none for a pure rename).
  */
 export async function changeStats(repo: Repository, changes: readonly Change[]): Promise<LineStats> {
-  const read = (oid: string | null, mode: string | null) => sideOf(repo, oid, mode);
   // Each blob is read for the rename search (which keeps its chunk counts, not its bytes) and again
   // for its file's stats, then let go: a commit of many large files holds two of them at a time.
   const renames = await findRenames(changes, async (path, oid, mode) => {
@@ -320,13 +319,13 @@ export async function changeStats(repo: Repository, changes: readonly Change[]):
     if (ch.status === "type-change") {
       // git shows a type change as the old file deleted and the new one added
       for (const [o, m, side] of [[ch.oldOid, ch.oldMode, "deletions"], [ch.newOid, ch.newMode, "additions"]] as const) {
-        const s = lineStats(EMPTY, await read(o, m));
+        const s = lineStats(EMPTY, await sideOf(repo, o, m));
         if (s) total[side] += s.additions;
       }
       continue;
     }
     const src = renames.get(ch);
-    const s = src ? lineStats(await read(src.oldOid, src.oldMode), await read(ch.newOid, ch.newMode)) : lineStats(await read(ch.oldOid, ch.oldMode), await read(ch.newOid, ch.newMode));
+    const s = src ? lineStats(await sideOf(repo, src.oldOid, src.oldMode), await sideOf(repo, ch.newOid, ch.newMode)) : lineStats(await sideOf(repo, ch.oldOid, ch.oldMode), await sideOf(repo, ch.newOid, ch.newMode));
     if (s) {
       total.additions += s.additions;
       total.deletions += s.deletions;
