@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ZERO_OID } from "../../functions/git/bytes.ts";
+import { serveGit } from "../../functions/git/http.ts";
 import { FLUSH, MAX_PKT, pkt } from "../../functions/git/pkt-line.ts";
 import { commitBarrier, makeHistory, Scratch } from "./helpers.ts";
 import { type GitServer, startGitServer } from "./server.ts";
@@ -206,7 +207,49 @@ describe("gzip rule: a body that claims gzip and is not answers 400 with a plain
       });
       expect(res.status).toBe(400);
       expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
-      expect(await res.text()).toMatch(/gzip/);
+      // the reason is zlib's (Node's DecompressionStream keeps it in the error's cause)
+      expect(await res.text()).toMatch(/not valid gzip \(Content-Encoding: gzip\): \S/);
+    });
+  }
+
+  it("a gzip stream cut short names its reason too", async () => {
+    const { url } = newRepo();
+    const { gzipSync } = await import("node:zlib");
+    const cut = gzipSync(Buffer.concat([pkt("command=ls-refs\n"), FLUSH])).subarray(0, 14);
+    const res = await fetch(`${url}/git-upload-pack`, { method: "POST", headers: { "content-encoding": "gzip", "git-protocol": "version=2", "content-type": "application/x-git-upload-pack-request" }, body: cut });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/not valid gzip \(Content-Encoding: gzip\): \S/);
+  });
+});
+
+describe("client-gone rule: a request body that fails while it is read (the client went away) is a 400, never an internal error", () => {
+  /** A body that sends `first` and then fails as Node's does when the client's socket closes. */
+  const failingBody = (first: Uint8Array) =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(first);
+      },
+      pull(c) {
+        c.error(Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
+      },
+    });
+  for (const [service, first, version] of [
+    ["git-upload-pack", pkt(`want ${"1".repeat(40)}\n`), "version=0"],
+    ["git-upload-pack", pkt("command=fetch\n"), "version=2"],
+    ["git-receive-pack", pkt(`${ZERO_OID} ${"1".repeat(40)} refs/heads/x\0report-status\n`), "version=0"],
+  ] as const) {
+    it(`${service} (${version})`, async () => {
+      const { id } = newRepo();
+      const req = new Request(`http://git.test/${id}.git/${service}`, {
+        method: "POST",
+        headers: { "content-type": `application/x-${service}-request`, "git-protocol": version },
+        body: failingBody(first),
+        duplex: "half",
+      } as RequestInit);
+      const res = await serveGit({ repoId: id, objects: srv.objects, refs: srv.refs }, req, `/${service}`);
+      expect(res.status).toBe(400);
+      expect(await res.text()).toBe("the request body could not be read: aborted\n");
+      expect((await srv.refs.read(id)).refs).toEqual([]);
     });
   }
 });

@@ -586,6 +586,38 @@ describe("bad input over HTTP", () => {
     });
     expect(Buffer.from(await res.arrayBuffer()).toString()).toMatch(/ERR upload-pack: not our ref 1{40}/);
   });
+
+  describe("v2 request-head rule: refused as git's serve.c refuses it, with an ERR line", () => {
+    const cases: [string, string[], RegExp][] = [
+      ["a second command", ["command=ls-refs", "command=fetch"], /^ERR command 'fetch' requested after already requesting command 'ls-refs'$/],
+      ["a command not served", ["command=object-info"], /^ERR invalid command 'object-info'$/],
+      ["no command", ["agent=test/1"], /^ERR no command requested$/],
+      ["a sha256 client (git's own message, so git says why it cannot fetch)", ["command=ls-refs", "object-format=sha256"], /^ERR mismatched object format: server sha1; client sha256$/],
+      ["an unknown object format", ["command=ls-refs", "object-format=md5"], /^ERR unknown object format 'md5'$/],
+    ];
+    for (const [what, head, answer] of cases) {
+      it(what, async () => {
+        const { url } = newRepo();
+        const res = await fetch(`${url}/git-upload-pack`, {
+          method: "POST",
+          headers: { "git-protocol": "version=2" },
+          body: Buffer.concat([...head.map((l) => pkt(`${l}\n`)), FLUSH]) as Uint8Array<ArrayBuffer>,
+        });
+        const text = Buffer.from(await res.arrayBuffer()).toString();
+        expect(text.slice(4).replace(/\n$/, "")).toMatch(answer);
+      });
+    }
+
+    it("object-format=sha1 and an agent are taken", async () => {
+      const { url } = newRepo();
+      const res = await fetch(`${url}/git-upload-pack`, {
+        method: "POST",
+        headers: { "git-protocol": "version=2" },
+        body: Buffer.concat([pkt("command=ls-refs\n"), pkt("agent=test/1\n"), pkt("object-format=sha1\n"), FLUSH]) as Uint8Array<ArrayBuffer>,
+      });
+      expect(Buffer.from(await res.arrayBuffer()).toString()).not.toContain("ERR");
+    });
+  });
 });
 
 describe("partial clone (--filter)", () => {

@@ -60,15 +60,23 @@ export class RequestBodyError extends GitError {
   }
 }
 
+/** What a failed body read says: Node's DecompressionStream throws a TypeError without a message, its reason in `cause`. */
+function readFailure(e: unknown): string {
+  for (let cur = e; cur instanceof Error; cur = cur.cause) if (cur.message) return cur.message;
+  return String(e);
+}
+
 /**
- * The request body, gunzipped when the client compressed it (git does for large fetch requests);
- * a body that does not decode fails the read with a `RequestBodyError`.
+ * The request body, gunzipped when the client compressed it (git does for large fetch requests).
+ * A body that does not decode, or whose client went away while it was read (Node's `aborted`),
+ * fails the read with a `RequestBodyError`: a 400 for a request that never arrived, not an
+ * internal error.
  */
 export function requestBody(req: Request): ReadableStream<Uint8Array> {
   const body = req.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
   const enc = req.headers.get("content-encoding")?.toLowerCase();
-  if (enc !== "gzip" && enc !== "x-gzip") return body;
-  const reader = body.pipeThrough(new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>).getReader();
+  const gzip = enc === "gzip" || enc === "x-gzip";
+  const reader = (gzip ? body.pipeThrough(new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>) : body).getReader();
   return new ReadableStream<Uint8Array>({
     async pull(ctl) {
       try {
@@ -76,7 +84,7 @@ export function requestBody(req: Request): ReadableStream<Uint8Array> {
         if (done) ctl.close();
         else ctl.enqueue(value);
       } catch (e) {
-        ctl.error(new RequestBodyError(`the request body is not valid gzip (Content-Encoding: ${enc}): ${e instanceof Error ? e.message : String(e)}`));
+        ctl.error(new RequestBodyError(gzip ? `the request body is not valid gzip (Content-Encoding: ${enc}): ${readFailure(e)}` : `the request body could not be read: ${readFailure(e)}`));
       }
     },
     async cancel(reason) {

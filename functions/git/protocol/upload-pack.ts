@@ -91,11 +91,33 @@ async function uploadPackV2(ctx: GitContext, reader: ByteReader): Promise<Readab
   const pkts = new PktReader(reader);
   const head = await readSection(pkts, ctx, true);
   if (head.lines.length === 0) return new Uint8Array(0); // an empty request: nothing to do
-  const command = head.lines.find((l) => l.startsWith("command="))?.slice(8);
+  const command = requestedCommand(head.lines);
   const args = head.end === "delim" ? (await readSection(pkts, ctx)).lines : [];
   if (command === "ls-refs") return lsRefs(ctx, args);
-  if (command === "fetch") return fetchV2(ctx, args);
-  throw new GitError("bad-request", `unknown command '${command ?? ""}'`);
+  return fetchV2(ctx, args);
+}
+
+/**
+ * The command of a v2 request's first section, refused as git's serve.c refuses it: a second
+ * `command=`, one the server does not serve, none at all, or an `object-format` other than the
+ * repository's (sha1; git names a known other format a mismatch).
+ */
+function requestedCommand(lines: readonly string[]): "ls-refs" | "fetch" {
+  let command: string | null = null;
+  for (const line of lines) {
+    if (line.startsWith("command=")) {
+      const name = line.slice(8);
+      if (command !== null) throw new GitError("bad-request", `command '${name}' requested after already requesting command '${command}'`);
+      if (name !== "ls-refs" && name !== "fetch") throw new GitError("bad-request", `invalid command '${name}'`);
+      command = name;
+    } else if (line.startsWith("object-format=")) {
+      const format = line.slice(14);
+      if (format === "sha256") throw new GitError("bad-request", "mismatched object format: server sha1; client sha256");
+      if (format !== "sha1") throw new GitError("bad-request", `unknown object format '${format}'`);
+    }
+  }
+  if (command === null) throw new GitError("bad-request", "no command requested");
+  return command as "ls-refs" | "fetch";
 }
 
 /**
