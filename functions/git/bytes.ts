@@ -158,3 +158,38 @@ export class ByteReader {
     await this.reader.cancel().catch(() => {});
   }
 }
+
+/** A stream that yields `parts` (bytes or streams) one after another. */
+export function concatStreams(parts: (Uint8Array | ReadableStream<Uint8Array> | (() => Promise<ReadableStream<Uint8Array> | Uint8Array>))[]): ReadableStream<Uint8Array> {
+  let i = 0;
+  let cur: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  return new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      for (;;) {
+        if (cur) {
+          const { done, value } = await cur.read();
+          if (!done) {
+            ctl.enqueue(value);
+            return;
+          }
+          cur = null;
+        }
+        if (i >= parts.length) {
+          ctl.close();
+          return;
+        }
+        let p = parts[i++]!;
+        if (typeof p === "function") p = await p();
+        if (p instanceof Uint8Array) {
+          if (p.length > 0) {
+            ctl.enqueue(p);
+            return;
+          }
+        } else cur = p.getReader();
+      }
+    },
+    async cancel(reason) {
+      await cur?.cancel(reason);
+    },
+  });
+}

@@ -8,6 +8,8 @@
  * `If-Modified-Since` (when no `If-None-Match` is given).
  */
 
+import { concatStreams } from "../git/bytes.ts";
+
 export interface ByteRange {
   start: number;
   length: number;
@@ -73,18 +75,39 @@ export function notModifiedSince(ifModifiedSince: string | undefined, lastModifi
 
 const contentRange = (r: ByteRange, size: number) => `bytes ${r.start}-${r.start + r.length - 1}/${size}`;
 
+/** A file to answer from: its size and any slice of it (bytes, or a stream for a file not held whole). */
+export interface SizedBody {
+  size: number;
+  slice(start: number, length: number): Uint8Array | ReadableStream<Uint8Array>;
+}
+
+/**
+ * `stream` as a body that keeps its `Content-Length`: workerd sends a plain stream chunked, without
+ * the header the caller set, unless the stream is a FixedLengthStream of its length (Workers'
+ * documented way); Node's server keeps the header as it is.
+ */
+export function sizedStream(stream: ReadableStream<Uint8Array>, length: number): ReadableStream<Uint8Array> {
+  const Fixed = (globalThis as { FixedLengthStream?: new (n: number) => TransformStream<Uint8Array, Uint8Array> }).FixedLengthStream;
+  return Fixed ? stream.pipeThrough(new Fixed(length)) : stream;
+}
+
+const sized = (b: Uint8Array | ReadableStream<Uint8Array>, length: number) => (b instanceof Uint8Array ? b : sizedStream(b, length));
+
+const bodyOf = (data: Uint8Array | SizedBody): SizedBody => (data instanceof Uint8Array ? { size: data.length, slice: (start, length) => data.subarray(start, start + length) } : data);
+
 /**
  * The answer to a GET of `data` given its `Range` and `If-Range`: null for the whole file (200, the
  * caller's own answer with `Accept-Ranges: bytes`), else the status, headers (merged over the
- * caller's) and body of a 206 or 416.
+ * caller's) and body of a 206 or 416 (a stream when a part of a streamed file is).
  */
 export function rangeAnswer(
-  data: Uint8Array,
+  data: Uint8Array | SizedBody,
   req: { range?: string; ifRange?: string },
   file: { etag: string; lastModified: Date | null; contentType: string },
-): { status: 206 | 416; headers: Record<string, string>; body: Uint8Array } | null {
+): { status: 206 | 416; headers: Record<string, string>; body: Uint8Array | ReadableStream<Uint8Array> } | null {
   if (!req.range || !ifRangeHolds(req.ifRange, file.etag, file.lastModified)) return null;
-  const size = data.length;
+  const src = bodyOf(data);
+  const size = src.size;
   const ranges = parseRange(req.range, size);
   if (ranges === "unsatisfiable" && size === 0) return null;
   if (ranges === "unsatisfiable" || ranges === "invalid") {
@@ -96,21 +119,25 @@ export function rangeAnswer(
   if (ranges.length === 0 || ranges.reduce((n, r) => n + r.length, 0) > size) return null;
   if (ranges.length === 1) {
     const r = ranges[0]!;
-    return { status: 206, headers: { "Content-Range": contentRange(r, size), "Content-Length": String(r.length), "Accept-Ranges": "bytes" }, body: data.subarray(r.start, r.start + r.length) };
+    return { status: 206, headers: { "Content-Range": contentRange(r, size), "Content-Length": String(r.length), "Accept-Ranges": "bytes" }, body: sized(src.slice(r.start, r.length), r.length) };
   }
   const boundary = [...crypto.getRandomValues(new Uint8Array(30))].map((b) => b.toString(16).padStart(2, "0")).join("");
   const enc = new TextEncoder();
-  const parts: Uint8Array[] = [];
+  const parts: (Uint8Array | ReadableStream<Uint8Array>)[] = [];
   for (const [i, r] of ranges.entries()) {
     parts.push(enc.encode(`${i === 0 ? "" : "\r\n"}--${boundary}\r\nContent-Range: ${contentRange(r, size)}\r\nContent-Type: ${file.contentType}\r\n\r\n`));
-    parts.push(data.subarray(r.start, r.start + r.length));
+    parts.push(src.slice(r.start, r.length));
   }
   parts.push(enc.encode(`\r\n--${boundary}--\r\n`));
-  const body = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  const headers = { "Content-Type": `multipart/byteranges; boundary=${boundary}`, "Accept-Ranges": "bytes" };
+  const length = (p: Uint8Array | ReadableStream<Uint8Array>, i: number) => (p instanceof Uint8Array ? p.length : ranges[(i - 1) / 2]!.length);
+  const total = parts.reduce((n, p, i) => n + length(p, i), 0);
+  if (parts.some((p) => !(p instanceof Uint8Array))) return { status: 206, headers: { ...headers, "Content-Length": String(total) }, body: sizedStream(concatStreams(parts), total) };
+  const body = new Uint8Array(total);
   let at = 0;
-  for (const p of parts) {
+  for (const p of parts as Uint8Array[]) {
     body.set(p, at);
     at += p.length;
   }
-  return { status: 206, headers: { "Content-Type": `multipart/byteranges; boundary=${boundary}`, "Content-Length": String(body.length), "Accept-Ranges": "bytes" }, body };
+  return { status: 206, headers: { ...headers, "Content-Length": String(total) }, body };
 }

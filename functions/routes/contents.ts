@@ -9,7 +9,7 @@ import { errorResponses } from "../lib/errors.ts";
 import { objectsOf } from "../lib/git-storage.ts";
 import { jsonBody, jsonResponse, pathParam, withSlashes } from "../lib/openapi.ts";
 import { textParam } from "../lib/query.ts";
-import { notModifiedSince, rangeAnswer } from "../lib/ranges.ts";
+import { notModifiedSince, rangeAnswer, sizedStream } from "../lib/ranges.ts";
 import { changeFiles, contentsWriterGuard, getContents, getContentsExt, getFileContents, getRawFile, parseIncludes, type FileOperation, type RawAt } from "../services/contents.ts";
 import { codeReaderGuard } from "../services/repos.ts";
 import {
@@ -152,8 +152,14 @@ contents.openapi({ ...repoGetContentsExt, path: "/repos/{owner}/{repo}/contents-
 /** Gitea's StaticCacheTime (6 h), the max-age of served files in production. */
 const STATIC_CACHE_SECONDS = 6 * 60 * 60;
 
-/** Gitea's typesniffer + ServeUserContentByReader: the Content-Type of served bytes. */
-export function sniffContentType(data: Uint8Array): string {
+/** How much of a file `sniffContentType` looks at. */
+const SNIFF_BYTES = 4096;
+
+/**
+ * Gitea's typesniffer + ServeUserContentByReader: the Content-Type of served bytes, from `data` —
+ * the file, or its first SNIFF_BYTES when it is `size` bytes long.
+ */
+export function sniffContentType(data: Uint8Array, size = data.length): string {
   const head = data.subarray(0, 1024);
   const starts = (sig: number[], at = 0) => sig.every((b, i) => head[at + i] === b);
   const ascii = (s: string, at = 0) => starts([...s].map((ch) => ch.charCodeAt(0)), at);
@@ -176,11 +182,11 @@ export function sniffContentType(data: Uint8Array): string {
   if (/^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(new TextDecoder().decode(head))) return "image/svg+xml";
   // Text is never served as HTML; its charset as detected (UTF-8 when it decodes as such).
   try {
-    new TextDecoder("utf-8", { fatal: true }).decode(data.length > 4096 ? data.subarray(0, 4096) : data);
+    new TextDecoder("utf-8", { fatal: true }).decode(size > SNIFF_BYTES ? data.subarray(0, SNIFF_BYTES) : data);
     return "text/plain; charset=utf-8";
   } catch {
     // A multi-byte character cut at the sample's end is still UTF-8.
-    return data.length > 4096 && isUtf8Prefix(data.subarray(0, 4096)) ? "text/plain; charset=utf-8" : "text/plain; charset=iso-8859-1";
+    return size > SNIFF_BYTES && isUtf8Prefix(data.subarray(0, SNIFF_BYTES)) ? "text/plain; charset=utf-8" : "text/plain; charset=iso-8859-1";
   }
 }
 
@@ -220,23 +226,30 @@ export async function serveRaw(c: Context<AppEnv>, owner: string, repo: string, 
         : `max-age=0, ${blob.isPublic ? "public" : "private"}, must-revalidate, no-transform`,
   };
   if (blob.lastModified) headers["Last-Modified"] = blob.lastModified.toUTCString();
-  if (!blob.data) return c.body(null, 304, headers);
+  const src = blob.body;
+  if (!src) return c.body(null, 304, headers);
   // Go's checkIfModifiedSince (http.ServeContent): without If-None-Match, a file not changed since → 304
   if (!c.req.header("If-None-Match") && notModifiedSince(c.req.header("If-Modified-Since"), blob.lastModified)) return c.body(null, 304, headers);
-  const type = sniffContentType(blob.data);
+  const type = sniffContentType(src.data ?? (await bytesOf(src.range(0, Math.min(src.size, SNIFF_BYTES)))), src.size);
   Object.assign(headers, {
     "Content-Type": type,
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": type === "application/pdf" ? "default-src 'none'; style-src 'unsafe-inline'" : "default-src 'none'; style-src 'unsafe-inline'; sandbox",
     "Content-Disposition": contentDisposition(blob.name),
     "Access-Control-Expose-Headers": "Content-Disposition",
-    "Content-Length": String(blob.data.length),
+    "Content-Length": String(src.size),
     "Accept-Ranges": "bytes",
   });
   // byte ranges (a resumed download) as Gitea's http.ServeContent answers them
-  const part = rangeAnswer(blob.data, { range: c.req.header("Range"), ifRange: c.req.header("If-Range") }, { etag: headers.ETag!, lastModified: blob.lastModified, contentType: type });
+  const body = src.data ?? { size: src.size, slice: (start: number, length: number) => src.range(start, length) };
+  const part = rangeAnswer(body, { range: c.req.header("Range"), ifRange: c.req.header("If-Range") }, { etag: headers.ETag!, lastModified: blob.lastModified, contentType: type });
   if (part) return c.body(part.body as Uint8Array<ArrayBuffer>, part.status, { ...headers, ...part.headers });
-  return c.body(blob.data as Uint8Array<ArrayBuffer>, 200, headers);
+  return c.body((src.data ?? sizedStream(src.range(0, src.size), src.size)) as Uint8Array<ArrayBuffer>, 200, headers);
+}
+
+/** All of a (short) stream's bytes. */
+async function bytesOf(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
 /** The API's raw and media routes: `{ref}/{filepath}` or `?ref=`, guessed as Gitea's RepoRefForAPI. */

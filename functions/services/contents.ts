@@ -15,7 +15,7 @@ import { entryNamed, MODE } from "../git/objects/tree.ts";
 import { createCommit, type FileChange } from "../git/repo/commit.ts";
 import { Repository, type PathEntry } from "../git/repo/repository.ts";
 import type { ObjectStore } from "../git/storage/object-store.ts";
-import { LruCache } from "../git/pack/reader.ts";
+import { LruCache, type ObjectSource } from "../git/pack/reader.ts";
 import { DateQueue } from "../git/walk.ts";
 import type { Ctx } from "../lib/context.ts";
 import { ApiError, badRequest, forbidden, NOT_FOUND_MESSAGE, notFound, unprocessable } from "../lib/errors.ts";
@@ -451,8 +451,8 @@ export interface RawBlob {
   lastModified: Date | null;
   /** The repository is public and its owner too (Gitea's public cache). */
   isPublic: boolean;
-  /** The bytes, read only when the caller does not hold them already (`null` on a matching ETag). */
-  data: Uint8Array | null;
+  /** The bytes (streamed when large), read only when the caller does not hold them already (`null` on a matching ETag). */
+  body: ObjectSource | null;
 }
 
 /** The kinds of ref Gitea's web paths name: `/raw/branch/…`, `/raw/tag/…`, `/raw/commit/…`. */
@@ -543,7 +543,7 @@ export async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, 
     const oid = /^[0-9a-f]{40}$/.test(at.sha) ? await git.objectById(at.sha) : null;
     if (!oid || (await git.reader.typeOf(oid)) !== "blob") throw notFound();
     const matches = matchesTag(oid);
-    return { name: ".", oid, objectType: "file", lastModified: null, isPublic, data: matches ? null : await git.readBlob(oid) };
+    return { name: ".", oid, objectType: "file", lastModified: null, isPublic, body: matches ? null : await git.blobSource(oid) };
   }
   const ref = await rawRefOf(git, repo.defaultBranch, at);
   if (!ref?.commit) throw notFoundWith(ctx, "unable to find a git ref", []);
@@ -561,7 +561,7 @@ export async function getRawFile(ctx: Ctx, objects: ObjectStore, owner: string, 
     // an HTTP date needs a four-digit year: a commit time outside that range sends none
     lastModified: last && last.committer.timestamp >= 0 && last.committer.timestamp <= MAX_SIGNATURE_TIME ? new Date(last.committer.timestamp * 1000) : null,
     isPublic,
-    data: matches ? null : await git.readBlob(entry.oid),
+    body: matches ? null : await git.blobSource(entry.oid),
   };
 }
 

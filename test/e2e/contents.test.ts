@@ -299,6 +299,40 @@ for (const target of targets()) {
       expect(anon.status).toBe(404);
     });
 
+    it("large-raw rule: a file over 1 MiB stored whole is streamed with the same headers, ranges and sniffing as a small one", async () => {
+      const u = await newUser();
+      const r = await newRepo(u, { auto_init: true });
+      const binary = randomBytes(3 * 1024 * 1024 + 17);
+      binary[0] = 0;
+      const line = "text that is UTF-8: \u00e9t\u00e9 \u2014 and more\n";
+      const textual = Buffer.from(line.repeat(Math.ceil((2 * 1024 * 1024) / line.length)));
+      for (const [path, bytes] of [["big/blob.bin", binary], ["big/notes.txt", textual]] as const) {
+        const put = await call("POST", `${r.api}/contents/${path}`, { ...as(u), json: { content: b64(bytes) } });
+        expect(put.status).toBe(201);
+      }
+      const raw = await call("GET", `${r.api}/raw/big/blob.bin`, as(u));
+      expect(raw.status).toBe(200);
+      expect(roundTrips(raw)).toBe(1);
+      expect(raw.headers.get("Content-Type")).toBe("application/octet-stream");
+      expect(raw.headers.get("Content-Length")).toBe(String(binary.length));
+      expect(Buffer.from(await raw.arrayBuffer()).equals(binary)).toBe(true);
+      const txt = await call("GET", `${r.api}/media/big/notes.txt`, as(u));
+      expect(txt.headers.get("Content-Type")).toBe("text/plain; charset=utf-8");
+      expect(Buffer.from(await txt.arrayBuffer()).equals(textual)).toBe(true);
+      const ranged = (range: string) => call("GET", `${r.api}/raw/big/blob.bin`, { headers: { ...tokenAuth(u.token), Range: range } });
+      const mid = await ranged("bytes=2000000-2000099");
+      expect({ status: mid.status, range: mid.headers.get("Content-Range"), length: mid.headers.get("Content-Length") }).toEqual({ status: 206, range: `bytes 2000000-2000099/${binary.length}`, length: "100" });
+      expect(Buffer.from(await mid.arrayBuffer()).equals(binary.subarray(2_000_000, 2_000_100))).toBe(true);
+      const tail = await ranged("bytes=-7");
+      expect(Buffer.from(await tail.arrayBuffer()).equals(binary.subarray(-7))).toBe(true);
+      const parts = await ranged("bytes=0-1,3000000-3000001");
+      const body = Buffer.from(await parts.arrayBuffer());
+      expect(parts.headers.get("Content-Length")).toBe(String(body.length));
+      expect(body.includes(binary.subarray(3_000_000, 3_000_002))).toBe(true);
+      const head = await call("HEAD", `${r.api}/raw/big/blob.bin`, as(u));
+      expect([head.status, head.headers.get("Content-Length")]).toEqual([200, String(binary.length)]);
+    });
+
     it("web raw rule: download_url and Gitea's /raw and /media paths (a branch with slashes by its first matching prefix, HEAD, tag, commit, blob id) answer as the API's raw route, in one round trip; /raw/* redirects; hidden ≡ missing; scopes apply", async () => {
       const u = await newUser();
       const other = await newUser();

@@ -220,6 +220,63 @@ describe("indexer", () => {
     }
   });
 
+  describe("source rule: an object stored whole above the threshold is inflated as it is read, never built", () => {
+    let record: PackRecord;
+    let big: string;
+    let bytes: Buffer;
+    beforeAll(async () => {
+      record = (await index("31", await packOf("main")))!.record;
+      big = await s.gitText(["rev-parse", "main:big.bin"], { cwd: repo });
+      bytes = (await s.git(["cat-file", "blob", big], { cwd: repo })).stdout;
+    });
+    const read = (stream: ReadableStream<Uint8Array>) => new Response(stream).arrayBuffer().then((b) => Buffer.from(b));
+
+    it("whole and in ranges, with git's bytes, by a reader that could not build it (maxObjectBytes below its size)", async () => {
+      const reader = await ObjectReader.open(store, [record], { maxObjectBytes: 1000 });
+      await expect(reader.read(big)).rejects.toThrow(/exceeds the limit/);
+      const src = (await reader.source(big, 100_000))!;
+      expect({ type: src.type, size: src.size, data: src.data }).toEqual({ type: "blob", size: bytes.length, data: null });
+      expect((await read(src.range(0, src.size))).equals(bytes)).toBe(true);
+      expect((await read(src.range(123_457, 5_000))).equals(bytes.subarray(123_457, 128_457))).toBe(true);
+      expect((await read(src.range(bytes.length - 3, 3))).equals(bytes.subarray(-3))).toBe(true);
+    });
+
+    it("a range at the start stops reading the stored bytes once it is sent", async () => {
+      let pulled = 0;
+      const counting: ObjectStore = Object.assign(Object.create(store) as DirectoryObjectStore, {
+        stream: async (id: string, name: string, range?: { offset: number; length: number }) =>
+          (await store.stream(id, name, range))!.pipeThrough(
+            new TransformStream<Uint8Array, Uint8Array>({
+              transform(chunk, ctl) {
+                pulled += chunk.length;
+                ctl.enqueue(chunk);
+              },
+            }),
+          ),
+      });
+      const src = (await (await ObjectReader.open(counting, [record])).source(big, 100_000))!;
+      expect((await read(src.range(0, 100))).equals(bytes.subarray(0, 100))).toBe(true);
+      expect(pulled).toBeGreaterThan(0);
+      expect(pulled).toBeLessThan(bytes.length / 2);
+    });
+
+    it("below the threshold, or stored as a delta, the object is built as read() builds it", async () => {
+      const reader = await ObjectReader.open(store, [record]);
+      const small = (await reader.source(big, bytes.length))!;
+      expect(Buffer.from(small.data!).equals(bytes)).toBe(true);
+      expect((await read(small.range(10, 20))).equals(bytes.subarray(10, 30))).toBe(true);
+      expect(await reader.source("0".repeat(40))).toBeNull();
+    });
+
+    it("stored bytes that end early fail the stream (corrupt), never a short answer that looks whole", async () => {
+      const cut: ObjectStore = Object.assign(Object.create(store) as DirectoryObjectStore, {
+        stream: (id: string, name: string, range?: { offset: number; length: number }) => store.stream(id, name, range && { offset: range.offset, length: Math.floor(range.length / 2) }),
+      });
+      const src = (await (await ObjectReader.open(cut, [record])).source(big, 100_000))!;
+      await expect(read(src.range(0, src.size))).rejects.toThrow();
+    });
+  });
+
   it("reports objects that are neither in the pack nor in the repository (connectivity)", async () => {
     const pack = await packOf("main\n^main~5"); // not thin: full objects, but parents are absent
     const r = (await index("4", pack))!;

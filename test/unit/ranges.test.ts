@@ -4,7 +4,10 @@ import { ifRangeHolds, notModifiedSince, parseRange, rangeAnswer } from "../../f
 
 const data = new TextEncoder().encode("0123456789");
 const file = { etag: '"abc"', lastModified: new Date("2024-05-01T10:00:00Z"), contentType: "text/plain; charset=utf-8" };
-const text = (b: Uint8Array) => new TextDecoder().decode(b);
+const text = (b: Uint8Array | ReadableStream<Uint8Array>) => {
+  if (!(b instanceof Uint8Array)) throw new Error("a body held whole was expected");
+  return new TextDecoder().decode(b);
+};
 
 describe("parseRange (Go's parseRange)", () => {
   it("reads first-last, open-ended and suffix ranges, clamps to the size, skips empty parts", () => {
@@ -35,8 +38,29 @@ describe("rangeAnswer", () => {
     const a = rangeAnswer(data, { range: "bytes=0-1,8-" }, file)!;
     const boundary = /boundary=(\w+)$/.exec(a.headers["Content-Type"]!)![1];
     expect(text(a.body)).toBe(`--${boundary}\r\nContent-Range: bytes 0-1/10\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n01\r\n--${boundary}\r\nContent-Range: bytes 8-9/10\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n89\r\n--${boundary}--\r\n`);
-    expect(a.headers["Content-Length"]).toBe(String(a.body.length));
+    expect(a.headers["Content-Length"]).toBe(String(text(a.body).length));
     expect(rangeAnswer(data, { range: "bytes=0-8,1-9" }, file)).toBeNull();
+  });
+
+  it("a file not held whole (a streamed blob): the same parts, streamed, with the Content-Length of what is sent", async () => {
+    const asked: [number, number][] = [];
+    const streamed = {
+      size: data.length,
+      slice: (start: number, length: number) => {
+        asked.push([start, length]);
+        return new Response(data.slice(start, start + length)).body!;
+      },
+    };
+    const one = rangeAnswer(streamed, { range: "bytes=2-4" }, file)!;
+    expect(one.body).toBeInstanceOf(ReadableStream);
+    expect(await new Response(one.body as ReadableStream<Uint8Array>).text()).toBe("234");
+    expect(one.headers).toMatchObject({ "Content-Range": "bytes 2-4/10", "Content-Length": "3" });
+    const several = rangeAnswer(streamed, { range: "bytes=0-1,8-" }, file)!;
+    const boundary = /boundary=(\w+)$/.exec(several.headers["Content-Type"]!)![1];
+    const sent = await new Response(several.body as ReadableStream<Uint8Array>).text();
+    expect(sent).toBe(`--${boundary}\r\nContent-Range: bytes 0-1/10\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n01\r\n--${boundary}\r\nContent-Range: bytes 8-9/10\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n89\r\n--${boundary}--\r\n`);
+    expect(several.headers["Content-Length"]).toBe(String(new TextEncoder().encode(sent).length));
+    expect(asked).toEqual([[2, 3], [0, 2], [8, 2]]);
   });
 
   it("416 for no overlap (Content-Range bytes */size) or a malformed header; an empty file is sent whole", () => {

@@ -4,9 +4,10 @@
  * it and applies delta chains. Two size-bounded LRU caches keep memory flat: file blocks (so many
  * small entries cost few storage reads, which matters on R2) and inflated objects (delta bases).
  */
+import { concatStreams } from "../bytes.ts";
 import { GitError } from "../errors.ts";
 import { type GitObject, TYPE_NAME } from "../objects/object.ts";
-import type { ObjectStore } from "../storage/object-store.ts";
+import type { ByteRange, ObjectStore } from "../storage/object-store.ts";
 import { idxFileName, packFileName, revFileName } from "../storage/object-store.ts";
 import type { PackRecord } from "../storage/ref-store.ts";
 import { applyDelta, deltaTargetSize } from "./delta.ts";
@@ -107,6 +108,22 @@ export class StoredPack {
     return k + 1 < offsets.length ? offsets[k + 1]! : this.record.size - PACK_TRAILER_SIZE;
   }
 }
+
+/**
+ * An object to send: its bytes, or — a large object stored whole — its bytes inflated as they are
+ * read, so sending it holds a chunk, never the object (Gitea streams blobs from `git cat-file`).
+ */
+export interface ObjectSource {
+  type: GitObject["type"];
+  size: number;
+  /** The whole object; null when it is streamed. */
+  data: Uint8Array | null;
+  /** Bytes [start, start + length) of the object. */
+  range(start: number, length: number): ReadableStream<Uint8Array>;
+}
+
+/** Objects stored whole and larger than this are streamed by `ObjectReader.source`. */
+export const STREAM_ABOVE = 1024 * 1024;
 
 /** A raw (still compressed) entry as stored. */
 export interface RawEntry {
@@ -364,6 +381,65 @@ export class ObjectReader {
     if (!h) throw new GitError("corrupt", "truncated entry header");
     if (h.type !== OBJ_OFS_DELTA && h.type !== OBJ_REF_DELTA) return h.size;
     return deltaTargetSize((await this.readEntry(loc.pack, loc.offset)).data);
+  }
+
+  /**
+   * `oid` to send, or null when absent: an object stored whole (not a delta) larger than
+   * `streamAbove` is inflated from its stored range as it is read, without `maxObjectBytes`
+   * (nothing is built); anything else is read as `read` reads it.
+   */
+  async source(oid: string, streamAbove = STREAM_ABOVE): Promise<ObjectSource | null> {
+    const loc = this.locate(oid);
+    if (!loc) return null;
+    const { pack, offset } = loc;
+    let o = this.objects.get(`${pack.record.repoId}/${pack.record.id}@${offset}`);
+    if (!o) {
+      const head = await this.readPackBytes(pack, offset, Math.min(32, pack.record.size - PACK_TRAILER_SIZE - offset));
+      const h = parseEntryHeader(head, 0);
+      if (!h) throw new GitError("corrupt", "truncated entry header");
+      if (h.type !== OBJ_OFS_DELTA && h.type !== OBJ_REF_DELTA && h.size > streamAbove) {
+        await this.loadOrder(pack);
+        const from = offset + h.headerLength;
+        const stored = { offset: from, length: pack.entryEnd(offset) - from };
+        return { type: TYPE_NAME[h.type]!, size: h.size, data: null, range: (start, length) => this.inflating(pack, stored, h.size, start, length) };
+      }
+      o = await this.readAt(pack, offset);
+    }
+    const data = o.data;
+    return { type: o.type, size: data.length, data, range: (start, length) => concatStreams([data.subarray(start, start + length)]) };
+  }
+
+  /**
+   * Bytes [start, start + length) of the `size` bytes the zlib stream at `stored` inflates to: read
+   * and inflated as the stream is pulled, stopped once the range is sent; a stream that inflates to
+   * another size fails the stream (`corrupt`).
+   */
+  private inflating(pack: StoredPack, stored: ByteRange, size: number, start: number, length: number): ReadableStream<Uint8Array> {
+    const { repoId, id } = pack.record;
+    const end = start + length;
+    let seen = 0;
+    const window = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, ctl) {
+        const at = seen;
+        seen += chunk.length;
+        if (seen > size) return ctl.error(new GitError("corrupt", `pack entry inflates to more than its ${size} bytes`));
+        const from = Math.max(start - at, 0);
+        const to = Math.min(end - at, chunk.length);
+        if (to > from) ctl.enqueue(chunk.subarray(from, to));
+        // the rest is not wanted: stop reading and inflating it
+        if (seen >= end && end < size) ctl.terminate();
+      },
+      flush(ctl) {
+        if (seen !== size) ctl.error(new GitError("corrupt", `pack entry inflated to ${seen} bytes, expected ${size}`));
+      },
+    });
+    return concatStreams([
+      async () => {
+        const raw = await this.store.stream(repoId, packFileName(id), stored);
+        if (!raw) throw new GitError("missing", `pack ${id} is missing from object storage`);
+        return raw.pipeThrough(new DecompressionStream("deflate") as unknown as TransformStream<Uint8Array, Uint8Array>).pipeThrough(window);
+      },
+    ]);
   }
 
   /** Type of `oid`, or null when absent. */

@@ -3,13 +3,13 @@
  * "Reference Discovery") or, for upload-pack with `Git-Protocol: version=2`, the v2 capability
  * advertisement (gitprotocol-v2). Push always speaks v0/v1, as git's receive-pack does.
  */
-import { ZERO_OID } from "../bytes.ts";
+import { concatStreams, ZERO_OID } from "../bytes.ts";
 import { ObjectReader } from "../pack/reader.ts";
 import { FLUSH, fitsPkt, pkt, pktLines } from "../pkt-line.ts";
 import { refNameLengthProblem } from "../refname.ts";
 import type { RepoState } from "../storage/ref-store.ts";
 import { Commits } from "../walk.ts";
-import { agentOf, asBody, concatStreams, type GitContext, gitHeaders, peeledOf, protocolVersion } from "./common.ts";
+import { agentOf, asBody, type GitContext, gitHeaders, peeledOf, protocolVersion } from "./common.ts";
 
 export type Service = "git-upload-pack" | "git-receive-pack";
 

@@ -145,41 +145,6 @@ export function sidebandStream(src: ReadableStream<Uint8Array>, max = MAX_PKT_DA
   });
 }
 
-/** A stream that yields `parts` (bytes or streams) one after another. */
-export function concatStreams(parts: (Uint8Array | ReadableStream<Uint8Array> | (() => Promise<ReadableStream<Uint8Array> | Uint8Array>))[]): ReadableStream<Uint8Array> {
-  let i = 0;
-  let cur: ReadableStreamDefaultReader<Uint8Array> | null = null;
-  return new ReadableStream<Uint8Array>({
-    async pull(ctl) {
-      for (;;) {
-        if (cur) {
-          const { done, value } = await cur.read();
-          if (!done) {
-            ctl.enqueue(value);
-            return;
-          }
-          cur = null;
-        }
-        if (i >= parts.length) {
-          ctl.close();
-          return;
-        }
-        let p = parts[i++]!;
-        if (typeof p === "function") p = await p();
-        if (p instanceof Uint8Array) {
-          if (p.length > 0) {
-            ctl.enqueue(p);
-            return;
-          }
-        } else cur = p.getReader();
-      }
-    },
-    async cancel(reason) {
-      await cur?.cancel(reason);
-    },
-  });
-}
-
 /** The non-tag object a ref finally points to, or null for refs that are not annotated tags. */
 export async function peeledOf(ref: Ref, commits: Commits): Promise<string | null> {
   if (ref.peeled !== undefined) return ref.peeled && ref.peeled !== ref.oid ? ref.peeled : null;

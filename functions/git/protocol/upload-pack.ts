@@ -10,7 +10,7 @@
  * Pack choice: a clone (no haves, no shallow) gets the stored pack unchanged when there is one,
  * otherwise every stored object copied raw; anything else walks history and copies what is needed.
  */
-import { ByteReader, concat, isOid, utf8 } from "../bytes.ts";
+import { ByteReader, concat, concatStreams, isOid, utf8 } from "../bytes.ts";
 import { clientReason, GitError } from "../errors.ts";
 import { ObjectReader } from "../pack/reader.ts";
 import { parseTag } from "../objects/commit.ts";
@@ -21,7 +21,7 @@ import { advertisable } from "./advertise.ts";
 import { parseFilter } from "./filter.ts";
 import type { RepoState } from "../storage/ref-store.ts";
 import { allWantsReachCommon, Commits, type ObjectFilter, objectsToSend, rangeWalk, shallowBoundary, shallowByRevList } from "../walk.ts";
-import { asBody, concatStreams, type GitContext, gitHeaders, limitsOf, peeledOf, protocolVersion, RequestBodyError, requestBody, sideband, sidebandStream } from "./common.ts";
+import { asBody, type GitContext, gitHeaders, limitsOf, peeledOf, protocolVersion, RequestBodyError, requestBody, sideband, sidebandStream } from "./common.ts";
 
 const RESULT_TYPE = "application/x-git-upload-pack-result";
 

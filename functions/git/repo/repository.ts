@@ -7,7 +7,7 @@ import { GitError } from "../errors.ts";
 import { type Commit, parseCommit } from "../objects/commit.ts";
 import { entryNamed, MODE, parseTree, type TreeEntry, typeOfMode } from "../objects/tree.ts";
 import type { ObjectType } from "../objects/object.ts";
-import { LruCache, ObjectReader, type ReaderOptions } from "../pack/reader.ts";
+import { LruCache, ObjectReader, type ObjectSource, type ReaderOptions } from "../pack/reader.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { Ref, RefStore, RepoState } from "../storage/ref-store.ts";
 import { firstUnreached } from "../reachable.ts";
@@ -194,6 +194,13 @@ export class Repository {
     const o = await this.reader.read(oid);
     if (o?.type !== "blob") throw new GitError("not-found", `blob ${oid} not found`);
     return o.data;
+  }
+
+  /** A blob to send (streamed when large and stored whole); throws `not-found` when absent or not a blob. */
+  async blobSource(oid: string): Promise<ObjectSource> {
+    const o = await this.reader.source(oid);
+    if (o?.type !== "blob") throw new GitError("not-found", `blob ${oid} not found`);
+    return o;
   }
 
   /** The entry at `path` in the tree of commit `commitOid` ("" = the root tree), or null. */
