@@ -11,11 +11,12 @@
  * The replaced files stay for `PACK_GRACE_S` (requests that read the old catalog may still be
  * reading them) and until no catalog lists them (a fork reads its base's packs): the compaction's
  * commit records them in `git_pack_garbage`, and `collectPackGarbage` (Node's periodic sweep, the
- * Worker's cron) deletes the files, then the rows.
+ * Worker's cron) deletes the files, then the rows. A repository's delete records its whole storage
+ * namespace there too (db/queries/cascade.ts), so files its own removal left are swept as well.
  */
 import type { Driver } from "../db/driver.ts";
 import { LibsqlRefStore, type OwnPack, type PackAdded } from "../db/queries/git-refs.ts";
-import { duePackGarbage, forgetPackGarbage } from "../db/queries/storage.ts";
+import { duePackGarbage, forgetPackGarbage, WHOLE_NAMESPACE } from "../db/queries/storage.ts";
 import { batchItems, rowsOf } from "../db/sql.ts";
 import { type Compaction, compactPacks, geometricRollup } from "../git/repo/compact.ts";
 import { type ObjectStore, packFileNames } from "../git/storage/object-store.ts";
@@ -65,7 +66,7 @@ export async function compactRepository(deps: MaintenanceDeps, repoId: number): 
 
 /**
  * Deletes the files of packs compactions replaced at least `graceS` seconds before `now` that no
- * catalog lists, then their rows; returns how many were deleted. A file whose deletion fails keeps
+ * catalog lists, and what is left of deleted repositories' namespaces, then their rows; returns how many were deleted. A file whose deletion fails keeps
  * its row (the next sweep tries again).
  */
 export async function collectPackGarbage(deps: Omit<MaintenanceDeps, "settings">, now = nowUnix(), graceS = PACK_GRACE_S): Promise<number> {
@@ -74,7 +75,8 @@ export async function collectPackGarbage(deps: Omit<MaintenanceDeps, "settings">
   const gone: [number, string][] = [];
   for (const g of rowsOf(read, due ?? [])) {
     try {
-      await deps.objects.delete(String(g.repoId), packFileNames(g.packId));
+      if (g.packId === WHOLE_NAMESPACE) await deps.objects.deleteRepository(String(g.repoId));
+      else await deps.objects.delete(String(g.repoId), packFileNames(g.packId));
       gone.push([g.repoId, g.packId]);
     } catch {
       // kept for the next sweep

@@ -6,7 +6,7 @@
  * only after the grace period and only when no catalog (a fork's) lists them. In-process on the
  * embedded file and a directory store.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { LibsqlRefStore } from "../../functions/db/queries/git-refs.ts";
 import { Repository } from "../../functions/git/repo/repository.ts";
 import { packFileNames } from "../../functions/git/storage/object-store.ts";
@@ -15,12 +15,23 @@ import { nowUnix } from "../../functions/services/common.ts";
 import { roundTrips, seedUser, testApp, token, uniq, type SeededUser, type TestApp } from "../fixtures/app.ts";
 
 let t: TestApp;
+/** Repository deletions the store refuses next (storage that fails while a delete runs). */
+let refuseDeletes = 0;
 let owner: SeededUser;
 let tok: string;
 const named: number[][] = [];
 
 beforeAll(async () => {
-  t = await testApp({}, { compactGit: (ids) => named.push(ids) });
+  t = await testApp(
+    {},
+    {
+      compactGit: (ids) => named.push(ids),
+      wrapObjects: (o) =>
+        Object.assign(Object.create(o) as typeof o, {
+          deleteRepository: (id: string) => (refuseDeletes-- > 0 ? Promise.reject(new Error("storage refused")) : o.deleteRepository(id)),
+        }),
+    },
+  );
   owner = await seedUser(t.db);
   tok = await owner.token();
 });
@@ -124,11 +135,47 @@ describe("pack compaction after writes", () => {
     expect(await forkRaw.text()).toBe("file 1\n");
 
     // the fork deleted: its copies of the shared packs went with it, the base's old files go now
+    // (and the fork's namespace, which its delete recorded, is swept once more)
     expect((await t.request(`/api/v1/repos/${other.name}/${forkBody.name}`, { method: "DELETE", headers: token(otherTok) })).status).toBe(204);
-    expect(await collectPackGarbage(deps(), nowUnix() + PACK_GRACE_S + 1)).toBe(removed.length);
+    expect(await collectPackGarbage(deps(), nowUnix() + PACK_GRACE_S + 1)).toBe(removed.length + 1);
     expect(await garbageOf(base.id)).toEqual([]);
     expect(await files(base.id)).toEqual((await packsOf(base.id)).flatMap((p) => packFileNames(p.id)).sort());
     for (let i = 1; i < AUTO_PACK_LIMIT; i++) expect(await contentOf(base.name, `f${i}.txt`)).toBe(`file ${i}\n`);
+  });
+
+  it("namespace rule: what a repository's delete failed to remove is swept after the grace period, by the row its delete batch wrote", async () => {
+    await collectPackGarbage(deps(), nowUnix() + PACK_GRACE_S + 1);
+    const { id, name } = await repoWithPacks(2);
+    const left = await files(id);
+    expect(left.length).toBeGreaterThan(0);
+    refuseDeletes = 1;
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      expect((await t.request(`/api/v1/repos/${owner.name}/${name}`, { method: "DELETE", headers: token(tok) })).status).toBe(204);
+      expect(errors).toHaveBeenCalled();
+    } finally {
+      errors.mockRestore();
+      refuseDeletes = 0;
+    }
+    expect(await files(id)).toEqual(left);
+    expect(await garbageOf(id)).toEqual([""]);
+    // within the grace period (a push racing the delete may still be writing there): kept
+    expect(await collectPackGarbage(deps(), nowUnix())).toBe(0);
+    expect(await files(id)).toEqual(left);
+    expect(await collectPackGarbage(deps(), nowUnix() + PACK_GRACE_S + 1)).toBe(1);
+    expect(await files(id)).toEqual([]);
+    expect(await garbageOf(id)).toEqual([]);
+  });
+
+  it("namespace rule: a namespace another catalog still reads is not swept", async () => {
+    await collectPackGarbage(deps(), nowUnix() + PACK_GRACE_S + 1);
+    const { id } = await repoWithPacks(2);
+    // a row as a delete writes it, while a catalog (a fork not re-pointed) still names the namespace
+    await t.client.execute({ sql: "INSERT INTO git_pack_garbage (repo_id, pack_id) VALUES (?, '')", args: [id] });
+    expect(await collectPackGarbage(deps(), nowUnix() + PACK_GRACE_S + 1)).toBe(0);
+    expect((await files(id)).length).toBeGreaterThan(0);
+    expect(await garbageOf(id)).toEqual([""]);
+    await t.client.execute({ sql: "DELETE FROM git_pack_garbage WHERE repo_id = ?", args: [id] });
   });
 
   it("leaves a repository deleted meanwhile alone", async () => {

@@ -9,6 +9,10 @@ import { sql, type SQL } from "drizzle-orm";
 /** Statements removing everything under the repositories `ids` (a parenthesized SQL list or subquery) yields. */
 export function repoCascadeSql(ids: SQL): SQL[] {
   return [
+    // The repositories' storage namespaces, as garbage (pack id '' = the whole namespace), in the
+    // batch that deletes them: files the deletion right after fails to remove (storage that
+    // refuses, a push writing meanwhile) are swept later. Ids are never reused (AUTOINCREMENT).
+    sql`INSERT OR IGNORE INTO git_pack_garbage (repo_id, pack_id) SELECT id, '' FROM repository WHERE id IN ${ids}`,
     sql`DELETE FROM repo_unit WHERE repo_id IN ${ids}`,
     sql`DELETE FROM collaboration WHERE repo_id IN ${ids}`,
     sql`UPDATE team SET num_repos = num_repos - (SELECT COUNT(*) FROM team_repo tr WHERE tr.team_id = team.id AND tr.repo_id IN ${ids}) WHERE id IN (SELECT team_id FROM team_repo WHERE repo_id IN ${ids})`,

@@ -63,8 +63,18 @@ export const repointPacks = command<{ forkId: number; ids: string }>(
 );
 
 
-/** A pack file set a compaction took out of its catalog (`git_pack_garbage`). */
+/**
+ * A pack file set a compaction took out of its catalog (`git_pack_garbage`), or — pack id
+ * `WHOLE_NAMESPACE` — the storage namespace of a deleted repository.
+ */
 export type PackGarbage = { repoId: number; packId: string };
+
+/** The pack id of a garbage row that stands for a deleted repository's whole namespace. */
+export const WHOLE_NAMESPACE = "";
+
+/** SQL: no catalog reads garbage row `g`'s files (for a whole namespace: none of them). */
+const unreferenced = (g: string) =>
+  sql.raw(`NOT EXISTS (SELECT 1 FROM git_pack k WHERE k.repo_id = ${g}.repo_id AND (k.id = ${g}.pack_id OR ${g}.pack_id = '${WHOLE_NAMESPACE}'))`);
 
 /**
  * Garbage removed at or before :before that no catalog lists any more (a fork may still read its
@@ -73,7 +83,7 @@ export type PackGarbage = { repoId: number; packId: string };
 export const duePackGarbage = query<PackGarbage, { before: number; limit: number }>(
   "duePackGarbage",
   sql`SELECT g.repo_id, g.pack_id FROM git_pack_garbage g
-    WHERE g.removed_unix <= ${p("before")} AND NOT EXISTS (SELECT 1 FROM git_pack k WHERE k.repo_id = g.repo_id AND k.id = g.pack_id)
+    WHERE g.removed_unix <= ${p("before")} AND ${unreferenced("g")}
     ORDER BY g.removed_unix LIMIT ${p("limit")}`,
   (r) => ({ repoId: num(r[0]), packId: str(r[1]) }),
 );
@@ -82,5 +92,5 @@ export const duePackGarbage = query<PackGarbage, { before: number; limit: number
 export const forgetPackGarbage = command<{ items: string }>(
   "forgetPackGarbage",
   sql`DELETE FROM git_pack_garbage WHERE (repo_id, pack_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${p("items")}))
-    AND NOT EXISTS (SELECT 1 FROM git_pack k WHERE k.repo_id = git_pack_garbage.repo_id AND k.id = git_pack_garbage.pack_id)`,
+    AND ${unreferenced("git_pack_garbage")}`,
 );
