@@ -159,37 +159,52 @@ export class ByteReader {
   }
 }
 
-/** A stream that yields `parts` (bytes or streams) one after another. */
-export function concatStreams(parts: (Uint8Array | ReadableStream<Uint8Array> | (() => Promise<ReadableStream<Uint8Array> | Uint8Array>))[]): ReadableStream<Uint8Array> {
+/**
+ * A stream that yields `parts` (bytes, streams, or functions opening either when reached) one
+ * after another. With `highWaterMark` 0 nothing is opened or read before a reader asks (a body
+ * nobody reads — a HEAD's — opens no storage); a cancel cancels the part being read, or the one
+ * being opened when it arrives.
+ */
+export function concatStreams(parts: (Uint8Array | ReadableStream<Uint8Array> | (() => Promise<ReadableStream<Uint8Array> | Uint8Array>))[], highWaterMark = 1): ReadableStream<Uint8Array> {
   let i = 0;
   let cur: ReadableStreamDefaultReader<Uint8Array> | null = null;
-  return new ReadableStream<Uint8Array>({
-    async pull(ctl) {
-      for (;;) {
-        if (cur) {
-          const { done, value } = await cur.read();
-          if (!done) {
-            ctl.enqueue(value);
+  let cancelled: { reason: unknown } | null = null;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(ctl) {
+        for (;;) {
+          if (cur) {
+            const { done, value } = await cur.read();
+            if (!done) {
+              ctl.enqueue(value);
+              return;
+            }
+            cur = null;
+          }
+          if (i >= parts.length) {
+            ctl.close();
             return;
           }
-          cur = null;
-        }
-        if (i >= parts.length) {
-          ctl.close();
-          return;
-        }
-        let p = parts[i++]!;
-        if (typeof p === "function") p = await p();
-        if (p instanceof Uint8Array) {
-          if (p.length > 0) {
-            ctl.enqueue(p);
+          let p = parts[i++]!;
+          if (typeof p === "function") p = await p();
+          if (cancelled) {
+            // cancelled while the part was being opened: nobody will read it
+            if (!(p instanceof Uint8Array)) await p.cancel(cancelled.reason).catch(() => {});
             return;
           }
-        } else cur = p.getReader();
-      }
+          if (p instanceof Uint8Array) {
+            if (p.length > 0) {
+              ctl.enqueue(p);
+              return;
+            }
+          } else cur = p.getReader();
+        }
+      },
+      async cancel(reason) {
+        cancelled = { reason };
+        await cur?.cancel(reason);
+      },
     },
-    async cancel(reason) {
-      await cur?.cancel(reason);
-    },
-  });
+    { highWaterMark },
+  );
 }

@@ -240,10 +240,13 @@ export async function serveRaw(c: Context<AppEnv>, owner: string, repo: string, 
     "Content-Length": String(src.size),
     "Accept-Ranges": "bytes",
   });
+  // A HEAD's answer has no body: none is made (a streamed one would open storage and inflate).
+  const head = c.req.method === "HEAD";
   // byte ranges (a resumed download) as Gitea's http.ServeContent answers them
-  const body = src.data ?? { size: src.size, slice: (start: number, length: number) => src.range(start, length) };
+  const body = src.data ?? { size: src.size, slice: (start: number, length: number) => (head ? new Uint8Array(0) : src.range(start, length)) };
   const part = rangeAnswer(body, { range: c.req.header("Range"), ifRange: c.req.header("If-Range") }, { etag: headers.ETag!, lastModified: blob.lastModified, contentType: type });
-  if (part) return c.body(part.body as Uint8Array<ArrayBuffer>, part.status, { ...headers, ...part.headers });
+  if (part) return head ? c.body(null, part.status, { ...headers, ...part.headers }) : c.body(part.body as Uint8Array<ArrayBuffer>, part.status, { ...headers, ...part.headers });
+  if (head) return c.body(null, 200, headers);
   return c.body((src.data ?? sizedStream(src.range(0, src.size), src.size)) as Uint8Array<ArrayBuffer>, 200, headers);
 }
 

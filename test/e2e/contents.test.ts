@@ -5,6 +5,7 @@
  * (create, update, rename, delete, several at once) as single commits a clone shows byte for byte
  * with the given author, committer and message; Gitea's refusals; round trips; a race.
  */
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
@@ -329,8 +330,27 @@ for (const target of targets()) {
       const body = Buffer.from(await parts.arrayBuffer());
       expect(parts.headers.get("Content-Length")).toBe(String(body.length));
       expect(body.includes(binary.subarray(3_000_000, 3_000_002))).toBe(true);
+      // ranges out of order or overlapping: the whole file, read once (RFC 9110 lets a server ignore such sets)
+      const overlapping = await ranged("bytes=-1,-1,-1");
+      expect([overlapping.status, (await overlapping.arrayBuffer()).byteLength]).toEqual([200, binary.length]);
       const head = await call("HEAD", `${r.api}/raw/big/blob.bin`, as(u));
       expect([head.status, head.headers.get("Content-Length")]).toEqual([200, String(binary.length)]);
+      const headRange = await call("HEAD", `${r.api}/raw/big/blob.bin`, { headers: { ...tokenAuth(u.token), Range: "bytes=-10" } });
+      expect([headRange.status, headRange.headers.get("Content-Length"), headRange.headers.get("Content-Range")]).toEqual([206, "10", `bytes ${binary.length - 10}-${binary.length - 1}/${binary.length}`]);
+      // archives stream them too (tar as git writes it; zip members deflated as they inflate)
+      const dir = s.path(`${target.name}-large-archive`);
+      mkdirSync(dir, { recursive: true });
+      for (const format of ["zip", "tar.gz"]) {
+        const res = await call("GET", `${r.api}/archive/main.${format}`, as(u));
+        expect(res.status, format).toBe(200);
+        const file = `${dir}/a.${format}`;
+        writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+        const out = `${dir}/${format}`;
+        mkdirSync(out);
+        execFileSync(format === "zip" ? "unzip" : "tar", format === "zip" ? ["-q", file, "-d", out] : ["-xzf", file, "-C", out]);
+        expect(readFileSync(`${out}/${r.name}/big/blob.bin`).equals(binary), format).toBe(true);
+        expect(readFileSync(`${out}/${r.name}/big/notes.txt`).equals(textual), format).toBe(true);
+      }
     });
 
     it("web raw rule: download_url and Gitea's /raw and /media paths (a branch with slashes by its first matching prefix, HEAD, tag, commit, blob id) answer as the API's raw route, in one round trip; /raw/* redirects; hidden ≡ missing; scopes apply", async () => {

@@ -6,6 +6,7 @@
  * bundle is one `git bundle verify` accepts and `git clone` makes the commit's history from.
  */
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, readdirSync, lstatSync, readlinkSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -166,6 +167,43 @@ describe("archives", () => {
           return `${p} ${(st.mode & 0o777).toString(8)} ${body}`;
         });
     expect(tree(s.path("ours"))).toEqual(tree(s.path("theirs")));
+  });
+
+  it("large-file rule: files over 1 MiB stored whole go into the tar and zip as they inflate (never built: the reader's build limit is below their size), the tar still git's byte for byte", async () => {
+    const big = s.path("big-src");
+    await s.git(["init", "-q", "-b", "main", big]);
+    writeFileSync(join(big, "blob.bin"), randomBytes(3 * 1024 * 1024 + 5));
+    writeFileSync(join(big, "tool"), randomBytes(2 * 1024 * 1024 + 511));
+    chmodSync(join(big, "tool"), 0o755);
+    // converted on the way out (CRLF): built whole, as git converts what is under core.bigFileThreshold
+    writeFileSync(join(big, "notes.txt"), "a line of text\n".repeat(100_000));
+    writeFileSync(join(big, ".gitattributes"), "*.txt text eol=crlf\n");
+    writeFileSync(join(big, "small.txt"), "small\n");
+    await s.git(["add", "-A"], { cwd: big });
+    await s.git(["-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-q", "-m", "large files"], { cwd: big });
+    srv.refs.create("arbig");
+    await s.git(["push", "-q", `${srv.url}/arbig.git`, "main"], { cwd: big });
+    const commit = await s.gitText(["rev-parse", "main"], { cwd: big });
+    const open = () => Repository.open({ repoId: "arbig", objects: srv.objects, refs: srv.refs, reader: { maxObjectBytes: 2 * 1024 * 1024 } });
+    await expect((await open()).readBlob(await s.gitText(["rev-parse", "main:blob.bin"], { cwd: big }))).rejects.toThrow(/exceeds the limit/);
+
+    const want = (await s.git(["archive", "--format=tar", "--prefix=big/", commit], { cwd: big })).stdout;
+    const got = await bytesOf(tarArchive(await open(), commit, "big/"));
+    expect(got.length).toBe(want.length);
+    expect(got.equals(want)).toBe(true);
+    expect(gunzipSync(await bytesOf(tarGzArchive(await open(), commit, "big/"))).equals(want)).toBe(true);
+
+    const ours = s.path("big-ours.zip");
+    writeFileSync(ours, await bytesOf(zipArchive(await open(), commit, "big/")));
+    expect(execFileSync("unzip", ["-tq", ours]).toString()).toContain("No errors");
+    const theirs = s.path("big-theirs.zip");
+    writeFileSync(theirs, (await s.git(["archive", "--format=zip", "--prefix=big/", commit], { cwd: big })).stdout);
+    execFileSync("unzip", ["-q", ours, "-d", s.path("big-ours")]);
+    execFileSync("unzip", ["-q", theirs, "-d", s.path("big-theirs")]);
+    for (const f of ["blob.bin", "tool", "notes.txt", "small.txt", ".gitattributes"]) {
+      expect(readFileSync(s.path("big-ours", "big", f)).equals(readFileSync(s.path("big-theirs", "big", f))), f).toBe(true);
+      expect(lstatSync(s.path("big-ours", "big", f)).mode & 0o777, f).toBe(lstatSync(s.path("big-theirs", "big", f)).mode & 0o777);
+    }
   });
 
   it("bundle rule: git verifies the bundle, and a clone of it holds exactly the commit's history under refs/heads/bundle", async () => {

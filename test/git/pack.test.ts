@@ -260,6 +260,46 @@ describe("indexer", () => {
       expect(pulled).toBeLessThan(bytes.length / 2);
     });
 
+    it("a range nobody reads opens no storage (a HEAD's body); a cancel while storage opens cancels what it opened", async () => {
+      let opened = 0;
+      let cancelled = 0;
+      let release = () => {};
+      const slow: ObjectStore = Object.assign(Object.create(store) as DirectoryObjectStore, {
+        stream: async (id: string, name: string, range?: { offset: number; length: number }) => {
+          opened++;
+          await new Promise<void>((ok) => {
+            release = ok;
+          });
+          const inner = (await store.stream(id, name, range))!.getReader();
+          return new ReadableStream<Uint8Array>({
+            pull: async (c) => {
+              const { done, value } = await inner.read();
+              if (done) c.close();
+              else c.enqueue(value);
+            },
+            cancel: async (why) => {
+              cancelled++;
+              await inner.cancel(why);
+            },
+          });
+        },
+      });
+      const src = (await (await ObjectReader.open(slow, [record])).source(big, 100_000))!;
+      src.range(bytes.length - 1, 1);
+      await new Promise((ok) => setTimeout(ok, 20));
+      expect(opened).toBe(0);
+      const reader = src.range(0, src.size).getReader();
+      const first = reader.read();
+      await new Promise((ok) => setTimeout(ok, 20));
+      expect(opened).toBe(1);
+      const stopped = reader.cancel("client gone");
+      release();
+      await stopped;
+      await first.catch(() => {});
+      await new Promise((ok) => setTimeout(ok, 20));
+      expect(cancelled).toBe(1);
+    });
+
     it("below the threshold, or stored as a delta, the object is built as read() builds it", async () => {
       const reader = await ObjectReader.open(store, [record]);
       const small = (await reader.source(big, bytes.length))!;

@@ -594,6 +594,10 @@ describe("bad input over HTTP", () => {
       ["no command", ["agent=test/1"], /^ERR no command requested$/],
       ["a sha256 client (git's own message, so git says why it cannot fetch)", ["command=ls-refs", "object-format=sha256"], /^ERR mismatched object format: server sha1; client sha256$/],
       ["an unknown object format", ["command=ls-refs", "object-format=md5"], /^ERR unknown object format 'md5'$/],
+      ["an object format without a value", ["command=ls-refs", "object-format"], /^ERR object-format capability requires an argument$/],
+      ["a capability not advertised", ["command=ls-refs", "session-id=abc"], /^ERR unknown capability 'session-id=abc'$/],
+      ["a command sent as a capability", ["command=ls-refs", "fetch"], /^ERR unknown capability 'fetch'$/],
+      ["a sha256 client before its command: the command is checked first, as git does", ["object-format=sha256", "agent=x"], /^ERR no command requested$/],
     ];
     for (const [what, head, answer] of cases) {
       it(what, async () => {
@@ -607,6 +611,13 @@ describe("bad input over HTTP", () => {
         expect(text.slice(4).replace(/\n$/, "")).toMatch(answer);
       });
     }
+
+    it("a delimiter without a command is refused; a lone flush gets nothing", async () => {
+      const { url } = newRepo();
+      const post = async (body: Uint8Array) => Buffer.from(await (await fetch(`${url}/git-upload-pack`, { method: "POST", headers: { "git-protocol": "version=2" }, body: body as Uint8Array<ArrayBuffer> })).arrayBuffer()).toString();
+      expect((await post(Buffer.concat([Buffer.from("0001"), FLUSH]))).slice(4)).toBe("ERR no command requested\n");
+      expect(await post(FLUSH)).toBe("");
+    });
 
     it("object-format=sha1 and an agent are taken", async () => {
       const { url } = newRepo();

@@ -439,7 +439,7 @@ export class ObjectReader {
         if (!raw) throw new GitError("missing", `pack ${id} is missing from object storage`);
         return raw.pipeThrough(new DecompressionStream("deflate") as unknown as TransformStream<Uint8Array, Uint8Array>).pipeThrough(window);
       },
-    ]);
+    ], 0);
   }
 
   /** Type of `oid`, or null when absent. */

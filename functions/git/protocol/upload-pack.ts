@@ -90,33 +90,45 @@ const oidArg = (line: string, prefix: string): string => {
 async function uploadPackV2(ctx: GitContext, reader: ByteReader): Promise<ReadableStream<Uint8Array> | Uint8Array> {
   const pkts = new PktReader(reader);
   const head = await readSection(pkts, ctx, true);
-  if (head.lines.length === 0) return new Uint8Array(0); // an empty request: nothing to do
+  // a lone flush: the client is done (git answers nothing); a delimiter without a command is refused
+  if (head.lines.length === 0 && head.end !== "delim") return new Uint8Array(0);
   const command = requestedCommand(head.lines);
   const args = head.end === "delim" ? (await readSection(pkts, ctx)).lines : [];
   if (command === "ls-refs") return lsRefs(ctx, args);
   return fetchV2(ctx, args);
 }
 
+/** The v2 capabilities a client may send back (those advertised that are not commands). */
+const CLIENT_CAPABILITIES = new Set(["agent", "server-option", "object-format"]);
+
 /**
- * The command of a v2 request's first section, refused as git's serve.c refuses it: a second
- * `command=`, one the server does not serve, none at all, or an `object-format` other than the
- * repository's (sha1; git names a known other format a mismatch).
+ * The command of a v2 request's first section, refused as git's serve.c refuses it, line by line:
+ * a second `command=`, one the server does not serve, a capability it did not advertise, an
+ * `object-format` without a value or of no known name; then no command at all, then an object
+ * format other than the repository's (sha1; git names a known other format a mismatch).
  */
 function requestedCommand(lines: readonly string[]): "ls-refs" | "fetch" {
   let command: string | null = null;
+  let format = "sha1";
   for (const line of lines) {
     if (line.startsWith("command=")) {
       const name = line.slice(8);
       if (command !== null) throw new GitError("bad-request", `command '${name}' requested after already requesting command '${command}'`);
       if (name !== "ls-refs" && name !== "fetch") throw new GitError("bad-request", `invalid command '${name}'`);
       command = name;
-    } else if (line.startsWith("object-format=")) {
-      const format = line.slice(14);
-      if (format === "sha256") throw new GitError("bad-request", "mismatched object format: server sha1; client sha256");
-      if (format !== "sha1") throw new GitError("bad-request", `unknown object format '${format}'`);
+      continue;
+    }
+    const eq = line.indexOf("=");
+    const name = eq < 0 ? line : line.slice(0, eq);
+    if (!CLIENT_CAPABILITIES.has(name)) throw new GitError("bad-request", `unknown capability '${line}'`);
+    if (name === "object-format") {
+      if (eq < 0) throw new GitError("bad-request", "object-format capability requires an argument");
+      format = line.slice(eq + 1);
+      if (format !== "sha1" && format !== "sha256") throw new GitError("bad-request", `unknown object format '${format}'`);
     }
   }
   if (command === null) throw new GitError("bad-request", "no command requested");
+  if (format !== "sha1") throw new GitError("bad-request", `mismatched object format: server sha1; client ${format}`);
   return command as "ls-refs" | "fetch";
 }
 

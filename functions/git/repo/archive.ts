@@ -18,7 +18,7 @@ import { prettySource } from "../describe.ts";
 import { GitError } from "../errors.ts";
 import { MODE, type TreeEntry } from "../objects/tree.ts";
 import { yielder } from "../pack/inflate.ts";
-import { LruCache } from "../pack/reader.ts";
+import { LruCache, type ObjectSource } from "../pack/reader.ts";
 import { writePack } from "../pack/writer.ts";
 import { formatSubst, type PrettySource } from "../pretty.ts";
 import { objectsToSend, rangeWalk } from "../walk.ts";
@@ -29,8 +29,11 @@ interface Member {
   path: Uint8Array;
   mode: number;
   oid: string;
-  /** The bytes of a file (converted, substituted) or a link target (null for directories). */
-  data: () => Promise<Uint8Array | null>;
+  /**
+   * The bytes of a file (converted, substituted) or a link target (null for directories); a large
+   * regular file stored whole that needs no conversion comes as its source, streamed as it inflates.
+   */
+  data: () => Promise<Uint8Array | ObjectSource | null>;
   /** The file is export-subst: its bytes depend on refs, not only on the commit. */
   subst?: boolean;
 }
@@ -107,7 +110,8 @@ export class ArchiveContext {
     for await (const m of members(this, new Uint8Array(0))) {
       if (!m.subst) continue;
       any = true;
-      const data = (await m.data()) ?? new Uint8Array(0);
+      // an export-subst file is always built (its bytes are expanded), never a source
+      const data = ((await m.data()) as Uint8Array | null) ?? new Uint8Array(0);
       hash.update(utf8(`${m.path.length} ${data.length}\n`)).update(m.path).update(data);
     }
     if (!any) PLAIN.set(key, true, key.length + 64);
@@ -292,7 +296,13 @@ async function* members(ctx: ArchiveContext, prefix: Uint8Array): AsyncGenerator
       const regular = (mode & 0o170000) === 0o100000;
       const subst = regular && attrs.get("export-subst") === true;
       const convert = regular && converts(attrs);
-      const data = async () => {
+      const data = async (): Promise<Uint8Array | ObjectSource> => {
+        if (regular && !subst) {
+          const src = await repo.blobSource(e.oid);
+          // large and stored whole: sent as it inflates (git streams unconverted what is over BIG_FILE)
+          if (src.data === null && (!convert || src.size > BIG_FILE)) return src;
+          if (src.data !== null && !convert) return src.data;
+        }
         let bytes = await repo.readBlob(e.oid);
         if (convert && (subst || bytes.length <= BIG_FILE)) bytes = toWorkingTree(bytes, attrs, e.oid);
         if (subst) bytes = await formatSubst(bytes, await ctx.pretty(), state);
@@ -364,8 +374,11 @@ function pathPrefix(path: Uint8Array, max: number): number {
   return i;
 }
 
+/** A part of a tar: bytes, or a file's bytes as they inflate. */
+type TarPart = Uint8Array | ReadableStream<Uint8Array>;
+
 /** One member's tar blocks (its pax header first when it needs one), as write_tar_entry writes them. */
-async function tarMember(m: Member, mtime: number): Promise<Uint8Array[]> {
+async function tarMember(m: Member, mtime: number): Promise<TarPart[]> {
   let mode = m.mode;
   let typeflag: string;
   if (isDir(mode)) {
@@ -378,8 +391,10 @@ async function tarMember(m: Member, mtime: number): Promise<Uint8Array[]> {
     typeflag = "0";
     mode = (mode | (mode & 0o100 ? 0o777 : 0o666)) & ~0o002;
   } else throw new GitError("corrupt", `unsupported file mode: 0${m.mode.toString(8)} (SHA1: ${m.oid})`);
-  const data = await m.data();
-  const size = data?.length ?? 0;
+  const got = await m.data();
+  const source = got && !(got instanceof Uint8Array) ? got : null;
+  const data = got instanceof Uint8Array ? got : null;
+  const size = source ? source.size : (data?.length ?? 0);
   const ext: Uint8Array[] = [];
   let name = m.path;
   let prefix: Uint8Array | undefined;
@@ -406,30 +421,33 @@ async function tarMember(m: Member, mtime: number): Promise<Uint8Array[]> {
     sizeInHeader = 0;
     ext.push(paxRecord("size", utf8(String(size))));
   }
-  const out: Uint8Array[] = [];
+  const out: TarPart[] = [];
   if (ext.length) {
     const e = concat(ext);
     out.push(header({ name: utf8(`${m.oid}.paxheader`), typeflag: "x", mode: 0o100666, size: e.length, mtime }), ...blocked(e));
   }
   out.push(header({ name, prefix, linkname, typeflag, mode, size: sizeInHeader, mtime }));
-  if (isReg(mode) && data && data.length > 0) out.push(...blocked(data));
+  if (isReg(mode) && source) {
+    out.push(source.range(0, size));
+    const pad = (BLOCK - (size % BLOCK)) % BLOCK;
+    if (pad) out.push(new Uint8Array(pad));
+  } else if (isReg(mode) && data && data.length > 0) out.push(...blocked(data));
   return out;
 }
 
-/** The tar `git archive --format=tar --prefix=<prefix> <commit>` writes, streamed about 64 KiB at a time. */
+/**
+ * The tar `git archive --format=tar --prefix=<prefix> <commit>` writes, streamed about 64 KiB at a
+ * time (a large file stored whole in the chunks it inflates to).
+ */
 export function tarArchive(repo: Repository, commit: string, prefix: string, paths: readonly string[] = [], ctx = new ArchiveContext(repo, commit, paths)): ReadableStream<Uint8Array> {
   let entries: AsyncGenerator<Member> | null = null;
   let mtime = 0;
   let written = 0;
+  let ended = false;
+  const queue: TarPart[] = [];
+  let current: ReadableStreamDefaultReader<Uint8Array> | null = null;
   return new ReadableStream<Uint8Array>({
     async pull(ctl) {
-      const out: Uint8Array[] = [];
-      const emit = (parts: Uint8Array[]) => {
-        for (const p of parts) {
-          out.push(p);
-          written += p.length;
-        }
-      };
       if (!entries) {
         // nothing is written of a tree git archive refuses (checked already when the caller
         // asked for substitutions first)
@@ -446,27 +464,58 @@ export function tarArchive(repo: Repository, commit: string, prefix: string, pat
           mtime = USTAR_MAX;
         }
         const ext = concat(global);
-        emit([header({ name: utf8("pax_global_header"), typeflag: "g", mode: 0o100666, size: ext.length, mtime }), ...blocked(ext)]);
+        queue.push(header({ name: utf8("pax_global_header"), typeflag: "g", mode: 0o100666, size: ext.length, mtime }), ...blocked(ext));
         entries = members(ctx, utf8(prefix));
       }
-      let done = false;
-      for (let batch = 0; batch < 64 * 1024; ) {
+      const out: Uint8Array[] = [];
+      let batch = 0;
+      const flush = () => {
+        if (out.length) ctl.enqueue(concat(out));
+      };
+      for (;;) {
+        if (current) {
+          const { done, value } = await current.read();
+          if (!done) {
+            written += value.length;
+            ctl.enqueue(value);
+            return;
+          }
+          current = null;
+        }
+        const part = queue.shift();
+        if (part instanceof Uint8Array) {
+          out.push(part);
+          written += part.length;
+          batch += part.length;
+          if (batch >= 64 * 1024) return flush();
+          continue;
+        }
+        if (part) {
+          // a file as it inflates: what came before it goes first
+          current = part.getReader();
+          if (out.length) return flush();
+          continue;
+        }
+        if (ended) {
+          flush();
+          ctl.close();
+          return;
+        }
         const next = await entries.next();
         if (next.done) {
           // the rest of the record in zeros, and one more record when that leaves less than two
           // blocks of them (write_trailer)
           const tail = RECORD - (written % RECORD);
-          emit([new Uint8Array(tail)]);
-          if (tail < 2 * BLOCK) emit([new Uint8Array(RECORD)]);
-          done = true;
-          break;
+          queue.push(new Uint8Array(tail));
+          if (tail < 2 * BLOCK) queue.push(new Uint8Array(RECORD));
+          ended = true;
+          continue;
         }
-        const before = written;
-        emit(await tarMember(next.value, mtime));
-        batch += written - before;
+        queue.push(...(await tarMember(next.value, mtime)));
       }
-      ctl.enqueue(concat(out));
-      if (done) ctl.close();
+    },
+    async cancel(reason) {
+      await current?.cancel(reason);
     },
   });
 }
@@ -505,6 +554,8 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
   let pending: Uint8Array[] = [];
   let pendingBytes = 0;
   let finished = false;
+  /** A large file being deflated as it inflates, member of the zip until its stream ends. */
+  let current: { file: ZipInputFile; reader: ReadableStreamDefaultReader<Uint8Array>; sum: { crc: number; size: number } } | null = null;
   const pause = yielder(ZIP_MEMBERS_PER_TURN);
   const zip = new Zip((err, chunk, final) => {
     if (err) throw err;
@@ -525,6 +576,19 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
         entries = members(ctx, utf8(prefix));
       }
       while (!finished && pendingBytes < 64 * 1024) {
+        if (current) {
+          const { done, value } = await current.reader.read();
+          if (!done) {
+            current.file.ondata!(null, value, false);
+            continue;
+          }
+          // the data descriptor after the data names the CRC and size (fflate reads them now)
+          current.file.crc = current.sum.crc >>> 0;
+          current.file.size = current.sum.size;
+          current.file.ondata!(null, new Uint8Array(0), true);
+          current = null;
+          continue;
+        }
         // small members deflate to almost nothing: without a turn for the event loop every so
         // many, a zip of thousands of them held every other request for seconds
         const turn = pause();
@@ -541,7 +605,14 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
         // files and directories MS-DOS, made by version 0; fflate writes 2.0, and unzip then reads
         // such a name as an MS-DOS code page rather than UTF-8)
         const unix = isDir(m.mode) ? 0o40755 : isLink(m.mode) ? 0o120777 : m.mode & 0o111 ? 0o100755 : 0o100644;
-        const { file, body } = zipMember(name, (await m.data()) ?? new Uint8Array(0), !isDir(m.mode) && !isLink(m.mode), { mtime, os: 3, attrs: (unix * 0x10000) >>> 0 });
+        const data = (await m.data()) ?? new Uint8Array(0);
+        const attrs = { mtime, os: 3, attrs: (unix * 0x10000) >>> 0 };
+        if (!(data instanceof Uint8Array)) {
+          current = deflatingMember(name, data, attrs);
+          zip.add(current.file);
+          continue;
+        }
+        const { file, body } = zipMember(name, data, !isDir(m.mode) && !isLink(m.mode), attrs);
         zip.add(file);
         file.ondata!(null, body, true);
       }
@@ -551,10 +622,29 @@ export function zipArchive(repo: Repository, commit: string, prefix: string, pat
       if (out.length) ctl.enqueue(out);
       if (finished) ctl.close();
     },
-    cancel() {
+    async cancel(reason) {
       zip.terminate();
+      await current?.reader.cancel(reason);
     },
   });
+}
+
+/**
+ * A large file's zip member, deflated (natively) as its bytes inflate from storage: its CRC and
+ * size are summed on the way and written in the data descriptor fflate puts after every member.
+ */
+function deflatingMember(filename: string, src: ObjectSource, attrs: Pick<ZipInputFile, "mtime" | "os" | "attrs">) {
+  const sum = { crc: 0, size: 0 };
+  const summed = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, ctl) {
+      sum.crc = crc32(chunk, sum.crc);
+      sum.size += chunk.length;
+      ctl.enqueue(chunk);
+    },
+  });
+  const deflated = src.range(0, src.size).pipeThrough(summed).pipeThrough(new CompressionStream("deflate-raw") as unknown as TransformStream<Uint8Array, Uint8Array>);
+  const file: ZipInputFile = { filename, size: src.size, crc: 0, compression: 8, ...attrs };
+  return { file, reader: deflated.getReader(), sum };
 }
 
 /** The zip's last chunk (ending with an end-of-central-directory record without comment) with `comment` added. */
