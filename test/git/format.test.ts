@@ -158,6 +158,24 @@ describe("messages", () => {
 });
 
 describe("delta", () => {
+  it("a delta whose ops do not make the size its header claims is refused before the result is allocated", () => {
+    const varint = (n: number) => {
+      const out: number[] = [];
+      do {
+        let b = n & 0x7f;
+        n = Math.floor(n / 128);
+        if (n > 0) b |= 0x80;
+        out.push(b);
+      } while (n > 0);
+      return out;
+    };
+    const claims = 500 * 1024 * 1024;
+    const delta = new Uint8Array([...varint(4), ...varint(claims), 0x01, 0x41]); // one inserted byte
+    const before = process.memoryUsage().arrayBuffers;
+    expect(() => applyDelta(new Uint8Array(4), delta)).toThrow(`delta produced 1 bytes, expected ${claims}`);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it("applies copy and insert opcodes and refuses out-of-bounds copies", () => {
     const base = utf8("0123456789");
     // src 10, dst 7: copy offset 2 len 3, insert "xyz", copy offset 0 len 1

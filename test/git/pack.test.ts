@@ -323,6 +323,13 @@ describe("indexer", () => {
     expect(r.missing.length).toBeGreaterThan(0);
   });
 
+  it("a pack header claiming millions of objects allocates for what arrives, not for the claim", async () => {
+    const header = Buffer.concat([Buffer.from("PACK"), Buffer.from([0, 0, 0, 2]), Buffer.from([0x02, 0xfa, 0xf0, 0x80])]); // 50,000,000 objects
+    const before = process.memoryUsage().arrayBuffers;
+    await expect(index("51", header)).rejects.toThrow(/pack truncated at byte 12 \(entry 0 of 50000000\)/);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it("returns null for an empty pack and stores nothing", async () => {
     const empty = await packOf("main\n^main");
     expect(await index("5", empty)).toBeNull();

@@ -471,7 +471,9 @@ async function scanAndResolve(
   const count = parsePackHeader(input.buffered());
   await take(PACK_HEADER_SIZE);
   const E = new Entries();
-  const links = new OidSet(count);
+  // sized for what the pack can hold, not what its header claims (it grows as links come): a
+  // 12-byte header claiming 50 million objects made the Worker's isolate allocate 3 GB
+  const links = new OidSet(Math.min(count, 65_536));
   const collected: Collected = { links, identities: new Set(), malformed: false };
   // inflated data of entries pass 2 will need again (deltas, and whole objects while budget
   // lasts), copied into 1 MiB slabs: no object per entry, and the budget is the real footprint
