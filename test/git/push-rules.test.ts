@@ -359,6 +359,26 @@ describe("type rule: every link names an object of the type it says (git's conne
   });
 });
 
+describe("push section rule: the commands and options before the pack are bounded as a fetch request is (maxRequestBytes): more is a 400, nothing applied", () => {
+  for (const [what, body] of [
+    ["commands", () => Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/c0\0report-status\n`), ...Array.from({ length: 200 }, (_, i) => pkt(`${ZERO_OID} ${tip} refs/heads/c${i + 1}\n`)), FLUSH, pack])],
+    ["push options", () => Buffer.concat([pkt(`${ZERO_OID} ${tip} refs/heads/o\0report-status push-options\n`), FLUSH, ...Array.from({ length: 400 }, (_, i) => pkt(`opt${i}=${"v".repeat(40)}\n`)), FLUSH, pack])],
+  ] as const) {
+    it(what, async () => {
+      const { id, url } = newRepo();
+      srv.setLimits({ maxRequestBytes: 8 * 1024 });
+      try {
+        const res = await fetch(`${url}/git-receive-pack`, { method: "POST", body: body(), headers: { "Content-Type": "application/x-git-receive-pack-request" } });
+        expect(res.status).toBe(400);
+        expect(await res.text()).toBe(`push commands and options exceed ${8 * 1024} bytes\n`);
+      } finally {
+        srv.setLimits({});
+      }
+      expect((await srv.refs.read(id)).refs).toEqual([]);
+    });
+  }
+});
+
 describe("push options rule: at most 100 in one push; more are refused in the push's report, nothing applied", () => {
   it("a push with 100 options applies; with 101 every ref is refused with the reason, which the git CLI shows", async () => {
     const r = newRepo();

@@ -66,7 +66,13 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   // names that are not UTF-8, by their bytes: the report must name them exactly as the client sent them
   const rawNames = new Map<PushCommand, Uint8Array>();
   let shallowClient = false;
+  // the commands and push options are read whole before the pack: bounded as a fetch request is
+  // (a gzip body of a few hundred KiB held 300,000 commands, or 270 MB of options read one by one)
+  const sectionRead = () => {
+    if (reader.consumed > limits.maxRequestBytes) throw new GitError("bad-request", `push commands and options exceed ${limits.maxRequestBytes} bytes`);
+  };
   for (;;) {
+    sectionRead();
     const p = await pkts.next().catch((e: unknown) => {
       throw e instanceof GitError ? e : new GitError("bad-request", String(e));
     });
@@ -108,6 +114,7 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
   let tooManyOptions = false;
   if (caps.includes("push-options")) {
     for (;;) {
+      sectionRead();
       const p = await pkts.next();
       if (p === null || p.kind === "flush") break;
       if (p.kind !== "data") continue;
