@@ -9,7 +9,8 @@ export type GitErrorCode =
   | "too-large" // a configured limit was exceeded
   | "not-found" // a ref, path or object the caller named does not exist
   | "conflict" // a compare-and-swap expectation failed
-  | "invalid"; // an argument that breaks a rule (ref name, path)
+  | "invalid" // an argument that breaks a rule (ref name, path)
+  | "aborted"; // the request's client went away while its work ran (git/pace.ts)
 
 /** A failure of the git engine with a machine-readable code. */
 export class GitError extends Error {

@@ -69,6 +69,8 @@ export interface Ctx {
   url: string;
   /** Set by a write whose batch may have recorded webhook deliveries: the app starts a delivery after the answer. */
   outbox: Outbox;
+  /** Aborted when the request's client goes away (Node's server; workerd where it signals it). */
+  signal?: AbortSignal;
 }
 
 export function ctxOf(c: Context<AppEnv>): Ctx {
@@ -84,6 +86,7 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
     rootUrl: c.get("rootUrl"),
     url: c.req.url,
     outbox: c.get("outbox") ?? newOutbox(),
+    signal: c.req.raw.signal,
   };
 }
 

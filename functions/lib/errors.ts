@@ -71,6 +71,9 @@ function gitApiError(e: GitError): ApiError | GitError {
       return new ApiError(413, e.message);
     case "bad-request":
       return badRequest(e.message);
+    case "aborted":
+      // nobody reads it; answered (and not logged) as a request that did not complete
+      return badRequest(e.message);
     default:
       return e;
   }

@@ -187,6 +187,9 @@ export async function lastCommits(git: Repository, from: string, dir: string, na
     const wanted = pending.get(oid);
     pending.delete(oid);
     if (!wanted) continue;
+    // a directory of 500,000 names walks them at every commit: other requests run in between
+    const y = git.pace.step(1 + (wanted.size >> 4));
+    if (y) await y;
     // a name pending here has, from the start, the last commit it has from here
     const cached = lastCommitCache.get(lastCommitKey(oid, dir));
     if (cached) {
@@ -315,7 +318,7 @@ async function entryResponse(git: Repository, urls: RepoUrls, ref: RefCommit, e:
 async function openForRead(ctx: Ctx, objects: ObjectStore, owner: string, name: string) {
   const { a, state } = await openRepo(ctx, owner, name);
   reqCodeReader(a);
-  const git = await Repository.open({ repoId: String(a.facts.repo.id), objects, state });
+  const git = await Repository.open({ repoId: String(a.facts.repo.id), objects, state, signal: ctx.signal });
   return { a, git, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, a.facts.repo.name) };
 }
 
@@ -351,7 +354,11 @@ export async function getContents(ctx: Ctx, objects: ObjectStore, owner: string,
   const list = (await git.listDir(ref.commit, path))!;
   const last = await lastCommits(git, ref.commit, path, list.map((e) => e.name));
   const out = [];
-  for (const e of list) out.push(await entryResponse(git, urls, ref, e, last.get(e.name), false));
+  for (const e of list) {
+    const y = git.pace.step();
+    if (y) await y;
+    out.push(await entryResponse(git, urls, ref, e, last.get(e.name), false));
+  }
   return out;
 }
 
@@ -438,7 +445,11 @@ export async function getContentsExt(ctx: Ctx, objects: ObjectStore, owner: stri
   const list = (await git.listDir(ref.commit, path))!;
   const lasts = withLast ? await lastCommits(git, ref.commit, path, list.map((e) => e.name)) : new Map<string, LastCommit>();
   const dir = [];
-  for (const e of list) dir.push(await one(e, lasts.get(e.name), false));
+  for (const e of list) {
+    const y = git.pace.step();
+    if (y) await y;
+    dir.push(await one(e, lasts.get(e.name), false));
+  }
   // Go's omitempty: an empty directory listing is left out
   return dir.length ? { dir_contents: dir } : {};
 }
@@ -524,7 +535,7 @@ async function openRawRepo(ctx: Ctx, objects: ObjectStore, owner: string, name: 
   const { state, a } = await openRepo(ctx, owner, name);
   reqCodeReader(a);
   if (!state.refs.some((r) => r.name.startsWith("refs/heads/"))) throw notFound();
-  return { a, git: await Repository.open({ repoId: String(a.facts.repo.id), objects, state }) };
+  return { a, git: await Repository.open({ repoId: String(a.facts.repo.id), objects, state, signal: ctx.signal }) };
 }
 
 /**

@@ -43,7 +43,7 @@ export async function openRepo(ctx: Ctx, objects: ObjectStore, owner: string, na
   const a = await assignRepo(ctx, owner, name, { ...gitState(ctx, owner, name), ...(identities ? { identities } : {}), ...(opts.write ? activeHooksRead(owner) : {}) });
   reqRepoReader(a.caller, a.perm, UNIT.code);
   const r = a.facts.repo;
-  const repo = await openRepository(objects, r.id, repoStateFrom(r, a.named.refs, a.named.packs));
+  const repo = await openRepository(objects, r.id, repoStateFrom(r, a.named.refs, a.named.packs), ctx.signal);
   return { a, repo, urls: repoUrls(ctx.rootUrl, a.facts.owner.name, r.name), identities: a.named.identities ?? [], activeHooks: a.named.activeHooks };
 }
 

@@ -32,7 +32,7 @@ export function repoStateFrom(repo: Pick<RepositoryRow, "defaultBranch" | "gitUn
 }
 
 /** Opens a repository from a state already read (no database work; the pack indexes come from storage). */
-export const openRepository = (objects: ObjectStore, repoId: number, state: RepoState) => Repository.open({ repoId: String(repoId), objects, state });
+export const openRepository = (objects: ObjectStore, repoId: number, state: RepoState, signal?: AbortSignal) => Repository.open({ repoId: String(repoId), objects, state, signal });
 
 /** A RefStore whose first read of `repoId` is answered from a state already read (no extra round trip). */
 export function prefetched(store: RefStore, repoId: string, state: RepoState): RefStore {

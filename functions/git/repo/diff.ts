@@ -6,6 +6,7 @@
  * default algorithm.
  */
 import { MODE, type TreeEntry } from "../objects/tree.ts";
+import type { Pacer } from "../pace.ts";
 import { findRenames, spanCounts } from "./rename.ts";
 import type { Repository } from "./repository.ts";
 
@@ -31,6 +32,8 @@ const kind = (mode: string) => (mode === MODE.symlink ? "link" : mode === MODE.g
 /** What a diff reads: trees by id (a Repository, or a push's object reader). */
 export interface Trees {
   readTree(oid: string): Promise<TreeEntry[]>;
+  /** A request's pacing (a Repository's): the walk yields between entries and stops for a client gone. */
+  pace?: Pacer;
 }
 
 /** Sort key of an entry in git's tree order (directories compare as `name/`). */
@@ -54,6 +57,8 @@ export async function diffTrees(repo: Trees, a: string | null, b: string | null,
   // git compares paths as bytes; UTF-8 byte order equals code point order, which Buffer.compare keeps.
   const keys = [...byName.keys()].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
   for (const k of keys) {
+    const y = repo.pace?.step();
+    if (y) await y;
     const { l, r } = byName.get(k)!;
     const name = (l ?? r)!.name;
     const path = prefix ? `${prefix}/${name}` : name;
@@ -308,10 +313,16 @@ async function sideOf(repo: Repository, oid: string | null, mode: string | null)
 export async function changeStats(repo: Repository, changes: readonly Change[]): Promise<LineStats> {
   // Each blob is read for the rename search (which keeps its chunk counts, not its bytes) and again
   // for its file's stats, then let go: a commit of many large files holds two of them at a time.
-  const renames = await findRenames(changes, async (path, oid, mode) => {
-    const data = await sideOf(repo, oid, mode);
-    return { path, oid, mode, size: data.length, counts: spanCounts(data, !isBinary(data)) };
-  });
+  const renames = await findRenames(
+    changes,
+    async (path, oid, mode) => {
+      const data = await sideOf(repo, oid, mode);
+      const y = repo.pace.step(1 + (data.length >> 12));
+      if (y) await y;
+      return { path, oid, mode, size: data.length, counts: spanCounts(data, !isBinary(data)) };
+    },
+    repo.pace,
+  );
   const renamed = new Set(renames.values());
   const total: LineStats = { additions: 0, deletions: 0 };
   for (const ch of changes) {
@@ -325,7 +336,12 @@ export async function changeStats(repo: Repository, changes: readonly Change[]):
       continue;
     }
     const src = renames.get(ch);
-    const s = src ? lineStats(await sideOf(repo, src.oldOid, src.oldMode), await sideOf(repo, ch.newOid, ch.newMode)) : lineStats(await sideOf(repo, ch.oldOid, ch.oldMode), await sideOf(repo, ch.newOid, ch.newMode));
+    const a = src ? await sideOf(repo, src.oldOid, src.oldMode) : await sideOf(repo, ch.oldOid, ch.oldMode);
+    const b = await sideOf(repo, ch.newOid, ch.newMode);
+    // a file's line diff runs at once: the yield comes after it, in proportion to what it read
+    const y = repo.pace.step(1 + ((a.length + b.length) >> 12));
+    if (y) await y;
+    const s = lineStats(a, b);
     if (s) {
       total.additions += s.additions;
       total.deletions += s.deletions;

@@ -6,6 +6,7 @@
  * similar, most similar pairs first; beyond git's rename limit only exact and basename renames.
  */
 import { MODE } from "../objects/tree.ts";
+import type { Pacer } from "../pace.ts";
 import type { Change } from "./diff.ts";
 
 /** git's MAX_SCORE (100%) and DEFAULT_RENAME_SCORE (`-M` without a number: 50%). */
@@ -126,7 +127,7 @@ function recordIfBetter(m: Score[], o: Score): void {
  * destinations, in git's path order), as a map from each renamed destination to its source.
  * `side` loads a change's side (its blob and whether it is text).
  */
-export async function findRenames(changes: readonly Change[], side: (path: string, oid: string, mode: string) => Promise<RenameSide>): Promise<Map<Change, Change>> {
+export async function findRenames(changes: readonly Change[], side: (path: string, oid: string, mode: string) => Promise<RenameSide>, pace?: Pacer): Promise<Map<Change, Change>> {
   const srcChanges = changes.filter((c) => c.status === "removed");
   const dstChanges = changes.filter((c) => c.status === "added");
   const found = new Map<Change, Change>();
@@ -209,6 +210,9 @@ export async function findRenames(changes: readonly Change[], side: (path: strin
     const two = await load(dstChanges[di]!, false);
     for (const si of sources) {
       const one = await load(srcChanges[si]!, true);
+      // up to a million comparisons: yield between them, in proportion to the sizes compared
+      const y = pace?.step(1 + ((one.size + two.size) >> 14));
+      if (y) await y;
       recordIfBetter(m, { src: si, dst: di, score: estimateSimilarity(one, two, MIN_SCORE), nameScore: basenameSame(one.path, two.path) ? 1 : 0 });
     }
     mx.push(...m);

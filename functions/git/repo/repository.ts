@@ -10,6 +10,7 @@ import type { ObjectType } from "../objects/object.ts";
 import { LruCache, ObjectReader, type ObjectSource, type ReaderOptions } from "../pack/reader.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { Ref, RefStore, RepoState } from "../storage/ref-store.ts";
+import { Pacer, UNPACED } from "../pace.ts";
 import { firstUnreached } from "../reachable.ts";
 import { Commits, DateQueue } from "../walk.ts";
 
@@ -56,22 +57,25 @@ export class Repository {
   readonly state: RepoState;
   readonly reader: ObjectReader;
   readonly commits: Commits;
+  /** The request's pacing of long work (yields, and a stop when its client is gone). */
+  readonly pace: Pacer;
   private readonly trees = new LruCache<TreeEntry[]>(8 * 1024 * 1024);
 
-  private constructor(repoId: string, state: RepoState, reader: ObjectReader) {
+  private constructor(repoId: string, state: RepoState, reader: ObjectReader, pace: Pacer) {
     this.repoId = repoId;
     this.state = state;
     this.reader = reader;
     this.commits = new Commits(reader);
+    this.pace = pace;
   }
 
   /**
    * Opens a repository: one RefStore read unless the caller already has `state` (e.g. read in
    * its own batch), then the pack indexes from the ObjectStore.
    */
-  static async open(opts: { repoId: string; objects: ObjectStore; refs?: RefStore; state?: RepoState; reader?: ReaderOptions }): Promise<Repository> {
+  static async open(opts: { repoId: string; objects: ObjectStore; refs?: RefStore; state?: RepoState; reader?: ReaderOptions; signal?: AbortSignal; pace?: Pacer }): Promise<Repository> {
     const state = opts.state ?? (await opts.refs!.read(opts.repoId));
-    return new Repository(opts.repoId, state, await ObjectReader.open(opts.objects, state.packs, opts.reader));
+    return new Repository(opts.repoId, state, await ObjectReader.open(opts.objects, state.packs, opts.reader), opts.pace ?? (opts.signal ? new Pacer(opts.signal) : UNPACED));
   }
 
   /** True when the repository has no branch. */
@@ -309,6 +313,8 @@ export class Repository {
     const queue = new DateQueue();
     queue.push(from, (await this.commits.get(from)).time);
     while (queue.length > 0) {
+      const y = this.pace.step(parts.length > 0 ? 4 : 1);
+      if (y) await y;
       const { oid } = queue.pop()!;
       const c = await this.commits.get(oid);
       let follow = c.parents;
