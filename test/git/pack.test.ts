@@ -174,7 +174,17 @@ describe("indexer", () => {
       }
       level = next;
     }
-    await expect(index("exp-tree", rawPack(tree), [], { maxObjectBytes: 8 * MiB, maxExpansion: 1_000_000 })).rejects.toThrow(/pack's deltas hold more than 16777216 bytes of bases at once/);
+    await expect(index("exp-tree", rawPack(tree), [], { maxObjectBytes: 8 * MiB, maxBuiltBytes: 8 * MiB, maxExpansion: 1_000_000 })).rejects.toThrow(/pack's deltas hold more than 16777216 bytes of bases at once/);
+    // built-object rule (the Worker's 48 MiB): a delta's result, a delta's base, and a commit, tree
+    // or tag held whole are bounded by maxBuiltBytes; a blob stored whole only by maxObjectBytes
+    const built = { maxObjectBytes: 8 * MiB, maxBuiltBytes: 2 * MiB, maxExpansion: 1_000_000 };
+    await expect(index("built-result", chain(1), [], built)).rejects.toThrow(`object of ${4 * MiB + 4} bytes exceeds the limit of ${2 * MiB}`);
+    const bigBase = Buffer.alloc(3 * MiB, 0x62);
+    const onBig = Buffer.concat([varint(bigBase.length), varint(4), Buffer.from([4, 1, 2, 3, 4])]);
+    await expect(index("built-base", rawPack([{ type: 3, data: bigBase }, { type: 6, base: 0, data: onBig }]), [], built)).rejects.toThrow(`delta base of ${3 * MiB} bytes exceeds the limit of ${2 * MiB}`);
+    await expect(index("built-tree", rawPack([{ type: 2, data: Buffer.alloc(3 * MiB) }]), [], built)).rejects.toThrow(`tree of ${3 * MiB} bytes exceeds the limit of ${2 * MiB}`);
+    expect(await index("built-blob", rawPack([{ type: 3, data: bigBase }]), [], built)).not.toBeNull();
+    for (const id of ["built-result", "built-base", "built-tree"]) expect(await store.list(id)).toEqual([]);
   });
 
   it("indexes a full pack exactly as git index-pack does (idx and rev byte for byte)", async () => {

@@ -24,7 +24,7 @@ import type { PackRecord } from "../storage/ref-store.ts";
 import { applyDelta, deltaTargetSize } from "./delta.ts";
 import { encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_HEADER_SIZE, PACK_TRAILER_SIZE, packHeader, parseEntryHeader, parsePackHeader } from "./format.ts";
 import { type IdxEntry, PackIndex, writeIdx, writeRev } from "./idx.ts";
-import { deflate, inflateExact, inflatePrefix, StreamInflater, yielder } from "./inflate.ts";
+import { deflate, inflateExact, inflatePrefix, MAX_BUILT_BYTES, StreamInflater, yielder } from "./inflate.ts";
 import { OidSet } from "./oid-set.ts";
 import { LruCache, type ObjectReader } from "./reader.ts";
 
@@ -32,8 +32,13 @@ import { LruCache, type ObjectReader } from "./reader.ts";
 export interface IndexLimits {
   /** Largest pack accepted, in bytes (the push size limit). */
   maxPackBytes: number;
-  /** Largest single object, in bytes. */
+  /** Largest single object, in bytes (a blob stored whole is hashed as it streams in). */
   maxObjectBytes: number;
+  /**
+   * Largest object built whole in memory: a delta's base and result, a commit, tree or tag
+   * (MAX_BUILT_BYTES: 512 MiB under Node, 48 MiB in a Workers isolate of 128 MB).
+   */
+  maxBuiltBytes: number;
   /** Packs up to this size are kept in memory until indexed; larger ones stream to storage. */
   spoolBytes: number;
   /** Entries whose inflated size exceeds this are inflated as a stream, not in one call. */
@@ -55,6 +60,7 @@ export interface IndexLimits {
 export const DEFAULT_INDEX_LIMITS: IndexLimits = {
   maxPackBytes: 100 * 1024 * 1024,
   maxObjectBytes: 512 * 1024 * 1024,
+  maxBuiltBytes: MAX_BUILT_BYTES,
   spoolBytes: 8 * 1024 * 1024,
   streamInflateBytes: 8 * 1024 * 1024,
   resolveCacheBytes: 16 * 1024 * 1024,
@@ -530,6 +536,8 @@ async function scanAndResolve(
       E.refBase.set(i, h.baseOid!);
     }
     const type = isDelta ? null : TYPE_NAME[h.type]!;
+    // a commit, tree or tag is held whole (its links are read): bounded as a built object, before it is read
+    if (type && type !== "blob" && h.size > limits.maxBuiltBytes) throw new GitError("too-large", `${type} of ${h.size} bytes exceeds the limit of ${limits.maxBuiltBytes}`);
     let data: Uint8Array | null = null;
     if (h.size <= limits.streamInflateBytes) {
       for (;;) {
@@ -635,7 +643,7 @@ async function scanAndResolve(
     // the bases the stack holds: a level is let go once its last child is taken (a chain holds one
     // link at a time), and what is held at once is bounded like one object pair
     let held = rootData.length;
-    const maxHeld = Number.isFinite(limits.maxExpansion) ? 2 * limits.maxObjectBytes : Number.POSITIVE_INFINITY;
+    const maxHeld = Number.isFinite(limits.maxExpansion) ? 2 * limits.maxBuiltBytes : Number.POSITIVE_INFINITY;
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       if (top.k >= top.kids.length) {
@@ -649,7 +657,7 @@ async function scanAndResolve(
       const delta = await dataOf(c);
       // the result's size is in the delta's header: refused before it is built
       expand(deltaTargetSize(delta));
-      const data = applyDelta(top.data, delta, limits.maxObjectBytes);
+      const data = applyDelta(top.data, delta, limits.maxBuiltBytes);
       E.setOid(c, hashObjectBytes(rootType, data));
       E.type[c] = TYPE_CODE[rootType];
       resolvedDeltas++;
@@ -672,6 +680,8 @@ async function scanAndResolve(
       if (E.base[i]! >= 0 || E.refBase.has(i)) continue;
       const kids = kidsOf(i, refKids.size > 0 ? E.oidHex(i) : "");
       if (kids.length === 0) continue;
+      // a delta's base is built whole
+      if (E.size[i]! > limits.maxBuiltBytes) throw new GitError("too-large", `delta base of ${E.size[i]} bytes exceeds the limit of ${limits.maxBuiltBytes}`);
       await resolveTree(TYPE_NAME[E.type[i]!]!, await dataOf(i), kids);
     }
   }

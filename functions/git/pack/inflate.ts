@@ -71,13 +71,21 @@ export function inflatePrefixJs(buf: Uint8Array, size: number): Prefix {
 }
 
 /** The Workers runtime names itself so (a documented constant). */
-const inWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === "Cloudflare-Workers";
+export const inWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === "Cloudflare-Workers";
 
 /**
  * Inflates the zlib stream starting at `buf[0]`. Returns the data and the compressed length, or
  * null when `buf` ends before the stream does (the caller supplies more bytes and retries).
  * Node's native zlib where it is safe (about 30 % faster on a 10,000-commit push), pako in workerd.
  */
+/**
+ * The largest object built whole in memory (a delta's base and result, a commit, tree or tag, a
+ * blob read whole): git's core.bigFileThreshold (512 MiB) under Node; 48 MiB in a Workers isolate,
+ * whose memory is 128 MB (a base and its result must fit together). Blobs stored whole are
+ * streamed past it (pushes hash them as they come, raw files and archives inflate them as sent).
+ */
+export const MAX_BUILT_BYTES = inWorkers ? 48 * 1024 * 1024 : 512 * 1024 * 1024;
+
 export const inflatePrefix: (buf: Uint8Array, size: number) => Prefix = inWorkers ? inflatePrefixJs : inflatePrefixNative;
 
 /** Inflates a complete zlib stream whose inflated size is known; throws `corrupt` otherwise. */

@@ -13,7 +13,7 @@ import type { PackRecord } from "../storage/ref-store.ts";
 import { applyDelta, deltaTargetSize } from "./delta.ts";
 import { type EntryHeader, OBJ_OFS_DELTA, OBJ_REF_DELTA, PACK_TRAILER_SIZE, parseEntryHeader } from "./format.ts";
 import { PackIndex } from "./idx.ts";
-import { compact, inflateExact, inflatePrefix } from "./inflate.ts";
+import { compact, inflateExact, inflatePrefix, MAX_BUILT_BYTES } from "./inflate.ts";
 
 /** Tunables of the reader's caches. */
 export interface ReaderOptions {
@@ -23,7 +23,7 @@ export interface ReaderOptions {
   blockBytes?: number;
   /** Bytes of inflated objects kept as delta bases (default 16 MiB). */
   objectCacheBytes?: number;
-  /** Largest object the reader will materialise (default 512 MiB, git's core.bigFileThreshold). */
+  /** Largest object the reader will build whole (default MAX_BUILT_BYTES: 512 MiB, git's core.bigFileThreshold; 48 MiB on Workers). */
   maxObjectBytes?: number;
   /** Share loaded pack indexes across readers of this process/isolate (packs are immutable). */
   shareIndexes?: boolean;
@@ -150,7 +150,7 @@ export class ObjectReader {
     this.blocks = new LruCache(opts.blockCacheBytes ?? 16 * 1024 * 1024);
     this.objects = new LruCache(opts.objectCacheBytes ?? 16 * 1024 * 1024);
     this.blockBytes = opts.blockBytes ?? 256 * 1024;
-    this.maxObjectBytes = opts.maxObjectBytes ?? 512 * 1024 * 1024;
+    this.maxObjectBytes = opts.maxObjectBytes ?? MAX_BUILT_BYTES;
   }
 
   /** Opens the packs of a catalog (their indexes are read in parallel). */

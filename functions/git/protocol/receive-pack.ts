@@ -131,7 +131,8 @@ export async function handleReceivePack(ctx: GitContext, req: Request): Promise<
 
   const state = await ctx.refs.read(ctx.repoId);
   result.refStoreCalls++;
-  const reader0 = await ObjectReader.open(ctx.objects, state.packs, { maxObjectBytes: limits.maxObjectBytes });
+  // what the push builds from the repository (a thin pack's bases) is bounded as what it builds itself
+  const reader0 = await ObjectReader.open(ctx.objects, state.packs, { maxObjectBytes: limits.maxBuiltBytes });
   const commits = new Commits(reader0);
 
   const named = new Set<string>();
