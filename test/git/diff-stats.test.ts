@@ -179,6 +179,27 @@ describe("commit stats", () => {
     expect(await gitShortstat(commits.get("pure rename")!)).toEqual({ additions: 0, deletions: 0 });
   });
 
+  it("a blob larger than the reader builds whole (48 MiB on the Worker) counts as binary, as git's diff counts a file over core.bigFileThreshold", async () => {
+    // above every tree and commit of the history, below its largest blobs
+    const sizes = (await s.gitText(["cat-file", "--batch-all-objects", "--batch-check=%(objecttype) %(objectsize)"], { cwd: src })).split("\n").map((l) => l.split(" "));
+    const limit = Math.max(...sizes.filter(([t]) => t !== "blob").map(([, n]) => Number(n)));
+    expect(sizes.filter(([t, n]) => t === "blob" && Number(n) > limit).length).toBeGreaterThan(0);
+    const repo = await Repository.open({ repoId: "1", objects: srv.objects, refs: srv.refs, reader: { maxObjectBytes: limit } });
+    let differs = 0;
+    for (const [name, sha] of commits) {
+      if (name === "base") continue;
+      // renames aside (git still scores a big file's similarity; here it is scored as sharing nothing)
+      const renames = await s.gitText(["diff", "--name-status", "-M", `${sha}^1`, sha], { cwd: src });
+      if (/^R/m.test(renames)) continue;
+      const out = await s.gitText(["-c", `core.bigFileThreshold=${limit}`, "diff", "--shortstat", "-M", `${sha}^1`, sha], { cwd: src });
+      const want = { additions: Number(/(\d+) insertion/.exec(out)?.[1] ?? 0), deletions: Number(/(\d+) deletion/.exec(out)?.[1] ?? 0) };
+      const got = await changeStats(repo, await commitChanges(repo, sha));
+      expect(got, name).toEqual(want);
+      if (JSON.stringify(want) !== JSON.stringify(await gitShortstat(sha))) differs++;
+    }
+    expect(differs).toBeGreaterThan(0); // the limit changed some commit's stats
+  });
+
   it("stats rule: the file list stays without rename detection (git log --name-status --no-renames)", async () => {
     const repo = await Repository.open({ repoId: "1", objects: srv.objects, refs: srv.refs });
     const changes = await commitChanges(repo, commits.get("pure rename")!);

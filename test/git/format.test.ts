@@ -173,6 +173,9 @@ describe("delta", () => {
     const delta = new Uint8Array([...varint(4), ...varint(claims), 0x01, 0x41]); // one inserted byte
     const before = process.memoryUsage().arrayBuffers;
     expect(() => applyDelta(new Uint8Array(4), delta)).toThrow(`delta produced 1 bytes, expected ${claims}`);
+    // copies of 16 MiB each out of a 10-byte base, adding up to what the header claims
+    const copies = new Uint8Array([...varint(10), ...varint(32 * 0xffffff), ...Array.from({ length: 32 }, () => [0xf0, 0xff, 0xff, 0xff]).flat()]);
+    expect(() => applyDelta(new Uint8Array(10), copies)).toThrow("delta copy out of bounds");
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 1024 * 1024);
   });
 

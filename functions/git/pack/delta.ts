@@ -32,8 +32,9 @@ export function applyDelta(base: Uint8Array, delta: Uint8Array, maxSize = Number
   if (dstSize > maxSize) throw new GitError("too-large", `object of ${dstSize} bytes exceeds the limit of ${maxSize}`);
   // what the ops produce, before the result is allocated: a delta of a few bytes claiming
   // hundreds of MiB is refused without them
-  const produced = producedBy(delta, p);
-  if (produced < 0) throw new GitError("corrupt", "delta opcode 0 is reserved");
+  const produced = producedBy(delta, p, base.length);
+  if (produced === -1) throw new GitError("corrupt", "delta opcode 0 is reserved");
+  if (produced === -2) throw new GitError("corrupt", "delta copy out of bounds");
   if (produced !== dstSize) throw new GitError("corrupt", `delta produced ${produced} bytes, expected ${dstSize}`);
   const out = new Uint8Array(dstSize);
   let o = 0;
@@ -66,21 +67,27 @@ export function applyDelta(base: Uint8Array, delta: Uint8Array, maxSize = Number
   return out;
 }
 
-/** The bytes the ops of `delta` from `p` on produce (an op that runs past the delta counts what it has); -1 at a reserved opcode. */
-function producedBy(delta: Uint8Array, p: number): number {
+/**
+ * The bytes the ops of `delta` from `p` on produce (an op that runs past the delta counts what it
+ * has); -1 at a reserved opcode, -2 at a copy from outside the base's `baseLength` bytes.
+ */
+function producedBy(delta: Uint8Array, p: number, baseLength: number): number {
   let n = 0;
   while (p < delta.length) {
     const op = delta[p++]!;
     if (op & 0x80) {
+      let off = 0;
       let len = 0;
-      if (op & 0x01) p++;
-      if (op & 0x02) p++;
-      if (op & 0x04) p++;
-      if (op & 0x08) p++;
+      if (op & 0x01) off = delta[p++] ?? 0;
+      if (op & 0x02) off |= (delta[p++] ?? 0) << 8;
+      if (op & 0x04) off |= (delta[p++] ?? 0) << 16;
+      if (op & 0x08) off = (off | ((delta[p++] ?? 0) << 24)) >>> 0;
       if (op & 0x10) len = delta[p++] ?? 0;
       if (op & 0x20) len |= (delta[p++] ?? 0) << 8;
       if (op & 0x40) len |= (delta[p++] ?? 0) << 16;
-      n += len === 0 ? 0x10000 : len;
+      if (len === 0) len = 0x10000;
+      if (off + len > baseLength) return -2;
+      n += len;
     } else if (op !== 0) {
       n += Math.min(op, delta.length - p);
       p += op;
