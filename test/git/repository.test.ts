@@ -121,6 +121,20 @@ describe("reading", () => {
       expect(page.hasMore).toBe(want.length > 5);
     }
   });
+
+  it("a full commit count is kept per commit and path: counted again by another reader, it reads nothing", async () => {
+    const head = (await (await open("1")).resolve("main"))!.oid;
+    for (const path of [undefined, "dir1", "nowhere"]) {
+      const want = (await lines(["log", "--format=%H", "main", ...(path ? ["--", path] : [])])).length;
+      await (await open("1")).countCommits({ from: head, path });
+      const again = await open("1");
+      const before = again.reader.reads;
+      expect(await again.countCommits({ from: head, path })).toBe(want);
+      expect(again.reader.reads - before, path).toBe(0);
+      // with a filter (not/since/until) it walks
+      expect(await again.countCommits({ from: head, path, keep: () => true })).toBe(want);
+    }
+  });
 });
 
 describe("writing", () => {

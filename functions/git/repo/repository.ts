@@ -14,6 +14,8 @@ import { Pacer, UNPACED } from "../pace.ts";
 import { firstUnreached } from "../reachable.ts";
 import { Commits, DateQueue } from "../walk.ts";
 
+/** Commit counts by starting commit and path (`countCommits`), 1 MiB of keys at most per process or isolate. */
+const COUNTS = new LruCache<number>(1024 * 1024);
 /** A commit with its id. */
 export interface CommitInfo extends Commit {
   oid: string;
@@ -280,15 +282,23 @@ export class Repository {
     return { commits: await Promise.all(page.map((o) => this.readCommit(o))), hasMore };
   }
 
-  /** Number of commits `log` would list (counting stops at `max`). */
+  /**
+   * Number of commits `log` would list (counting stops at `max`). A full count without `keep` is
+   * kept per commit and path (a commit's history never changes, whatever repository holds it): a
+   * client paging `/commits` of a 50,000-commit history walked it whole on every page.
+   */
   async countCommits(opts: { from: string; path?: string; max?: number; keep?: (oid: string) => boolean | Promise<boolean> }): Promise<number> {
     const parts = opts.path ? splitPath(opts.path) : [];
     const max = opts.max ?? Number.MAX_SAFE_INTEGER;
+    const key = !opts.keep && opts.max === undefined ? `${opts.from}\0${parts.join("/")}` : null;
+    const known = key ? COUNTS.get(key) : undefined;
+    if (known !== undefined) return known;
     let n = 0;
     for await (const oid of this.walk(opts.from, parts)) {
       if (opts.keep && !(await opts.keep(oid))) continue;
       if (++n >= max) break;
     }
+    if (key) COUNTS.set(key, n, key.length * 2 + 16);
     return n;
   }
 
