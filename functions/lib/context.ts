@@ -69,7 +69,7 @@ export interface Ctx {
   url: string;
   /** Set by a write whose batch may have recorded webhook deliveries: the app starts a delivery after the answer. */
   outbox: Outbox;
-  /** Aborted when the request's client goes away (Node's server; workerd where it signals it). */
+  /** Aborted when the request's client goes away (Node's server; workerd where it signals it); paces long git work. */
   signal?: AbortSignal;
 }
 
@@ -86,8 +86,16 @@ export function ctxOf(c: Context<AppEnv>): Ctx {
     rootUrl: c.get("rootUrl"),
     url: c.req.url,
     outbox: c.get("outbox") ?? newOutbox(),
-    signal: c.req.raw.signal,
+    // a runtime without it still paces long work (git/pace.ts), with a signal that never fires
+    signal: c.req.raw.signal ?? neverAborted(),
   };
+}
+
+let never: AbortSignal | undefined;
+/** A signal that never fires, made on first use (workerd allows no AbortController in the global scope). */
+function neverAborted(): AbortSignal {
+  never ??= new AbortController().signal;
+  return never;
 }
 
 /** The viewer CTE's values from the parsed credentials. */
