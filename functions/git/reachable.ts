@@ -6,6 +6,7 @@
  * reachable and nothing is walked.
  */
 import { createHash } from "node:crypto";
+import { compareOid, fromHex } from "./bytes.ts";
 import { parseTag } from "./objects/commit.ts";
 import { forEachTreeEntry, MODE } from "./objects/tree.ts";
 import type { ObjectType } from "./objects/object.ts";
@@ -13,10 +14,47 @@ import { LruCache, type ObjectReader } from "./pack/reader.ts";
 import type { RepoState } from "./storage/ref-store.ts";
 import { type Commits, objectsToSend, rangeWalk } from "./walk.ts";
 
+/**
+ * A set of object ids kept as their sorted 20-byte forms: 20 bytes an id, where a Set of hex
+ * strings took ~100 — so the caches below keep the reach of repositories of up to ~800,000 objects
+ * (a Set's was refused past ~160,000, and such a repository was walked again on every request).
+ */
+export class SortedOids {
+  readonly size: number;
+  private readonly ids: Uint8Array;
+
+  constructor(oids: Iterable<string>) {
+    const sorted = [...new Set(oids)].sort(); // hex order is byte order
+    this.ids = new Uint8Array(sorted.length * 20);
+    for (let i = 0; i < sorted.length; i++) this.ids.set(fromHex(sorted[i]!), i * 20);
+    this.size = sorted.length;
+  }
+
+  has(oid: string): boolean {
+    const key = fromHex(oid);
+    if (key.length !== 20) return false;
+    let lo = 0;
+    let hi = this.size - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = compareOid(this.ids, mid * 20, key, 0);
+      if (c === 0) return true;
+      if (c < 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
+  }
+
+  /** Bytes held (a cache's budget). */
+  get bytes(): number {
+    return this.ids.length + 64;
+  }
+}
+
 /** Objects the refs reach, by the set of their ids (objects are content: the same ids reach the same objects anywhere). */
-const REACHED = new LruCache<Set<string>>(32 * 1024 * 1024);
+const REACHED = new LruCache<SortedOids>(32 * 1024 * 1024);
 /** Commits the refs reach, by the same key: what an id in a REST route needs (a permalink to an old commit). */
-const HISTORY = new LruCache<Set<string>>(16 * 1024 * 1024);
+const HISTORY = new LruCache<SortedOids>(16 * 1024 * 1024);
 
 /** What the refs name, peeled: the commits, the trees, and every other object (tags on the way, blobs). */
 export async function refEnds(state: RepoState, commits: Commits): Promise<{ commits: string[]; trees: string[]; others: string[] }> {
@@ -84,8 +122,8 @@ export async function firstUnreached(oids: readonly string[], state: RepoState, 
   if (otherCommits.length > 0) {
     let history = HISTORY.get(key);
     if (!history) {
-      history = new Set((await rangeWalk(commits, { include: ends.commits, exclude: [] })).commits);
-      HISTORY.set(key, history, history.size * 100);
+      history = new SortedOids((await rangeWalk(commits, { include: ends.commits, exclude: [] })).commits);
+      HISTORY.set(key, history, history.bytes);
     }
     const missing = otherCommits.find((c) => !history!.has(c));
     if (missing) return missing;
@@ -108,13 +146,13 @@ const tipsKey = (state: RepoState) => {
 const TIPS_KEYS = new WeakMap<RepoState, string>();
 
 /** Every object the refs reach (walked once per set of ref tips, then kept). */
-async function reachedObjects(state: RepoState, reader: ObjectReader, commits: Commits, key = tipsKey(state), known?: Awaited<ReturnType<typeof refEnds>>): Promise<ReadonlySet<string>> {
+async function reachedObjects(state: RepoState, reader: ObjectReader, commits: Commits, key = tipsKey(state), known?: Awaited<ReturnType<typeof refEnds>>): Promise<SortedOids> {
   const cached = REACHED.get(key);
   if (cached) return cached;
   const ends = known ?? (await refEnds(state, commits));
   const all = await rangeWalk(commits, { include: ends.commits, exclude: [] });
-  const reached = new Set([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
-  REACHED.set(key, reached, reached.size * 100);
+  const reached = new SortedOids([...ends.others, ...(await objectsToSend(reader, commits, all.commits, [], { trees: ends.trees }))]);
+  REACHED.set(key, reached, reached.bytes);
   return reached;
 }
 
