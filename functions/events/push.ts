@@ -87,19 +87,21 @@ export function pushEventRows(a: PushActor, now: () => number = () => Math.floor
   return (repoId: number, event: PushEvent, guard: Guard, after: RepoAfter): BatchItem[] => {
     const receivers = [...new Set([a.actUserId, a.ownerId])];
     const hooks = a.hooks && hookSourceAfter(a.hooks, after);
-    const items: BatchItem[] = [];
+    const hookItems: BatchItem[] = [];
     const t = now();
+    // every activity row of the push in one statement, in order (a push creating 50,000 branches
+    // sent 200,000 statements, each prepared by sqld: its batch outlasted the query timeout)
+    const rows: [number, number, string, string][] = [];
     for (const r of event.refs) {
-      for (const act of pushActivities(a, r)) {
-        for (const uid of receivers) {
-          items.push({
-            text: `INSERT INTO action (user_id, op_type, act_user_id, repo_id, ref_name, is_private, content, created_unix) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ${guard.sql}`,
-            args: [uid, act.opType, a.actUserId, repoId, r.name, a.isPrivate ? 1 : 0, act.content, t, ...guard.args],
-          });
-        }
-      }
-      if (hooks) items.push(...pushHookRows(hooks, r, guard, t));
+      for (const act of pushActivities(a, r)) for (const uid of receivers) rows.push([uid, act.opType, r.name, act.content]);
+      if (hooks) hookItems.push(...pushHookRows(hooks, r, guard, t));
     }
-    return items;
+    if (rows.length === 0) return hookItems;
+    const activity: BatchItem = {
+      text: `INSERT INTO action (user_id, op_type, act_user_id, repo_id, ref_name, is_private, content, created_unix)
+        SELECT json_extract(e.value, '$[0]'), json_extract(e.value, '$[1]'), ?, ?, json_extract(e.value, '$[2]'), ?, json_extract(e.value, '$[3]'), ? FROM json_each(?) e WHERE ${guard.sql} ORDER BY e.key`,
+      args: [a.actUserId, repoId, a.isPrivate ? 1 : 0, t, JSON.stringify(rows), ...guard.args],
+    };
+    return [activity, ...hookItems];
   };
 }
