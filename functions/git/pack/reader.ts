@@ -348,15 +348,20 @@ export class ObjectReader {
     return { header: h, data: inflateExact(raw.bytes.subarray(h.headerLength), h.size) };
   }
 
+  /** The header of the entry at `offset` (its type, size and delta base), from its first bytes. */
+  private async entryHeaderAt(pack: StoredPack, offset: number): Promise<EntryHeader> {
+    const h = parseEntryHeader(await this.readPackBytes(pack, offset, Math.min(32, pack.record.size - PACK_TRAILER_SIZE - offset)), 0);
+    if (!h) throw new GitError("corrupt", "truncated entry header");
+    return h;
+  }
+
   /** Type of the object at a location without keeping its data (walks the delta chain to the base). */
   async typeAt(pack: StoredPack, offset: number): Promise<GitObject["type"]> {
     let cur = { pack, offset };
     for (let i = 0; i < 10_000; i++) {
       const cached = this.objects.get(`${cur.pack.record.repoId}/${cur.pack.record.id}@${cur.offset}`);
       if (cached) return cached.type;
-      const head = await this.readPackBytes(cur.pack, cur.offset, Math.min(32, cur.pack.record.size - PACK_TRAILER_SIZE - cur.offset));
-      const h = parseEntryHeader(head, 0);
-      if (!h) throw new GitError("corrupt", "truncated entry header");
+      const h = await this.entryHeaderAt(cur.pack, cur.offset);
       if (h.type === OBJ_OFS_DELTA) cur = { pack: cur.pack, offset: cur.offset - h.baseDistance! };
       else if (h.type === OBJ_REF_DELTA) {
         const loc = this.locateBase(cur.pack, h.baseOid!);
@@ -376,9 +381,7 @@ export class ObjectReader {
     if (!loc) return null;
     const cached = this.objects.get(`${loc.pack.record.repoId}/${loc.pack.record.id}@${loc.offset}`);
     if (cached) return cached.data.length;
-    const head = await this.readPackBytes(loc.pack, loc.offset, Math.min(32, loc.pack.record.size - PACK_TRAILER_SIZE - loc.offset));
-    const h = parseEntryHeader(head, 0);
-    if (!h) throw new GitError("corrupt", "truncated entry header");
+    const h = await this.entryHeaderAt(loc.pack, loc.offset);
     if (h.type !== OBJ_OFS_DELTA && h.type !== OBJ_REF_DELTA) return h.size;
     return deltaTargetSize((await this.readEntry(loc.pack, loc.offset)).data);
   }
@@ -394,9 +397,7 @@ export class ObjectReader {
     const { pack, offset } = loc;
     let o = this.objects.get(`${pack.record.repoId}/${pack.record.id}@${offset}`);
     if (!o) {
-      const head = await this.readPackBytes(pack, offset, Math.min(32, pack.record.size - PACK_TRAILER_SIZE - offset));
-      const h = parseEntryHeader(head, 0);
-      if (!h) throw new GitError("corrupt", "truncated entry header");
+      const h = await this.entryHeaderAt(pack, offset);
       if (h.type !== OBJ_OFS_DELTA && h.type !== OBJ_REF_DELTA && h.size > streamAbove) {
         await this.loadOrder(pack);
         const from = offset + h.headerLength;
