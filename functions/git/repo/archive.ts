@@ -297,13 +297,10 @@ async function* members(ctx: ArchiveContext, prefix: Uint8Array): AsyncGenerator
       const subst = regular && attrs.get("export-subst") === true;
       const convert = regular && converts(attrs);
       const data = async (): Promise<Uint8Array | ObjectSource> => {
-        if (regular && !subst) {
-          const src = await repo.blobSource(e.oid);
-          // large and stored whole: sent as it inflates (git streams unconverted what is over BIG_FILE)
-          if (src.data === null && (!convert || src.size > BIG_FILE)) return src;
-          if (src.data !== null && !convert) return src.data;
-        }
-        let bytes = await repo.readBlob(e.oid);
+        const src = regular && !subst ? await repo.blobSource(e.oid) : null;
+        // large and stored whole: sent as it inflates (git streams unconverted what is over BIG_FILE)
+        if (src && src.data === null && (!convert || src.size > BIG_FILE)) return src;
+        let bytes = src?.data ?? (await repo.readBlob(e.oid));
         if (convert && (subst || bytes.length <= BIG_FILE)) bytes = toWorkingTree(bytes, attrs, e.oid);
         if (subst) bytes = await formatSubst(bytes, await ctx.pretty(), state);
         return bytes;

@@ -5,6 +5,7 @@
  * files counted as 0). Line counts come from a Myers diff of the two blobs' lines, as git's
  * default algorithm.
  */
+import { GitError } from "../errors.ts";
 import { MODE, type TreeEntry } from "../objects/tree.ts";
 import type { Pacer } from "../pace.ts";
 import { findRenames, spanCounts } from "./rename.ts";
@@ -309,8 +310,10 @@ const TOO_BIG = new Uint8Array(1);
 async function sideOf(repo: Repository, oid: string | null, mode: string | null): Promise<Uint8Array> {
   if (!oid || !mode) return EMPTY;
   if (mode === MODE.gitlink) return gitlinkText(oid);
-  if (((await repo.reader.sizeOf(oid)) ?? 0) > repo.reader.maxObjectBytes) return TOO_BIG;
-  return repo.readBlob(oid);
+  return repo.readBlob(oid).catch((e: unknown) => {
+    if (e instanceof GitError && e.code === "too-large") return TOO_BIG;
+    throw e;
+  });
 }
 
 /**
